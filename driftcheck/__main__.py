@@ -1,0 +1,3 @@
+from driftcheck.cli import entry
+
+entry()

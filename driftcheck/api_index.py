@@ -1,0 +1,506 @@
+"""The vLLM side: resolve dotted names, class members and constructors without importing anything.
+
+Modules are summarised lazily (only those a query reaches) and the summaries are cached on disk by
+content hash. Resolution follows Python: package `__init__` re-exports, `from x import *` with
+`__all__`, module `__getattr__` lazy/deprecated maps, submodules, `TYPE_CHECKING` names, the MRO,
+attributes assigned in any method, and constructors synthesised from dataclass / pydantic
+dataclass / vLLM `@config` fields.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from .cache import SummaryCache
+from .errors import SourceError
+from .pysummary import ClassInfo, FunctionInfo, ModuleInfo, summarise_source
+from .signatures import KWONLY, POS, Param, Signature
+from .sources import SourceTree
+
+BUILTIN_BASES = {
+    "object", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError",
+    "dict", "list", "tuple", "str", "int", "float", "set", "frozenset", "bytes",
+}
+# External bases whose members we know well enough to call a lookup "missing" rather than "unknown".
+CLOSED_EXTERNAL_BASES = {
+    "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "enum.Enum", "enum.IntEnum",
+    "enum.StrEnum", "enum.Flag", "enum.IntFlag", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict",
+}
+KNOWN_EXTERNAL_MEMBERS = {
+    "torch.nn.Module": {
+        "forward", "to", "eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
+        "named_children", "state_dict", "load_state_dict", "register_buffer", "register_parameter",
+        "register_module", "register_forward_hook", "register_forward_pre_hook", "cuda", "cpu", "half", "float",
+        "bfloat16", "zero_grad", "apply", "buffers", "named_buffers", "requires_grad_", "training", "add_module",
+        "get_submodule", "get_parameter", "type", "double", "share_memory", "extra_repr", "__call__",
+    },
+    "pydantic.BaseModel": {
+        "model_dump", "model_dump_json", "model_validate", "model_copy", "model_fields", "model_config",
+        "model_json_schema", "model_construct", "model_fields_set", "model_post_init",
+    },
+}
+EXTERNAL_ALIASES = {"nn.Module": "torch.nn.Module", "torch.nn.modules.module.Module": "torch.nn.Module", "BaseModel": "pydantic.BaseModel"}
+
+
+@dataclass
+class Resolved:
+    kind: str  # module | class | function | method | attribute | value
+    qualname: str
+    path: str
+    line: int
+    module: ModuleInfo | None = None
+    cls: ClassInfo | None = None
+    func: FunctionInfo | None = None
+    owner: "Resolved | None" = None  # the class a method/attribute was found on
+    type_only: bool = False
+    deprecated: bool = False
+    type_expr: str | None = None  # attribute annotation or inferred constructor
+
+
+@dataclass
+class Missing:
+    qualname: str
+    reason: str
+    path: str = ""  # where we looked (module or class file)
+    line: int = 0
+    near: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unknown:
+    qualname: str
+    reason: str
+
+
+@dataclass
+class External:
+    qualname: str
+
+
+Result = Resolved | Missing | Unknown | External
+
+
+def _close_matches(name: str, candidates: list[str]) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+
+
+class ApiIndex:
+    """Queries over one vLLM source tree (rooted at the folder that holds `vllm/`)."""
+
+    def __init__(self, tree: SourceTree, version: str | None = None, package: str = "vllm",
+                 cache: SummaryCache | None = None):
+        self.tree = tree
+        self.version = version
+        self.package = package
+        self.cache = cache
+        self._modules: dict[str, ModuleInfo | None] = {}
+        self._asts: dict[str, ast.Module] = {}
+        self._mro: dict[str, tuple[list[Resolved], bool, list[str]]] = {}
+        self.unreadable: dict[str, str] = {}
+        self.parsed_files = 0
+
+    # ----------------------------------------------------------------- modules
+    def module_path(self, name: str) -> tuple[str, bool] | None:
+        rel = name.replace(".", "/")
+        if self.tree.is_file(f"{rel}/__init__.py"):
+            return f"{rel}/__init__.py", True
+        if self.tree.is_file(f"{rel}.py"):
+            return f"{rel}.py", False
+        if self.tree.is_dir(rel) and name.split(".")[0] == self.package:
+            return f"{rel}/", True  # namespace package
+        return None
+
+    def module(self, name: str) -> ModuleInfo | None:
+        if name in self._modules:
+            return self._modules[name]
+        found = self.module_path(name)
+        info: ModuleInfo | None = None
+        if found is not None:
+            path, is_pkg = found
+            if path.endswith("/"):
+                info = ModuleInfo(name=name, path=path, is_package=True)
+            else:
+                info = self._summarise(name, path, is_pkg)
+        self._modules[name] = info
+        return info
+
+    def _summarise(self, name: str, path: str, is_pkg: bool) -> ModuleInfo:
+        try:
+            data = self.tree.read_bytes(path)
+        except SourceError as exc:
+            self.unreadable[path] = exc.message
+            return ModuleInfo(name=name, path=path, is_package=is_pkg, syntax_error=f"unreadable: {exc.message}")
+        if self.cache is not None:
+            cached = self.cache.get(data, name, is_pkg)
+            if cached is not None:
+                cached.path = path
+                return cached
+        self.parsed_files += 1
+        info = summarise_source(name, path, is_pkg, _decode(data))
+        if self.cache is not None:
+            self.cache.put(data, name, is_pkg, info)
+        return info
+
+    def parse(self, path: str) -> ast.Module | None:
+        """The full AST of one file, for behaviour probes that read bodies."""
+        if path not in self._asts:
+            try:
+                self._asts[path] = ast.parse(_decode(self.tree.read_bytes(path)), filename=path)
+            except (SourceError, SyntaxError, ValueError, RecursionError):
+                self._asts[path] = None  # type: ignore[assignment]
+        return self._asts[path]
+
+    def function_node(self, resolved: Resolved) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        tree = self.parse(resolved.path)
+        if tree is None or resolved.func is None:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == resolved.func.line:
+                return node
+        return None
+
+    def class_node(self, resolved: Resolved) -> ast.ClassDef | None:
+        tree = self.parse(resolved.path)
+        if tree is None or resolved.cls is None:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.lineno == resolved.cls.line:
+                return node
+        return None
+
+    def source_line(self, path: str, line: int) -> str:
+        try:
+            lines = _decode(self.tree.read_bytes(path)).splitlines()
+        except SourceError:
+            return ""
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    # -------------------------------------------------------------- resolution
+    def resolve(self, dotted: str, _depth: int = 0) -> Result:
+        if _depth > 40:
+            return Unknown(dotted, "re-export chain too deep (a cycle?)")
+        parts = dotted.split(".")
+        if parts[0] != self.package:
+            return External(dotted)
+        for i in range(len(parts), 0, -1):
+            mod = self.module(".".join(parts[:i]))
+            if mod is None:
+                continue
+            result: Result = self._module_result(mod)
+            for j in range(i, len(parts)):
+                result = self.member(result, parts[j], _depth + 1)
+                if not isinstance(result, Resolved):
+                    if isinstance(result, Missing) and j + 1 < len(parts):
+                        result.qualname = dotted
+                    return result
+            return result
+        return Missing(dotted, f"no module named '{parts[0]}'")
+
+    def _module_result(self, mod: ModuleInfo) -> Resolved:
+        return Resolved("module", mod.name, mod.path, 1, module=mod)
+
+    def member(self, base: Result, name: str, _depth: int = 0) -> Result:
+        if not isinstance(base, Resolved):
+            return base
+        if base.kind == "module" and base.module is not None:
+            return self.module_member(base.module, name, _depth)
+        if base.kind == "class" and base.cls is not None:
+            return self.class_member(base, name)
+        return Unknown(f"{base.qualname}.{name}", f"cannot look inside {base.kind} {base.qualname}")
+
+    def module_member(self, mod: ModuleInfo, name: str, _depth: int = 0, _seen: frozenset = frozenset()) -> Result:
+        qual = f"{mod.name}.{name}"
+        if mod.syntax_error:
+            return Unknown(qual, f"{mod.path} could not be parsed ({mod.syntax_error})")
+        binding = mod.bindings.get(name)
+        if binding is not None:
+            result = self._binding_result(mod, name, binding, _depth)
+            if isinstance(result, Resolved) and binding.type_only:
+                result.type_only = True
+            return result
+        sub = self.module(qual)
+        if sub is not None:
+            return self._module_result(sub)
+        if mod.name in _seen:
+            return Missing(qual, "star-import cycle", mod.path)
+        for star in mod.star_imports:
+            star_mod = self.module(star)
+            if star_mod is None:
+                continue
+            if star_mod.all_names is not None and name not in star_mod.all_names:
+                continue
+            if star_mod.all_names is None and name.startswith("_"):
+                continue
+            result = self.module_member(star_mod, name, _depth + 1, _seen | {mod.name})
+            if isinstance(result, (Resolved, Unknown, External)):
+                return result
+        if mod.getattr is not None:
+            if name in mod.getattr.names:
+                target = self._getattr_target(mod, name, mod.getattr.names[name])
+                if target is not None:
+                    result = self.resolve(target, _depth + 1)
+                    if isinstance(result, Resolved):
+                        result.deprecated = mod.getattr.deprecated
+                        return result
+                return Resolved("value", qual, mod.path, mod.getattr.line, module=mod, deprecated=mod.getattr.deprecated)
+            if not mod.getattr.closed:
+                return Unknown(qual, f"{mod.path} has a module __getattr__ that may serve '{name}'")
+        names = list(mod.bindings) + list(mod.classes)
+        return Missing(qual, f"module '{mod.name}' has no attribute '{name}'", mod.path, 0, _close_matches(name, names))
+
+    def _getattr_target(self, mod: ModuleInfo, name: str, raw: str | None) -> str | None:
+        if raw is None:
+            return None
+        pkg = mod.name if mod.is_package else mod.name.rpartition(".")[0]
+        if raw.startswith("map:"):
+            value = raw[4:]
+            if ":" in value:
+                module, _, attr = value.partition(":")
+                if module.startswith("."):
+                    module = pkg + module if module != "." else pkg
+                return f"{module}.{attr}"
+            if value.startswith("."):
+                return f"{pkg}{value}.{name}"
+            if self.module(f"{pkg}.{value}") is not None:
+                return f"{pkg}.{value}.{name}"
+            return f"{value}.{name}" if self.module(value) is not None else None
+        return raw
+
+    def _binding_result(self, mod: ModuleInfo, name: str, binding, _depth: int) -> Result:
+        qual = f"{mod.name}.{name}"
+        if binding.kind == "class":
+            cls = mod.classes[name]
+            return Resolved("class", qual, mod.path, cls.line, module=mod, cls=cls)
+        if binding.kind == "function":
+            fn = mod.functions[name]
+            return Resolved("function", qual, mod.path, fn.line, module=mod, func=fn)
+        if binding.kind == "module-import":
+            return self.resolve(binding.target, _depth + 1) if binding.target.split(".")[0] == self.package else External(binding.target)
+        if binding.kind == "import":
+            module, _, attr = binding.target.rpartition(".")
+            if module.split(".")[0] != self.package:
+                return External(binding.target)
+            target_mod = self.module(module)
+            if target_mod is None:
+                return Missing(binding.target, f"re-exported from missing module '{module}'", mod.path, binding.line)
+            return self.module_member(target_mod, attr, _depth + 1)
+        if binding.kind == "alias" and binding.target:
+            result = self.resolve_in_scope(mod, binding.target, _depth + 1)
+            if isinstance(result, (Resolved, External)):
+                return result
+        return Resolved("value", qual, mod.path, binding.line, module=mod)
+
+    def resolve_in_scope(self, mod: ModuleInfo, dotted: str, _depth: int = 0) -> Result:
+        """Resolve a name as written inside `mod` (through its imports and definitions)."""
+        dotted = dotted.strip().strip("'\"")
+        first, _, rest = dotted.partition(".")
+        if first in BUILTIN_BASES and first not in mod.bindings:
+            return External(f"builtins.{dotted}")
+        if first not in mod.bindings:
+            if mod.getattr is None and not mod.star_imports:
+                return Unknown(dotted, f"'{first}' is not defined in {mod.path}")
+        base = self.module_member(mod, first, _depth)
+        if isinstance(base, External):
+            return External(f"{base.qualname}.{rest}" if rest else base.qualname)
+        for part in rest.split(".") if rest else []:
+            base = self.member(base, part, _depth + 1)
+            if isinstance(base, External):
+                return base
+        return base
+
+    # ------------------------------------------------------------------ classes
+    def mro(self, cls: Resolved) -> tuple[list[Resolved], bool, list[str]]:
+        """(classes in MRO order, open?, external bases). Open = some base we cannot see into."""
+        if cls.qualname in self._mro:
+            return self._mro[cls.qualname]
+        self._mro[cls.qualname] = ([cls], True, [])  # cycle guard
+        order: list[Resolved] = [cls]
+        is_open = cls.cls.dynamic_attrs if cls.cls else True
+        externals: list[str] = []
+        for base_expr in cls.cls.bases if cls.cls else []:
+            base_name = re.sub(r"\[.*\]$", "", base_expr).strip()
+            base_name = EXTERNAL_ALIASES.get(base_name, base_name)
+            base = self.resolve_in_scope(cls.module, base_name) if cls.module else Unknown(base_name, "")
+            if isinstance(base, Resolved) and base.kind == "class":
+                sub_order, sub_open, sub_ext = self.mro(base)
+                for c in sub_order:
+                    if all(c.qualname != o.qualname for o in order):
+                        order.append(c)
+                is_open = is_open or sub_open
+                externals.extend(sub_ext)
+            elif isinstance(base, External):
+                qual = EXTERNAL_ALIASES.get(base.qualname.removeprefix("builtins."), base.qualname)
+                for alias, canonical in EXTERNAL_ALIASES.items():
+                    if qual.endswith(alias):
+                        qual = canonical
+                externals.append(qual)
+                if base.qualname.startswith("builtins.") or qual in CLOSED_EXTERNAL_BASES:
+                    continue
+                is_open = True
+            else:
+                is_open = True
+                externals.append(base_name)
+        self._mro[cls.qualname] = (order, is_open, externals)
+        return order, is_open, externals
+
+    def class_member(self, cls: Resolved, name: str) -> Result:
+        order, is_open, externals = self.mro(cls)
+        for c in order:
+            ci = c.cls
+            assert ci is not None
+            if name in ci.methods:
+                fn = ci.methods[name]
+                kind = "attribute" if fn.is_property else "method"
+                return Resolved(kind, f"{c.qualname}.{name}", c.path, fn.line, module=c.module, cls=ci, func=fn, owner=c,
+                                type_expr=fn.returns if fn.is_property else None)
+            for f in ci.fields:
+                if f.name == name:
+                    return Resolved("attribute", f"{c.qualname}.{name}", c.path, f.line, module=c.module, cls=ci, owner=c,
+                                    type_expr=f.annotation)
+            if name in ci.class_attrs:
+                return Resolved("attribute", f"{c.qualname}.{name}", c.path, ci.class_attrs[name], module=c.module, cls=ci, owner=c)
+            if name in ci.instance_attrs:
+                line, type_expr = ci.instance_attrs[name]
+                return Resolved("attribute", f"{c.qualname}.{name}", c.path, line, module=c.module, cls=ci, owner=c, type_expr=type_expr)
+        for ext in externals:
+            if name in KNOWN_EXTERNAL_MEMBERS.get(ext, ()):
+                return External(f"{ext}.{name}")
+        if name.startswith("__") and name.endswith("__"):
+            return External(f"builtins.object.{name}")
+        if is_open:
+            why = ", ".join(externals) or "a dynamic __getattr__"
+            return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {why}, which driftcheck does not read")
+        members: list[str] = []
+        for c in order:
+            ci = c.cls
+            members += list(ci.methods) + [f.name for f in ci.fields] + list(ci.class_attrs) + list(ci.instance_attrs)
+        return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
+                       _close_matches(name, members))
+
+    def is_dataclass_like(self, c: Resolved) -> str | None:
+        """'dataclass' | 'pydantic' | None, from the class's own decorators."""
+        ci = c.cls
+        if ci is None:
+            return None
+        kind = None
+        for deco in ci.decorators:
+            last = deco.split(".")[-1]
+            if last == "dataclass":
+                kind = "pydantic" if "pydantic" in deco else (kind or "dataclass")
+                continue
+            if c.module is not None:
+                target = self.resolve_in_scope(c.module, deco)
+                if isinstance(target, Resolved) and target.func is not None and target.func.wraps_dataclass:
+                    kind = "pydantic"
+                elif isinstance(target, External) and target.qualname.endswith("dataclass"):
+                    kind = "pydantic" if "pydantic" in target.qualname else "dataclass"
+        if kind and ci.decorator_kwargs.get("init") == "False":
+            return None
+        return kind
+
+    def constructor(self, cls: Resolved) -> Signature | None:
+        """How `Cls(...)` binds its arguments; None when we cannot know (unreadable bases)."""
+        order, is_open, externals = self.mro(cls)
+        for c in order:
+            ci = c.cls
+            if "__init__" in ci.methods:
+                fn = ci.methods["__init__"]
+                sig = fn.signature.without_first()
+                sig.path = c.path
+                return sig
+            if self.is_dataclass_like(c):
+                return self._dataclass_signature(order)
+            if "__new__" in ci.methods:
+                sig = ci.methods["__new__"].signature.without_first()
+                sig.path = c.path
+                return sig
+        if "pydantic.BaseModel" in externals:
+            return self._model_signature(order)
+        if is_open:
+            return None
+        return Signature([], cls.path, cls.line, origin="implicit")
+
+    def _dataclass_signature(self, order: list[Resolved]) -> Signature:
+        fields: dict[str, Param] = {}
+        for c in reversed(order):
+            if not self.is_dataclass_like(c):
+                continue
+            ci = c.cls
+            class_kw_only = ci.decorator_kwargs.get("kw_only") == "True"
+            after_marker = False
+            for f in ci.fields:
+                if f.is_kw_only_marker:
+                    after_marker = True
+                    continue
+                if f.is_classvar:
+                    continue
+                if not f.init:
+                    fields.pop(f.name, None)
+                    continue
+                kw_only = f.kw_only if f.kw_only is not None else (class_kw_only or after_marker)
+                fields[f.name] = Param(f.name, KWONLY if kw_only else POS, f.has_default, f.default, f.annotation, f.line)
+        params = [p for p in fields.values() if p.kind == POS] + [p for p in fields.values() if p.kind == KWONLY]
+        top = order[0]
+        return Signature(params, top.path, top.line, origin="dataclass")
+
+    def _model_signature(self, order: list[Resolved]) -> Signature:
+        fields: dict[str, Param] = {}
+        for c in reversed(order):
+            for f in c.cls.fields:
+                if f.is_classvar or f.name.startswith("_") or f.name == "model_config":
+                    continue
+                fields[f.name] = Param(f.name, KWONLY, f.has_default, f.default, f.annotation, f.line)
+        top = order[0]
+        return Signature(list(fields.values()), top.path, top.line, origin="pydantic-model")
+
+    def type_of(self, resolved: Resolved) -> Resolved | None:
+        """The class an attribute/property/function call evaluates to, when annotated or constructed."""
+        expr: str | None = None
+        scope = resolved.module
+        if resolved.kind in ("function", "method") and resolved.func is not None:
+            expr = resolved.func.returns
+        elif resolved.kind == "attribute":
+            expr = resolved.type_expr
+        if not expr or scope is None:
+            return None
+        return self.class_from_annotation(scope, expr)
+
+    def class_from_annotation(self, scope: ModuleInfo, expr: str) -> Resolved | None:
+        name = _strip_annotation(expr)
+        if not name:
+            return None
+        result = self.resolve_in_scope(scope, name)
+        if isinstance(result, Resolved) and result.kind == "class":
+            return result
+        return None
+
+
+def _strip_annotation(expr: str) -> str | None:
+    """`Optional["X"]`, `X | None`, `'X'` -> `X`; containers and unions of classes -> None."""
+    expr = expr.strip().strip("'\"")
+    m = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", expr)
+    if m:
+        expr = m.group(1).strip().strip("'\"")
+    parts = [p.strip().strip("'\"") for p in expr.split("|")]
+    parts = [p for p in parts if p and p != "None"]
+    if len(parts) != 1:
+        return None
+    name = parts[0]
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
+        return None
+    return name
+
+
+def _decode(data: bytes) -> str:
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return data.decode("utf-8", errors="replace")

@@ -1,0 +1,175 @@
+"""The `driftcheck` command: one sub-command per verb, thin (parse, call, render, exit code).
+
+Exit codes (all commands): 0 = nothing at or above --fail-on, 1 = findings (or unknowns, unless
+--accept-unknown), 2 = usage or tool error. A crash never exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DriftcheckError
+
+FORMATS = ["text", "json", "sarif", "junit", "markdown", "github"]
+FAIL_ON = ["error", "warning", "info", "never"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), not a usage dump."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"driftcheck: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add_common_scan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vllm", metavar="TARGET", help="vLLM to check against: omitted = installed; a folder, a .whl, or a version such as 0.16.0 (fetched, sources only)")
+    p.add_argument("--client", metavar="TARGET", action="append", help="client code: a folder, a .py file, a .whl, NAME==VERSION, or an installed distribution (repeatable; default: installed speculators + hs_connectors)")
+    p.add_argument("--client-vllm", metavar="VERSION", help="the vLLM the client was written for (default: from the client's declared requirement)")
+    p.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, repeatable)")
+    p.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $DRIFTCHECK_CACHE_DIR or ~/.cache/driftcheck)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the per-file summary cache")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="driftcheck", description="Check code that reaches into vLLM internals against any vLLM release.")
+    parser.add_argument("--version", action="version", version=f"driftcheck {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    scan = sub.add_parser("scan", help="report where the client's use of vLLM no longer matches a vLLM release")
+    _add_common_scan_args(scan)
+    scan.add_argument("-f", "--output-format", "--format", dest="format", choices=FORMATS, default="text")
+    scan.add_argument("-o", "--output", metavar="FILE", help="write the report here (atomically) instead of stdout")
+    scan.add_argument("--fail-on", choices=FAIL_ON, default="error", help="lowest severity that makes the exit code 1 (default: error)")
+    scan.add_argument("--accept-unknown", action="store_true", help="do not fail when a probe could not decide")
+    scan.add_argument("--color", dest="color", action="store_true", default=None, help="force colour in text output")
+    scan.add_argument("--no-color", dest="color", action="store_false", help="no colour in text output")
+
+    rules = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
+    rules.add_argument("rule", nargs="?", help="rule id or name (e.g. DC003 or unknown-keyword)")
+
+    smoke = sub.add_parser("smoke", help="run a real hidden-state extraction on a tiny local model (see docs/smoke.md)", add_help=False)
+    smoke.add_argument("args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _cache_dir(args: argparse.Namespace) -> Path:
+    from .cache import default_cache_dir
+
+    return Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else default_cache_dir()
+
+
+def _write_output(path: str, text: str) -> None:
+    from .cache import atomic_write_bytes
+
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise DriftcheckError(f"-o {path} is a folder", "give a file name")
+    try:
+        atomic_write_bytes(target, text.encode())
+    except OSError as exc:
+        raise DriftcheckError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def exit_code_for(result, fail_on: str, accept_unknown: bool) -> int:
+    from .findings import SEVERITY_RANK
+
+    if result.internal_errors:
+        return EXIT_USAGE
+    if fail_on == "never":
+        return EXIT_OK
+    threshold = SEVERITY_RANK[fail_on]
+    if any(SEVERITY_RANK[f.severity] >= threshold for f in result.visible()):
+        return EXIT_FINDINGS
+    if result.unknown and not accept_unknown:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from .engine import ScanOptions, scan
+    from .report import render
+    from .targets import resolve_clients, resolve_vllm
+
+    cache_dir = _cache_dir(args)
+    vllm = resolve_vllm(args.vllm, cache_dir)
+    clients = resolve_clients(args.client, cache_dir)
+    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=args.select, client_vllm=args.client_vllm)
+    result = scan(vllm, clients, options)
+    color = args.color if args.color is not None else (args.output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+    text = render(args.format, result, color=color)
+    if args.output:
+        _write_output(args.output, text)
+        s = result.to_json()["summary"]
+        sys.stderr.write(f"driftcheck: {s['error']} error(s), {s['warning']} warning(s), {s['unknown']} unknown -> {args.output}\n")
+    else:
+        sys.stdout.write(text)
+    return exit_code_for(result, args.fail_on, args.accept_unknown)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from driftcheck.probes import load_probes
+
+    probes = load_probes()
+    if args.rule:
+        for module in probes:
+            if args.rule in (module.RULE.id, module.RULE.name):
+                r = module.RULE
+                print(f"{r.id} {r.name} [{r.severity}, {r.kind}{', fix: ' + r.fix if r.fix else ''}]\n")
+                print((module.__doc__ or r.title).strip())
+                return EXIT_OK
+        raise DriftcheckError(f"no rule named {args.rule!r}", "run 'driftcheck rules' for the list")
+    for module in probes:
+        r = module.RULE
+        print(f"{r.id}  {r.name:<30} {r.severity:<8} {r.kind:<10} {r.fix or '-':<16} {r.title}")
+    return EXIT_OK
+
+
+def cmd_smoke(args: argparse.Namespace) -> int:
+    try:
+        from .runner.cli import main as smoke_main
+    except ImportError as exc:
+        raise DriftcheckError(f"the smoke runner is not available ({exc})") from None
+    return smoke_main(args.args)
+
+
+COMMANDS = {"scan": cmd_scan, "rules": cmd_rules, "smoke": cmd_smoke}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return COMMANDS[args.command](args)
+    except DriftcheckError as exc:
+        sys.stderr.write(f"driftcheck: error: {exc.one_line()}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("driftcheck: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK if args.command != "scan" else EXIT_FINDINGS
+    except Exception as exc:  # a bug: say so in one line, never exit 0
+        if os.environ.get("DRIFTCHECK_DEBUG"):
+            raise
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        sys.stderr.write(f"driftcheck: internal error: {type(exc).__name__}: {exc} "
+                         f"({Path(frame.filename).name}:{frame.lineno}; set DRIFTCHECK_DEBUG=1 for the traceback)\n")
+        return EXIT_USAGE
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

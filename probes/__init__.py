@@ -1,0 +1,52 @@
+"""The probe registry. One module per probe; the module name is the rule's name.
+
+Contract: each module defines `RULE` (a `driftcheck.findings.Rule` with a stable id) and
+`check(ctx: driftcheck.context.ScanContext) -> Iterable[Finding | UnknownResult]`. The module
+docstring is the rule's documentation (`driftcheck rules DC003` prints it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+PROBE_MODULES = [
+    # generic usage probes: compare every use the client makes of vLLM with the target
+    "missing_module",
+    "missing_name",
+    "unknown_keyword",
+    "too_many_positional",
+    "missing_argument",
+    "missing_attribute",
+    "unknown_rpc_method",
+    "removed_name",
+    "deprecated_name",
+    # behaviour probes: read bodies, defaults and return shapes
+    "request_block_hasher",
+    "prefix_caching_hidden_states",
+    "two_phase_execution",
+    "unique_reply_rank",
+    "tensor_truthiness",
+    "forward_replay_drift",
+    "default_flipped",
+]
+
+
+def load_probes(only: list[str] | None = None) -> list[ModuleType]:
+    modules = []
+    for name in PROBE_MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue  # not written yet
+            raise
+        rule = module.RULE
+        if only and rule.id not in only and rule.name not in only:
+            continue
+        modules.append(module)
+    return modules
+
+
+def all_rules() -> list:
+    return [m.RULE for m in load_probes()]

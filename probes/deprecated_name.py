@@ -1,0 +1,29 @@
+"""DC009 deprecated-name: the client imports a name that the target only serves as a deprecated alias.
+
+vLLM keeps moved names importable for a release or two through a module `__getattr__` that warns
+(`vllm.utils.get_open_port` -> `vllm.utils.network_utils.get_open_port`). It works today and
+breaks in a later release; the finding shows where the name really lives now.
+"""
+
+from __future__ import annotations
+
+from driftcheck.api_index import Resolved
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC009", "deprecated-name", "Imported vLLM name is a deprecated alias in the target", "warning", fix="move-import")
+
+
+def check(ctx: ScanContext):
+    for imp in ctx.usage.imports:
+        if imp.name is None or imp.name == "*" or imp.type_only:
+            continue
+        result = ctx.api.resolve(f"{imp.module}.{imp.name}")
+        if isinstance(result, Resolved) and result.deprecated:
+            real_module = result.qualname.rsplit(".", 1)[0] if result.kind != "module" else result.qualname
+            yield ctx.finding(
+                RULE,
+                f"`{imp.module}.{imp.name}` is a deprecated alias in {ctx.version_label()}; it lives in `{real_module}`"
+                " and the alias may be removed in a later release.",
+                imp.loc, ctx.location_of(result), f"{imp.module}.{imp.name}", when="import", moved_to=real_module,
+            )

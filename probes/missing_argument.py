@@ -1,0 +1,36 @@
+"""DC005 missing-argument: a vLLM call omits a parameter that the target requires.
+
+`Scheduler(...)` gained a required `block_size` in 0.11.1; `SchedulerConfig(...)` requires the
+InitVars `max_model_len` and `is_encoder_decoder` from 0.12. The call raises `TypeError: missing
+1 required positional argument` (a pydantic `ValidationError: Field required` for `@config`
+classes) when the line runs. The finding points at the parameter's definition in the target, and
+the `add-argument` fix passes the value the target's own engine uses.
+"""
+
+from __future__ import annotations
+
+from driftcheck.callcheck import bound_calls, when_of
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC005", "missing-argument", "Call omits an argument the target vLLM requires", "error", fix="add-argument")
+
+
+def check(ctx: ScanContext):
+    for bc in bound_calls(ctx):
+        for problem in bc.problems:
+            if problem.kind != "missing-argument":
+                continue
+            sig = bc.signature
+            param = problem.param
+            what = "an InitVar field" if param.annotation and param.annotation.startswith("InitVar") else "a required parameter"
+            pydantic = bc.use.kind == "construct" and sig.origin == "dataclass" and bc.use.target.cls is not None and any(
+                d.split(".")[-1] == "config" for d in bc.use.target.cls.decorators
+            ) and not any(d.split(".")[-1] == "dataclass" for d in bc.use.target.cls.decorators)
+            error = f"ValidationError ({param.name}: Field required)" if pydantic else f"TypeError (missing required argument '{param.name}')"
+            yield ctx.finding(
+                RULE,
+                f"{bc.callee} does not pass '{param.name}', {what} in {ctx.version_label()}: {error} when this line runs.",
+                bc.use.loc, ctx.vllm_location(sig.path, param.line or sig.line), f"{bc.use.target.qualname}({param.name}=)",
+                when=when_of(bc.use), parameter=param.name, annotation=param.annotation, signature=sig.render(),
+            )

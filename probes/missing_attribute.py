@@ -1,0 +1,42 @@
+"""DC006 missing-attribute: the client reads an attribute or calls a method that the target's class lacks.
+
+driftcheck infers the vLLM type of receivers (`self.scheduler = Scheduler(...)`, annotations,
+vLLM return annotations) and looks the attribute up through the class's MRO, including attributes
+assigned in any method and dataclass fields. A read fails with `AttributeError` when the line runs;
+a write to an attribute vLLM no longer has is silently ignored by vLLM (a warning).
+"""
+
+from __future__ import annotations
+
+from driftcheck.api_index import Missing, Unknown
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error", fix="rename-method")
+
+
+def check(ctx: ScanContext):
+    seen_unknown: set[str] = set()
+    for use in ctx.usage.attrs:
+        symbol = f"{use.owner.qualname}.{use.attr}"
+        if isinstance(use.result, Unknown):
+            if symbol not in seen_unknown:
+                seen_unknown.add(symbol)
+                yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol)
+            continue
+        if not isinstance(use.result, Missing):
+            continue
+        near = use.result.near
+        if use.store:
+            message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: this assignment "
+                       "creates a new attribute that vLLM never reads.")
+            severity = "warning"
+        else:
+            message = f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: AttributeError when this line runs."
+            severity = None
+        if near:
+            message += f" Similar: {', '.join(near)}."
+        yield ctx.finding(
+            RULE, message, use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call",
+            severity=severity, fix=False, similar=near or None,
+        )

@@ -1,0 +1,58 @@
+"""DC001 missing-module: the client imports a vLLM module that the target does not have.
+
+vLLM moves modules between releases (`vllm.worker` -> `vllm.v1.worker`, `vllm.utils` split into
+submodules). An `import` of a module that is gone fails with `ModuleNotFoundError` at import time
+(or, for an import inside a function, when that function first runs). The finding names the
+closest existing package in the target and, when a module of the same name exists elsewhere in
+the target, where it went.
+"""
+
+from __future__ import annotations
+
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import")
+
+
+def _nearest_package(ctx: ScanContext, module: str) -> tuple[str, str]:
+    parts = module.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        found = ctx.api.module_path(".".join(parts[:i]))
+        if found:
+            return ".".join(parts[:i]), found[0]
+    return "", ""
+
+
+def _same_named_modules(ctx: ScanContext, module: str) -> list[str]:
+    leaf = module.rsplit(".", 1)[-1]
+    out = []
+    for rel in ctx.api.tree.iter_files(ctx.api.package):
+        if rel.endswith(f"/{leaf}.py") or rel.endswith(f"/{leaf}/__init__.py"):
+            out.append(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
+    return out[:3]
+
+
+def check(ctx: ScanContext):
+    seen: set[tuple[str, int, str]] = set()
+    for imp in ctx.usage.imports:
+        if imp.type_only or ctx.api.module(imp.module) is not None:
+            continue
+        key = (imp.loc.path, imp.loc.line, imp.module)
+        if key in seen:
+            continue
+        seen.add(key)
+        parent, parent_path = _nearest_package(ctx, imp.module)
+        moved = _same_named_modules(ctx, imp.module)
+        message = f"`{imp.module}` does not exist in {ctx.version_label()}: ModuleNotFoundError"
+        message += " when this function runs." if imp.runtime_only else " at import time."
+        if moved:
+            message += f" A module of that name is at `{moved[0]}`."
+        severity = "warning" if imp.guarded else None
+        if imp.guarded:
+            message += " The import is guarded by try/except ImportError, so the fallback path runs instead."
+        yield ctx.finding(
+            RULE, message, imp.loc, ctx.vllm_location(parent_path, 1) if parent_path else None, imp.module,
+            when="call" if imp.runtime_only else "import", severity=severity, fix=bool(moved),
+            moved_to=moved[0] if moved else None, nearest_package=parent or None,
+        )

@@ -1,0 +1,64 @@
+"""DC002 missing-name: `from vllm.x import Name` (or `vllm.x.Name`) where the module no longer has it.
+
+The module exists but the name is gone: removed, renamed, or moved to another module. The import
+fails with `ImportError: cannot import name ...` at import time (or when the enclosing function
+runs). driftcheck follows re-exports, `__all__`, star imports and module `__getattr__` maps before
+concluding; when the same name is defined elsewhere in the target, the finding says where, and
+the `move-import` fix rewrites the import.
+"""
+
+from __future__ import annotations
+
+from driftcheck.api_index import Missing, Unknown
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import")
+
+
+def _moved_to(ctx: ScanContext, name: str) -> list[str]:
+    from driftcheck.text_index import TextIndex
+
+    index = ctx.options.setdefault("_text_index", TextIndex(ctx.api.tree, ctx.api.package))
+    out = []
+    for rel, _line, _kind in index.top_level_definitions(name):
+        module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+        if module not in out:
+            out.append(module)
+    return out[:3]
+
+
+def check(ctx: ScanContext):
+    for imp in ctx.usage.imports:
+        if imp.name is None or imp.name == "*" or imp.type_only:
+            continue
+        mod = ctx.api.module(imp.module)
+        if mod is None:
+            continue  # DC001 reports the module
+        result = ctx.api.module_member(mod, imp.name)
+        symbol = f"{imp.module}.{imp.name}"
+        if isinstance(result, Unknown):
+            yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {result.reason}", imp.loc, symbol)
+            continue
+        if not isinstance(result, Missing):
+            continue
+        moved = _moved_to(ctx, imp.name)
+        message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
+        message += " when this function runs." if imp.runtime_only else " at import time."
+        if moved:
+            message += f" It is defined in `{moved[0]}` now."
+        elif result.near:
+            message += f" Similar names there: {', '.join(result.near)}."
+        yield ctx.finding(
+            RULE, message, imp.loc, ctx.vllm_location(mod.path, 1), symbol,
+            when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
+            fix=bool(moved), moved_to=moved[0] if moved else None, similar=result.near or None,
+        )
+    for use in ctx.usage.module_attrs:
+        if isinstance(use.result, Missing):
+            symbol = f"{use.module}.{use.attr}"
+            mod = ctx.api.module(use.module)
+            yield ctx.finding(
+                RULE, f"`{symbol}` does not exist in {ctx.version_label()}: AttributeError when this line runs.",
+                use.loc, ctx.vllm_location(mod.path, 1) if mod else None, symbol, when="call", fix=False,
+            )

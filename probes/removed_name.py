@@ -1,0 +1,110 @@
+"""DC008 removed-name: a name the client uses on an untyped vLLM object is gone from the target.
+
+Some receivers cannot be typed statically: a function bound onto a vLLM model with
+`types.MethodType` (speculators' patched `forward`), a function assigned over a method, or a
+worker extension mixed into vLLM's worker by name. For those, driftcheck compares with the vLLM
+the client was written for (its declared requirement, fetched the same way as a target): it finds
+the classes that had every name the function uses on `self` there (duck typing), and reports a
+name that those classes no longer define in the target. When the same classes gained one new
+name instead, it reports the rename (`get_input_embeddings` -> `embed_input_ids` in 0.11.1).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from driftcheck.context import ScanContext
+from driftcheck.findings import Location, Rule
+from driftcheck.text_index import TextIndex
+
+RULE = Rule("DC008", "removed-name", "Name used on an untyped vLLM object is gone from the target", "error", fix="rename-method")
+
+GONE_RATIO = 0.8  # a name must be gone from this share of the matching classes to count as removed
+
+
+def _index(ctx: ScanContext, api) -> TextIndex:
+    key = f"_text_index:{id(api)}"
+    if key not in ctx.options:
+        ctx.options[key] = TextIndex(api.tree, api.package)
+    return ctx.options[key]
+
+
+def _candidates(base: TextIndex, names: list[str]) -> tuple[list, list[str]]:
+    """Classes of the baseline that define all of `names` that the baseline defines anywhere."""
+    counts = sorted(((len(base.files_mentioning(n)), n) for n in names))
+    defined = []
+    classes = None
+    for _count, name in counts:
+        found = base.classes_defining(name) if classes is None else [c for c in classes if name in c.members]
+        if not found:
+            if classes is None and not base.classes_defining(name):
+                continue  # not a vLLM name at all (set by torch, by the client...)
+            continue
+        defined.append(name)
+        classes = found
+    return classes or [], defined
+
+
+def _representative(index: TextIndex, gone: list) -> tuple:
+    """The class the others build on (mentioned by most of the affected files): LlamaModel, not Apertus."""
+    files = {now.path for _old, now in gone}
+    blobs = index.blobs()
+
+    def mentions(pair) -> tuple:
+        name = pair[1].name.encode()
+        return (-sum(1 for f in files if name in blobs.get(f, b"")), pair[1].path)
+
+    return sorted(gone, key=mentions)[0]
+
+
+def check(ctx: ScanContext):
+    bound = [b for b in ctx.usage.bound if b.self_names]
+    if not bound:
+        return
+    baseline = ctx.baseline()
+    if baseline is None:
+        for b in bound:
+            yield ctx.unknown(
+                RULE, f"`{b.name}` uses {len(b.self_names)} name(s) on an untyped vLLM object ({b.how}); no baseline vLLM to "
+                f"compare with ({ctx.baseline_note or 'the client declares no vLLM requirement'}; pass --client-vllm)", b.loc, b.name)
+        return
+    if baseline.version and baseline.version == ctx.api.version:
+        return
+    base_idx, target_idx = _index(ctx, baseline), _index(ctx, ctx.api)
+    for b in bound:
+        names = [n for n in b.self_names if n not in ctx.usage.client_set_attrs]
+        candidates, defined = _candidates(base_idx, names)
+        if not candidates:
+            continue
+        for name in defined:
+            still, gone = [], []
+            for c in candidates:
+                now = target_idx.class_by_name(c.path, c.name)
+                if now is None:
+                    continue  # the class itself moved or went: not evidence about this name
+                (still if name in now.members else gone).append((c, now))
+            if not gone or len(gone) < GONE_RATIO * (len(still) + len(gone)):
+                continue
+            gained = Counter()
+            for old, now in gone:
+                gained.update(set(now.members) - set(old.members))
+            renamed = None
+            if gained:
+                candidate, count = gained.most_common(1)[0]
+                if count >= 0.6 * len(gone):
+                    renamed = candidate
+            old, now = _representative(target_idx, gone)
+            loc = b.self_names[name]
+            where_now = now.members.get(renamed, now.line) if renamed else now.line
+            message = (f"`self.{name}` in `{b.name}` ({b.how.replace('-', ' ')}): {len(gone)} of {len(still) + len(gone)} vLLM "
+                       f"classes that match this receiver defined '{name}' in vLLM {baseline.version} and no longer do in "
+                       f"{ctx.version_label()}: AttributeError when this line runs.")
+            if renamed:
+                message += f" They define '{renamed}' instead (renamed)."
+            yield ctx.finding(
+                RULE, message, loc, ctx.vllm_location(now.path, where_now), f"{now.name}.{name}", when="call",
+                fix=bool(renamed), renamed_to=renamed,
+                baseline=Location(old.path, old.members[name], baseline.source_line(old.path, old.members[name]),
+                                  version=baseline.version).to_json(),
+                classes_affected=[f"{n.name}" for _o, n in gone[:12]], classes_total=len(still) + len(gone),
+            )

@@ -1,0 +1,41 @@
+"""DC003 unknown-keyword: a vLLM call passes a keyword the target's signature does not accept.
+
+`get_kv_cache_config_from_groups(kv_cache_specs=...)` (the parameter was dropped in 0.12) or
+`Request(eos_token_id=...)` (dropped later) raise `TypeError: ... got an unexpected keyword
+argument` when the line runs. For vLLM's pydantic `@config` classes (extra="forbid") the same
+mistake is a `ValidationError`. Constructors of dataclasses and `@config` classes are synthesised
+from their fields, so this covers `SchedulerConfig(...)`, `CacheConfig(...)` and friends.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from driftcheck.callcheck import bound_calls, when_of
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC003", "unknown-keyword", "Call passes a keyword the target vLLM does not accept", "error", fix="drop-keyword")
+
+
+def check(ctx: ScanContext):
+    for bc in bound_calls(ctx):
+        for problem in bc.problems:
+            if problem.kind != "unknown-keyword":
+                continue
+            sig = bc.signature
+            passed = set(bc.use.shape.keywords)
+            unpassed = [n for n in sig.names() if n not in passed]
+            renamed = difflib.get_close_matches(problem.name, unpassed, n=1, cutoff=0.75)
+            message = (
+                f"{bc.callee} got an unexpected keyword argument '{problem.name}' in {ctx.version_label()}: "
+                f"{'ValidationError' if sig.origin == 'dataclass' and 'pydantic' in (bc.use.target.cls.decorators if bc.use.target.cls else []) else 'TypeError'}"
+                f" when this line runs. The signature is now {sig.render()}."
+            )
+            if renamed:
+                message += f" Renamed to '{renamed[0]}'?"
+            yield ctx.finding(
+                RULE, message, bc.use.loc, ctx.vllm_location(sig.path, sig.line), f"{bc.use.target.qualname}({problem.name}=)",
+                when=when_of(bc.use), keyword=problem.name, renamed_to=renamed[0] if renamed else None,
+                signature=sig.render(),
+            )

@@ -1,0 +1,83 @@
+"""DC007 unknown-rpc-method: `collective_rpc("name")` names a method no worker defines.
+
+`collective_rpc` dispatches by string to every worker process, so no type checker sees it. When a
+vLLM release renames a worker method, the call fails inside the workers (`AttributeError`, wrapped
+in `Worker failed with error ...`) after the model has loaded. driftcheck looks the name up on the
+target's worker classes (`vllm/v1/worker/*worker*.py`) and on the client's own worker extension
+(`worker_extension_cls="pkg.mod.Class"`).
+"""
+
+from __future__ import annotations
+
+from driftcheck.api_index import Resolved
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC007", "unknown-rpc-method", "collective_rpc names a method no worker class defines", "error")
+
+WORKER_DIRS = ("v1/worker", "worker")
+
+
+def worker_classes(ctx: ScanContext) -> list[Resolved]:
+    out: list[Resolved] = []
+    for sub in WORKER_DIRS:
+        prefix = f"{ctx.api.package}/{sub}"
+        if not ctx.api.tree.is_dir(prefix):
+            continue
+        for rel in ctx.api.tree.iter_files(prefix):
+            base = rel.rsplit("/", 1)[-1]
+            if rel.count("/") != prefix.count("/") + 1 or "worker" not in base:
+                continue
+            module = rel.removesuffix(".py").replace("/", ".")
+            info = ctx.api.module(module)
+            if info is None:
+                continue
+            for name in info.classes:
+                if "Worker" in name:
+                    r = ctx.api.module_member(info, name)
+                    if isinstance(r, Resolved) and r.kind == "class":
+                        out.append(r)
+    return out
+
+
+def _client_extension_methods(ctx: ScanContext) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for dotted, _loc in ctx.usage.worker_extensions:
+        module, _, cls_name = dotted.rpartition(".")
+        file = ctx.client.by_module(module)
+        if file is None:
+            continue
+        for node in file.tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == cls_name:
+                names.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return names
+
+
+def check(ctx: ScanContext):
+    rpcs = [r for r in ctx.usage.rpcs if r.method]
+    if not rpcs:
+        return
+    workers = worker_classes(ctx)
+    if not workers:
+        for r in rpcs:
+            yield ctx.unknown(RULE, f"no worker classes found in {ctx.version_label()} to check `{r.method}` against", r.loc, r.method)
+        return
+    extension = _client_extension_methods(ctx)
+    for r in rpcs:
+        if r.method in extension:
+            continue
+        found = [w for w in workers if isinstance(ctx.api.class_member(w, r.method), Resolved)]
+        if found:
+            continue
+        unknown = [w for w in workers if not isinstance(ctx.api.class_member(w, r.method), Resolved) and ctx.api.mro(w)[1]]
+        names = ", ".join(w.qualname.rsplit(".", 1)[-1] for w in workers[:6])
+        message = (f"collective_rpc(\"{r.method}\") names a method that no worker class defines in {ctx.version_label()} "
+                   f"(looked at {names}{', ...' if len(workers) > 6 else ''}"
+                   f"{' and the client worker extension' if ctx.usage.worker_extensions else ''}): "
+                   "AttributeError inside the workers after the model has loaded.")
+        if unknown and len(unknown) == len(workers):
+            yield ctx.unknown(RULE, message, r.loc, r.method)
+            continue
+        yield ctx.finding(RULE, message, r.loc, ctx.location_of(workers[0]), r.method, when="call")
