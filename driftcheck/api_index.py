@@ -390,7 +390,12 @@ class ApiIndex:
         for deco in ci.decorators:
             last = deco.split(".")[-1]
             if last == "dataclass":
-                kind = "pydantic" if "pydantic" in deco else (kind or "dataclass")
+                origin = deco
+                if "pydantic" not in deco and c.module is not None:  # `from pydantic.dataclasses import dataclass`
+                    target = self.resolve_in_scope(c.module, deco)
+                    if isinstance(target, External):
+                        origin = target.qualname
+                kind = "pydantic" if "pydantic" in origin else (kind or "dataclass")
                 continue
             if c.module is not None:
                 target = self.resolve_in_scope(c.module, deco)

@@ -18,6 +18,7 @@ _CLASS = re.compile(r"^class\s+(\w+)")
 _STATEMENT_START = re.compile(r"^(class\s|def\s|async\s+def\s|@|if\s|try:|for\s|while\s|with\s|from\s|import\s|[A-Za-z_]\w*\s*[:=(\[.])")
 _DEF = re.compile(r"^(\s+)(?:async\s+)?def\s+(\w+)")
 _SELF_ATTR = re.compile(r"\bself\.(\w+)\s*(?::[^=\n]+)?=(?!=)")
+_SELF_NAME = re.compile(r"\bself\.(\w+)")
 _CLASS_ATTR = re.compile(r"^(\s+)(\w+)\s*(?::[^=\n]+)?(?:=(?!=)|$)")
 
 
@@ -95,6 +96,10 @@ class TextIndex:
                     current.members.setdefault(m.group(2), lineno)
             for m in _SELF_ATTR.finditer(line):
                 current.members.setdefault(m.group(1), lineno)
+            if stripped.startswith("self.") and "," in stripped.split("=", 1)[0]:
+                # Tuple targets: `self.start_layer, self.end_layer, self.layers = make_layers(...)`.
+                for m in _SELF_NAME.finditer(stripped.split("=", 1)[0]):
+                    current.members.setdefault(m.group(1), lineno)
         self._classes[rel] = out
         return out
 

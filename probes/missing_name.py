@@ -17,9 +17,9 @@ RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the t
 
 
 def _moved_to(ctx: ScanContext, name: str) -> list[str]:
-    from driftcheck.text_index import TextIndex
+    from driftcheck.bodies import text_index_for
 
-    index = ctx.options.setdefault("_text_index", TextIndex(ctx.api.tree, ctx.api.package))
+    index = text_index_for(ctx.api)
     out = []
     for rel, _line, _kind in index.top_level_definitions(name):
         module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")

@@ -15,6 +15,7 @@ from collections import Counter
 
 from driftcheck.context import ScanContext
 from driftcheck.findings import Location, Rule
+from driftcheck.bodies import text_index_for
 from driftcheck.text_index import TextIndex
 
 RULE = Rule("DC008", "removed-name", "Name used on an untyped vLLM object is gone from the target", "error", fix="rename-method")
@@ -23,10 +24,7 @@ GONE_RATIO = 0.8  # a name must be gone from this share of the matching classes 
 
 
 def _index(ctx: ScanContext, api) -> TextIndex:
-    key = f"_text_index:{id(api)}"
-    if key not in ctx.options:
-        ctx.options[key] = TextIndex(api.tree, api.package)
-    return ctx.options[key]
+    return text_index_for(api)
 
 
 def _candidates(base: TextIndex, names: list[str]) -> tuple[list, list[str]]:

@@ -54,8 +54,9 @@ def findings(attempts: list[dict]) -> list[dict]:
             careful = by.get((driver, "careful", upstream))
             if careful is None:
                 continue
-            diffs = differences(careful, a)
-            a["differences"] = diffs
+            diffs = a.get("differences")
+            if diffs is None:
+                diffs = a["differences"] = differences(careful, a)
             if diffs:
                 out.append({
                     "id": "smoke.defaults-differ", "severity": "warning", "attempt": a["name"],

@@ -53,7 +53,7 @@ def junit_tree(result: dict) -> ET.ElementTree:
             if key in ("vllm", "torch", "transformers", "speculators", "python"):
                 ET.SubElement(props, "property", name=key, value=str(value))
         cases = []
-        classname = f"smoke.{attempt['driver']}.{attempt['mode']}"
+        classname = f"smoke.{attempt['name']}"
         if attempt["status"] in ("crashed", "timeout"):
             case = ET.SubElement(suite, "testcase", classname=classname, name="extraction",
                                  time=f"{attempt.get('wall_s', 0):.3f}")

@@ -1,0 +1,73 @@
+"""DC107 default-flipped: a config flag the client leaves at its default changed default.
+
+For the config classes the client builds by hand (`SchedulerConfig(...)`, `CacheConfig(...)`...),
+every field the client does not pass takes the target's default. When that default differs from
+the one in the vLLM the client was written for (its declared requirement), the client's behaviour
+changes without a line of its code changing: `SchedulerConfig.async_scheduling` False until 0.13,
+None (auto, on where supported) from 0.14; `CacheConfig.enable_prefix_caching` None until 0.11,
+True from 0.12. Reported as a warning when the flag flips between off/on/auto, else as info.
+"""
+
+from __future__ import annotations
+
+from driftcheck import bodies
+from driftcheck.api_index import Resolved
+from driftcheck.context import ScanContext
+from driftcheck.findings import Location, Rule
+
+RULE = Rule("DC107", "default-flipped", "Default of a config field the client relies on changed", "info", kind="behaviour")
+
+SWITCH_VALUES = (True, False, None)
+
+
+def _shown(default: str | None) -> str:
+    """`lambda: X()` default factories read as their value."""
+    if default and default.startswith("lambda:") and default.endswith("()"):
+        return default[len("lambda:"):-2].strip()
+    return default or "None"
+
+
+def check(ctx: ScanContext):
+    configs = [c for c in ctx.usage.calls if c.kind == "construct" and ctx.api.is_dataclass_like(c.target)]
+    if not configs:
+        return
+    baseline = ctx.baseline()
+    if baseline is None:
+        yield ctx.unknown(RULE, f"no baseline vLLM to compare config defaults with ({ctx.baseline_note or 'unavailable'})",
+                          configs[0].loc)
+        return
+    if baseline.version and baseline.version == ctx.api.version:
+        return
+    for call in configs:
+        if call.shape.star_kwargs:
+            continue
+        old_cls = baseline.resolve(call.target.qualname)
+        if not isinstance(old_cls, Resolved) or old_cls.kind != "class":
+            continue
+        new_sig, old_sig = ctx.api.constructor(call.target), baseline.constructor(old_cls)
+        if new_sig is None or old_sig is None:
+            continue
+        passed = set(call.shape.keywords)
+        positional = [p.name for p in new_sig.params[: call.shape.n_positional]]
+        for new in new_sig.params:
+            old = old_sig.get(new.name)
+            if new.name in passed or new.name in positional or old is None or not (old.has_default and new.has_default):
+                continue
+            if old.default == new.default:
+                continue
+            old_v, new_v = bodies.literal_src(old.default), bodies.literal_src(new.default)
+            if old_v == new_v and old_v is not bodies.NOT_LITERAL:
+                continue
+            switch = any(old_v is v for v in SWITCH_VALUES) and any(new_v is v for v in SWITCH_VALUES)
+            cls_name = call.target.qualname.rsplit(".", 1)[-1]
+            old_text, new_text = _shown(old.default), _shown(new.default)
+            yield ctx.finding(
+                RULE,
+                f"{cls_name}.{new.name} is left at its default, which changed from {old_text} in vLLM {baseline.version} "
+                f"to {new_text} in {ctx.version_label()}"
+                + (" (None means auto: on where supported)." if new_v is None and switch else "."),
+                call.loc, ctx.vllm_location(new_sig.path, new.line),
+                f"{call.target.qualname}.{new.name}", when="silent", severity="warning" if switch else "info",
+                old_default=old.default, new_default=new.default,
+                baseline=Location(old_sig.path, old.line, baseline.source_line(old_sig.path, old.line), version=baseline.version).to_json(),
+            )

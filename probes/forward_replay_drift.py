@@ -1,0 +1,178 @@
+"""DC106 forward-replay-drift: a replaced `forward` calls decoder layers differently from vLLM's own.
+
+speculators replaces the base model's `forward` (bound with `types.MethodType`) and calls each
+decoder layer itself: `layer(hidden_states=..., positions=..., residual=...)`. When vLLM's own
+`forward` for an architecture passes more to its layers, the replay drops it: from 0.12,
+`DeepseekV2Model.forward` computes `llama_4_scaling` and passes it to every
+`DeepseekV2DecoderLayer` (DeepSeek V2/V3, Kimi K2...). With a default of None the replay runs but
+computes something else (the seed's Kimi-K2.5 run); without a default it raises `TypeError`.
+
+The probe finds the target's model classes that match the replaced function's receiver (they
+define the `self.*` names it uses), reads the layer call in their `forward`, and reports the
+arguments the replay does not pass, naming the architectures affected.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from driftcheck import bodies
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+from driftcheck.usage import loc_of
+
+RULE = Rule("DC106", "forward-replay-drift", "Replaced forward passes decoder layers fewer arguments than vLLM's", "warning",
+            fix=None, kind="behaviour")
+
+LAYER_CALL = re.compile(r"=\s*(layer)\s*\(")
+
+
+def client_layer_calls(bound) -> list[tuple[ast.Call, set[str], bool]]:
+    """Calls of the loop variable in `for ... in ...self.layers...` loops: (call, names passed, uses **)."""
+    out = []
+    for node in ast.walk(bound.node):
+        if not isinstance(node, (ast.For, ast.AsyncFor)) or ".layers" not in ast.unparse(node.iter):
+            continue
+        loop_names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in loop_names:
+                names = {k.arg for k in call.keywords if k.arg}
+                names |= {a.id for a in call.args if isinstance(a, ast.Name)}
+                out.append((call, names, any(k.arg is None for k in call.keywords)))
+    return out
+
+
+def _balanced(text: str, start: int) -> str | None:
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return None
+
+
+def target_layer_call(text: str, start_line: int, end_line: int) -> tuple[list[str], list[str], int] | None:
+    """(positional arg sources, keyword names, line) of `... = layer(...)` in a forward body."""
+    lines = text.splitlines()
+    body = "\n".join(lines[start_line - 1:end_line])
+    m = LAYER_CALL.search(body)
+    if not m:
+        return None
+    args = _balanced(body, m.end() - 1)
+    if args is None:
+        return None
+    try:
+        call = ast.parse("f" + args, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    positional = [ast.unparse(a) for a in call.args if not isinstance(a, ast.Starred)]
+    keywords = [k.arg for k in call.keywords if k.arg]
+    return positional, keywords, start_line + body.count("\n", 0, m.start())
+
+
+def _decoder_forward(api, path: str, model_name: str, model_text: str):
+    """The forward of the decoder-layer class this model uses (named in its text)."""
+    module = api.module(path.removesuffix(".py").replace("/", "."))
+    if module is None:
+        return None
+    used = [name for name, c in module.classes.items()
+            if name != model_name and "forward" in c.methods and re.search(rf"\b{re.escape(name)}\b", model_text)]
+    for suffix in ("DecoderLayer", "Layer", "Block"):
+        layers = [n for n in used if n.endswith(suffix)]
+        if len(layers) == 1:
+            return module.classes[layers[0]].methods["forward"]
+    return None
+
+
+def layer_arguments(api, index, path: str, cls, wanted: list[str]):
+    """({argument: required?}, line of the layer call, the layer's forward or None) for `cls.forward`."""
+    if not all(n in cls.members for n in wanted) or "forward" not in cls.members:
+        return None
+    starts = sorted(line for line in cls.members.values() if line > cls.members["forward"])
+    class_end = min([c.line - 1 for c in index.classes_in(path) if c.line > cls.line] or [10**9])
+    end = min(starts[0] - 1 if starts else cls.members["forward"] + 200, class_end)
+    text = index.blobs()[path].decode("utf-8", errors="replace")
+    found = target_layer_call(text, cls.members["forward"], end)
+    if found is None:
+        return None
+    positional, keywords, line = found
+    model_text = "\n".join(text.splitlines()[cls.line - 1:class_end])
+    forward = _decoder_forward(api, path, cls.name, model_text)
+    names = list(positional)
+    if forward is not None:
+        params = [p for p in forward.signature.params if p.name != "self"]
+        names = [params[i].name if i < len(params) else a for i, a in enumerate(positional)]
+    out: dict[str, bool] = {}
+    for name in names + keywords:
+        p = forward.signature.get(name) if forward is not None else None
+        out[name] = p is not None and not p.has_default  # unknown layer signature: not provably required
+    return out, line, forward
+
+
+def check(ctx: ScanContext):
+    bound = [b for b in ctx.usage.bound if b.how != "worker-extension"]
+    calls = [(b, c) for b in bound for c in client_layer_calls(b)]
+    if not calls:
+        return
+    baseline = ctx.baseline()
+    if baseline is None:
+        yield ctx.unknown(RULE, "a replaced forward calls decoder layers, but there is no baseline vLLM to tell which layer "
+                          f"arguments are new ({ctx.baseline_note or 'unavailable'})", calls[0][0].loc, calls[0][0].name)
+        return
+    if baseline.version and baseline.version == ctx.api.version:
+        return
+    index, base_index = bodies.text_index_for(ctx.api), bodies.text_index_for(baseline)
+    for b, (call, passed, star) in calls:
+        if star:
+            continue
+        wanted = [n for n in ("layers", "start_layer", "end_layer") if n in b.self_names] or ["layers"]
+        rarest = min(wanted, key=lambda n: len(index.files_mentioning(n)))
+        missing: dict[str, list[tuple]] = {}
+        rejected: dict[str, list[tuple]] = {}
+        for cls in index.classes_defining(rarest):
+            now = layer_arguments(ctx.api, index, cls.path, cls, wanted)
+            if now is None:
+                continue
+            args, line, forward = now
+            old_cls = base_index.class_by_name(cls.path, cls.name)
+            before = layer_arguments(baseline, base_index, cls.path, old_cls, wanted) if old_cls else None
+            if before is None:
+                continue  # the architecture is new: not a drift of the client's code
+            for name in args:
+                if name not in passed and name not in before[0]:
+                    missing.setdefault(name, []).append((cls, line, args[name]))
+            old_forward = before[2]
+            if forward is not None and old_forward is not None and not forward.signature.accepts_any_keyword:
+                for kw in passed:
+                    if forward.signature.get(kw) is None and old_forward.signature.get(kw) is not None:
+                        rejected.setdefault(kw, []).append((cls, line, True))
+        for name, where in missing.items():
+            archs = sorted({cls.name for cls, _line, _req in where})
+            cls, line, required = where[0]
+            yield ctx.finding(
+                RULE,
+                f"the replaced forward `{b.name}` calls each decoder layer without '{name}', which {ctx.version_label()}'s own "
+                f"forward passes for {', '.join(archs[:6])}{' and more' if len(archs) > 6 else ''} (it did not in vLLM "
+                f"{baseline.version}): "
+                + ("TypeError (it is required)." if required else "the layers then run with its default, so these "
+                   "architectures compute different hidden states than vLLM does."),
+                loc_of(b.file, call), ctx.vllm_location(cls.path, line), f"{cls.name}.forward(layer(... {name}))",
+                when="call", severity="error" if required else None, argument=name, architectures=archs,
+            )
+        for name, where in rejected.items():
+            archs = sorted({cls.name for cls, _line, _req in where})
+            cls, line, _required = where[0]
+            yield ctx.finding(
+                RULE,
+                f"the replaced forward `{b.name}` passes '{name}=' to each decoder layer, a parameter the layers of "
+                f"{', '.join(archs[:6])}{' and more' if len(archs) > 6 else ''} no longer have in {ctx.version_label()} "
+                f"(they did in vLLM {baseline.version}): TypeError.",
+                loc_of(b.file, call), ctx.vllm_location(cls.path, line), f"{cls.name}.forward(layer({name}=))",
+                when="call", severity="error", argument=name, architectures=archs,
+            )

@@ -1,0 +1,138 @@
+"""DC102 prefix-caching-hidden-states: captured prefill hidden states are silently truncated.
+
+With prefix caching on, a prompt whose blocks are already cached is not prefilled again, so a
+hidden-state capture gets fewer rows than the prompt has tokens, or none, and no error. Seen with
+speculators 0.3.0 (+ the seed's block_hasher patch) on vLLM 0.16 (CPU): (4, 256) instead of
+(35, 256) for a repeated prompt; and with vLLM's own `extract_hidden_states` path on vLLM 0.22.0
+(CUDA) under its default config: truncated, misaligned rows for repeated prompts. With
+`enable_prefix_caching=False` every row matched a transformers reference.
+
+The probe flags clients that capture prefill hidden states (in process, through a patched
+`forward` or a worker extension, or by configuring `extract_hidden_states` / a hidden-states KV
+connector in Python or in scripts) while prefix caching is left on, unless the target turns it off
+itself for that path (it reads the target's config code for such a switch). Fix:
+`disable-prefix-caching` (or `--no-enable-prefix-caching` on the command line).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from driftcheck import bodies
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+from driftcheck.usage import Loc, loc_of
+
+from .request_block_hasher import prefix_caching_state
+
+RULE = Rule("DC102", "prefix-caching-hidden-states", "Hidden-state capture with prefix caching on", "warning",
+            fix="disable-prefix-caching", kind="behaviour")
+
+HS_MARKERS = ("extract_hidden_states", "HiddenStatesConnector", "hidden_states_connector")
+SCRIPT_SUFFIXES = (".sh", ".bash", ".yaml", ".yml")
+CLI_OFF = re.compile(r"--no-enable-prefix-caching|--enable-prefix-caching[= ](?:False|false|0)")
+
+
+def target_disables_for_extraction(api) -> tuple[str, int] | None:
+    """Where the target itself turns prefix caching off for extract_hidden_states, if it does."""
+    index = bodies.text_index_for(api)
+    for rel in index.files_mentioning("extract_hidden_states"):
+        if b"enable_prefix_caching" not in index.blobs()[rel]:
+            continue
+        tree = api.parse(rel)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "extract_hidden_states" in ast.unparse(node.test):
+                for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+                    if isinstance(sub, (ast.Assign, ast.AnnAssign)) and "enable_prefix_caching" in ast.unparse(sub) \
+                            and bodies.literal(sub.value) is False:
+                        return rel, sub.lineno
+    return None
+
+
+def _python_configs(ctx: ScanContext):
+    """(loc, node, prefix caching off?) for each place the client configures a hidden-states path."""
+    for file in ctx.usage.files:
+        for node in ast.walk(file.tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(m in node.value for m in HS_MARKERS):
+                parent_call = _enclosing_call(file.tree, node)
+                scope = parent_call if parent_call is not None else node
+                text = ast.unparse(scope)
+                off = bool(re.search(r"enable_prefix_caching['\"]?\s*[:=]\s*False", text)) or bool(CLI_OFF.search(text))
+                yield loc_of(file, node), off, text
+
+
+def _enclosing_call(tree: ast.AST, target: ast.AST) -> ast.Call | None:
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(n is target for n in ast.walk(node)):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    return best
+
+
+def _scripts(ctx: ScanContext):
+    tree = ctx.client.tree
+    for rel in tree.iter_files("", suffix=""):
+        if not rel.endswith(SCRIPT_SUFFIXES) or "/." in f"/{rel}":
+            continue
+        try:
+            text = tree.read_text(rel)
+        except Exception:
+            continue
+        if not any(m in text for m in HS_MARKERS):
+            continue
+        lines = text.splitlines()
+        for i, line in enumerate(lines, 1):
+            if any(m in line for m in HS_MARKERS):
+                command = _command_around(lines, i - 1)
+                yield Loc(rel, i, 1, line.strip()), bool(CLI_OFF.search(command) or "enable_prefix_caching: false" in command.lower())
+
+
+def _command_around(lines: list[str], index: int) -> str:
+    """The shell command (with backslash continuations) that contains line `index`."""
+    start = index
+    while start > 0 and lines[start - 1].rstrip().endswith("\\"):
+        start -= 1
+    end = index
+    while end < len(lines) - 1 and lines[end].rstrip().endswith("\\"):
+        end += 1
+    return "\n".join(lines[start:end + 1])
+
+
+def check(ctx: ScanContext):
+    disabled_by_target = None
+    configured = list(_python_configs(ctx)) + [(loc, off, "") for loc, off in _scripts(ctx)]
+    if configured:
+        disabled_by_target = target_disables_for_extraction(ctx.api)
+    for loc, off, _text in configured:
+        if off or disabled_by_target:
+            continue
+        yield ctx.finding(
+            RULE,
+            f"this configures vLLM's extract_hidden_states / a hidden-states connector without turning prefix caching off; "
+            f"{ctx.version_label()} does not turn it off for that path, so a prompt that repeats (or shares cached blocks) "
+            "is not prefilled again and its captured hidden states come back short or empty, with no error. Pass "
+            "enable_prefix_caching=False (--no-enable-prefix-caching).",
+            loc, None, "extract_hidden_states", when="silent",
+        )
+    # In-process capture: a patched forward / worker extension plus a hand-built engine config.
+    capture = [b for b in ctx.usage.bound]
+    if not capture:
+        return
+    state, cache_call, why = prefix_caching_state(ctx)
+    if state == "off":
+        return
+    first = capture[0]
+    loc = cache_call.loc if cache_call is not None else first.loc
+    default = bodies.constructor_default(ctx.api, "vllm.config.CacheConfig", "enable_prefix_caching")
+    yield ctx.finding(
+        RULE,
+        f"`{first.name}` captures hidden states in process ({first.how.replace('-', ' ')}) and {why}: in "
+        f"{ctx.version_label()} cached prompt blocks are not prefilled again, so repeated prompts return fewer rows than "
+        "tokens (or none), silently. Pass enable_prefix_caching=False to CacheConfig.",
+        loc, ctx.vllm_location(default.path, default.line) if default else None, "vllm.config.CacheConfig.enable_prefix_caching",
+        when="silent", severity="warning", capture=first.name, prefix_caching=state,
+    )

@@ -1,0 +1,99 @@
+"""DC105 tensor-truthiness: `if not x:` where x may be a tensor received from vLLM.
+
+`bool(tensor)` raises `RuntimeError: Boolean value of Tensor with more than one value is
+ambiguous` for any tensor with more than one element (and is silently wrong for a one-element
+tensor). It bites when a vLLM change turns a list into a tensor under the client's feet, as the
+`collective_rpc(..., unique_reply_rank=)` reply change did in speculators 0.3.0
+(`aux_hidden_states = captured_states_list[0]; if not aux_hidden_states:`).
+
+The probe flags truthiness tests (`if x`, `if not x`, `while x`, `x and ...`, `bool(x)`) on values
+that are tensors by vLLM's annotations, or that are elements of a single collective_rpc reply (see
+DC104). Fix: `tensor-truthiness` rewrites the test to `x is None or len(x) == 0`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+from driftcheck.usage import loc_of
+
+from . import unique_reply_rank as urr
+
+RULE = Rule("DC105", "tensor-truthiness", "Truthiness test on a value that may be a tensor", "error",
+            fix="tensor-truthiness", kind="behaviour")
+
+
+def _tests_in(fn: ast.AST):
+    """Expressions whose truth value Python takes."""
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            yield node.test
+        elif isinstance(node, ast.BoolOp):
+            yield from node.values
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            yield node.operand
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" and node.args:
+            yield node.args[0]
+
+
+def _tested_names(fn: ast.AST) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for test in _tests_in(fn):
+        inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+        if isinstance(inner, ast.Name):
+            out.setdefault(inner.id, test)
+    return out
+
+
+def _tensor_annotated(ann: str | None) -> bool:
+    if not ann:
+        return False
+    outer = ann.replace(" ", "").split("|")
+    return any(p in ("torch.Tensor", "Tensor") for p in outer)
+
+
+def check(ctx: ScanContext):
+    # 1. Elements of a single collective_rpc reply.
+    for rpc in ctx.usage.rpcs:
+        if not rpc.unique_reply_rank:
+            continue
+        subs = urr.indexed_replies(rpc.file, rpc.node)
+        if not subs or urr.single_reply(ctx.api, urr.executor_of(ctx, rpc.node)) is None:
+            continue
+        where = urr.single_reply(ctx.api, urr.executor_of(ctx, rpc.node))
+        fn = next((f for f in ast.walk(rpc.file.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and f.lineno <= rpc.node.lineno <= (f.end_lineno or f.lineno)), rpc.file.tree)
+        assigned = {t.id: a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and a.value in subs
+                    for t in a.targets if isinstance(t, ast.Name)}
+        for name, test in _tested_names(fn).items():
+            if name in assigned:
+                yield ctx.finding(
+                    RULE,
+                    f"`{ast.unparse(test)}` tests the truth of `{name}` = `{ast.unparse(assigned[name])}`; in "
+                    f"{ctx.version_label()} collective_rpc(\"{rpc.method}\", unique_reply_rank=...) returns the reply itself, "
+                    f"so `{name}` is one element of it (a tensor when the worker returns a list of tensors): RuntimeError: "
+                    "Boolean value of Tensor with more than one value is ambiguous.",
+                    loc_of(rpc.file, test), ctx.vllm_location(*where), name, when="call", rpc_method=rpc.method,
+                )
+    # 2. Values annotated as tensors by vLLM.
+    tensor_calls = {id(c.node): c for c in ctx.usage.calls
+                    if c.target.func is not None and _tensor_annotated(c.target.func.returns)}
+    if not tensor_calls:
+        return
+    for file in ctx.usage.files:
+        for fn in ast.walk(file.tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            assigned = {t.id: a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and id(a.value) in tensor_calls
+                        for t in a.targets if isinstance(t, ast.Name)}
+            for name, test in _tested_names(fn).items():
+                if name in assigned:
+                    use = tensor_calls[id(assigned[name])]
+                    yield ctx.finding(
+                        RULE, f"`{ast.unparse(test)}` tests the truth of `{name}`, which {use.target.qualname.rsplit('.', 1)[-1]}() "
+                        f"returns as a tensor in {ctx.version_label()}: RuntimeError: Boolean value of Tensor with more than "
+                        "one value is ambiguous.",
+                        loc_of(file, test), ctx.location_of(use.target), name, when="call",
+                    )

@@ -1,0 +1,64 @@
+"""DC103 two-phase-execution: `execute_model()` without `sample_tokens()`.
+
+From vLLM 0.11.1 (0.12 on the CPU wheels) the model runner's `execute_model` stores its state and
+returns None; `sample_tokens()` must be called before the next `execute_model`, else the second
+step fails with `RuntimeError: State error: sample_tokens() must be called after execute_model()
+returns None.` The runner does this whether or not async scheduling is on, so setting
+`async_scheduling=False` (what the seed tried) does not help; the CPU platform already forces async
+scheduling off and the error still comes on the second step.
+
+The probe reads the target: the executor must define `sample_tokens` and the runner must raise the
+state error. It flags every client function that calls `execute_model` on an executor or worker
+without calling `sample_tokens`. Fix: `call-sample-tokens`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from driftcheck import bodies
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+
+RULE = Rule("DC103", "two-phase-execution", "execute_model() called without sample_tokens()", "error",
+            fix="call-sample-tokens", kind="behaviour")
+
+STATE_ERROR = "sample_tokens() must be called"
+
+
+def _calls_named(fn: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name]
+
+
+def check(ctx: ScanContext):
+    sites = []
+    for file in ctx.usage.files:
+        for fn in ast.walk(file.tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            calls = [c for c in _calls_named(fn, "execute_model") if bodies.enclosing_function(file.tree, c) is fn]
+            if calls and not _calls_named(fn, "sample_tokens"):
+                sites += [(file, fn, c) for c in calls]
+    if not sites:
+        return
+    raise_at = bodies.find_text(ctx.api, STATE_ERROR, prefer="worker/gpu_model_runner")
+    if raise_at is None:
+        return  # the target has no two-phase protocol
+    typed = {id(c.node): c for c in ctx.usage.calls if c.kind == "method" and c.target.qualname.endswith(".execute_model")}
+    from driftcheck.usage import loc_of
+
+    for file, fn, call in sites:
+        use = typed.get(id(call))
+        if use is not None and use.target.owner is not None:
+            owner = use.target.owner
+            if not isinstance(ctx.api.class_member(owner, "sample_tokens"), type(use.target)):
+                continue  # this executor has no sample_tokens: single-phase protocol
+        path, line = raise_at
+        yield ctx.finding(
+            RULE,
+            f"`{ast.unparse(call.func)}(...)` in `{fn.name}` is never followed by sample_tokens(): in {ctx.version_label()} "
+            "execute_model() returns None and keeps its state, so the next execute_model() raises RuntimeError: "
+            "State error: sample_tokens() must be called after execute_model() returns None. async_scheduling=False "
+            "does not avoid it.",
+            loc_of(file, call), ctx.vllm_location(path, line), "execute_model/sample_tokens", when="call",
+        )
