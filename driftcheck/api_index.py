@@ -219,9 +219,19 @@ class ApiIndex:
         binding = mod.bindings.get(name)
         if binding is not None:
             result = self._binding_result(mod, name, binding, _depth)
-            if isinstance(result, Resolved) and binding.type_only:
-                result.type_only = True
+            if not (isinstance(result, Resolved) and binding.type_only):
+                return result
+            # bound only for type checkers: does something else serve it at runtime (a lazy __getattr__)?
+            runtime = self._runtime_member(mod, name, _depth, _seen)
+            if not isinstance(runtime, Missing):
+                return runtime
+            result.type_only = True
             return result
+        return self._runtime_member(mod, name, _depth, _seen)
+
+    def _runtime_member(self, mod: ModuleInfo, name: str, _depth: int, _seen: frozenset) -> Result:
+        """The lookups after the module's own bindings: submodules, star imports, module __getattr__."""
+        qual = f"{mod.name}.{name}"
         sub = self.module(qual)
         if sub is not None:
             return self._module_result(sub)
@@ -249,7 +259,7 @@ class ApiIndex:
                 return Resolved("value", qual, mod.path, mod.getattr.line, module=mod, deprecated=mod.getattr.deprecated)
             if not mod.getattr.closed:
                 return Unknown(qual, f"{mod.path} has a module __getattr__ that may serve '{name}'")
-        names = list(mod.bindings) + list(mod.classes)
+        names = list(dict.fromkeys([*mod.bindings, *mod.classes]))  # classes are bindings too: no duplicates
         return Missing(qual, f"module '{mod.name}' has no attribute '{name}'", mod.path, 0, _close_matches(name, names))
 
     def _getattr_target(self, mod: ModuleInfo, name: str, raw: str | None) -> str | None:

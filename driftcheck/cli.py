@@ -49,6 +49,24 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--color", dest="color", action="store_true", default=None, help="force colour in text output")
     scan.add_argument("--no-color", dest="color", action="store_false", help="no colour in text output")
 
+    fix = sub.add_parser("fix", help="repair what scan found with codemods (dry run: a unified diff)")
+    fix.add_argument("--vllm", metavar="TARGET", help="vLLM to fix against (as for scan)")
+    fix.add_argument("--client", metavar="TARGET", help="client code to fix: a folder, a .py file or an installed distribution (default: installed speculators)")
+    fix.add_argument("--client-vllm", metavar="VERSION", help="the vLLM the client was written for")
+    fix.add_argument("--only", metavar="RULE_OR_FIX", action="append", help="only these rules (DC003, unknown-keyword) or fixes (drop-keyword, add-block-hasher)")
+    fix.add_argument("--apply", action="store_true", help="write the changes (atomically, keeping a .driftcheck.bak backup)")
+    fix.add_argument("--no-backup", action="store_true", help="with --apply, do not keep backups")
+    fix.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (ruff's unsafe fixes)")
+    fix.add_argument("--guard", action="store_true", help="emit a compatibility guard instead of a rewrite where possible, so one client runs on old and new vLLM")
+    fix.add_argument("--cache-dir", metavar="DIR")
+    fix.add_argument("--no-cache", action="store_true")
+
+    explain = sub.add_parser("explain", help="name the vLLM drift behind a pasted traceback")
+    explain.add_argument("file", nargs="?", default="-", help="a file holding the traceback, or - for stdin (default)")
+    explain.add_argument("--vllm", metavar="TARGET", help="confirm the diagnosis against this vLLM's sources")
+    explain.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    explain.add_argument("--cache-dir", metavar="DIR", help="cache folder for fetched vLLM sources")
+
     rules = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
     rules.add_argument("rule", nargs="?", help="rule id or name (e.g. DC003 or unknown-keyword)")
 
@@ -129,6 +147,118 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_fix(args: argparse.Namespace) -> int:
+    from .engine import ScanOptions
+    from .findings import SEVERITY_RANK
+    from .fixer import FixOptions, apply_plan, plan_fixes
+    from .targets import resolve_clients, resolve_vllm
+
+    cache_dir = _cache_dir(args)
+    vllm = resolve_vllm(args.vllm, cache_dir)
+    clients = resolve_clients([args.client] if args.client else None, cache_dir)
+    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, client_vllm=args.client_vllm)
+    fix_options = FixOptions(only=args.only, unsafe=args.unsafe, guard=args.guard)
+    changed = 0
+    remaining_errors = 0
+    for client in clients:
+        plan = plan_fixes(vllm, client, options, fix_options)
+        for change in plan.changes:
+            changed += 1
+            if not args.apply:
+                sys.stdout.write(change.diff())
+            ids = sorted({fix_id for fix_id, _f in change.applied})
+            sys.stderr.write(f"{change.display}: {len(change.applied)} fix(es) [{', '.join(ids)}]\n")
+        for note in plan.notes:
+            sys.stderr.write(f"  value: {note}\n")
+        for finding, why in plan.skipped:
+            where = f"{finding.client.path}:{finding.client.line}" if finding.client else ""
+            sys.stderr.write(f"  not fixed: {finding.rule} {where}: {why}\n")
+        if args.apply and plan.changes:
+            written = apply_plan(plan, client, backup=not args.no_backup)
+            sys.stderr.write(f"wrote {len(written)} file(s)" + ("" if args.no_backup else " (backups: *.driftcheck.bak)") + "\n")
+            from .engine import scan
+
+            after = scan(vllm, [client], options)
+        else:
+            after = plan.final
+        left = [f for f in after.visible() if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["error"]]
+        remaining_errors += len(left)
+        verb = "after --apply" if args.apply else "after these changes"
+        sys.stderr.write(f"{client.name or client.location}: {len(left)} error(s) left {verb} against vLLM {vllm.version or '?'}\n")
+        for f in left:
+            sys.stderr.write(f"  {f.rule} {f.client.path if f.client else ''}:{f.client.line if f.client else ''} {f.message[:140]}\n")
+    if args.apply:
+        return EXIT_FINDINGS if remaining_errors else EXIT_OK
+    return EXIT_FINDINGS if changed else EXIT_OK
+
+
+MAX_TRACEBACK_BYTES = 16 * 1024 * 1024
+
+
+def _read_input(path: str) -> str:
+    if path == "-":
+        if sys.stdin.isatty():
+            raise DriftcheckError("no traceback given", "paste one on stdin or pass a file: driftcheck explain crash.log")
+        data = sys.stdin.buffer.read(MAX_TRACEBACK_BYTES + 1)
+    else:
+        p = Path(path).expanduser()
+        try:
+            if p.is_dir():
+                raise DriftcheckError(f"{path} is a folder, not a traceback file")
+            with open(p, "rb") as fh:
+                data = fh.read(MAX_TRACEBACK_BYTES + 1)
+        except FileNotFoundError:
+            raise DriftcheckError(f"{path} does not exist") from None
+        except PermissionError:
+            raise DriftcheckError(f"cannot read {path}: permission denied") from None
+        except OSError as exc:
+            raise DriftcheckError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_TRACEBACK_BYTES:
+        raise DriftcheckError(f"{path} is larger than 16 MB: not a traceback", "pass the log's traceback only")
+    if b"\x00" in data:
+        raise DriftcheckError(f"{path} is binary, not a traceback")
+    return data.decode("utf-8", errors="replace")
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    import json
+
+    from .explain import NotATraceback, explain_parsed, parse_traceback
+
+    text = _read_input(args.file)
+    try:
+        tb = parse_traceback(text)
+    except NotATraceback as exc:
+        raise DriftcheckError(f"{exc}", "paste the whole traceback, from 'Traceback (most recent call last):' on") from None
+    api = None
+    if args.vllm:
+        from .engine import ScanOptions, make_api
+        from .targets import resolve_vllm
+
+        target = resolve_vllm(args.vllm, _cache_dir(args))
+        api = make_api(target, ScanOptions(cache_dir=_cache_dir(args)))
+    diagnoses = explain_parsed(tb, api)
+    if args.json:
+        print(json.dumps({"exception": {"type": tb.exc_type, "message": tb.message, "inner": tb.inner},
+                          "diagnoses": [d.to_json() for d in diagnoses]}, indent=2))
+    elif not diagnoses:
+        print(f"no known drift: {tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}".rstrip(": "))
+    else:
+        for d in diagnoses:
+            print(f"{d.rule} {d.name}: {d.message}")
+            if d.frame:
+                print(f"  at {d.frame.file}:{d.frame.line} in {d.frame.func}" + (f": {d.frame.code}" if d.frame.code else ""))
+            print(f"  vLLM change: {d.vllm_change}")
+            if d.confirmed is not None:
+                print(f"  {'confirmed' if d.confirmed else 'NOT confirmed'} against vLLM {api.version or ''}: {d.evidence}")
+            print(f"  fix: {'driftcheck fix --only ' + d.rule + ' (' + d.fix + ')' if d.fix else 'no codemod; see driftcheck rules ' + d.rule}")
+    if not diagnoses:
+        return EXIT_FINDINGS
+    if api is not None and all(d.confirmed is False for d in diagnoses):
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
 def cmd_smoke(args: argparse.Namespace) -> int:
     try:
         from .runner.cli import main as smoke_main
@@ -137,7 +267,7 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return smoke_main(args.args)
 
 
-COMMANDS = {"scan": cmd_scan, "rules": cmd_rules, "smoke": cmd_smoke}
+COMMANDS = {"scan": cmd_scan, "fix": cmd_fix, "explain": cmd_explain, "rules": cmd_rules, "smoke": cmd_smoke}
 
 
 def main(argv: list[str] | None = None) -> int:

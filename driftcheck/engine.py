@@ -25,6 +25,7 @@ class ScanOptions:
     use_cache: bool = True
     only: list[str] | None = None  # rule ids or names
     client_vllm: str | None = None  # override of the vLLM the client was written for
+    baseline_cache: dict | None = None  # share fetched baselines across repeated scans (fix, matrix)
 
 
 @dataclass
@@ -83,12 +84,21 @@ def _baseline_loader(client: Target, vllm: Target, options: ScanOptions, result:
     return load, None
 
 
-def scan(vllm: Target, clients: list[Target], options: ScanOptions) -> ScanResult:
+def _memoised(loader, store: dict, key: str):
+    def load():
+        if key not in store:
+            store[key] = loader()
+        return store[key]
+
+    return load
+
+
+def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiIndex | None = None) -> ScanResult:
     from driftcheck.probes import load_probes
 
     started = time.perf_counter()
     result = ScanResult(vllm=vllm, clients=clients)
-    api = make_api(vllm, options)
+    api = api or make_api(vllm, options)
     probes = load_probes(options.only)
     files_checked = 0
     for client in clients:
@@ -96,6 +106,8 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions) -> ScanResul
         files_checked += len(source.files)
         usage = analyse_client(source, api)
         loader, note = _baseline_loader(client, vllm, options, result)
+        if loader is not None and options.baseline_cache is not None:
+            loader = _memoised(loader, options.baseline_cache, client.name or client.location)
         ctx = ScanContext(api, usage, source, client.name or client.location, vllm.version, loader, note)
         for probe in probes:
             try:

@@ -74,12 +74,16 @@ def _pip_download(spec: str, dest: Path, extra: list[str]) -> tuple[bool, str]:
     return proc.returncode == 0, proc.stderr + proc.stdout
 
 
+NETWORK_ERROR = re.compile(r"NewConnectionError|NameResolutionError|Failed to establish|Temporary failure|Name or service not known|"
+                           r"ConnectTimeout|Network is unreachable|ProxyError|SSLError|Max retries exceeded")
+
+
 def _describe_pip_failure(output: str) -> str:
+    # an unreachable index also ends in "No matching distribution": check the network first
+    if NETWORK_ERROR.search(output):
+        return "the package index cannot be reached (no network?)"
     if re.search(r"No matching distribution|Could not find a version", output):
         return "no such release on the package index"
-    if re.search(r"NewConnectionError|Failed to establish|Temporary failure|Name or service not known|ConnectTimeout|"
-                 r"Network is unreachable|ProxyError|SSLError|Max retries exceeded", output):
-        return "the package index cannot be reached (no network?)"
     if "No space left" in output:
         return "no space left on the cache device"
     last = [line for line in output.strip().splitlines() if line.strip() and "WARNING" not in line]
@@ -134,7 +138,7 @@ def fetch_sources(dists: list[str], version: str, cache_dir: Path) -> tuple[Path
             try:
                 ok, output = _pip_download(f"{dist}=={version}", work, [])
                 for extra in PLATFORM_FALLBACKS:
-                    if ok or "No matching distribution" not in output:
+                    if ok or "No matching distribution" not in output or NETWORK_ERROR.search(output):
                         break
                     ok, output = _pip_download(f"{dist}=={version}", work, extra)
                 wheels = sorted(work.glob("*.whl"))

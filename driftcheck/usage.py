@@ -337,13 +337,13 @@ class _FileAnalyzer:
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
             left, right = annotation.left, annotation.right
             if isinstance(right, ast.Constant) and right.value is None:
-                annotation = left
+                return self._annotation_value(left)  # the inner part may itself be a string: `"X" | None`
             elif isinstance(left, ast.Constant) and left.value is None:
-                annotation = right
+                return self._annotation_value(right)
             else:
                 return None
         if isinstance(annotation, ast.Subscript) and _dotted(annotation.value) in ("Optional", "typing.Optional"):
-            annotation = annotation.slice
+            return self._annotation_value(annotation.slice)  # `Optional["X"]`
         value = self.infer(annotation, {})
         if isinstance(value, ClassRef):
             return Instance(value.cls)
@@ -552,6 +552,8 @@ def _walk_scope(body: list[ast.stmt]):
     while stack:
         node = stack.pop()
         yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue  # a function statement of `body` itself: seen, not entered (it has its own scope)
         for child in reversed(list(ast.iter_child_nodes(node))):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):

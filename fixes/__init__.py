@@ -1,1 +1,31 @@
+"""The codemod registry. One module per fix; the module name is the fix id with underscores.
 
+Contract: each module defines `FIX` (a `driftcheck.codemod.Fix`: id, the rules it repairs, its
+applicability) and `transform(source, findings, ctx) -> FixOutcome`. Modules run in the order
+below, one at a time, with a rescan in between (so line numbers are always fresh).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+FIX_MODULES = [
+    "move_import",
+    "drop_keyword",
+    "add_argument",
+    "rename_method",
+    "disable_prefix_caching",
+    "add_block_hasher",
+    "unwrap_unique_reply",
+    "tensor_truthiness",
+    "call_sample_tokens",
+]
+
+
+def load_fixes() -> list[ModuleType]:
+    return [importlib.import_module(f"{__name__}.{name}") for name in FIX_MODULES]
+
+
+def fixes_by_id() -> dict[str, ModuleType]:
+    return {m.FIX.id: m for m in load_fixes()}

@@ -9,7 +9,7 @@ the `move-import` fix rewrites the import.
 
 from __future__ import annotations
 
-from driftcheck.api_index import Missing, Unknown
+from driftcheck.api_index import Missing, Resolved, Unknown
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
@@ -39,6 +39,19 @@ def check(ctx: ScanContext):
         symbol = f"{imp.module}.{imp.name}"
         if isinstance(result, Unknown):
             yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {result.reason}", imp.loc, symbol)
+            continue
+        if isinstance(result, Resolved) and result.type_only:
+            # bound only under `if TYPE_CHECKING:` there: a runtime import of it fails all the same
+            real = result.qualname if result.kind == "module" else result.qualname.rsplit(".", 1)[0]
+            binding = mod.bindings.get(imp.name)
+            message = (f"`{imp.name}` is only imported under `if TYPE_CHECKING:` in `{imp.module}` in {ctx.version_label()}: "
+                       f"ImportError{' when this function runs.' if imp.runtime_only else ' at import time.'}"
+                       f" It is defined in `{real}`.")
+            yield ctx.finding(
+                RULE, message, imp.loc, ctx.vllm_location(mod.path, binding.line if binding else 1), symbol,
+                when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
+                moved_to=real,
+            )
             continue
         if not isinstance(result, Missing):
             continue

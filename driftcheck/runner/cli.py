@@ -100,16 +100,24 @@ def run_child(python: str, args: list[str], out_json: Path, log: Path, env: dict
     return data, outcome
 
 
-def explain(traceback_text: str) -> list[dict] | None:
-    """The lead's explain engine, when it exists: rule, name, message and fix for a traceback."""
+def explain(tracebacks: list[str]) -> list[dict] | None:
+    """The explain engine's diagnoses (rule, name, message, fix) for each traceback, deduplicated;
+    None when driftcheck.explain is not there."""
     try:
         from driftcheck.explain import explain_text
     except ImportError:
         return None
-    try:
-        return list(explain_text(traceback_text))
-    except Exception as exc:  # explain is advisory; its failure must not hide the finding
-        return [{"rule": None, "name": "explain failed", "message": f"{type(exc).__name__}: {exc}", "fix": None}]
+    hits: dict = {}
+    for text in tracebacks:
+        try:
+            found = explain_text(text)
+        except Exception as exc:  # advisory: its failure must not hide the finding
+            if type(exc).__name__ == "NotATraceback":
+                continue
+            found = [{"rule": None, "name": "explain failed", "message": f"{type(exc).__name__}: {exc}", "fix": None}]
+        for hit in found:
+            hits.setdefault((hit.get("rule"), hit.get("message")), hit)
+    return list(hits.values())
 
 
 def choose_drivers(want: str, facts: dict, client: str | None) -> list[str]:
@@ -160,8 +168,7 @@ def run_attempt(python: str, spec: AttemptSpec, env: dict, timeout: float, keep:
         if logged:
             err["root_cause"] = root_cause(logged)
         err.setdefault("log_tail", logtext.tail(log_text))
-        text = "\n\n".join(filter(None, [err.get("traceback"), *logged])) or err["log_tail"]
-        data["explain"] = explain(text)
+        data["explain"] = explain(list(filter(None, [err.get("traceback"), *logged])) or [err["log_tail"]])
     if not keep:
         shutil.rmtree(adir / "hidden_states", ignore_errors=True)
     return data

@@ -112,3 +112,45 @@ def fixture_usage(tmp_path: Path, client_files: dict[str, str], vllm_root: Path 
 def vline(rel: str, needle: str, root: Path = MINIVLLM, nth: int = 1) -> int:
     """The line of `needle` in a fixture vLLM file: expected vLLM lines are read, never typed in."""
     return file_line(root, rel, needle, nth)
+
+
+# ------------------------------------------------------------------ lines in real vLLM sources
+def _class_or_func(tree, dotted: str):
+    """The ClassDef/FunctionDef at `Outer.inner` (top level first, then members)."""
+    import ast
+
+    node = tree
+    for part in dotted.split("."):
+        node = next(n for n in node.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == part)
+    return node
+
+
+def def_line(source: str, dotted: str) -> int:
+    """Line of `def`/`class` DOTTED (e.g. "Scheduler.__init__") in SOURCE, found with ast."""
+    import ast
+
+    return _class_or_func(ast.parse(source), dotted).lineno
+
+
+def param_line(source: str, func: str, param: str) -> int:
+    import ast
+
+    fn = _class_or_func(ast.parse(source), func)
+    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+    return next(a.lineno for a in args if a.arg == param)
+
+
+def field_line(source: str, cls: str, name: str) -> int:
+    """Line of the annotated class-body field NAME of CLS."""
+    import ast
+
+    node = _class_or_func(ast.parse(source), cls)
+    return next(s.lineno for s in node.body if isinstance(s, ast.AnnAssign) and getattr(s.target, "id", None) == name)
+
+
+def defines_at(source: str, line: int) -> set[str]:
+    """Names of the functions/classes whose `def`/`class` is on LINE of SOURCE."""
+    import ast
+
+    return {n.name for n in ast.walk(ast.parse(source))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.lineno == line}

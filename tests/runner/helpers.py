@@ -1,4 +1,4 @@
-"""Fixtures for the smoke-runner tests.
+"""Helpers for the smoke-runner tests.
 
 Real-vLLM tests find their environments under $DRIFTCHECK_ENVS (built by `bash .ci/smoke_envs.sh`):
 vllm-0.32.0/ and vllm-0.16.0/, each with a .complete marker. Without the variable they skip; with it
@@ -45,7 +45,3 @@ def smoke(args: list[str], out: Path, timeout: float = 900) -> tuple[int, dict |
         result = None
     return proc.returncode, result, proc.stderr
 
-
-@pytest.fixture
-def run_smoke():
-    return smoke

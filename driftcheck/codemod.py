@@ -1,0 +1,100 @@
+"""What a fix module builds on: locating a finding's node in a libcst tree, and the fix contract.
+
+Contract (see fixes/__init__.py): a fix module defines `FIX` (a `Fix`) and
+`transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutcome`. It edits only
+what its findings point at; libcst keeps every other byte (comments, formatting) as it was.
+Findings locate nodes by the client line and column that `ast` reported (columns 1-based).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from .findings import Finding
+
+SAFE, UNSAFE = "safe", "unsafe"
+
+
+@dataclass(frozen=True)
+class Fix:
+    id: str
+    rules: tuple[str, ...]
+    title: str
+    applicability: str = SAFE  # safe: makes the code do what the target's own engine does; unsafe: a choice to review
+
+
+@dataclass
+class FixContext:
+    api: Any  # the target's ApiIndex
+    client_file: str  # path relative to the client root
+    guard: bool = False  # emit a compatibility guard instead of a rewrite, where the fix supports it
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FixOutcome:
+    source: str
+    applied: list[Finding] = field(default_factory=list)
+    skipped: list[tuple[Finding, str]] = field(default_factory=list)
+
+
+def parse(source: str) -> cst.Module:
+    return cst.parse_module(source)
+
+
+def at(pos: CodeRange, finding: Finding) -> bool:
+    """Does this node start where the finding's client location starts?"""
+    loc = finding.client
+    if loc is None or pos.start.line != loc.line:
+        return False
+    return loc.col is None or pos.start.column == loc.col - 1
+
+
+class Targeted(cst.CSTTransformer):
+    """A transformer that knows node positions and the findings it should act on."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, findings: list[Finding], ctx: FixContext):
+        super().__init__()
+        self.findings = findings
+        self.ctx = ctx
+        self.applied: list[Finding] = []
+        self.skipped: list[tuple[Finding, str]] = []
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        return self.get_metadata(PositionProvider, node)
+
+    def finding_at(self, node: cst.CSTNode) -> Finding | None:
+        pos = self.position(node)
+        for f in self.findings:
+            if at(pos, f) and f not in self.applied:
+                return f
+        return None
+
+    def findings_on_line(self, node: cst.CSTNode) -> list[Finding]:
+        pos = self.position(node)
+        return [f for f in self.findings if f.client and pos.start.line <= f.client.line <= pos.end.line]
+
+
+def run_transformer(source: str, transformer: Targeted) -> FixOutcome:
+    module = MetadataWrapper(parse(source))
+    new = module.visit(transformer)
+    skipped = list(transformer.skipped)
+    done = {id(f) for f in transformer.applied} | {id(f) for f, _ in skipped}
+    for f in transformer.findings:
+        if id(f) not in done:
+            skipped.append((f, "no matching code at the reported location"))
+    return FixOutcome(new.code, transformer.applied, skipped)
+
+
+def expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

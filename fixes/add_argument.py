@@ -1,0 +1,102 @@
+"""add-argument (DC005): pass a parameter the target requires, with the value its own engine uses.
+
+The value is read from the target, not from a table: the literal a config class fills in for
+itself (`SchedulerConfig.default_factory` sets `is_encoder_decoder=False`), or the expression
+vLLM's engine core passes at its own call site (`Scheduler(block_size=...)` from the cache config),
+rewritten in the client's terms (`vllm_config` becomes whatever the client passes as
+`vllm_config=`). When no such value exists the finding is left for a person, and said so. With
+`--guard` the argument is passed only where the callee's signature accepts it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from driftcheck.api_index import Resolved
+from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, expr, run_transformer
+from driftcheck.engine_values import engine_value
+from driftcheck.findings import Finding
+from driftcheck.signatures import Signature
+
+FIX = Fix("add-argument", ("DC005",), "Pass a newly required argument with the value the target's engine uses")
+
+
+def append_arg(args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
+    """Append before any **kwargs, copying the call's comma and line style."""
+    out = list(args)
+    insert_at = len(out)
+    while insert_at > 0 and out[insert_at - 1].star == "**":
+        insert_at -= 1
+    if insert_at == 0:
+        return [new.with_changes(comma=cst.MaybeSentinel.DEFAULT if not out else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))] + out
+    prev = out[insert_at - 1]
+    between = out[insert_at - 2].comma if insert_at >= 2 and isinstance(out[insert_at - 2].comma, cst.Comma) else None
+    if isinstance(prev.comma, cst.Comma):
+        # `prev,` followed by newline (trailing comma style) or by the next argument
+        new = new.with_changes(comma=prev.comma)
+        prev = prev.with_changes(comma=between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    else:
+        prev = prev.with_changes(comma=between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    out[insert_at - 1] = prev
+    out.insert(insert_at, new)
+    return out
+
+
+class _AddArgument(Targeted):
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        pos = self.position(original)
+        mine = [f for f in self.findings if f.client and f.client.line == pos.start.line
+                and (f.client.col is None or f.client.col == pos.start.column + 1)]
+        for f in mine:
+            param = f.details.get("parameter")
+            if any(a.keyword is not None and a.keyword.value == param for a in updated.args):
+                self.applied.append(f)  # already there: nothing to do (idempotent)
+                continue
+            value = self.ctx.extras.get("values", {}).get(id(f))
+            if value is None:
+                self.skipped.append((f, f"no value for '{param}' found in the target's own code: pass it by hand"))
+                continue
+            if self.ctx.guard:
+                callee = code_of(updated.func)
+                arg = cst.Arg(value=expr(f'{{"{param}": {value.code}}} if "{param}" in __import__("inspect").signature({callee}).parameters else {{}}'),
+                              star="**")
+            else:
+                arg = cst.Arg(keyword=cst.Name(param), value=expr(value.code),
+                              equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            updated = updated.with_changes(args=append_arg(list(updated.args), arg))
+            self.applied.append(f)
+        return updated
+
+
+def _find_values(source: str, findings: list[Finding], ctx: FixContext) -> dict[int, object]:
+    """Look up each finding's value in the target (needs the ast call node for the client's arguments)."""
+    tree = ast.parse(source)
+    calls = {(n.lineno, n.col_offset + 1): n for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    values = {}
+    for f in findings:
+        call = calls.get((f.client.line, f.client.col)) if f.client else None
+        qual = (f.symbol or "").split("(")[0]
+        target = ctx.api.resolve(qual) if qual else None
+        if call is None or not isinstance(target, Resolved):
+            continue
+        sig = ctx.api.constructor(target) if target.kind == "class" else (
+            target.func.signature.without_first() if target.kind == "method" and target.func else target.func.signature if target.func else None)
+        if not isinstance(sig, Signature):
+            continue
+        value = engine_value(ctx.api, target, sig, f.details.get("parameter"), call)
+        if value is not None:
+            values[id(f)] = value
+    return values
+
+
+def transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutcome:
+    ctx.extras["values"] = _find_values(source, findings, ctx)
+    outcome = run_transformer(source, _AddArgument(findings, ctx))
+    notes = ctx.extras.setdefault("notes", [])
+    for f in outcome.applied:
+        v = ctx.extras["values"].get(id(f))
+        if v is not None:
+            notes.append(f"{f.details.get('parameter')}={v.code}  ({v.how}, {v.path}:{v.line})")
+    return outcome

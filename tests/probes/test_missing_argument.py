@@ -1,0 +1,42 @@
+"""DC005 missing-argument: a parameter (or InitVar field) the target requires is not passed."""
+
+from __future__ import annotations
+
+from engine.helpers import scan_client, vline
+
+SCHED = "vllm/v1/core/sched/scheduler.py"
+
+
+def test_present_initvar_of_a_config_class(tmp_path):
+    client = {"c.py": "from vllm.config import SchedulerConfig\n\n\ndef f():\n"
+                      "    return SchedulerConfig(max_model_len=4096, max_num_seqs=8)\n"}
+    [f] = scan_client(tmp_path, client, only=["DC005"]).findings
+    assert (f.client.line, f.when, f.severity) == (5, "call", "error")
+    assert f.symbol == "vllm.config.scheduler.SchedulerConfig(is_encoder_decoder=)"
+    # the vLLM side is the field itself, and an @config class fails with pydantic's ValidationError
+    assert (f.vllm.path, f.vllm.line) == ("vllm/config/scheduler.py", vline("vllm/config/scheduler.py", "is_encoder_decoder: InitVar"))
+    assert "an InitVar field" in f.message and "ValidationError" in f.message
+    assert f.details["parameter"] == "is_encoder_decoder" and f.fix == "add-argument"
+
+
+def test_present_required_parameter_of_a_class_with_init(tmp_path):
+    client = {"c.py": "from vllm.v1.core.sched.scheduler import Scheduler\n\n\ndef f(c, k, m):\n"
+                      "    return Scheduler(vllm_config=c, kv_cache_config=k, structured_output_manager=m)\n"}
+    [f] = scan_client(tmp_path, client, only=["DC005"]).findings
+    assert (f.vllm.path, f.vllm.line) == (SCHED, vline(SCHED, "block_size: int,"))
+    assert "TypeError (missing required argument 'block_size')" in f.message
+
+
+def test_absent_when_everything_required_is_passed_or_unpacked(tmp_path):
+    client = {"c.py": """
+        from vllm.config import SchedulerConfig
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+
+        def f(c, k, m, kw):
+            SchedulerConfig(max_model_len=1, is_encoder_decoder=False)
+            SchedulerConfig(1, False)
+            Scheduler(c, k, m, 16)
+            Scheduler(c, k, **kw)  # cannot tell what **kw holds: no guess
+    """}
+    assert scan_client(tmp_path, client, only=["DC005"]).findings == []

@@ -1,0 +1,80 @@
+"""DC006 missing-attribute: a member the inferred vLLM class does not have (read: error; write: warning)."""
+
+from __future__ import annotations
+
+from engine.helpers import line_of, scan_client, vline
+
+EXEC = "vllm/v1/executor/multiproc_executor.py"
+CLIENT = """
+    from vllm.v1.executor.multiproc_executor import MultiprocExecutor
+
+
+    class Gen:
+        def __init__(self, cfg):
+            self.executor = MultiprocExecutor(cfg)
+
+        def run(self, out):
+            self.executor.execute_model(out)
+            self.executor.sample_tokens(None)
+            self.executor.vllm_config.cache_config.num_gpu_blocks = 8
+            self.executor.vllm_config.cache_config.num_gpu_blokcs = 8
+            self.executor.shutdown()
+"""
+
+
+def test_present_read_is_an_error_on_the_class_line(tmp_path):
+    result = scan_client(tmp_path, {"gen.py": CLIENT}, only=["DC006"])
+    text = (tmp_path / "client/gen.py").read_text()
+    errors = [f for f in result.findings if f.severity == "error"]
+    assert [(f.symbol, f.client.line) for f in errors] == [
+        ("vllm.v1.executor.multiproc_executor.MultiprocExecutor.sample_tokens", line_of(text, "sample_tokens"))]
+    assert (errors[0].vllm.path, errors[0].vllm.line) == (EXEC, vline(EXEC, "class MultiprocExecutor"))
+
+
+def test_present_write_is_a_warning(tmp_path):
+    # the executor's vllm_config is untyped here (assigned from a parameter), so no claim is made on it;
+    # the write is checked when the receiver is typed
+    client = {"c.py": """
+        from vllm.config import CacheConfig
+
+
+        def f():
+            cc = CacheConfig()
+            cc.num_gpu_blocks = 8
+            cc.num_gpu_blokcs = 8
+    """}
+    result = scan_client(tmp_path, client, only=["DC006"])
+    [f] = result.findings
+    assert (f.severity, f.client.line, f.symbol) == ("warning", 7, "vllm.config.vllm.CacheConfig.num_gpu_blokcs")
+    assert "num_gpu_blocks" in f.details["similar"]
+
+
+def test_absent_for_members_found_through_the_mro(tmp_path):
+    client = {"c.py": """
+        from vllm.v1.executor.multiproc_executor import MultiprocExecutor
+
+
+        def f(cfg, out):
+            ex = MultiprocExecutor(cfg)
+            ex.execute_model(out)  # defined on the base class Executor
+            ex.collective_rpc("load_model")
+            return ex.vllm_config, ex.workers  # set in __init__ of the base / in shutdown()
+    """}
+    result = scan_client(tmp_path, client, only=["DC006"])
+    assert result.findings == [] and result.unknown == []
+
+
+def test_unreadable_base_gives_unknown_not_error(tmp_path):
+    client = {"c.py": """
+        from vllm.model_executor.models.llama import LlamaModel
+
+
+        def f(cfg):
+            m = LlamaModel(cfg)
+            m.eval()
+            return m.something_from_torch
+    """}
+    result = scan_client(tmp_path, client, only=["DC006"])
+    assert result.findings == []
+    [u] = result.unknown
+    assert u.symbol == "vllm.model_executor.models.llama.LlamaModel.something_from_torch"

@@ -1,0 +1,52 @@
+"""DC007 unknown-rpc-method: `collective_rpc("name")` names a method no worker class defines."""
+
+from __future__ import annotations
+
+from engine.helpers import scan_client, vline
+
+GEN = """
+    from vllm.v1.executor.multiproc_executor import MultiprocExecutor
+
+
+    class Gen:
+        def __init__(self, cfg):
+            self.executor = MultiprocExecutor(cfg)
+            self.executor.collective_rpc("get_kv_cache_spec")
+            self.executor.collective_rpc("load_model")
+            self.executor.collective_rpc(method="sample_tokens", args=(None,))
+            self.executor.collective_rpc("_reset_capture")
+            self.executor.collective_rpc(self.name)  # not a literal: nothing to check
+"""
+
+EXTENSION = {
+    "pkg/__init__.py": "",
+    "pkg/ext.py": """
+        import vllm
+
+
+        class CaptureExtension:
+            def _reset_capture(self):
+                self._captured = []
+    """,
+}
+
+
+def test_present_for_a_method_no_worker_defines(tmp_path):
+    result = scan_client(tmp_path, {"pkg/__init__.py": "", "pkg/gen.py": GEN}, only=["DC007"])
+    [f] = result.findings
+    assert (f.symbol, f.client.path, f.client.line, f.severity) == ("_reset_capture", "pkg/gen.py", 10, "error")
+    rel = "vllm/v1/worker/gpu_worker.py"
+    assert (f.vllm.path, f.vllm.line) == (rel, vline(rel, "class Worker"))
+
+
+def test_absent_when_the_client_worker_extension_defines_it(tmp_path):
+    gen = GEN.replace("MultiprocExecutor(cfg)", 'MultiprocExecutor(cfg, worker_extension_cls="pkg.ext.CaptureExtension")')
+    result = scan_client(tmp_path, {**EXTENSION, "pkg/gen.py": gen}, only=["DC007"])
+    # get_kv_cache_spec lives on WorkerBase (another module), _reset_capture on the extension
+    assert result.findings == [] and result.unknown == []
+
+
+def test_extension_named_for_another_class_does_not_help(tmp_path):
+    gen = GEN.replace("MultiprocExecutor(cfg)", 'MultiprocExecutor(cfg, worker_extension_cls="pkg.ext.Other")')
+    result = scan_client(tmp_path, {**EXTENSION, "pkg/gen.py": gen}, only=["DC007"])
+    assert [f.symbol for f in result.findings] == ["_reset_capture"]
