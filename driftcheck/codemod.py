@@ -98,3 +98,20 @@ def expr(code: str) -> cst.BaseExpression:
 
 def code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def ensure_import(module: cst.Module, from_module: str, name: str) -> cst.Module:
+    """Add `from from_module import name` after the last top-level import, unless it is there."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.ImportFrom) and small.module is not None and code_of(small.module) == from_module \
+                        and not isinstance(small.names, cst.ImportStar) and any(code_of(a.name) == name for a in small.names):
+                    return module
+    body = list(module.body)
+    last_import = 0
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+            last_import = i + 1
+    body.insert(last_import, cst.parse_statement(f"from {from_module} import {name}\n"))
+    return module.with_changes(body=body)

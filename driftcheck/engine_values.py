@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .api_index import ApiIndex, Resolved
 from .bodies import text_index_for
@@ -26,6 +26,7 @@ class EngineValue:
     how: str  # where it came from, for the diff summary
     path: str
     line: int
+    imports: list[tuple[str, str]] = field(default_factory=list)  # (module, name) the code needs
 
 
 def _factory_literal(api: ApiIndex, cls: Resolved, param: str) -> EngineValue | None:
@@ -65,9 +66,41 @@ def _client_args(call: ast.Call, sig: Signature) -> dict[str, str]:
 
 
 def _inline_local(fn: ast.AST, name: str) -> ast.expr | None:
-    found = [a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1
-             and isinstance(a.targets[0], ast.Name) and a.targets[0].id == name]
+    """The one expression a local is assigned (`x = e`, or `x, y = e` -> `e[0]`), if unique."""
+    found: list[ast.expr] = []
+    for a in ast.walk(fn):
+        if not isinstance(a, ast.Assign) or len(a.targets) != 1:
+            continue
+        target = a.targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            found.append(a.value)
+        elif isinstance(target, ast.Tuple):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name) and elt.id == name:
+                    found.append(ast.Subscript(value=a.value, slice=ast.Constant(i), ctx=ast.Load()))
     return found[0] if len(found) == 1 else None
+
+
+def _importable(api: ApiIndex, rel: str, names: set[str]) -> list[tuple[str, str]] | None:
+    """How the client can import the free names of a value copied from `rel`, or None."""
+    module = api.module(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
+    if module is None:
+        return None
+    out = []
+    for name in sorted(names):
+        binding = module.bindings.get(name)
+        if binding is None:
+            return None
+        if binding.kind == "import" and binding.target.split(".")[0] == api.package:
+            mod, _, attr = binding.target.rpartition(".")
+            if attr != name:
+                return None
+            out.append((mod, name))
+        elif binding.kind in ("function", "class"):
+            out.append((module.name, name))
+        else:
+            return None
+    return out
 
 
 class _Substitute(ast.NodeTransformer):
@@ -141,9 +174,10 @@ def engine_value(api: ApiIndex, target: Resolved, sig: Signature, param: str, cl
                 mapping[ast.unparse(kw.value)] = client[kw.arg]
         sub = _Substitute(mapping)
         translated = sub.visit(ast.parse(ast.unparse(value), mode="eval").body)
-        if not sub.unmapped:
+        imports = _importable(api, rel, sub.unmapped) if sub.unmapped else []
+        if imports is not None:
             code = ast.unparse(translated)
-            return EngineValue(re.sub(r"\s+", " ", code), f"what {rel} passes", rel, call.lineno)
+            return EngineValue(re.sub(r"\s+", " ", code), f"what {rel} passes", rel, call.lineno, imports)
         if fallback is None:
             try:
                 ast.literal_eval(value)

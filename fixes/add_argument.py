@@ -15,7 +15,7 @@ import ast
 import libcst as cst
 
 from driftcheck.api_index import Resolved
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, expr, run_transformer
+from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, ensure_import, expr, run_transformer
 from driftcheck.engine_values import engine_value
 from driftcheck.findings import Finding
 from driftcheck.signatures import Signature
@@ -95,8 +95,15 @@ def transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutco
     ctx.extras["values"] = _find_values(source, findings, ctx)
     outcome = run_transformer(source, _AddArgument(findings, ctx))
     notes = ctx.extras.setdefault("notes", [])
+    needed: list[tuple[str, str]] = []
     for f in outcome.applied:
         v = ctx.extras["values"].get(id(f))
         if v is not None:
             notes.append(f"{f.details.get('parameter')}={v.code}  ({v.how}, {v.path}:{v.line})")
+            needed += v.imports
+    if needed:
+        module = cst.parse_module(outcome.source)
+        for from_module, name in needed:
+            module = ensure_import(module, from_module, name)
+        outcome.source = module.code
     return outcome

@@ -26,5 +26,9 @@ def render(result, client_root: str | None = None, **_options) -> str:
         where = f" [vLLM {f.vllm.version or ''} {f.vllm.path}:{f.vllm.line}]" if f.vllm else ""
         lines.append(f"::{LEVEL[f.severity]} {','.join(props)}::{_escape(f.message + where)}")
     for u in result.unknown:
-        lines.append(f"::warning title={_escape(u.rule + ' unknown', True)}::{_escape(u.message)}")
+        where = ""
+        if u.client:  # annotate the client line the probe could not decide about
+            path = f"{client_root.rstrip('/')}/{u.client.path}" if client_root else u.client.path
+            where = f"file={_escape(path, True)},line={u.client.line},"
+        lines.append(f"::warning {where}title={_escape(u.rule + ' unknown', True)}::{_escape(u.message)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -9,7 +9,8 @@ def render(result, **_options) -> str:
     findings = result.visible()
     suite = ET.Element("testsuite", name=f"driftcheck vLLM {result.vllm.version or '?'}",
                        tests=str(max(len(findings) + len(result.unknown), 1)),
-                       failures=str(sum(1 for f in findings if f.severity == "error")),
+                       # every <failure> element counts: error findings and unknowns (both fail the scan)
+                       failures=str(sum(1 for f in findings if f.severity == "error") + len(result.unknown)),
                        errors=str(len(result.internal_errors)), skipped="0")
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="vllm.version", value=result.vllm.version or "")

@@ -154,3 +154,45 @@ def defines_at(source: str, line: int) -> set[str]:
 
     return {n.name for n in ast.walk(ast.parse(source))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.lineno == line}
+
+
+# ------------------------------------------------------------------ a result for the renderers
+SAMPLE_CLIENT = {
+    "pkg/__init__.py": "",
+    "pkg/gen.py": """
+        from vllm.v1.request import RequestState
+        from vllm.utils import get_open_port
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+
+        def build(c, k, m):
+            return Scheduler(c, k, m)
+    """,
+    "pkg/patch.py": """
+        import types
+
+        import vllm
+
+
+        def fwd(self, x):
+            return self.get_input_embeddings(x)
+
+
+        def install(model):
+            model.forward = types.MethodType(fwd, model)
+    """,
+}
+
+
+def sample_result(tmp_path: Path, client_files: dict[str, str] | None = None) -> ScanResult:
+    """Errors (DC002, DC005), a warning (DC009), an unknown (DC008, no baseline) and one info
+    finding added by hand (no generic probe emits info), against the miniature vLLM."""
+    from driftcheck.findings import Finding, Location
+
+    result = scan_client(tmp_path, client_files or SAMPLE_CLIENT, only=["DC002", "DC005", "DC008", "DC009"])
+    result.findings.append(Finding(
+        rule="DC006", name="missing-attribute", severity="info", message="100% informative: a, b\nsecond line",
+        symbol="vllm.x.Y.z", client=Location("pkg/gen.py", 7, "return Scheduler(c, k, m)", 12), vllm=None,
+        client_name=result.clients[0].name))
+    result.findings.sort(key=lambda f: f.sort_key())
+    return result

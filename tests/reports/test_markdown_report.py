@@ -1,0 +1,49 @@
+"""Markdown (PR comment) and JSON renderers."""
+
+from __future__ import annotations
+
+import json
+
+from driftcheck.report import render
+
+from engine.helpers import sample_result, scan_client
+
+
+def test_markdown_summary_tables_and_unknowns(tmp_path):
+    result = sample_result(tmp_path)
+    md = render("markdown", result)
+    s = result.to_json()["summary"]
+    assert f"**{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['unknown']} unknown**" in md
+    assert "### `pkg/gen.py`" in md
+    rows = [ln for ln in md.splitlines() if ln.startswith("| ") and not ln.startswith("| Line")]
+    assert len(rows) == len(result.visible())
+    for f in result.visible():
+        assert any(row.startswith(f"| {f.client.line} | {f.rule} {f.name} | {f.severity} |") for row in rows)
+        if f.vllm:
+            assert f"`{f.vllm.path}:{f.vllm.line}`" in md
+    # a newline inside a message must not break the table row
+    assert any("100% informative: a, b second line" in row for row in rows)
+    assert "### Could not decide (unknown)" in md and "**DC008**" in md
+
+
+def test_markdown_clean(tmp_path):
+    result = scan_client(tmp_path, {"ok.py": "from vllm.v1.request import Request\n"})
+    assert "No drift found." in render("markdown", result)
+
+
+def test_json_is_the_result_contract(tmp_path):
+    result = sample_result(tmp_path)
+    data = json.loads(render("json", result))
+    assert data == json.loads(json.dumps(result.to_json()))
+    assert [f["rule"] for f in data["findings"]] == [f.rule for f in result.visible()]
+    assert data["summary"]["unknown"] == len(result.unknown) == len(data["unknown"])
+    assert all(f["fingerprint"] for f in data["findings"])
+
+
+def test_text_names_client_and_vllm_lines(tmp_path):
+    result = sample_result(tmp_path)
+    text = render("text", result, color=False, width=200)
+    for f in result.visible():
+        if f.vllm:
+            assert f"{f.vllm.path}:{f.vllm.line}" in text
+    assert "Could not decide" in text and "\x1b[" not in text
