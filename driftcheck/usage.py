@@ -530,9 +530,11 @@ class _FileAnalyzer:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
                 if isinstance(node.ctx, ast.Store):
                     stored.add(node.attr)
+        guarded = _hasattr_guarded(fn)
         for node in ast.walk(fn):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
-                if isinstance(node.ctx, ast.Load) and node.attr not in stored and not node.attr.startswith("__"):
+                if isinstance(node.ctx, ast.Load) and node.attr not in stored and not node.attr.startswith("__") \
+                        and id(node) not in guarded:
                     bound.self_names.setdefault(node.attr, loc_of(self.file, node))
         return bound
 
@@ -544,6 +546,17 @@ class _FileAnalyzer:
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.usage.bound.append(self._bound(stmt, "worker-extension", f"{class_name}.{stmt.name}", members))
+
+
+def _hasattr_guarded(fn: ast.AST) -> set[int]:
+    """Nodes under `a if hasattr(x, "n") else b` / `if hasattr(...)`: the client already handles both vLLMs."""
+    out: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.IfExp, ast.If)) and "hasattr(" in ast.unparse(node.test):
+            branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.body + node.orelse
+            for branch in branches if isinstance(node, ast.IfExp) else [ast.Module(body=branches, type_ignores=[])]:
+                out.update(id(n) for n in ast.walk(branch))
+    return out
 
 
 def _walk_scope(body: list[ast.stmt]):

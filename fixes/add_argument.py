@@ -60,7 +60,7 @@ class _AddArgument(Targeted):
                 continue
             if self.ctx.guard:
                 callee = code_of(updated.func)
-                arg = cst.Arg(value=expr(f'{{"{param}": {value.code}}} if "{param}" in __import__("inspect").signature({callee}).parameters else {{}}'),
+                arg = cst.Arg(value=expr(f'({{"{param}": {value.code}}} if "{param}" in __import__("inspect").signature({callee}).parameters else {{}})'),
                               star="**")
             else:
                 arg = cst.Arg(keyword=cst.Name(param), value=expr(value.code),

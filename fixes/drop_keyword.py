@@ -41,7 +41,7 @@ class _DropKeyword(Targeted):
             if self.ctx.guard:
                 callee = code_of(updated.func)
                 value = code_of(args[index].value)
-                guarded = expr(f'{{"{kw}": {value}}} if "{kw}" in __import__("inspect").signature({callee}).parameters else {{}}')
+                guarded = expr(f'({{"{kw}": {value}}} if "{kw}" in __import__("inspect").signature({callee}).parameters else {{}})')
                 args[index] = cst.Arg(value=guarded, star="**", comma=args[index].comma)
             elif renamed:
                 args[index] = args[index].with_changes(keyword=cst.Name(renamed))

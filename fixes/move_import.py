@@ -53,7 +53,7 @@ class _MoveImport(Targeted):
         for target in targets:
             names = [a for a in moved if moving[code_of(a.name)] == target]
             new_stmt = stmt.with_changes(module=_dotted(target), names=_fix_commas(names), relative=[])
-            lines.append(updated.with_changes(body=[new_stmt]))
+            lines.append(updated.with_changes(body=[new_stmt], leading_lines=[] if lines else updated.leading_lines))
         _ = module
         return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
 

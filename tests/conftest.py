@@ -47,3 +47,25 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "driftcheck", *args], capture_output=True, text=True,
                           cwd=cwd or REPO, env=full_env, timeout=timeout)
+
+
+@functools.lru_cache(maxsize=None)
+def real_scan(vllm_version: str, client_spec: str, client_vllm: str | None = None):
+    """Scan a real client release against a real vLLM release (memoised for the session)."""
+    from driftcheck.engine import ScanOptions, scan
+    from driftcheck.targets import resolve_client, resolve_vllm
+
+    vllm = resolve_vllm(vllm_version, CACHE_DIR)
+    client = resolve_client(client_spec, CACHE_DIR)
+    return scan(vllm, [client], ScanOptions(cache_dir=CACHE_DIR, client_vllm=client_vllm))
+
+
+def source_line(sources_zip: Path, rel: str, needle: str, nth: int = 1) -> int:
+    """1-based line of the nth line containing `needle` in a file of a real release (never hard-coded)."""
+    import zipfile
+
+    with zipfile.ZipFile(sources_zip) as z:
+        text = z.read(rel).decode("utf-8")
+    hits = [i for i, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(hits) >= nth, f"{needle!r} occurs {len(hits)} time(s) in {rel}"
+    return hits[nth - 1]

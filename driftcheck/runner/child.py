@@ -43,6 +43,9 @@ def probe() -> dict:
     vllm_dir = _pkg_dir("vllm")
     spec_dir = _pkg_dir("speculators")
     has = lambda rel: bool(vllm_dir) and (Path(vllm_dir) / rel).is_file()  # noqa: E731
+    # the method is named in the speculative config wherever its implementation file lives
+    speculative = Path(vllm_dir or "", "config", "speculative.py")
+    names_method = speculative.is_file() and '"extract_hidden_states"' in speculative.read_text(errors="replace")
     return {
         "python": platform.python_version(),
         "executable": sys.executable,
@@ -54,7 +57,7 @@ def probe() -> dict:
         "tokenizers": _version("tokenizers"),
         "speculators": _version("speculators"),
         "speculators_dir": spec_dir,
-        "has_extract_hidden_states": has("v1/spec_decode/extract_hidden_states.py"),
+        "has_extract_hidden_states": names_method or has("v1/spec_decode/extract_hidden_states.py"),
         "has_hidden_states_connector": has(
             "distributed/kv_transfer/kv_connector/v1/example_hidden_states_connector.py"),
     }

@@ -214,8 +214,7 @@ def _smoke(args) -> int:
     client = args.client or facts.get("speculators_dir")
     if args.client and not Path(args.client).exists():
         raise UsageError(f"--client {args.client}: no such file or folder")
-    drivers = choose_drivers(args.driver, facts, client if (args.client or "generator" in args.driver or
-                                                            args.driver == "auto") else None)
+    drivers = choose_drivers(args.driver, facts, client)
     if "generator" in drivers:
         from driftcheck.runner.clientpkg import package_dir
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
@@ -75,7 +76,8 @@ def test_results_are_located_in_client_files(sarif_and_result):
 
 
 def test_fingerprints_survive_a_line_move(tmp_path):
-    moved = dict(SAMPLE_CLIENT, **{"pkg/gen.py": "\n\n# a comment pushes everything down\n" + SAMPLE_CLIENT["pkg/gen.py"]})
+    pushed = "# two comment lines\n# push everything down\n" + textwrap.dedent(SAMPLE_CLIENT["pkg/gen.py"]).lstrip("\n")
+    moved = dict(SAMPLE_CLIENT, **{"pkg/gen.py": pushed})
     before = json.loads(render("sarif", sample_result(tmp_path / "a")))["runs"][0]["results"]
     after = json.loads(render("sarif", sample_result(tmp_path / "b", moved)))["runs"][0]["results"]
     key = "driftcheckFingerprint/v1"

