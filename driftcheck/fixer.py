@@ -189,7 +189,8 @@ def apply_plan(plan: FixPlan, client: Target, backup: bool = True) -> list[Path]
             raise DriftcheckError(f"cannot read {path}: {exc.strerror}") from None
         if current != plan.overlay.originals.get(change.rel, current):
             raise DriftcheckError(f"{path} changed since driftcheck read it", "run driftcheck fix again; nothing was written")
-        if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+        # Mode bits, not only os.access: root may write anything, but a file marked read-only means "don't".
+        if not (path.stat().st_mode & 0o222) or not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
             raise DriftcheckError(f"{path} is read-only", "make it writable (or use a copy); nothing was written")
         targets.append((change, path))
     written = []

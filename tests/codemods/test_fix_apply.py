@@ -1,0 +1,157 @@
+"""`driftcheck fix --apply` end to end, and its safety: atomic, backed up, refuses stale or read-only files.
+
+The client is a copy of the real speculators 0.3.0 release (its files and dist-info, as pip
+installs them), so the declared `vllm==0.11.0` is read from its metadata like on a user's machine.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import CACHE_DIR, REPO, client_sources, run_cli
+
+GEN = "speculators/data_generation/vllm_hidden_states_generator.py"
+WORKER = "speculators/data_generation/custom_worker.py"
+
+
+def installed_copy(tmp_path: Path, version: str = "0.3.0") -> Path:
+    """speculators VERSION laid out as in site-packages (package + dist-info)."""
+    root = tmp_path / "site-packages"
+    with zipfile.ZipFile(client_sources("speculators", version)) as z:
+        z.extractall(root)
+    return root
+
+
+def errors(scan_json: dict) -> list[dict]:
+    return [f for f in scan_json["findings"] if f["severity"] == "error"]
+
+
+@pytest.mark.parametrize("vllm", ["0.16.0", "0.32.0"])
+def test_fix_apply_then_scan_leaves_no_errors(tmp_path, vllm):
+    client = installed_copy(tmp_path)
+    before = json.loads(run_cli("scan", "--vllm", vllm, "--client", str(client), "-f", "json").stdout)
+    assert len(errors(before)) >= 8  # the seed's drifts are there to begin with
+    dry = run_cli("fix", "--vllm", vllm, "--client", str(client))
+    assert dry.returncode == 1, dry.stderr  # something to change, nothing written
+    assert dry.stdout.startswith("--- a/speculators/")
+    assert not list(client.rglob("*.driftcheck.bak"))
+    applied = run_cli("fix", "--vllm", vllm, "--client", str(client), "--apply")
+    assert applied.returncode == 0, applied.stderr
+    after = run_cli("scan", "--vllm", vllm, "--client", str(client), "-f", "json")
+    assert errors(json.loads(after.stdout)) == []
+    assert sorted(p.name for p in client.rglob("*.driftcheck.bak")) == sorted(
+        [Path(GEN).name + ".driftcheck.bak", Path(WORKER).name + ".driftcheck.bak"])
+    # applying again changes nothing
+    again = run_cli("fix", "--vllm", vllm, "--client", str(client))
+    assert again.returncode == 0 and again.stdout == ""
+
+
+def test_no_backup(tmp_path):
+    client = installed_copy(tmp_path)
+    assert run_cli("fix", "--vllm", "0.16.0", "--client", str(client), "--apply", "--no-backup").returncode == 0
+    assert not list(client.rglob("*.driftcheck.bak"))
+
+
+def test_formatting_and_comments_outside_the_edits_stay_byte_identical(tmp_path):
+    client = installed_copy(tmp_path)
+    original = (client / GEN).read_text()
+    run_cli("fix", "--vllm", "0.16.0", "--client", str(client), "--apply")
+    new = (client / GEN).read_text()
+    # every original line that mentions none of the fixed constructs is still there, in order
+    untouched = [ln for ln in original.splitlines() if not any(k in ln for k in (
+        "kv_cache_specs", "execute_model", "captured_states_list[0]", "Scheduler(", "max_num_batched_tokens=max_num_batched",
+        "gpu_memory_utilization=gpu_memory_utilization,", "structured_output_manager=structured_output_manager,"))]
+    it = iter(new.splitlines())
+    assert all(any(line == other for other in it) for line in untouched)
+    assert "# Constants" in new and "# Get captured states from driver worker" in new
+
+
+def test_read_only_file_is_refused_and_left_alone(tmp_path):
+    client = installed_copy(tmp_path)
+    target = client / GEN
+    original = target.read_bytes()
+    target.chmod(0o444)
+    try:
+        proc = run_cli("fix", "--vllm", "0.16.0", "--client", str(client), "--apply")
+        assert proc.returncode == 2
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith("driftcheck: error:") and "read-only" in last and "Traceback" not in proc.stderr
+        assert target.read_bytes() == original
+        assert (client / WORKER).read_bytes() == zipfile.ZipFile(client_sources("speculators", "0.3.0")).read(WORKER)
+    finally:
+        target.chmod(0o644)
+
+
+def test_file_changed_between_read_and_write_is_refused(tmp_path):
+    from driftcheck.engine import ScanOptions
+    from driftcheck.errors import DriftcheckError
+    from driftcheck.fixer import FixOptions, apply_plan, plan_fixes
+    from driftcheck.targets import resolve_client, resolve_vllm
+
+    client_dir = installed_copy(tmp_path)
+    client = resolve_client(str(client_dir), CACHE_DIR)
+    plan = plan_fixes(resolve_vllm("0.16.0", CACHE_DIR), client, ScanOptions(cache_dir=CACHE_DIR), FixOptions())
+    assert plan.changes
+    edited = (client_dir / GEN).read_text() + "\n# edited by a person meanwhile\n"
+    (client_dir / GEN).write_text(edited)
+    worker_before = (client_dir / WORKER).read_bytes()
+    with pytest.raises(DriftcheckError, match="changed since driftcheck read it"):
+        apply_plan(plan, client)
+    assert (client_dir / GEN).read_text() == edited
+    assert (client_dir / WORKER).read_bytes() == worker_before  # nothing written at all
+
+
+KILLER = r"""
+import os, sys, time
+import driftcheck.fixer as fixer
+real_replace = os.replace
+calls = {"n": 0}
+def slow_replace(src, dst):
+    calls["n"] += 1
+    if calls["n"] == int(sys.argv[1]):
+        open(sys.argv[2], "w").write("ready")
+        time.sleep(60)  # killed here: between writing the temp file and renaming it
+    return real_replace(src, dst)
+fixer.os.replace = slow_replace
+from driftcheck.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("kill_at", [1, 2])
+def test_kill_during_apply_leaves_each_file_old_or_new(tmp_path, kill_at):
+    client = installed_copy(tmp_path)
+    files = [client / GEN, client / WORKER]
+    old = {f: f.read_text() for f in files}
+    # the new contents, from a dry run on an identical copy
+    twin = installed_copy(tmp_path / "twin")
+    run_cli("fix", "--vllm", "0.16.0", "--client", str(twin), "--apply", "--no-backup")
+    new = {f: (twin / f.relative_to(client)).read_text() for f in files}
+    marker = tmp_path / "ready"
+    env = dict(os.environ, DRIFTCHECK_CACHE_DIR=str(CACHE_DIR), PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-c", KILLER, str(kill_at), str(marker), "fix", "--vllm", "0.16.0",
+                             "--client", str(client), "--apply", "--no-backup"], env=env, start_new_session=True)
+    deadline = time.time() + 120
+    while not marker.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert marker.exists(), "the apply never reached the rename"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    states = []
+    for f in files:
+        text = f.read_text()
+        assert text in (old[f], new[f]), f"{f.name} is neither the old nor the new file"
+        ast.parse(text)
+        states.append("new" if text == new[f] else "old")
+    # rename k is the one killed: files renamed before it are new, the rest old
+    assert states.count("new") == kill_at - 1
