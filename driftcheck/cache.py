@@ -27,15 +27,19 @@ def default_cache_dir() -> Path:
     return base / "driftcheck"
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, never a part."""
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write `data` to `path` so that readers see the old file or the new one, never a part.
+
+    `durable=False` skips the fsync: right for cache entries, which a crash may only turn into a
+    miss (an unreadable entry is a miss), and an fsync per summary dominated cold scans."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -93,6 +97,6 @@ class SummaryCache:
         if not self.enabled:
             return
         try:
-            atomic_write_bytes(self._key(data, name, is_pkg), pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL))
+            atomic_write_bytes(self._key(data, name, is_pkg), pickle.dumps(info, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
         except OSError:
             self.enabled = False  # read-only or full: keep scanning without a cache

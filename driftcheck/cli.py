@@ -61,6 +61,24 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--cache-dir", metavar="DIR")
     fix.add_argument("--no-cache", action="store_true")
 
+    matrix = sub.add_parser("matrix", help="scan many vLLM releases against the client(s) and compute compatible ranges")
+    matrix.add_argument("--vllm", metavar="RANGE", required=True, help="0.11.0..0.32.0, 0.11.0,0.16.0, or all-releases")
+    matrix.add_argument("--client", metavar="TARGET", action="append", help="client(s), as for scan (default: installed speculators)")
+    matrix.add_argument("--client-vllm", metavar="VERSION")
+    matrix.add_argument("--jobs", "-j", type=int, help="processes (default: one per core)")
+    matrix.add_argument("--out", metavar="DIR", default="reports", help="where matrix.{json,md,html,png} go (default: reports/)")
+    matrix.add_argument("--cache-dir", metavar="DIR")
+    matrix.add_argument("--no-cache", action="store_true")
+
+    rng = sub.add_parser("range", help="the tightest vllm>=a,<b the client is compatible with (runs a matrix)")
+    rng.add_argument("--vllm", metavar="RANGE", default="all-releases", help="releases to consider (default: all-releases)")
+    rng.add_argument("--client", metavar="TARGET", action="append")
+    rng.add_argument("--client-vllm", metavar="VERSION")
+    rng.add_argument("--jobs", "-j", type=int)
+    rng.add_argument("--json", action="store_true")
+    rng.add_argument("--cache-dir", metavar="DIR")
+    rng.add_argument("--no-cache", action="store_true")
+
     explain = sub.add_parser("explain", help="name the vLLM drift behind a pasted traceback")
     explain.add_argument("file", nargs="?", default="-", help="a file holding the traceback, or - for stdin (default)")
     explain.add_argument("--vllm", metavar="TARGET", help="confirm the diagnosis against this vLLM's sources")
@@ -192,6 +210,71 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if changed else EXIT_OK
 
 
+def _run_matrix(args):
+    from .matrix import run_matrix
+    from .ranges import compute_range
+    from .releases import expand
+    from .targets import DEFAULT_CLIENTS
+
+    cache_dir = _cache_dir(args)
+    versions = expand(args.vllm, cache_dir)
+    specs = args.client or [n for n in DEFAULT_CLIENTS if _installed(n)]
+    if not specs:
+        raise DriftcheckError("no --client given and speculators is not installed", "pass --client speculators==0.4.0")
+    if args.jobs is not None and args.jobs < 1:
+        raise DriftcheckError("--jobs must be at least 1")
+    matrix = run_matrix(versions, specs, cache_dir, args.jobs, args.client_vllm, use_cache=not args.no_cache)
+    ranges = [compute_range(matrix, c) for c in matrix.clients]
+    return matrix, ranges
+
+
+def _installed(name: str) -> bool:
+    import importlib.metadata as md
+
+    try:
+        md.distribution(name)
+        return True
+    except md.PackageNotFoundError:
+        return False
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from .provenance import provenance
+    from .report import matrix_report
+
+    matrix, ranges = _run_matrix(args)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DriftcheckError(f"cannot create {out}: {exc.strerror}") from None
+    _write_output(str(out / "matrix.json"), matrix_report.to_json(matrix, ranges, provenance()))
+    _write_output(str(out / "matrix.md"), matrix_report.to_markdown(matrix, ranges))
+    _write_output(str(out / "matrix.html"), matrix_report.to_html(matrix, ranges))
+    drew = matrix_report.to_png(matrix, ranges, out / "matrix.png")
+    sys.stdout.write(matrix_report.to_markdown(matrix, ranges))
+    sys.stderr.write(f"driftcheck: wrote {out}/matrix.json, .md, .html" + (", .png" if drew else " (no .png: pip install matplotlib)")
+                     + f" in {matrix.seconds:.1f} s\n")
+    return EXIT_USAGE if any(c.status == "error" for c in matrix.cells) else EXIT_OK
+
+
+def cmd_range(args: argparse.Namespace) -> int:
+    import json
+
+    matrix, ranges = _run_matrix(args)
+    if args.json:
+        print(json.dumps([r.to_json() for r in ranges], indent=2))
+    else:
+        for r in ranges:
+            print(f"{r.client}: computed vllm{r.computed or ' (no compatible release)'}; declared {r.declared or '(none)'}"
+                  + ("" if r.agrees is None else (" -> agrees" if r.agrees else " -> differs")))
+            if r.first_break_above:
+                print(f"  breaks at {r.first_break_above}: {', '.join(r.rules_above)} {('- ' + r.reason_above) if r.reason_above else ''}")
+            for note in r.notes:
+                print(f"  {note}")
+    return EXIT_OK if all(r.computed for r in ranges) else EXIT_FINDINGS
+
+
 MAX_TRACEBACK_BYTES = 16 * 1024 * 1024
 
 
@@ -267,7 +350,7 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return smoke_main(args.args)
 
 
-COMMANDS = {"scan": cmd_scan, "fix": cmd_fix, "explain": cmd_explain, "rules": cmd_rules, "smoke": cmd_smoke}
+COMMANDS = {"scan": cmd_scan, "fix": cmd_fix, "matrix": cmd_matrix, "range": cmd_range, "explain": cmd_explain, "rules": cmd_rules, "smoke": cmd_smoke}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,8 @@ file's content hash and reused across vLLM versions that ship the same file. Cro
 from __future__ import annotations
 
 import ast
+import re
+from collections import deque
 from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
@@ -152,9 +154,16 @@ def resolve_relative(module: str, is_package: bool, level: int, target: str | No
     return base
 
 
+# Cheap source-text tests that let a summary skip whole-AST walks that cannot find anything:
+# no `dataclass(` call anywhere -> no function wraps dataclass(); no `setattr` -> statements suffice.
+_DATACLASS_CALL = re.compile(r"dataclass\s*\(")
+
+
 class _Summariser:
-    def __init__(self, info: ModuleInfo):
+    def __init__(self, info: ModuleInfo, scan_calls: bool = True, scan_setattr: bool = True):
         self.info = info
+        self.scan_calls = scan_calls
+        self.scan_setattr = scan_setattr
 
     def run(self, tree: ast.Module) -> None:
         self._block(tree.body, type_only=False)
@@ -185,10 +194,11 @@ class _Summariser:
                         continue
                     self._bind(alias.asname or alias.name, Binding("import", node.lineno, f"{module}.{alias.name}", type_only))
             elif isinstance(node, ast.ClassDef):
-                info.classes[node.name] = summarise_class(node, info.path)
+                info.classes[node.name] = summarise_class(node, info.path, scan_calls=self.scan_calls,
+                                                          scan_setattr=self.scan_setattr)
                 self._bind(node.name, Binding("class", node.lineno, type_only=type_only))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                fn = summarise_function(node, info.path)
+                fn = summarise_function(node, info.path, scan_calls=self.scan_calls)
                 if node.name == "__getattr__":
                     info.getattr = _summarise_getattr(node, info)
                 if "overload" in fn.decorators or "typing.overload" in fn.decorators:
@@ -285,9 +295,9 @@ def _string_dict(node: ast.Dict) -> dict[str, str] | None:
     return out
 
 
-def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> FunctionInfo:
+def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool = True) -> FunctionInfo:
     wraps = False
-    for sub in ast.walk(node):
+    for sub in ast.walk(node) if scan_calls else ():
         if isinstance(sub, ast.Call):
             name = _dotted(sub.func) or ""
             if name.split(".")[-1] == "dataclass":
@@ -328,7 +338,7 @@ def _field_call_info(value: ast.expr) -> tuple[bool, str | None, bool, bool | No
     return True, ast.unparse(value), True, None
 
 
-def summarise_class(node: ast.ClassDef, path: str) -> ClassInfo:
+def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, scan_setattr: bool = True) -> ClassInfo:
     deco_kwargs: dict[str, str] = {}
     for d in node.decorator_list:
         if isinstance(d, ast.Call):
@@ -348,7 +358,7 @@ def summarise_class(node: ast.ClassDef, path: str) -> ClassInfo:
             cls.decorator_kwargs["__metaclass__"] = ast.unparse(k.value)
     for stmt in _flatten_class_body(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = summarise_function(stmt, path)
+            fn = summarise_function(stmt, path, scan_calls=scan_calls)
             if ("overload" in fn.decorators or "typing.overload" in fn.decorators) and stmt.name in cls.methods:
                 continue
             if any(d.endswith((".setter", ".deleter")) for d in fn.decorators) and stmt.name in cls.methods:
@@ -356,7 +366,7 @@ def summarise_class(node: ast.ClassDef, path: str) -> ClassInfo:
             cls.methods[stmt.name] = fn
             if stmt.name in ("__getattr__", "__getattribute__"):
                 cls.dynamic_attrs = True
-            _collect_instance_attrs(stmt, cls)
+            _collect_instance_attrs(stmt, cls, full_walk=scan_setattr)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             annotation = ast.unparse(stmt.annotation)
             if stmt.value is None:
@@ -393,12 +403,30 @@ def _flatten_class_body(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
+_STATEMENT_FIELDS = ("items", "body", "handlers", "orelse", "finalbody", "cases")  # in each node type's _fields order
+
+
+def _walk_statements(fn: ast.AST):
+    """ast.walk restricted to statements (and except handlers, match cases, with-items), in the same
+    breadth-first order: the nodes an assignment to `self.x` can be, without visiting expressions."""
+    todo = deque([fn])
+    while todo:
+        node = todo.popleft()
+        yield node
+        for name in _STATEMENT_FIELDS:
+            children = getattr(node, name, None)
+            if children and type(children) is list:
+                todo.extend(children)
+
+
+def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, full_walk: bool = True) -> None:
+    """Attributes assigned on the first parameter anywhere in `fn`. `full_walk=False` skips expressions:
+    only right when the module never calls `setattr` (the one expression-level form)."""
     if not fn.args.args and not fn.args.posonlyargs:
         return
     first = (fn.args.posonlyargs + fn.args.args)[0].arg
-    param_types = {a.arg: ast.unparse(a.annotation) for a in fn.args.args + fn.args.kwonlyargs if a.annotation is not None}
-    for sub in ast.walk(fn):
+    param_annotations = {a.arg: a.annotation for a in fn.args.args + fn.args.kwonlyargs if a.annotation is not None}
+    for sub in ast.walk(fn) if full_walk else _walk_statements(fn):
         targets: list[ast.expr] = []
         annotation: str | None = None
         value: ast.expr | None = None
@@ -421,8 +449,8 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
                     type_expr = annotation
                     if type_expr is None and isinstance(value, ast.Call):
                         type_expr = _dotted(value.func)
-                    elif type_expr is None and isinstance(value, ast.Name) and value.id in param_types:
-                        type_expr = param_types[value.id]
+                    elif type_expr is None and isinstance(value, ast.Name) and value.id in param_annotations:
+                        type_expr = ast.unparse(param_annotations[value.id])
                     prev = cls.instance_attrs.get(t.attr)
                     if prev is None or (prev[1] is None and type_expr):
                         cls.instance_attrs[t.attr] = (t.lineno, type_expr)
@@ -493,5 +521,5 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
         line = getattr(exc, "lineno", None)
         info.syntax_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}" + (f" (line {line})" if line else "")
         return info
-    _Summariser(info).run(tree)
+    _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None, scan_setattr="setattr" in source).run(tree)
     return info
