@@ -44,8 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common_scan_args(scan)
     scan.add_argument("-f", "--output-format", "--format", dest="format", choices=FORMATS, default="text")
     scan.add_argument("-o", "--output", metavar="FILE", help="write the report here (atomically) instead of stdout")
+    scan.add_argument("--report-dir", metavar="DIR", help="also write driftcheck.{json,sarif,junit.xml,md} there (for CI)")
     scan.add_argument("--fail-on", choices=FAIL_ON, default="error", help="lowest severity that makes the exit code 1 (default: error)")
     scan.add_argument("--accept-unknown", action="store_true", help="do not fail when a probe could not decide")
+    scan.add_argument("--baseline", metavar="FILE", help="hide the findings accepted in this baseline (until their vLLM side changes)")
+    scan.add_argument("--write-baseline", metavar="FILE", help="accept today's findings: write them to FILE and exit 0")
     scan.add_argument("--color", dest="color", action="store_true", default=None, help="force colour in text output")
     scan.add_argument("--no-color", dest="color", action="store_false", help="no colour in text output")
 
@@ -134,8 +137,32 @@ def cmd_scan(args: argparse.Namespace) -> int:
     cache_dir = _cache_dir(args)
     vllm = resolve_vllm(args.vllm, cache_dir)
     clients = resolve_clients(args.client, cache_dir)
-    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=args.select, client_vllm=args.client_vllm)
+    baseline = None
+    if args.baseline:
+        from .suppress import load_baseline
+
+        baseline = load_baseline(args.baseline)
+    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=args.select, client_vllm=args.client_vllm,
+                          baseline_file=baseline)
     result = scan(vllm, clients, options)
+    if args.write_baseline:
+        import json
+
+        from .suppress import baseline_document
+
+        doc = baseline_document(result.findings, vllm.version)
+        _write_output(args.write_baseline, json.dumps(doc, indent=2) + "\n")
+        sys.stderr.write(f"driftcheck: wrote {len(doc['entries'])} accepted finding(s) to {args.write_baseline}\n")
+        return EXIT_USAGE if result.internal_errors else EXIT_OK
+    if args.report_dir:
+        folder = Path(args.report_dir)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DriftcheckError(f"cannot create {folder}: {exc.strerror}") from None
+        for fmt, name in (("json", "driftcheck.json"), ("sarif", "driftcheck.sarif"), ("junit", "driftcheck.junit.xml"),
+                          ("markdown", "driftcheck.md")):
+            _write_output(str(folder / name), render(fmt, result))
     color = args.color if args.color is not None else (args.output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     text = render(args.format, result, color=color)
     if args.output:

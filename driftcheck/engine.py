@@ -15,6 +15,8 @@ from .client import load_client
 from .context import ScanContext
 from .errors import DriftcheckError
 from .findings import Finding, UnknownResult, summarise
+from .suppress import apply_baseline, apply_inline
+from .provenance import provenance
 from .targets import Target, baseline_version, resolve_vllm
 from .usage import analyse_client
 
@@ -26,6 +28,7 @@ class ScanOptions:
     only: list[str] | None = None  # rule ids or names
     client_vllm: str | None = None  # override of the vLLM the client was written for
     baseline_cache: dict | None = None  # share fetched baselines across repeated scans (fix, matrix)
+    baseline_file: dict | None = None  # a loaded --baseline document: hides accepted findings
 
 
 @dataclass
@@ -51,6 +54,7 @@ class ScanResult:
             "unknown": [u.to_json() for u in self.unknown],
             "summary": summarise(self.findings) | {"unknown": len(self.unknown), "suppressed": sum(1 for f in self.findings if f.suppressed)},
             "baselines": self.baselines,
+            "provenance": provenance(self.vllm),
             "internal_errors": self.internal_errors,
             "stats": self.stats,
         }
@@ -101,9 +105,11 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
     api = api or make_api(vllm, options)
     probes = load_probes(options.only)
     files_checked = 0
+    lines_by_file: dict[str, list[str]] = {}
     for client in clients:
         source = load_client(client.tree, client.location, client.prefixes or None)
         files_checked += len(source.files)
+        lines_by_file.update({f.rel: f.lines for f in source.files})
         usage = analyse_client(source, api)
         loader, note = _baseline_loader(client, vllm, options, result)
         if loader is not None and options.baseline_cache is not None:
@@ -122,6 +128,9 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
                 result.unknown.append(UnknownResult(probe.RULE.id, message, client_name=client.name))
     result.findings = _dedupe(result.findings)
     result.findings.sort(key=Finding.sort_key)
+    apply_inline(result.findings, lines_by_file)
+    if options.baseline_file is not None:
+        apply_baseline(result.findings, options.baseline_file)
     result.stats = {
         "seconds": round(time.perf_counter() - started, 3),
         "client_files": files_checked,

@@ -167,6 +167,11 @@ def run_attempt(python: str, spec: AttemptSpec, env: dict, timeout: float, keep:
         err["logged_tracebacks"] = logged
         if logged:
             err["root_cause"] = root_cause(logged)
+            client = (data.get("notes") or {}).get("client")
+            # the client code that raised in an engine process (a worker extension, say)
+            in_client = [f for b in logged for f in logtext.frames(b) if client and f["file"].startswith(client)]
+            if in_client:
+                err["client_frame"] = in_client[-1]
         err.setdefault("log_tail", logtext.tail(log_text))
         data["explain"] = explain(list(filter(None, [err.get("traceback"), *logged])) or [err["log_tail"]])
     if not keep:

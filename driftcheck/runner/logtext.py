@@ -37,5 +37,14 @@ def tracebacks(text: str, limit: int = 2) -> list[str]:
     return unique[-limit:]
 
 
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\n(?P<code>\s+\S.*)?', re.M)
+
+
+def frames(block: str) -> list[dict]:
+    """The frames of one traceback block, outermost first."""
+    return [{"file": m["file"], "line": int(m["line"]), "function": m["function"], "code": (m["code"] or "").strip()}
+            for m in _FRAME.finditer(block)]
+
+
 def tail(text: str, n: int = 40) -> str:
     return "\n".join(text.splitlines()[-n:])

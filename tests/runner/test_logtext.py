@@ -1,5 +1,5 @@
 from driftcheck.runner.cli import root_cause
-from driftcheck.runner.logtext import tracebacks
+from driftcheck.runner.logtext import frames, tracebacks
 
 LOG = """\
 (EngineCore pid=10) INFO 11-29 13:36:20 [core.py:402] init engine took 1.17 s
@@ -25,3 +25,9 @@ def test_tracebacks_are_unprefixed_and_attributed():
 def test_plain_python_traceback():
     text = "noise\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    f()\nKeyError: 'x'\nafter\n"
     assert tracebacks(text) == ["Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    f()\nKeyError: 'x'"]
+
+
+def test_frames_of_a_logged_block():
+    block = tracebacks(LOG)[0]
+    assert frames(block) == [{"file": "/x/connector.py", "line": 402, "function": "_submit_async_write",
+                              "code": "pinned_hs = torch.empty_like("}]
