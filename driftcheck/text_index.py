@@ -57,49 +57,7 @@ class TextIndex:
         if rel in self._classes:
             return self._classes[rel]
         text = self.blobs().get(rel, b"").decode("utf-8", errors="replace")
-        out: list[ClassMembers] = []
-        current: ClassMembers | None = None
-        body_indent: int | None = None
-        in_string: str | None = None
-        for lineno, line in enumerate(text.splitlines(), 1):
-            stripped = line.strip()
-            if in_string:
-                if line.count(in_string) % 2 == 1:
-                    in_string = None
-                continue
-            for quote in ('"""', "'''"):
-                if line.count(quote) % 2 == 1:
-                    in_string = quote
-            if not stripped or stripped.startswith("#"):
-                continue
-            if not line[0].isspace():
-                m = _CLASS.match(line)
-                if m:
-                    current = ClassMembers(rel, m.group(1), lineno, {})
-                    out.append(current)
-                    body_indent = None
-                    continue
-                if _STATEMENT_START.match(line):
-                    current = None
-                continue
-            if current is None:
-                continue
-            indent = len(line) - len(line.lstrip())
-            if body_indent is None:
-                body_indent = indent
-            m = _DEF.match(line)
-            if m and len(m.group(1)) == body_indent:
-                current.members.setdefault(m.group(2), lineno)
-            elif indent == body_indent:
-                m = _CLASS_ATTR.match(line)
-                if m:
-                    current.members.setdefault(m.group(2), lineno)
-            for m in _SELF_ATTR.finditer(line):
-                current.members.setdefault(m.group(1), lineno)
-            if stripped.startswith("self.") and "," in stripped.split("=", 1)[0]:
-                # Tuple targets: `self.start_layer, self.end_layer, self.layers = make_layers(...)`.
-                for m in _SELF_NAME.finditer(stripped.split("=", 1)[0]):
-                    current.members.setdefault(m.group(1), lineno)
+        out = _classes_by_line(rel, text) if _ODD_LINE_BREAK.search(text) else _classes_fast(rel, text)
         self._classes[rel] = out
         return out
 
@@ -128,3 +86,51 @@ class TextIndex:
                 kind = (m.group(1) or b"assign").decode()
                 out.append((rel, line, kind))
         return out
+
+
+def _classes_by_line(rel: str, text: str) -> list[ClassMembers]:
+    """The line-by-line scanner: the reference semantics of `TextIndex.classes_in`."""
+    out: list[ClassMembers] = []
+    current: ClassMembers | None = None
+    body_indent: int | None = None
+    in_string: str | None = None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if in_string:
+            if line.count(in_string) % 2 == 1:
+                in_string = None
+            continue
+        for quote in ('"""', "'''"):
+            if line.count(quote) % 2 == 1:
+                in_string = quote
+        if not stripped or stripped.startswith("#"):
+            continue
+        if not line[0].isspace():
+            m = _CLASS.match(line)
+            if m:
+                current = ClassMembers(rel, m.group(1), lineno, {})
+                out.append(current)
+                body_indent = None
+                continue
+            if _STATEMENT_START.match(line):
+                current = None
+            continue
+        if current is None:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if body_indent is None:
+            body_indent = indent
+        m = _DEF.match(line)
+        if m and len(m.group(1)) == body_indent:
+            current.members.setdefault(m.group(2), lineno)
+        elif indent == body_indent:
+            m = _CLASS_ATTR.match(line)
+            if m:
+                current.members.setdefault(m.group(2), lineno)
+        for m in _SELF_ATTR.finditer(line):
+            current.members.setdefault(m.group(1), lineno)
+        if stripped.startswith("self.") and "," in stripped.split("=", 1)[0]:
+            # Tuple targets: `self.start_layer, self.end_layer, self.layers = make_layers(...)`.
+            for m in _SELF_NAME.finditer(stripped.split("=", 1)[0]):
+                current.members.setdefault(m.group(1), lineno)
+    return out
