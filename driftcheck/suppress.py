@@ -31,20 +31,22 @@ def vllm_side_digest(f: Finding) -> str:
 
 
 def apply_inline(findings: list[Finding], lines_by_file: dict[str, list[str]]) -> None:
-    """`# driftcheck: ignore[DC003] why` on the finding's line or the line above it."""
+    """`# driftcheck: ignore[DC003] why` on the line above the finding or on any line of its statement/call."""
     for f in findings:
         if f.client is None or f.suppressed:
             continue
         lines = lines_by_file.get(f.client.path)
         if not lines:
             continue
-        for line_no in (f.client.line, f.client.line - 1):
+        last = max(f.client.end_line or f.client.line, f.client.line)
+        span = range(f.client.line, min(last, f.client.line + 50) + 1)
+        for line_no in [*span, f.client.line - 1]:
             if not 0 < line_no <= len(lines):
                 continue
             m = INLINE.search(lines[line_no - 1])
             if m is None:
                 continue
-            if line_no != f.client.line and not lines[line_no - 1].strip().startswith("#"):
+            if line_no == f.client.line - 1 and not lines[line_no - 1].strip().startswith("#"):
                 continue  # a trailing comment on the previous statement is about that statement
             wanted = {w.strip() for w in m.group(1).split(",")}
             if f.rule in wanted or f.name in wanted or "all" in wanted:
