@@ -59,7 +59,7 @@ class TextIndex:
         if rel in self._classes:
             return self._classes[rel]
         text = self.blobs().get(rel, b"").decode("utf-8", errors="replace")
-        out = _classes_by_line(rel, text) if _ODD_LINE_BREAK.search(text) else _classes_fast(rel, text)
+        out = _classes_by_line(rel, text) if _odd_line_breaks(text) else _classes_fast(rel, text)
         self._classes[rel] = out
         return out
 
@@ -144,7 +144,8 @@ def _classes_by_line(rel: str, text: str) -> list[ClassMembers]:
 # of a release). Every pattern starts with a literal ("\n", "def", "self.") so that `re` can skip
 # ahead instead of trying each position. Lines are "\n"-separated here; a text with another break
 # that str.splitlines() honours takes the reference path, so line numbers never differ.
-_ODD_LINE_BREAK = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
+_ODD_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LONE_CR = re.compile(r"\r(?!\n)")
 _TRIPLE = re.compile(r"\"\"\"|'''")
 _TOP_LINE = re.compile(r"\n([^\s#].*)")
 _FIRST_CODE = re.compile(r"\n([^\S\n]+)[^\s#]")
@@ -159,6 +160,11 @@ _SELF_TUPLE_M = re.compile(r"\n[^\S\n]+(self\.[^=\n,]*,[^=\n]*)")
 def _class_attr_at(indent: int) -> re.Pattern:
     """Class-attribute lines indented by exactly `indent` characters (the class body's indent)."""
     return re.compile(rf"(?m)\n[^\S\n]{{{indent}}}(\w+)[^\S\n]*(?::[^=\n]+)?(?:=(?!=)|$)")
+
+
+def _odd_line_breaks(text: str) -> bool:
+    """Line breaks other than \\n and \\r\\n (substring tests: a regex over the text costs more)."""
+    return any(c in text for c in _ODD_BREAKS) or ("\r" in text and _LONE_CR.search(text) is not None)
 
 
 class _LineCounter:

@@ -382,6 +382,11 @@ class _FileAnalyzer:
             first = values[0]
             if any(type(v) is not type(first) or (isinstance(v, Instance) and v.cls.qualname != first.cls.qualname) for v in values):
                 env[name] = None  # conflicting assignments: do not guess
+        for node in _walk_scope(fn.body):
+            # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type.
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                    and node.args and isinstance(node.args[0], ast.Name):
+                env[node.args[0].id] = None
         return env
 
     # ------------------------------------------------------------- classes
@@ -419,6 +424,12 @@ class _FileAnalyzer:
                         elif isinstance(node, ast.AnnAssign):
                             targets = [node.target]
                         for t in targets:
+                            if isinstance(t, (ast.Tuple, ast.List)):
+                                # `(self.a, self.b) = ...`: members, types unknown
+                                for elt in ast.walk(t):
+                                    if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == first:
+                                        self.client_class_members[name].add(elt.attr)
+                                continue
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first:
                                 self.client_class_members[name].add(t.attr)
                                 if isinstance(node, ast.AnnAssign):

@@ -52,11 +52,29 @@ def target_disables_for_extraction(api) -> tuple[str, int] | None:
     return None
 
 
+def _configuring_strings(tree: ast.AST):
+    """String constants used as configuration values (dict values, keyword values, list items, assignments),
+    not docstrings, messages or comparisons (`method != "extract_hidden_states"` checks, it does not configure)."""
+    for node in ast.walk(tree):
+        values: list[ast.expr] = []
+        if isinstance(node, ast.Dict):
+            values = list(node.values)
+        elif isinstance(node, ast.keyword):
+            values = [node.value]
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            values = list(node.elts)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            values = [node.value]
+        for value in values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                yield value
+
+
 def _python_configs(ctx: ScanContext):
     """(loc, node, prefix caching off?) for each place the client configures a hidden-states path."""
     for file in ctx.usage.files:
-        for node in ast.walk(file.tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(m in node.value for m in HS_MARKERS):
+        for node in _configuring_strings(file.tree):
+            if any(m in node.value for m in HS_MARKERS):
                 parent_call = _enclosing_call(file.tree, node)
                 scope = parent_call if parent_call is not None else node
                 text = ast.unparse(scope)
