@@ -12,6 +12,7 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -99,8 +100,8 @@ def strip_wheel(wheel: Path, out: Path) -> None:
         with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as dst:
             for info in src.infolist():
                 rel = _safe_rel(info.filename)
-                if rel is None or info.is_dir():
-                    continue
+                if rel is None or info.is_dir() or stat.S_ISLNK(info.external_attr >> 16):
+                    continue  # never copy what could escape the root or point elsewhere
                 keep = rel.endswith(KEEP_SUFFIXES) or (".dist-info/" in rel and rel.endswith(("METADATA", "top_level.txt")))
                 if keep and info.file_size <= 16 * 1024 * 1024:
                     dst.writestr(rel, src.read(info))

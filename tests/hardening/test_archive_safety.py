@@ -1,0 +1,66 @@
+"""Archive safety: hostile wheel members are never extracted or followed; bombs are refused."""
+
+from __future__ import annotations
+
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from driftcheck.errors import SourceError
+from driftcheck.fetch import strip_wheel
+from driftcheck.sources import ZipTree
+
+OK_VLLM = {"vllm/__init__.py": "", "vllm/_version.py": '__version__ = "9.9.9"\n',
+           "vllm/config/__init__.py": "def f(a):\n    return a\n"}
+
+
+def make_wheel(path: Path, members: dict[str, bytes | str], links: dict[str, str] | None = None) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            z.writestr(info, target)
+    return path
+
+
+def test_traversal_absolute_and_link_members_are_invisible(tmp_path):
+    wheel = make_wheel(tmp_path / "evil.whl", {**OK_VLLM, "../escape.py": "x = 1", "/abs/evil.py": "x = 1",
+                                                "vllm/../../up.py": "x = 1"},
+                       links={"vllm/linked.py": "/etc/passwd"})
+    tree = ZipTree(wheel)
+    names = tree.names()
+    assert "vllm/config/__init__.py" in names
+    assert not any(".." in n or n.startswith("/") for n in names)
+    assert "vllm/linked.py" not in names
+    # stripping a fetched wheel writes only safe members, into the cache file itself
+    out = tmp_path / "cache" / "stripped.zip"
+    strip_wheel(wheel, out)
+    with zipfile.ZipFile(out) as z:
+        assert sorted(z.namelist()) == sorted(OK_VLLM)
+    assert not (tmp_path / "escape.py").exists() and not Path("/abs/evil.py").exists()
+
+
+def test_zip_bomb_member_is_refused(tmp_path):
+    bomb = b"\0" * (20 * 1024 * 1024)  # 20 MB of zeros compress to ~20 KB
+    wheel = make_wheel(tmp_path / "bomb.whl", {**OK_VLLM, "vllm/big.py": bomb})
+    tree = ZipTree(wheel)
+    with pytest.raises(SourceError, match="too large|zip bomb"):
+        tree.read_bytes("vllm/big.py")
+
+
+def test_scan_of_a_wheel_with_a_bomb_module_still_answers(tmp_path):
+    wheel = make_wheel(tmp_path / "vllm-9.9.9-py3-none-any.whl",
+                       {**OK_VLLM, "vllm/config/__init__.py": "from vllm.config.big import f\n",
+                        "vllm/config/big.py": b"#" * (12 * 1024 * 1024)})
+    client = tmp_path / "c"
+    client.mkdir()
+    (client / "use.py").write_text("from vllm.config import f\nf(1)\n")
+    proc = run_cli("scan", "--vllm", str(wheel), "--client", str(client), "-f", "json")
+    # the oversize module cannot be read: the name it should provide is unknown, not "ok"
+    assert proc.returncode == 1, proc.stderr
+    assert '"unknown": [' in proc.stdout and "too large" in proc.stdout
