@@ -71,17 +71,17 @@ def fresh_cache(zips: list[Path]) -> Path:
     return root
 
 
-def scan_in_process(vllm_version: str, client: str, cache: Path):
+def scan_in_process(vllm_version: str, client: str, cache: Path, select: list[str] | None = None):
     t0 = time.perf_counter()
     vllm = resolve_vllm(vllm_version, cache)
     target = resolve_client(client, cache)
-    result = scan(vllm, [target], ScanOptions(cache_dir=cache))
+    result = scan(vllm, [target], ScanOptions(cache_dir=cache, only=select))
     return time.perf_counter() - t0, result
 
 
-def scan_cli(vllm_version: str, client: str, cache: Path) -> tuple[float, dict]:
+def scan_cli(vllm_version: str, client: str, cache: Path, select: list[str] | None = None) -> tuple[float, dict]:
     cmd = [sys.executable, "-m", "driftcheck", "scan", "--vllm", vllm_version, "--client", client,
-           "-f", "json", "--cache-dir", str(cache)]
+           "-f", "json", "--cache-dir", str(cache), *(a for rule in select or [] for a in ("--select", rule))]
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
@@ -120,25 +120,26 @@ def fmt(values: list[float]) -> str:
     return f"{min(values):7.3f} s (median {statistics.median(values):.3f})" if len(values) > 1 else f"{values[0]:7.3f} s"
 
 
-def bench_release(version: str, client: str, zips: list[Path], repeat: int, griffe_repeat: int, profile: bool) -> dict:
+def bench_release(version: str, client: str, zips: list[Path], repeat: int, griffe_repeat: int, profile: bool,
+                  select: list[str] | None = None) -> dict:
     cold, warm, cold_cli, warm_cli = [], [], [], []
     findings = None
     for _ in range(repeat):
         cache = fresh_cache(zips)
         try:
-            dt, result = scan_in_process(version, client, cache)
+            dt, result = scan_in_process(version, client, cache, select)
             cold.append(dt)
             stats = dict(result.stats)
-            dt, result = scan_in_process(version, client, cache)
+            dt, result = scan_in_process(version, client, cache, select)
             warm.append(dt)
             findings = len(result.visible())
         finally:
             shutil.rmtree(cache, ignore_errors=True)
         cache = fresh_cache(zips)
         try:
-            dt, report = scan_cli(version, client, cache)
+            dt, report = scan_cli(version, client, cache, select)
             cold_cli.append(dt)
-            dt, report = scan_cli(version, client, cache)
+            dt, report = scan_cli(version, client, cache, select)
             warm_cli.append(dt)
             assert len(report["findings"]) == findings, "CLI and in-process scans disagree"
         finally:
@@ -160,7 +161,7 @@ def bench_release(version: str, client: str, zips: list[Path], repeat: int, grif
         try:
             prof = cProfile.Profile()
             prof.enable()
-            scan_in_process(version, client, cache)
+            scan_in_process(version, client, cache, select)
             prof.disable()
         finally:
             shutil.rmtree(cache, ignore_errors=True)
@@ -177,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="driftcheck runs per measurement (min and median shown)")
     ap.add_argument("--griffe-repeat", type=int, default=1)
     ap.add_argument("--cache-dir", type=Path, default=None, help="where releases are fetched (default: driftcheck's cache)")
+    ap.add_argument("--select", action="append", metavar="RULE", help="only these rules (as `scan --select`; default: all)")
     ap.add_argument("--profile", action="store_true", help="print a cProfile of one cold in-process scan per release")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
     args = ap.parse_args(argv)
@@ -185,10 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     zips, baseline = prepare_sources(cache, versions, args.client)
     load_probes()  # import every probe module before timing anything in-process
     print(f"driftcheck scan of {args.client} (baseline vLLM {baseline or '-'}); {os.cpu_count()} CPU(s), "
-          f"Python {sys.version.split()[0]}; sources zips already fetched, cold = empty summary cache")
+          f"Python {sys.version.split()[0]}; sources zips already fetched, cold = empty summary cache; "
+          f"rules: {', '.join(args.select) if args.select else 'all'}")
     rows = []
     for version in versions:
-        r = bench_release(version, args.client, zips, args.repeat, args.griffe_repeat, args.profile)
+        r = bench_release(version, args.client, zips, args.repeat, args.griffe_repeat, args.profile, args.select)
         rows.append(r)
         g = min(r["griffe"])
         print(f"\nvLLM {version}: {r['files']} .py files in vllm/, {r['findings']} finding(s); "

@@ -381,13 +381,22 @@ COMMANDS = {"scan": cmd_scan, "fix": cmd_fix, "matrix": cmd_matrix, "range": cmd
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["smoke"]:
+        # the runner owns its options (argparse's REMAINDER cannot pass leading --flags through)
+        return _guarded("smoke", lambda: cmd_smoke(argparse.Namespace(args=argv[1:])))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    return _guarded(args.command, lambda: COMMANDS[args.command](args))
+
+
+def _guarded(command: str, run) -> int:
+    """Run a command; every failure becomes one line and a non-zero exit code."""
     try:
-        return COMMANDS[args.command](args)
+        return run()
     except DriftcheckError as exc:
         sys.stderr.write(f"driftcheck: error: {exc.one_line()}\n")
         return exc.exit_code
@@ -395,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("driftcheck: interrupted\n")
         return 130
     except BrokenPipeError:
-        return EXIT_OK if args.command != "scan" else EXIT_FINDINGS
+        return EXIT_OK if command != "scan" else EXIT_FINDINGS
     except Exception as exc:  # a bug: say so in one line, never exit 0
         if os.environ.get("DRIFTCHECK_DEBUG"):
             raise
