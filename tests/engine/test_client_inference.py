@@ -182,3 +182,17 @@ def test_method_type_bound_function_records_self_names(tmp_path):
     # names the function itself stores on `self` are not vLLM's
     assert sorted(bound.self_names) == ["get_input_embeddings", "norm"]
     assert bound.self_names["get_input_embeddings"].line == 8
+
+
+def test_submodule_imported_with_from_is_a_module_object(tmp_path):
+    # `from vllm.v1.core import kv_cache_utils` binds the submodule even though v1/core/__init__ is empty
+    src = """
+        from vllm.v1.core import kv_cache_utils
+
+
+        def f(cfg):
+            return kv_cache_utils.get_kv_cache_config_from_groups(cfg, [], 0, 1)
+    """
+    result = scan_client(tmp_path, {"c.py": src}, only=["DC004"])
+    [f] = result.findings
+    assert f.symbol == "vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups" and f.client.line == 5
