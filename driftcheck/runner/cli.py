@@ -161,7 +161,10 @@ def run_attempt(python: str, spec: AttemptSpec, env: dict, timeout: float, keep:
     data.update(upstream_connector=spec.upstream_connector, gate=spec.mode == "careful" and not spec.upstream_connector,
                 wall_s=outcome.wall_s, timeout_s=timeout, log=str(adir / "log.txt"), leftover_pids=outcome.leftovers)
     data["metrics"]["peak_rss_mb"] = outcome.peak_rss_mb
-    if data["status"] in ("crashed", "timeout"):
+    if data["status"] == "timeout":
+        # tracebacks logged after the kill are the shutdown's, not a cause: keep only the tail
+        data["error"]["log_tail"] = logtext.tail(log_text)
+    elif data["status"] == "crashed":
         err = data.setdefault("error", {})
         logged = logtext.tracebacks(log_text)
         err["logged_tracebacks"] = logged
@@ -308,6 +311,8 @@ def describe(a: dict) -> list[str]:
         return lines + tail
     err = a.get("error") or {}
     lines = [f"{head} {err.get('type')}: {_one_line(err.get('message'))}"]
+    if a["status"] == "timeout":
+        return lines + [f"    last line: {_one_line(err.get('log_tail', '').splitlines()[-1:])}", f"    log: {a['log']}"] + tail
     if err.get("root_cause") and err.get("root_cause") not in (err.get("message") or ""):
         lines.append(f"    root cause (logged by an engine process): {_one_line(err['root_cause'])}")
     frame = err.get("client_frame") or err.get("frame")
