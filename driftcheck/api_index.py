@@ -10,6 +10,8 @@ dataclass / vLLM `@config` fields.
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
 import re
 from dataclasses import dataclass, field
 
@@ -140,7 +142,8 @@ class ApiIndex:
                 cached.path = path
                 return cached
         self.parsed_files += 1
-        info = summarise_source(name, path, is_pkg, _decode(data))
+        with _gc_paused():
+            info = summarise_source(name, path, is_pkg, _decode(data))
         if self.cache is not None:
             self.cache.put(data, name, is_pkg, info)
         return info
@@ -492,6 +495,19 @@ class ApiIndex:
         if isinstance(result, Resolved) and result.kind == "class":
             return result
         return None
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """No cyclic GC while an AST is built and summarised: ASTs hold no cycles (refcounting frees them)
+    and the collector's passes over the ~100k nodes of a big module cost 15-25% of a cold scan."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _strip_annotation(expr: str) -> str | None:

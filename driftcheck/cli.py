@@ -227,11 +227,14 @@ def cmd_fix(args: argparse.Namespace) -> int:
         else:
             after = plan.final
         left = [f for f in after.visible() if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["error"]]
-        remaining_errors += len(left)
+        remaining_errors += len(left) + len(after.unknown)
         verb = "after --apply" if args.apply else "after these changes"
-        sys.stderr.write(f"{client.name or client.location}: {len(left)} error(s) left {verb} against vLLM {vllm.version or '?'}\n")
+        sys.stderr.write(f"{client.name or client.location}: {len(left)} error(s) and {len(after.unknown)} unknown left "
+                         f"{verb} against vLLM {vllm.version or '?'}\n")
         for f in left:
             sys.stderr.write(f"  {f.rule} {f.client.path if f.client else ''}:{f.client.line if f.client else ''} {f.message[:140]}\n")
+        for u in after.unknown:
+            sys.stderr.write(f"  unknown {u.rule}: {u.message[:160]}\n")
     if args.apply:
         return EXIT_FINDINGS if remaining_errors else EXIT_OK
     return EXIT_FINDINGS if changed else EXIT_OK

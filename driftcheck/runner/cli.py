@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 
-from driftcheck.runner import analysis, logtext, procs, report
+from driftcheck.runner import analysis, logtext, report
+from driftcheck.runner.attempts import run_attempt, run_child
+from driftcheck.runner.summary import describe
 from driftcheck.runner.spec import DEFAULT_RTOL, DTYPES, AttemptSpec, ModelSpec
 
 DRIVERS = ("generator", "native", "auto")
@@ -92,34 +93,6 @@ def expose_driftcheck(out: Path) -> Path:
     return d
 
 
-def run_child(python: str, args: list[str], out_json: Path, log: Path, env: dict, timeout: float) -> tuple[dict | None, procs.Outcome]:
-    out_json.unlink(missing_ok=True)
-    outcome = procs.run_isolated([python, "-m", "driftcheck.runner.child", *args, str(out_json)],
-                                 env=env, timeout_s=timeout, log_path=log)
-    data = json.loads(out_json.read_text()) if out_json.exists() else None
-    return data, outcome
-
-
-def explain(tracebacks: list[str]) -> list[dict] | None:
-    """The explain engine's diagnoses (rule, name, message, fix) for each traceback, deduplicated;
-    None when driftcheck.explain is not there."""
-    try:
-        from driftcheck.explain import explain_text
-    except ImportError:
-        return None
-    hits: dict = {}
-    for text in tracebacks:
-        try:
-            found = explain_text(text)
-        except Exception as exc:  # advisory: its failure must not hide the finding
-            if type(exc).__name__ == "NotATraceback":
-                continue
-            found = [{"rule": None, "name": "explain failed", "message": f"{type(exc).__name__}: {exc}", "fix": None}]
-        for hit in found:
-            hits.setdefault((hit.get("rule"), hit.get("message")), hit)
-    return list(hits.values())
-
-
 def choose_drivers(want: str, facts: dict, client: str | None) -> list[str]:
     can_native = bool(facts.get("has_extract_hidden_states"))
     if want == "native" and not can_native:
@@ -135,51 +108,6 @@ def choose_drivers(want: str, facts: dict, client: str | None) -> list[str]:
         raise UsageError(f"nothing to drive: vLLM {facts.get('vllm')} has no extract_hidden_states and no "
                          "client generator was found (pass --client PATH)")
     return drivers
-
-
-def root_cause(blocks: list[str]) -> str:
-    """The exception line of the first logged traceback that is not a pointer to another one."""
-    last_lines = [b.strip().splitlines()[-1] for b in blocks]
-    return next((ln for ln in last_lines if "stack trace" not in ln), last_lines[0])
-
-
-def run_attempt(python: str, spec: AttemptSpec, env: dict, timeout: float, keep: bool) -> dict:
-    adir = Path(spec.out_dir)
-    shutil.rmtree(adir, ignore_errors=True)
-    adir.mkdir(parents=True)
-    (adir / "spec.json").write_text(spec.to_json())
-    data, outcome = run_child(python, ["attempt", str(adir / "spec.json")], adir / "result.json",
-                              adir / "log.txt", env, timeout)
-    log_text = (adir / "log.txt").read_text(errors="replace")
-    if data is None:
-        data = {"name": spec.name, "driver": spec.driver, "mode": spec.mode, "layers": spec.layers,
-                "metrics": {}, "notes": {},
-                "status": "timeout" if outcome.timed_out else "crashed",
-                "error": {"type": "Timeout" if outcome.timed_out else "ChildDied",
-                          "message": (f"no result within {timeout:.0f} s" if outcome.timed_out else
-                                      f"the attempt process exited with {outcome.returncode} without a result")}}
-    data.update(upstream_connector=spec.upstream_connector, gate=spec.mode == "careful" and not spec.upstream_connector,
-                wall_s=outcome.wall_s, timeout_s=timeout, log=str(adir / "log.txt"), leftover_pids=outcome.leftovers)
-    data["metrics"]["peak_rss_mb"] = outcome.peak_rss_mb
-    if data["status"] == "timeout":
-        # tracebacks logged after the kill are the shutdown's, not a cause: keep only the tail
-        data["error"]["log_tail"] = logtext.tail(log_text)
-    elif data["status"] == "crashed":
-        err = data.setdefault("error", {})
-        logged = logtext.tracebacks(log_text)
-        err["logged_tracebacks"] = logged
-        if logged:
-            err["root_cause"] = root_cause(logged)
-            client = (data.get("notes") or {}).get("client")
-            # the client code that raised in an engine process (a worker extension, say)
-            in_client = [f for b in logged for f in logtext.frames(b) if client and f["file"].startswith(client)]
-            if in_client:
-                err["client_frame"] = in_client[-1]
-        err.setdefault("log_tail", logtext.tail(log_text))
-        data["explain"] = explain(list(filter(None, [err.get("traceback"), *logged])) or [err["log_tail"]])
-    if not keep:
-        shutil.rmtree(adir / "hidden_states", ignore_errors=True)
-    return data
 
 
 def main(argv: list[str]) -> int:
@@ -291,49 +219,6 @@ def _smoke(args) -> int:
                 say(f"  {f['severity']:7} {f['id']}: {f['message']}")
         say(f"{'PASSED' if result['ok'] else 'FAILED'} in {result['wall_s']:.1f} s; result {json_path}, junit {junit_path}")
     return 0 if result["ok"] else 1
-
-
-def describe(a: dict) -> list[str]:
-    m = a.get("metrics") or {}
-    head = f"{a['name']:<34} {a['status'].upper():8}"
-    tail = []
-    if "differences" in a:
-        diffs = [d["what"] for d in a["differences"]]
-        tail = [f"    vs careful: {'differs in ' + ', '.join(diffs) if diffs else 'same outcome'}"]
-    cached = (a.get("notes") or {}).get("cached_tokens_per_pass")
-    if cached:
-        tail.append(f"    prefix-cache hits per pass (tokens): {cached}")
-    if a["status"] in ("passed", "failed"):
-        lines = [f"{head} load {m.get('load_s', 0):.1f} s, {m.get('tokens_per_s', 0):.0f} tokens/s, "
-                 f"peak RSS {m.get('peak_rss_mb', 0) / 1024:.2f} GiB (process group), wall {a['wall_s']:.1f} s"]
-        lines += [f"    {c['name']}: {'ok' if c['ok'] else 'FAILED'} - {c['detail']}" for c in a["checks"]
-                  if not c["ok"] or c["name"] in ("reference", "convention")]
-        return lines + tail
-    err = a.get("error") or {}
-    lines = [f"{head} {err.get('type')}: {_one_line(err.get('message'))}"]
-    if a["status"] == "timeout":
-        return lines + [f"    last line: {_one_line(err.get('log_tail', '').splitlines()[-1:])}", f"    log: {a['log']}"] + tail
-    if err.get("root_cause") and err.get("root_cause") not in (err.get("message") or ""):
-        lines.append(f"    root cause (logged by an engine process): {_one_line(err['root_cause'])}")
-    frame = err.get("client_frame") or err.get("frame")
-    if frame:
-        lines.append(f"    at {frame['file']}:{frame['line']} in {frame['function']}: {frame['code']}")
-    hits = a.get("explain")
-    if hits:
-        for h in hits:
-            lines.append(f"    rule {h.get('rule')} ({h.get('name')}): {_one_line(h.get('message'))}")
-            lines.append(f"    fix: {_one_line(h.get('fix'))}")
-    elif hits is None:
-        lines.append("    (driftcheck.explain is not available: no rule named)")
-    else:
-        lines.append("    explain: no rule matches this traceback")
-    lines.append(f"    log: {a['log']}")
-    return lines + tail
-
-
-def _one_line(text) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _version() -> str:

@@ -1,4 +1,4 @@
-from driftcheck.runner.cli import root_cause
+from driftcheck.runner.attempts import root_cause
 from driftcheck.runner.logtext import frames, tracebacks
 
 LOG = """\
