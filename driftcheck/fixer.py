@@ -17,6 +17,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from .codemod import UNSAFE, FixContext
 from .engine import ScanOptions, ScanResult, make_api, scan
@@ -90,6 +91,7 @@ class FixOptions:
     only: list[str] | None = None  # rule ids/names or fix ids
     unsafe: bool = False
     guard: bool = False
+    where: Callable[[Finding], bool] | None = None  # API only: fix just the findings this accepts
 
 
 def _selected(modules, opts: FixOptions):
@@ -127,7 +129,8 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
     for _round in range(MAX_ROUNDS):
         progressed = False
         candidates = [f for f in result.findings if f.client is not None and (f.rule, f.fingerprint()) not in attempted
-                      and (rule_filter is None or f.rule in rule_filter or f.name in rule_filter)]
+                      and (rule_filter is None or f.rule in rule_filter or f.name in rule_filter)
+                      and (opts.where is None or opts.where(f))]
         by_file: dict[str, list[Finding]] = {}
         for f in candidates:
             by_file.setdefault(f.client.path, []).append(f)
