@@ -38,6 +38,11 @@ KNOWN_EXTERNAL_MEMBERS = {
         "bfloat16", "zero_grad", "apply", "buffers", "named_buffers", "requires_grad_", "training", "add_module",
         "get_submodule", "get_parameter", "type", "double", "share_memory", "extra_repr", "__call__",
     },
+    "enum.Enum": {"name", "value", "_name_", "_value_", "_missing_"},
+    "enum.IntEnum": {"name", "value", "_name_", "_value_", "_missing_"},
+    "enum.StrEnum": {"name", "value", "_name_", "_value_", "_missing_"},
+    "enum.Flag": {"name", "value", "_name_", "_value_", "_missing_"},
+    "enum.IntFlag": {"name", "value", "_name_", "_value_", "_missing_"},
     "pydantic.BaseModel": {
         "model_dump", "model_dump_json", "model_validate", "model_copy", "model_fields", "model_config",
         "model_json_schema", "model_construct", "model_fields_set", "model_post_init",

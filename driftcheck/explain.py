@@ -105,6 +105,8 @@ def parse_traceback(text: str) -> ParsedTraceback:
                 tail.append(raw)
             i += 1
         frames.extend(block_frames)
+        if exc_type and block_frames and block_frames[-1].func in ("__del__", "__exit__"):
+            continue  # an error raised while tearing down after the real one ("Exception ignored in ... __del__")
         for j, line in enumerate(tail):
             m = EXC_RE.match(line.strip())
             if m:
@@ -146,11 +148,15 @@ def _frame(tb: ParsedTraceback, func: str | None = None, file_suffix: str | None
     return None
 
 
+LIBRARY_PARTS = ("/vllm/", "/torch/", "/pydantic/", "/pydantic_core/", "/transformers/", "/driftcheck/runner/",
+                 "/multiprocessing/", "/concurrent/")
+
+
 def _client_frame(tb: ParsedTraceback) -> Frame | None:
-    """The innermost frame outside vLLM, torch and the standard library: the user's line."""
+    """The innermost frame outside vLLM, its libraries, the runner and the standard library: the user's line."""
     for f in reversed(tb.frames):
         path = f.file.replace("\\", "/")
-        if "/vllm/" in path or "/torch/" in path or "/lib/python3" in path and "site-packages" not in path:
+        if any(part in path for part in LIBRARY_PARTS) or ("/lib/python3" in path and "site-packages" not in path):
             continue
         return f
     return tb.frames[-1] if tb.frames else None
@@ -293,6 +299,28 @@ def _confirm_param(api, name: str, param: str, required: bool | None = None, abs
     return False, f"{name} not found in this vLLM"
 
 
+NOT_YET_SETUP = r"(?:not|never)\b[^.\n]{0,60}?\b(?:yet|initiali[sz]ed|resolved|set up|been called)\b[^\n]*?[(`']([a-z_][a-z0-9_]{3,})(?:\(\))?[)`']"
+
+
+def _m_engine_setup(tb):
+    m = _search(tb, NOT_YET_SETUP)
+    if m:
+        return (f"a vLLM function needs state that vLLM's engine core sets up with {m.group(1)}(...), which this client "
+                "(building the engine by hand) never calls.", _client_frame(tb))
+    return None
+
+
+def _confirm_engine_setup(api, tb):
+    from driftcheck.probes.engine_setup_precondition import _engine_call_site, precondition_index
+
+    setup = _search(tb, NOT_YET_SETUP).group(1)
+    raises = [(rel, line) for entries in precondition_index(api).values() for rel, line, _m, s in entries if s == setup]
+    where = _engine_call_site(api, setup)
+    if not raises:
+        return False, f"no raise naming {setup} in this vLLM"
+    return True, f"{raises[0][0]}:{raises[0][1]} raises; the engine calls {setup} at " + (f"{where[0]}:{where[1]}" if where else "?")
+
+
 def _m_unexpected_kw(tb):
     m = _search(tb, r"(\w+)(?:\.__init__)?\(\) got an unexpected keyword argument '(\w+)'")
     if m:
@@ -371,6 +399,9 @@ PATTERNS: list[Pattern] = [
     Pattern("DC103", "two-phase-execution", _m_state_error,
             "From vLLM 0.11.1 execute_model() returns None and sample_tokens() must follow; async_scheduling=False does "
             "not change this.", "call-sample-tokens", _confirm_state),
+    Pattern("DC108", "engine-setup-precondition", _m_engine_setup,
+            "vLLM added a step that its engine core performs before this call (resolve_kv_cache_layout from 0.30).",
+            "replay-engine-setup", _confirm_engine_setup),
     Pattern("DC106", "forward-replay-drift", _m_layer_replay,
             "vLLM's own model forward passes its decoder layers arguments the replaced forward does not (e.g. "
             "llama_4_scaling for DeepseekV2 from 0.12).", None),

@@ -20,6 +20,7 @@ FIX_MODULES = [
     "unwrap_unique_reply",
     "tensor_truthiness",
     "call_sample_tokens",
+    "replay_engine_setup",
 ]
 
 

@@ -29,18 +29,14 @@ PROBE_MODULES = [
     "tensor_truthiness",
     "forward_replay_drift",
     "default_flipped",
+    "engine_setup_precondition",
 ]
 
 
 def load_probes(only: list[str] | None = None) -> list[ModuleType]:
     modules = []
     for name in PROBE_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue  # not written yet
-            raise
+        module = importlib.import_module(f"{__name__}.{name}")
         rule = module.RULE
         if only and rule.id not in only and rule.name not in only:
             continue

@@ -76,17 +76,47 @@ def target_layer_call(text: str, start_line: int, end_line: int) -> tuple[list[s
     return positional, keywords, start_line + body.count("\n", 0, m.start())
 
 
-def _decoder_forward(api, path: str, model_name: str, model_text: str):
-    """The forward of the decoder-layer class this model uses (named in its text)."""
-    module = api.module(path.removesuffix(".py").replace("/", "."))
-    if module is None:
+def _signature_at(text: str, line: int):
+    """The Signature of the `def` starting at `line`, parsed from its header text alone (fast: no module parse)."""
+    import textwrap
+
+    from driftcheck.signatures import signature_from_args
+
+    lines = text.splitlines()
+    header: list[str] = []
+    depth = 0
+    for raw in lines[line - 1: line + 60]:
+        header.append(raw)
+        depth += raw.count("(") - raw.count(")")
+        if depth <= 0 and raw.rstrip().endswith(":"):
+            break
+    try:
+        fn = ast.parse(textwrap.dedent("\n".join(header)) + "\n    pass\n").body[0]
+    except (SyntaxError, IndexError):
         return None
-    used = [name for name, c in module.classes.items()
-            if name != model_name and "forward" in c.methods and re.search(rf"\b{re.escape(name)}\b", model_text)]
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return signature_from_args(fn.args, "", line)
+
+
+class _Forward:
+    """Just what this probe needs of a layer's forward: its signature."""
+
+    def __init__(self, signature):
+        self.signature = signature
+
+
+def _decoder_forward(index, path: str, model_name: str, model_text: str):
+    """The forward of the decoder-layer class this model uses (named in its text), read from the text index."""
+    classes = index.classes_in(path)
+    used = [c for c in classes if c.name != model_name and "forward" in c.members
+            and re.search(rf"\b{re.escape(c.name)}\b", model_text)]
     for suffix in ("DecoderLayer", "Layer", "Block"):
-        layers = [n for n in used if n.endswith(suffix)]
+        layers = [c for c in used if c.name.endswith(suffix)]
         if len(layers) == 1:
-            return module.classes[layers[0]].methods["forward"]
+            text = index.blobs()[path].decode("utf-8", errors="replace")
+            sig = _signature_at(text, layers[0].members["forward"])
+            return _Forward(sig) if sig is not None else None
     return None
 
 
@@ -103,7 +133,7 @@ def layer_arguments(api, index, path: str, cls, wanted: list[str]):
         return None
     positional, keywords, line = found
     model_text = "\n".join(text.splitlines()[cls.line - 1:class_end])
-    forward = _decoder_forward(api, path, cls.name, model_text)
+    forward = _decoder_forward(index, path, cls.name, model_text)
     names = list(positional)
     if forward is not None:
         params = [p for p in forward.signature.params if p.name != "self"]

@@ -11,7 +11,8 @@
 3. unpacks speculators 0.3.0 (package + dist-info, as pip lays it out) twice: `speculators-0.3.0/` unmodified and
    `speculators-0.3.0-fixed/` after `driftcheck fix --apply --vllm <the 0.22.0 wheel>` (static: reads the wheel);
    the fix's diff is kept in bench/gpu/results/;
-4. packs all of it into one tar and splits it into parts of at most --chunk-mib MiB, one folder per part
+4. removes xgrammar's C++ static library from its wheel (not loaded at run time; 31 MB);
+5. packs all of it into one tar and splits it into parts of at most --chunk-mib MiB (default 62), one folder per part
    (.gpu/send/pNN/), each with the tar's sha256, so that each device call carries one part (the device tool carries
    at most 64 MiB a call, the working tree included).
 
@@ -39,10 +40,13 @@ SPECULATORS = "speculators==0.3.0"
 # Large GPU-kernel packages vLLM 0.22.0 requires but that a bf16 Llama on an H200 does not load (attention is
 # vLLM's own FlashAttention build inside the wheel); the sampler's flashinfer path is switched off at run time.
 DROP = {
-    "flashinfer-python", "flashinfer-cubin", "apache-tvm-ffi", "tilelang", "z3-solver", "humming-kernels",
+    "flashinfer-python", "flashinfer-cubin", "tilelang", "z3-solver", "humming-kernels",
     "nvidia-cutlass-dsl", "nvidia-cutlass-dsl-libs-base", "nvidia-cutlass-dsl-libs-cu13", "quack-kernels",
     "tokenspeed-mla", "tokenspeed-triton", "nvidia-cudnn-frontend", "fastsafetensors", "cuda-python", "cuda-tile",
     "nvidia-cuda-cccl", "nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm", "torch-c-dlpack-ext",
+    # fastapi[standard]'s command-line tools (the `fastapi` command and its cloud deploy): no server runs here
+    "fastapi-cli", "fastapi-cloud-cli", "agent-detector", "detect-installer", "fastar", "rignore", "sentry-sdk",
+    "rich-toolkit",
 }
 PLATFORM_ARGS = ["--python-version", "3.12", "--implementation", "cp", "--abi", "cp312", "--abi", "abi3",
                  "--abi", "none", "--only-binary=:all:",
@@ -97,6 +101,30 @@ def download_deps(deps: list[tuple[str, str]], dest: Path) -> None:
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
         raise SystemExit(f"two versions of {sorted(dupes)} in {dest}: keep one")
+
+
+def strip_static_libs(deps: Path) -> list[str]:
+    """xgrammar's wheel carries its C++ static library (lib/*.a, ~31 MB compressed) for linking against it; the
+    Python package loads libxgrammar_bindings.so only. Dropping the .a (and its RECORD line) saves a device call."""
+    notes = []
+    for whl in sorted(deps.glob("xgrammar-*.whl")):
+        with zipfile.ZipFile(whl) as z:
+            names = [n for n in z.namelist() if n.endswith(".a")]
+            if not names:
+                continue
+            tmp = whl.with_suffix(".tmp")
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
+                for info in z.infolist():
+                    if info.filename in names:
+                        continue
+                    data = z.read(info)
+                    if info.filename.endswith(".dist-info/RECORD"):
+                        data = b"".join(line for line in data.splitlines(keepends=True)
+                                        if line.split(b",")[0].decode() not in names)
+                    out.writestr(info, data)
+        os.replace(tmp, whl)
+        notes.append(f"{whl.name}: removed {names}")
+    return notes
 
 
 def clients(work: Path, wheel: Path, results: Path) -> Path:
@@ -154,13 +182,15 @@ def pack(work: Path, wheel: Path, chunk_mib: int) -> list[Path]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default=str(REPO / ".gpu"))
-    ap.add_argument("--chunk-mib", type=int, default=60)
+    ap.add_argument("--chunk-mib", type=int, default=62)
     args = ap.parse_args()
     work = Path(args.work)
     (work / "dl").mkdir(parents=True, exist_ok=True)
     wheel = download_vllm(work / "dl")
     deps = resolve_deps(wheel, work)
     download_deps(deps, work / "payload" / "deps")
+    for note in strip_static_libs(work / "payload" / "deps"):
+        print("trimmed", note)
     clients(work, wheel, HERE / "results")
     parts = pack(work, wheel, args.chunk_mib)
     total = sum(p.stat().st_size for d in parts for p in d.iterdir())

@@ -21,12 +21,41 @@ def _cpu_mem_get_info_shim(notes: dict) -> None:
     """speculators 0.3.0 sizes its KV cache from torch.cuda.mem_get_info(); give it the CPU KV space."""
     import torch
 
-    if torch.cuda.is_available():
+    # device_count() asks NVML first, so CUDA is not initialised here before vLLM forks its workers
+    if torch.cuda.device_count() > 0:
+        notes["device"] = "cuda"
         return
+    notes["device"] = "cpu"
     space = int(float(os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")) * (1 << 30))
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     torch.cuda.mem_get_info = lambda device=None: (space, total)
     notes.setdefault("shims", []).append(f"torch.cuda.mem_get_info -> ({space}, {total}) (no CUDA device)")
+
+
+def _cpu_block_size_shim(module, notes: dict) -> None:
+    """vLLM's CPU attention may need block sizes that are multiples of N (0.32: 32); speculators hard-codes
+    VLLM_BLOCK_SIZE = 16 for GPUs. Read N from the target's CPU backend source and round the client's
+    constant up, here in the runner (on a GPU the client's value stands)."""
+    import importlib.util
+    import re
+
+    import torch
+
+    if torch.cuda.is_available() or not isinstance(getattr(module, "VLLM_BLOCK_SIZE", None), int):
+        return
+    spec = importlib.util.find_spec("vllm")
+    backend = Path(spec.origin).parent / "v1" / "attention" / "backends" / "cpu_attn.py" if spec and spec.origin else None
+    if backend is None or not backend.is_file():
+        return
+    m = re.search(r"MultipleOf\((\d+)\)", backend.read_text(errors="replace"))
+    if not m:
+        return
+    multiple, size = int(m.group(1)), module.VLLM_BLOCK_SIZE
+    if size % multiple:
+        module.VLLM_BLOCK_SIZE = (size // multiple + 1) * multiple
+        notes.setdefault("shims", []).append(
+            f"{module.__name__}.VLLM_BLOCK_SIZE {size} -> {module.VLLM_BLOCK_SIZE} (this vLLM's CPU attention needs "
+            f"multiples of {multiple}; vllm/v1/attention/backends/cpu_attn.py)")
 
 
 def _careful_cache_config(module, notes: dict) -> None:
@@ -48,6 +77,7 @@ def run(spec: AttemptSpec, prompts: list[list[int]], metrics: dict, notes: dict)
     notes["client_import"] = clientpkg.SHIM_NOTE
     _cpu_mem_get_info_shim(notes)
     module = importlib.import_module(clientpkg.GENERATOR_MODULE)
+    _cpu_block_size_shim(module, notes)
     if spec.mode == "careful":
         _careful_cache_config(module, notes)
 

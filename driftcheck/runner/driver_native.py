@@ -19,8 +19,18 @@ CONSTRAINTS = [
 ]
 
 
-def engine_kwargs(spec: AttemptSpec) -> dict:
-    upstream_connector = spec.upstream_connector
+def cuda_present() -> bool:
+    """Whether this process sees a CUDA device, without initialising CUDA here: vLLM forks its engine and
+    worker processes after this, and torch.cuda.is_available() (cuInit) would poison that fork.
+    torch.cuda.device_count() asks NVML first; on a CPU build it is 0."""
+    import torch
+
+    return torch.cuda.device_count() > 0
+
+
+def engine_kwargs(spec: AttemptSpec, cuda: bool = False) -> dict:
+    # On CUDA the target's own connector runs as users run it; a CPU build needs ours (see connector.py).
+    upstream_connector = spec.upstream_connector or cuda
     kv = {
         "kv_connector": "ExampleHiddenStatesConnector" if upstream_connector else "CpuHiddenStatesConnector",
         "kv_role": "kv_producer",
@@ -33,7 +43,6 @@ def engine_kwargs(spec: AttemptSpec) -> dict:
         "tokenizer": spec.model_dir,
         "dtype": spec.model.dtype,
         "max_model_len": spec.model.max_model_len,
-        "enforce_eager": True,  # torch.compile on 2 cores costs minutes and is not what is checked
         "seed": 0,
         "speculative_config": {
             "method": "extract_hidden_states",
@@ -42,6 +51,8 @@ def engine_kwargs(spec: AttemptSpec) -> dict:
         },
         "kv_transfer_config": kv,
     }
+    if not cuda:
+        kw["enforce_eager"] = True  # torch.compile on 2 cores costs minutes and is not what is checked
     if spec.mode == "careful":
         kw["enable_prefix_caching"] = False
     return kw
@@ -75,10 +86,14 @@ def run(spec: AttemptSpec, prompts: list[list[int]], metrics: dict, notes: dict)
 
     from driftcheck.runner import connector
 
-    notes["upstream_connector_cuda_calls"] = connector.upstream_cuda_calls()
-    notes["connector"] = "ExampleHiddenStatesConnector (upstream)" if spec.upstream_connector else \
+    cuda = cuda_present()
+    notes["device"] = "cuda" if cuda else "cpu"
+    if not cuda:  # where the upstream connector cannot run: the calls that need CUDA
+        notes["upstream_connector_cuda_calls"] = connector.upstream_cuda_calls()
+    notes["connector"] = "ExampleHiddenStatesConnector (upstream)" if spec.upstream_connector or cuda else \
         f"{CONNECTOR_MODULE}.CpuHiddenStatesConnector"
-    kw = engine_kwargs(spec)
+    kw = engine_kwargs(spec, cuda)
+    notes["enforce_eager"] = kw.get("enforce_eager", False)
     t0 = time.perf_counter()
     llm = _make_llm(kw, notes)
     metrics["load_s"] = time.perf_counter() - t0

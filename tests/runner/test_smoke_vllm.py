@@ -7,11 +7,13 @@ repeated prompts included, while the target's defaults (prefix caching on) trunc
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
+import zipfile
 
 import pytest
+
+from conftest import client_sources
 
 from .handpatch import patched_copy
 from .helpers import REPO, site_packages, smoke, vllm_env
@@ -89,15 +91,14 @@ def test_generator_ported_by_hand_passes_and_defaults_truncate(tmp_path):
     assert "smoke.defaults-differ" in {f["id"] for f in result["findings"]}
 
 
-def test_generator_after_driftcheck_fix_passes(tmp_path):
-    env = vllm_env("0.16.0")
+@pytest.mark.parametrize("version", ["0.16.0", "0.32.0"])
+def test_generator_after_driftcheck_fix_passes(tmp_path, version):
+    env = vllm_env(version)
     client = tmp_path / "client"
-    # a copy of the installed client as pip laid it out: the package and its dist-info, whose
+    # the released speculators 0.3.0 as pip lays it out: the package and its dist-info, whose
     # `vllm==0.11.0` requirement is the baseline the untyped-receiver rule (DC008) compares with
-    shutil.copytree(site_packages(env) / "speculators", client / "speculators",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for info in site_packages(env).glob("speculators-*.dist-info"):
-        shutil.copytree(info, client / info.name)
+    with zipfile.ZipFile(client_sources("speculators", "0.3.0")) as z:
+        z.extractall(client)
     fix = subprocess.run([sys.executable, "-m", "driftcheck", "fix", "--apply",
                           "--vllm", str(site_packages(env) / "vllm"), "--client", str(client)],
                          capture_output=True, text=True, cwd=REPO, timeout=600)
