@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .api_index import ApiIndex, External, Missing, Resolved, Unknown
+from .api_index import ApiIndex, Resolved
 from .client import ClientFile, ClientSource
 from .signatures import CallShape
 

@@ -24,9 +24,7 @@ def check(ctx: ScanContext):
             sig = bc.signature
             param = problem.param
             what = "an InitVar field" if param.annotation and param.annotation.startswith("InitVar") else "a required parameter"
-            pydantic = bc.use.kind == "construct" and sig.origin == "dataclass" and bc.use.target.cls is not None and any(
-                d.split(".")[-1] == "config" for d in bc.use.target.cls.decorators
-            ) and not any(d.split(".")[-1] == "dataclass" for d in bc.use.target.cls.decorators)
+            pydantic = bc.use.kind == "construct" and ctx.api.is_dataclass_like(bc.use.target) == "pydantic"
             error = f"ValidationError ({param.name}: Field required)" if pydantic else f"TypeError (missing required argument '{param.name}')"
             yield ctx.finding(
                 RULE,

@@ -27,10 +27,11 @@ def check(ctx: ScanContext):
             passed = set(bc.use.shape.keywords)
             unpassed = [n for n in sig.names() if n not in passed]
             renamed = difflib.get_close_matches(problem.name, unpassed, n=1, cutoff=0.75)
+            pydantic = bc.use.kind == "construct" and ctx.api.is_dataclass_like(bc.use.target) == "pydantic"
             message = (
                 f"{bc.callee} got an unexpected keyword argument '{problem.name}' in {ctx.version_label()}: "
-                f"{'ValidationError' if sig.origin == 'dataclass' and 'pydantic' in (bc.use.target.cls.decorators if bc.use.target.cls else []) else 'TypeError'}"
-                f" when this line runs. The signature is now {sig.render()}."
+                f"{'ValidationError (extra fields forbidden)' if pydantic else 'TypeError'} when this line runs. "
+                f"The signature is now {sig.render()}."
             )
             if renamed:
                 message += f" Renamed to '{renamed[0]}'?"

@@ -5,6 +5,7 @@
 #   bash bench/gpu/device.sh receive-last   # receive, install, smoke (all in one call)
 #   bash bench/gpu/device.sh bench          # the throughput benchmark (needs the install of a warm machine)
 #   bash bench/gpu/device.sh install|smoke  # the pieces of receive-last
+#   bash bench/gpu/device.sh receive-last-steps   # receive, install, then bench/gpu/stepwise.py's steps (carry .gpu/steps too)
 #
 # /tmp survives between calls only while the machine stays warm (30 s after a call): send the parts in
 # consecutive calls. What comes back is written under $OUT (at most 8 files): logs and results.
@@ -13,7 +14,7 @@ STATE=/tmp/dc-gpu
 SITE=/tmp/site
 OUT=${OUT:-/tmp/dc-gpu/out}
 mkdir -p "$STATE/chunks" "$OUT"
-PY=$(command -v python3)
+PY=${PY:-$(command -v python3)}
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
        VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 
@@ -67,6 +68,24 @@ smoke() {
   pack "$STATE/smoke-gen-fixed" smoke-gen-fixed; echo "[$((SECONDS - t0)) s]"
 }
 
+steps() {  # speculators 0.3.0 fixed one drift at a time (bench/gpu/stepwise.py): the real crash of each step
+  export PYTHONPATH=$SITE
+  local S=$STATE/steps R=$STATE/steps-out t0=$SECONDS d name model="" extra
+  rm -rf "$S" "$R" && mkdir -p "$S" "$R" && tar -xzf .gpu/steps/steps.tar.gz -C "$S" || return 1
+  for d in "$S"/s*; do
+    name=$(basename "$d")
+    [[ "$name" == s0-* && -z "${STEPS_ALL:-}" ]] && continue   # the unmodified client: run by `smoke` already
+    mkdir -p "$R/$name"; [ -n "$model" ] && cp -r "$model" "$R/$name/model"   # same spec: the build is skipped
+    extra=""; [[ "$name" == *prefix-caching ]] && extra="--defaults-too"
+    echo "== $name"
+    "$PY" -m driftcheck.runner --python "$PY" --driver generator --client "$d" --timeout "${STEP_TIMEOUT:-90}" \
+        --out "$R/$name" $extra; echo "exit $? [$((SECONDS - t0)) s]"
+    model=$R/$name/model
+  done
+  tar -czf "$OUT/steps.tar.gz" -C "$STATE" --exclude='*.safetensors' --exclude='reference.pt' --exclude='.pythonpath' \
+      --exclude='hidden_states' --exclude='shim' steps-out
+}
+
 bench() {
   export PYTHONPATH=$SITE
   "$PY" bench/gpu/throughput.py all --out "$STATE/bench" --client-fixed "$STATE/payload/clients/speculators-0.3.0-fixed" \
@@ -78,6 +97,8 @@ bench() {
 case "${1:-}" in
   receive) receive ;;
   receive-last) receive && install && smoke 2>&1 | tee "$OUT/smoke-stdout.txt" ;;
+  receive-last-steps) receive && install && steps 2>&1 | tee "$OUT/steps-stdout.txt" ;;
+  steps) steps 2>&1 | tee "$OUT/steps-stdout.txt" ;;
   install) install ;;
   smoke) smoke 2>&1 | tee "$OUT/smoke-stdout.txt" ;;
   bench) shift; bench "$@" ;;

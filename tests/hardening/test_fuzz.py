@@ -8,7 +8,6 @@ Every mutated scan must end within a per-example alarm.
 from __future__ import annotations
 
 import re
-import shutil
 import signal
 import zipfile
 from contextlib import contextmanager
