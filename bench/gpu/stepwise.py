@@ -75,10 +75,34 @@ def prepare() -> None:
     print(f"{out / 'steps.tar.gz'}: {(out / 'steps.tar.gz').stat().st_size / 1024:.0f} KiB")
 
 
+# What a crash is, read off the exception: the fixture's name (as the CPU fixtures are named)
+CRASHES = [
+    ("is_encoder_decoder", "schedulerconfig-field-required"),
+    ("unexpected keyword argument 'kv_cache_specs'", "unexpected-kwarg-kv-cache-specs"),
+    ("unexpected keyword argument 'eos_token_id'", "unexpected-kwarg-eos-token-id"),
+    ("required positional argument: 'block_size'", "scheduler-missing-block-size"),
+    ("get_input_embeddings", "get-input-embeddings"),
+    ("Boolean value of Tensor", "boolean-value-of-tensor"),
+    ("sample_tokens", "sample-tokens-state-error"),
+]
+
+
+def crash_name(a: dict) -> str:
+    err = a.get("error") or {}
+    text = f"{err.get('type')}: {err.get('message')} {err.get('root_cause') or ''}"
+    for needle, name in CRASHES:
+        if needle in text:
+            return name
+    if err.get("type") == "AssertionError" and "cache_full_blocks" in (err.get("traceback") or ""):
+        return "cache-full-blocks-assert"
+    return (err.get("type") or "crash").lower()
+
+
 def save(results: Path) -> None:
-    """From the returned smoke.json files (one folder per step), the fixtures, as generate.py writes them."""
+    """From the returned smoke.json files (one folder per step), the fixtures, as generate.py writes them: named
+    by the crash seen (not by the step), and where two steps crash the same way, the later step's (the one with
+    more fixes applied) is kept."""
     for smoke in sorted(results.glob("*/smoke.json")):
-        step = smoke.parent.name.split("-", 1)[1]
         data = json.loads(smoke.read_text())
         for a in data["attempts"]:
             err = a.get("error") or {}
@@ -87,10 +111,10 @@ def save(results: Path) -> None:
                 continue
             parts = [err.get("traceback") or "", *(err.get("logged_tracebacks") or [])]
             text = "\n".join(p.rstrip() + "\n" for p in parts if p.strip())
-            what = step if a["mode"] == "careful" else f"{step}-defaults"
-            path = FIXTURES / f"gpu-0.22.0-{what}.txt"
+            path = FIXTURES / f"gpu-0.22.0-{crash_name(a)}.txt"
             path.write_text(text)
-            print(f"saved {path.name}: {err.get('type')}: {(err.get('message') or '')[:120]}")
+            print(f"{smoke.parent.name} {a['name']}: saved {path.name}: {err.get('type')}: "
+                  f"{(err.get('message') or '')[:100]}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Hidden-state extraction throughput on a GPU: what users choose between, on one random ~1B Llama.
 
     python3 bench/gpu/throughput.py all --out DIR [--client-fixed PATH]    # every variant, one process each
+    python3 bench/gpu/throughput.py table RUN1/throughput.json [RUN2/...]   # the README's Markdown table
 
 Variants (each in its own process group, run one after the other on the same GPU; the same random prompts):
 
@@ -327,8 +328,10 @@ LOG_FACTS = [
     ("available_kv_cache_gib", re.compile(r"Available KV cache memory: ([\d.]+) GiB")),
     ("kv_cache_tokens", re.compile(r"GPU KV cache size: ([\d,]+) tokens")),
     ("attention_backend", re.compile(r"Using (\S+) (?:attention )?backend")),
-    ("compile_s", re.compile(r"torch\.compile takes ([\d.]+) s in total")),
+    ("compile_s", re.compile(r"torch\.compile (?:takes|took) ([\d.]+) s in total")),
     ("cudagraph_capture_s", re.compile(r"Graph capturing finished in ([\d.]+) secs")),
+    ("cudagraph_mode_set_by_vllm", re.compile(r"setting cudagraph_mode=(\w+)")),
+    ("flash_attn_version", re.compile(r"Using FlashAttention version (\d)")),
     ("async_scheduling_log", re.compile(r"(Asynchronous scheduling is (?:enabled|disabled)[^\n]*)")),
     ("multiproc_method", re.compile(r"(We must use the `spawn` multiprocessing start method)")),
 ]
@@ -408,10 +411,30 @@ def print_table(summary: dict) -> None:
               f"{(smi / 1024 if smi else 0):>13.1f} {(f'{tp:.1f}' if tp else '-'):>11} {r.get('load_s', 0):>7.1f}")
 
 
+def markdown(paths: list[str]) -> str:
+    """One Markdown row per variant and run, from throughput.json files (run 1, run 2, ...)."""
+    rows = ["| run | variant | tok/s pass 1 | tok/s pass 2 | best vs vllm-plain | peak GPU mem (nvidia-smi, GiB) | "
+            "torch max allocated (GiB) | engine/model load (s) |", "|---|---|---|---|---|---|---|---|"]
+    for i, path in enumerate(paths, 1):
+        res = json.loads(Path(path).read_text())["results"]
+        base = max(p["tokens_per_s"] for p in res["vllm-plain"]["passes"])
+        for v in VARIANTS:
+            r = res.get(v)
+            if not r or not r.get("passes"):
+                rows.append(f"| {i} | {v} | {r and r.get('status')} | | | | | |")
+                continue
+            tps = [p["tokens_per_s"] for p in r["passes"]]
+            tp = r.get("torch_max_memory_allocated_gib")
+            rows.append(f"| {i} | {v} | {tps[0]:,.0f} | {tps[1] if len(tps) > 1 else float('nan'):,.0f} | "
+                        f"{max(tps) / base:.2f} | {r['nvidia_smi_peak_mib'] / 1024:.1f} | "
+                        f"{f'{tp:.2f}' if tp else '-'} | {r.get('load_s', 0):.1f} |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cmd", choices=("all", "run"))
-    ap.add_argument("variant", nargs="?")
+    ap.add_argument("cmd", choices=("all", "run", "table"))
+    ap.add_argument("variant", nargs="*", help="run: the variant; table: throughput.json files")
     ap.add_argument("--out", default="reports/gpu-throughput")
     ap.add_argument("--result")
     ap.add_argument("--model", default="/tmp/dc-gpu/bench-model")
@@ -437,9 +460,13 @@ def main(argv=None) -> int:
     ap.add_argument("--max-model-len", type=int, default=1024)
     ap.add_argument("--seed", type=int, default=1234)
     args = ap.parse_args(argv)
+    if args.cmd == "table":
+        print(markdown(args.variant))
+        return 0
     if args.cmd == "run":
-        if not args.variant or not args.result:
+        if len(args.variant) != 1 or not args.result:
             ap.error("run needs VARIANT and --result")
+        args.variant = args.variant[0]
         return run_variant(args)
     return run_all(args)
 

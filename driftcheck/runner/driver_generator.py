@@ -21,7 +21,7 @@ def _cpu_mem_get_info_shim(notes: dict) -> None:
     """speculators 0.3.0 sizes its KV cache from torch.cuda.mem_get_info(); give it the CPU KV space."""
     import torch
 
-    # device_count() asks NVML first, so CUDA is not initialised here before vLLM forks its workers
+    # device_count() asks NVML first: the CUDA driver is not initialised here before vLLM forks its workers
     if torch.cuda.device_count() > 0:
         notes["device"] = "cuda"
         return

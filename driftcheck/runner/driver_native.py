@@ -20,8 +20,8 @@ CONSTRAINTS = [
 
 
 def cuda_present() -> bool:
-    """Whether this process sees a CUDA device, without initialising CUDA here: vLLM forks its engine and
-    worker processes after this, and torch.cuda.is_available() (cuInit) would poison that fork.
+    """Whether this process sees a CUDA device, without initialising the CUDA driver here (vLLM forks its
+    engine and worker processes after this; torch.cuda.is_available() calls cudaGetDeviceCount, i.e. cuInit).
     torch.cuda.device_count() asks NVML first; on a CPU build it is 0."""
     import torch
 
