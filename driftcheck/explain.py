@@ -400,7 +400,7 @@ PATTERNS: list[Pattern] = [
             "From vLLM 0.11.1 execute_model() returns None and sample_tokens() must follow; async_scheduling=False does "
             "not change this.", "call-sample-tokens", _confirm_state),
     Pattern("DC108", "engine-setup-precondition", _m_engine_setup,
-            "vLLM added a step that its engine core performs before this call (resolve_kv_cache_layout from 0.30).",
+            "vLLM added a step that its engine core performs before this call (resolve_kv_cache_layout from 0.29).",
             "replay-engine-setup", _confirm_engine_setup),
     Pattern("DC106", "forward-replay-drift", _m_layer_replay,
             "vLLM's own model forward passes its decoder layers arguments the replaced forward does not (e.g. "

@@ -2,7 +2,7 @@
 
 Clients that build vLLM's engine by hand (a Scheduler, an executor, KV-cache configs) skip what
 `EngineCore` does between those steps. When a release adds such a step, the call that depends on
-it raises at run time, after the model has loaded. From vLLM 0.30,
+it raises at run time, after the model has loaded. From vLLM 0.29,
 `get_kv_cache_config_from_groups` reads `cache_config.get_resolved_kv_cache_layout()`, which raises
 `ValueError: KV cache layout has not been resolved yet; it is resolved once by the engine core
 (resolve_kv_cache_layout)` unless `resolve_kv_cache_layout(...)` ran first.

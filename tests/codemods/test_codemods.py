@@ -20,7 +20,7 @@ CASES = {
     "unwrap-unique-reply": "0.16.0",
     "tensor-truthiness": "0.16.0",
     "call-sample-tokens": "0.16.0",
-    "replay-engine-setup": "0.32.0",  # resolve_kv_cache_layout, as EngineCore does from 0.30
+    "replay-engine-setup": "0.32.0",  # resolve_kv_cache_layout, as EngineCore does from 0.29
 }
 GUARDED = {"drop-keyword": "0.32.0", "add-argument": "0.16.0", "rename-method": "0.16.0"}
 

@@ -1,4 +1,4 @@
-"""DC108 engine-setup-precondition on real releases: the KV-cache-layout step vLLM's engine core added in 0.30."""
+"""DC108 engine-setup-precondition on real releases: the KV-cache-layout step vLLM's engine core added in 0.29."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ def dc108(result):
     return [f for f in result.findings if f.rule == "DC108"]
 
 
-def test_present_from_030_at_the_kv_cache_config_call():
-    for version in ("0.30.0", "0.32.0"):
+def test_present_from_029_at_the_kv_cache_config_call():
+    for version in ("0.29.0", "0.32.0"):
         [f] = dc108(real_scan(version, "speculators==0.4.0"))
         assert f.client.path == GEN
         assert f.client.line == source_line(client_sources("speculators", "0.4.0"), GEN, "kv_cache_config = get_kv_cache_config_from_groups(")
