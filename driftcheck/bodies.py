@@ -51,11 +51,25 @@ _TEXT_INDEXES: "weakref.WeakKeyDictionary[ApiIndex, TextIndex]" = weakref.WeakKe
 
 
 def text_index_for(api: ApiIndex) -> TextIndex:
-    """One TextIndex per ApiIndex: the whole-tree text is read at most once per scan."""
+    """One TextIndex per ApiIndex: the whole-tree text is read at most once per scan, and for an immutable
+    tree (wheel, fetched sources) its answers are kept in the cache folder for the next scan."""
     index = _TEXT_INDEXES.get(api)
     if index is None:
-        index = _TEXT_INDEXES[api] = TextIndex(api.tree, api.package)
+        index = _TEXT_INDEXES[api] = TextIndex(api.tree, api.package, _store_for(api))
     return index
+
+
+def _store_for(api: ApiIndex):
+    from .sources import ZipTree
+
+    if api.cache is None or not isinstance(api.tree, ZipTree):
+        return None  # folders change under us; their answers are kept for this process only
+    return api.cache.root.parent / "text" / f"{api.tree.fingerprint()}.pkl"
+
+
+def save_text_indexes() -> None:
+    for index in list(_TEXT_INDEXES.values()):
+        index.save()
 
 
 def find_text(api: ApiIndex, needle: str, prefer: str = "") -> tuple[str, int] | None:
@@ -63,7 +77,7 @@ def find_text(api: ApiIndex, needle: str, prefer: str = "") -> tuple[str, int] |
     index = text_index_for(api)
     hits = []
     for rel in index.files_mentioning(needle):
-        data = index.blobs()[rel]
+        data = index.blob(rel)
         pos = data.find(needle.encode())
         hits.append((prefer not in rel, rel, data.count(b"\n", 0, pos) + 1))
     if not hits:

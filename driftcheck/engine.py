@@ -10,6 +10,7 @@ from typing import Any
 
 from . import __version__
 from .api_index import ApiIndex
+from .bodies import save_text_indexes
 from .cache import SummaryCache
 from .client import load_client
 from .context import ScanContext
@@ -126,6 +127,7 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
                 message = f"internal error in {probe.RULE.id} {probe.RULE.name}: {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})"
                 result.internal_errors.append(message)
                 result.unknown.append(UnknownResult(probe.RULE.id, message, client_name=client.name))
+    save_text_indexes()  # whole-tree answers of immutable trees, for the next scan
     result.findings = _dedupe(result.findings)
     result.findings.sort(key=Finding.sort_key)
     apply_inline(result.findings, lines_by_file)

@@ -134,7 +134,7 @@ class _Substitute(ast.NodeTransformer):
 def _call_sites(api: ApiIndex, short: str, param: str):
     index = text_index_for(api)
     needle = f"{param}="
-    files = [rel for rel in index.files_mentioning(f"{short}(") if needle.encode() in index.blobs()[rel]]
+    files = [rel for rel in index.files_mentioning(f"{short}(") if needle.encode() in index.blob(rel)]
     files.sort(key=lambda rel: ("/engine/" not in rel, "/tests/" in rel, rel))
     for rel in files[:MAX_FILES]:
         tree = api.parse(rel)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import pickle
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import SourceError
 from .sources import SourceTree
@@ -33,11 +35,44 @@ class ClassMembers:
 
 
 class TextIndex:
-    def __init__(self, tree: SourceTree, package: str = "vllm"):
+    """Whole-tree text queries over one vLLM tree. For an immutable tree (a wheel or fetched sources zip) the
+    answers are kept on disk between runs (`store`), so a warm scan reads only the few files it needs."""
+
+    STORE_FORMAT = 1
+
+    def __init__(self, tree: SourceTree, package: str = "vllm", store: Path | None = None):
         self.tree = tree
         self.package = package
         self._blobs: dict[str, bytes] | None = None
+        self._single: dict[str, bytes] = {}
         self._classes: dict[str, list[ClassMembers]] = {}
+        self._mentions: dict[str, list[str]] = {}
+        self.extra: dict[str, object] = {}  # other per-tree answers probes keep here (picklable)
+        self.store = store
+        self.dirty = False
+        if store is not None:
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            with open(self.store, "rb") as fh:
+                data = pickle.load(fh)
+        except Exception:  # absent, corrupt or foreign: start empty
+            return
+        if isinstance(data, dict) and data.get("format") == self.STORE_FORMAT:
+            self._classes, self._mentions, self.extra = data["classes"], data["mentions"], data["extra"]
+
+    def save(self) -> None:
+        if self.store is None or not self.dirty:
+            return
+        from .cache import atomic_write_bytes
+
+        payload = {"format": self.STORE_FORMAT, "classes": self._classes, "mentions": self._mentions, "extra": self.extra}
+        try:
+            atomic_write_bytes(self.store, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
+            self.dirty = False
+        except OSError:
+            self.store = None  # read-only or full cache: keep answering from memory
 
     def blobs(self) -> dict[str, bytes]:
         if self._blobs is None:
@@ -50,17 +85,39 @@ class TextIndex:
             self._blobs = blobs
         return self._blobs
 
+    def blob(self, rel: str) -> bytes:
+        """One file's bytes, without reading the whole tree when it was not read yet."""
+        if self._blobs is not None:
+            return self._blobs.get(rel, b"")
+        if rel not in self._single:
+            try:
+                self._single[rel] = self.tree.read_bytes(rel)
+            except SourceError:
+                self._single[rel] = b""
+        return self._single[rel]
+
     def files_mentioning(self, name: str) -> list[str]:
-        needle = name.encode()
-        return [rel for rel, data in self.blobs().items() if needle in data]
+        if name not in self._mentions:
+            needle = name.encode()
+            self._mentions[name] = [rel for rel, data in self.blobs().items() if needle in data]
+            self.dirty = True
+        return self._mentions[name]
+
+    def remember(self, key: str, compute):
+        """A per-tree answer kept with the index (computed once per tree, ever)."""
+        if key not in self.extra:
+            self.extra[key] = compute()
+            self.dirty = True
+        return self.extra[key]
 
     def classes_in(self, rel: str) -> list[ClassMembers]:
         """Top-level classes of one file with their members (methods, self.attrs, class attrs)."""
         if rel in self._classes:
             return self._classes[rel]
-        text = self.blobs().get(rel, b"").decode("utf-8", errors="replace")
+        text = self.blob(rel).decode("utf-8", errors="replace")
         out = _classes_by_line(rel, text) if _odd_line_breaks(text) else _classes_fast(rel, text)
         self._classes[rel] = out
+        self.dirty = True
         return out
 
     def classes_defining(self, name: str) -> list[ClassMembers]:
@@ -82,7 +139,7 @@ class TextIndex:
         pattern = re.compile(rb"^(class|def|async def)\s+" + re.escape(name.encode()) + rb"\b|^" + re.escape(name.encode()) + rb"\s*[:=]", re.M)
         out = []
         for rel in self.files_mentioning(name):
-            data = self.blobs()[rel]
+            data = self.blob(rel)
             for m in pattern.finditer(data):
                 line = data.count(b"\n", 0, m.start()) + 1
                 kind = (m.group(1) or b"assign").decode()

@@ -37,12 +37,14 @@ NOT_YET_BYTES = re.compile(rb"\b(?:not|never)\b[^\n]{0,60}?\b(?:yet|initiali[sz]
 def precondition_index(api) -> dict[str, list[tuple[str, int, str, str]]]:
     """function name -> [(path, raise line, message, setup name)] for every "not ... yet" raise in the target.
 
-    Text only (one byte-regex pass over the tree, no parsing): this runs on every scan of every release."""
-    cached = _INDEX.get(id(api))
-    if cached is not None and cached[0] is api:
-        return cached[1]
+    Text only (one byte-regex pass over the tree, no parsing), computed once per tree and kept with its text index."""
+    index = text_index_for(api)
+    return index.remember("engine_setup_precondition:v1", lambda: _scan_preconditions(index))
+
+
+def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
     out: dict[str, list] = {}
-    for rel, data in text_index_for(api).blobs().items():
+    for rel, data in index.blobs().items():
         if b"raise" not in data or not NOT_YET_BYTES.search(data):
             continue
         text = data.decode("utf-8", errors="replace")
@@ -59,11 +61,9 @@ def precondition_index(api) -> dict[str, list[tuple[str, int, str, str]]]:
                 entry = (rel, raise_line + 1, message, setup)
                 if entry not in out.setdefault(function, []):
                     out[function].append(entry)
-    _INDEX[id(api)] = (api, out)
     return out
 
 
-_INDEX: dict[int, tuple] = {}
 _STRING = re.compile(r"""[rbuf]*(["'])(.*?)(?<!\\)\1""")
 
 
@@ -119,7 +119,7 @@ def _engine_call_site(api, name: str) -> tuple[str, int] | None:
     index = text_index_for(api)
     needle = f"{name}(".encode()
     for rel in sorted(index.files_mentioning(name), key=lambda r: ("/engine/" not in r, r)):
-        data = index.blobs()[rel]
+        data = index.blob(rel)
         for m in re.finditer(re.escape(needle), data):
             line_start = data.rfind(b"\n", 0, m.start()) + 1
             if data[line_start:m.start()].strip().startswith((b"def ", b"async def ")):

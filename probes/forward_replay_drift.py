@@ -114,7 +114,7 @@ def _decoder_forward(index, path: str, model_name: str, model_text: str):
     for suffix in ("DecoderLayer", "Layer", "Block"):
         layers = [c for c in used if c.name.endswith(suffix)]
         if len(layers) == 1:
-            text = index.blobs()[path].decode("utf-8", errors="replace")
+            text = index.blob(path).decode("utf-8", errors="replace")
             sig = _signature_at(text, layers[0].members["forward"])
             return _Forward(sig) if sig is not None else None
     return None
@@ -127,7 +127,7 @@ def layer_arguments(api, index, path: str, cls, wanted: list[str]):
     starts = sorted(line for line in cls.members.values() if line > cls.members["forward"])
     class_end = min([c.line - 1 for c in index.classes_in(path) if c.line > cls.line] or [10**9])
     end = min(starts[0] - 1 if starts else cls.members["forward"] + 200, class_end)
-    text = index.blobs()[path].decode("utf-8", errors="replace")
+    text = index.blob(path).decode("utf-8", errors="replace")
     found = target_layer_call(text, cls.members["forward"], end)
     if found is None:
         return None

@@ -38,7 +38,7 @@ def target_disables_for_extraction(api) -> tuple[str, int] | None:
     """Where the target itself turns prefix caching off for extract_hidden_states, if it does."""
     index = bodies.text_index_for(api)
     for rel in index.files_mentioning("extract_hidden_states"):
-        if b"enable_prefix_caching" not in index.blobs()[rel]:
+        if b"enable_prefix_caching" not in index.blob(rel):
             continue
         tree = api.parse(rel)
         if tree is None:

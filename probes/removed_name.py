@@ -46,11 +46,10 @@ def _candidates(base: TextIndex, names: list[str]) -> tuple[list, list[str]]:
 def _representative(index: TextIndex, gone: list) -> tuple:
     """The class the others build on (mentioned by most of the affected files): LlamaModel, not Apertus."""
     files = {now.path for _old, now in gone}
-    blobs = index.blobs()
 
     def mentions(pair) -> tuple:
         name = pair[1].name.encode()
-        return (-sum(1 for f in files if name in blobs.get(f, b"")), pair[1].path)
+        return (-sum(1 for f in files if name in index.blob(f)), pair[1].path)
 
     return sorted(gone, key=mentions)[0]
 
