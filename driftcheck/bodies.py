@@ -64,7 +64,7 @@ def _store_for(api: ApiIndex):
 
     if api.cache is None or not isinstance(api.tree, ZipTree):
         return None  # folders change under us; their answers are kept for this process only
-    return api.cache.root.parent / "text" / f"{api.tree.fingerprint()}.pkl"
+    return api.cache.root.parent.parent / "text" / f"{api.tree.fingerprint()}.pkl"
 
 
 def save_text_indexes() -> None:

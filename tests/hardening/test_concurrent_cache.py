@@ -28,7 +28,7 @@ def assert_consistent(cache: Path) -> None:
             assert f.testzip() is None
             wanted = "vllm/__init__.py" if z.name.startswith("vllm") else ".dist-info/METADATA"
             assert any(n.endswith(wanted) for n in f.namelist()), z.name
-    for p in (cache / "summaries").rglob("*.pkl"):
+    for p in [*(cache / "summaries").rglob("*.pkl"), *(cache / "text").glob("*.pkl")]:
         with open(p, "rb") as fh:
             pickle.load(fh)  # every summary on disk is whole
 

@@ -1,0 +1,28 @@
+"""The whole-tree text answers kept on disk give the same findings as a fresh computation, and a damaged store is
+ignored, not trusted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import CACHE_DIR, run_cli
+
+
+def scan_json(cache):
+    proc = run_cli("scan", "--vllm", "0.32.0", "--client", "speculators==0.3.0", "-f", "json", "--cache-dir", str(cache))
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    return [(f["rule"], f["symbol"], f["client"]["line"], f["vllm"]["path"] if f["vllm"] else None) for f in data["findings"]]
+
+
+def test_stored_answers_match_fresh_ones_and_damage_is_ignored(tmp_path):
+    cache = tmp_path / "cache"
+    shutil.copytree(CACHE_DIR / "sources", cache / "sources")
+    fresh = scan_json(cache)
+    stores = sorted((cache / "text").glob("*.pkl"))
+    assert stores, "the scan kept no text answers"
+    assert scan_json(cache) == fresh  # answered from the stores
+    for store in stores:
+        store.write_bytes(b"\x80\x04garbage")
+    assert scan_json(cache) == fresh  # damaged stores are recomputed
