@@ -40,13 +40,6 @@ def string_constants(node: ast.AST) -> str:
     return "".join(parts)
 
 
-def find_raise(fn: ast.AST, needle: str) -> ast.Raise | None:
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Raise) and n.exc is not None and needle in string_constants(n.exc):
-            return n
-    return None
-
-
 _TEXT_INDEXES: "weakref.WeakKeyDictionary[ApiIndex, TextIndex]" = weakref.WeakKeyDictionary()
 
 

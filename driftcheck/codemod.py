@@ -70,15 +70,13 @@ class Targeted(cst.CSTTransformer):
         return self.get_metadata(PositionProvider, node)
 
     def finding_at(self, node: cst.CSTNode) -> Finding | None:
-        pos = self.position(node)
-        for f in self.findings:
-            if at(pos, f) and f not in self.applied:
-                return f
-        return None
+        found = self.findings_at(node)
+        return found[0] if found else None
 
-    def findings_on_line(self, node: cst.CSTNode) -> list[Finding]:
+    def findings_at(self, node: cst.CSTNode) -> list[Finding]:
+        """Every finding (not yet applied) that starts where this node starts."""
         pos = self.position(node)
-        return [f for f in self.findings if f.client and pos.start.line <= f.client.line <= pos.end.line]
+        return [f for f in self.findings if at(pos, f) and f not in self.applied]
 
 
 def run_transformer(source: str, transformer: Targeted) -> FixOutcome:

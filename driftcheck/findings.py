@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 SEVERITIES = ("error", "warning", "info")
@@ -123,7 +123,3 @@ def summarise(findings: list[Finding]) -> dict[str, int]:
         if not f.suppressed:
             counts[f.severity] = counts.get(f.severity, 0) + 1
     return counts
-
-
-def as_dict(obj: Any) -> Any:
-    return asdict(obj)

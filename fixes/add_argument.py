@@ -46,9 +46,7 @@ def append_arg(args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
 
 class _AddArgument(Targeted):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        pos = self.position(original)
-        mine = [f for f in self.findings if f.client and f.client.line == pos.start.line
-                and (f.client.col is None or f.client.col == pos.start.column + 1)]
+        mine = self.findings_at(original)
         for f in mine:
             param = f.details.get("parameter")
             if any(a.keyword is not None and a.keyword.value == param for a in updated.args):

@@ -27,9 +27,7 @@ def remove_arg(args: list[cst.Arg], index: int) -> list[cst.Arg]:
 
 class _DropKeyword(Targeted):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        pos = self.position(original)
-        mine = [f for f in self.findings if f.client and f.client.line == pos.start.line
-                and (f.client.col is None or f.client.col == pos.start.column + 1)]
+        mine = self.findings_at(original)
         for f in mine:
             kw = f.details.get("keyword")
             index = next((i for i, a in enumerate(updated.args) if a.keyword is not None and a.keyword.value == kw), None)
