@@ -27,11 +27,12 @@ def default_cache_dir() -> Path:
     return base / "driftcheck"
 
 
-def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True, mode: int | None = None) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never a part.
 
     `durable=False` skips the fsync: right for cache entries, which a crash may only turn into a
-    miss (an unreadable entry is a miss), and an fsync per summary dominated cold scans."""
+    miss (an unreadable entry is a miss), and an fsync per summary dominated cold scans. `mode`
+    gives the new file those permission bits (a user's file keeps its own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -40,6 +41,8 @@ def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

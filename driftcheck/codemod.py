@@ -106,10 +106,15 @@ def ensure_import(module: cst.Module, from_module: str, name: str) -> cst.Module
                 if isinstance(small, cst.ImportFrom) and small.module is not None and code_of(small.module) == from_module \
                         and not isinstance(small.names, cst.ImportStar) and any(code_of(a.name) == name for a in small.names):
                     return module
+    return insert_after_imports(module, cst.parse_statement(f"from {from_module} import {name}\n"))
+
+
+def insert_after_imports(module: cst.Module, statement: cst.BaseStatement) -> cst.Module:
+    """Insert a top-level statement right after the module's last top-level import."""
     body = list(module.body)
     last_import = 0
     for i, stmt in enumerate(body):
         if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
             last_import = i + 1
-    body.insert(last_import, cst.parse_statement(f"from {from_module} import {name}\n"))
+    body.insert(last_import, statement)
     return module.with_changes(body=body)

@@ -14,11 +14,11 @@ import ast
 import difflib
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from .cache import atomic_write_bytes
 from .codemod import UNSAFE, FixContext
 from .engine import ScanOptions, ScanResult, make_api, scan
 from .errors import DriftcheckError
@@ -208,19 +208,6 @@ def apply_plan(plan: FixPlan, client: Target, backup: bool = True) -> list[Path]
 
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        atomic_write_bytes(path, data, durable=True, mode=mode)
     except OSError as exc:
-        raise DriftcheckError(f"cannot write in {path.parent}: {exc.strerror}", "is the folder writable?") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        raise DriftcheckError(f"cannot write {path}: {exc.strerror or exc}", "is the folder writable?") from None

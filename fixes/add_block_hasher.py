@@ -14,7 +14,7 @@ import ast
 
 import libcst as cst
 
-from driftcheck.codemod import UNSAFE, Fix, FixContext, FixOutcome, Targeted, expr, run_transformer
+from driftcheck.codemod import UNSAFE, Fix, FixContext, FixOutcome, Targeted, expr, insert_after_imports, run_transformer
 from driftcheck.findings import Finding
 
 from .add_argument import append_arg
@@ -124,14 +124,8 @@ def _vllm_config_expr(source: str) -> str | None:
 def _insert_helper(module: cst.Module, helper: str) -> cst.Module:
     if f"def {HELPER}(" in module.code:
         return module
-    body = list(module.body)
-    last_import = 0
-    for i, stmt in enumerate(body):
-        if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-            last_import = i + 1
     func = cst.parse_statement(helper).with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-    body.insert(last_import, func)
-    return module.with_changes(body=body)
+    return insert_after_imports(module, func)
 
 
 def transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutcome:
