@@ -21,6 +21,7 @@ FIX_MODULES = [
     "tensor_truthiness",
     "call_sample_tokens",
     "replay_engine_setup",
+    "replay_layer_arguments",
 ]
 
 

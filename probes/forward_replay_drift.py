@@ -9,7 +9,10 @@ computes something else (the seed's Kimi-K2.5 run); without a default it raises 
 
 The probe finds the target's model classes that match the replaced function's receiver (they
 define the `self.*` names it uses), reads the layer call in their `forward`, and reports the
-arguments the replay does not pass, naming the architectures affected.
+arguments the replay does not pass, naming the architectures affected. Each finding carries, per
+architecture, where vLLM's layer call is and the expression it passes (`details["calls"]`), which the
+`replay-layer-arguments` codemod translates into the client's terms. A replay that passes a locally
+built dict (`layer(..., **layer_kwargs)` with `layer_kwargs["name"] = ...`) passes those names.
 """
 
 from __future__ import annotations
@@ -22,14 +25,41 @@ from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 from driftcheck.usage import loc_of
 
+FIX_ID = "replay-layer-arguments"
 RULE = Rule("DC106", "forward-replay-drift", "Replaced forward passes decoder layers fewer arguments than vLLM's", "warning",
-            fix=None, kind="behaviour")
+            fix=FIX_ID, kind="behaviour")
 
 LAYER_CALL = re.compile(r"=\s*(layer)\s*\(")
 
 
+def dict_keys(fn: ast.AST, name: str) -> set[str] | None:
+    """The keys a local dict gets in `fn` (`name = {...}` / `dict(...)` with constant keys, then `name["k"] = ...`),
+    or None when it gets a key that is not a string constant or is rebound from something else."""
+    keys: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    v = node.value
+                    if isinstance(v, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in v.keys):
+                        keys |= {k.value for k in v.keys}
+                    elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" and not v.args \
+                            and all(k.arg for k in v.keywords):
+                        keys |= {k.arg for k in v.keywords}
+                    else:
+                        return None
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name:
+                    if not (isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)):
+                        return None
+                    keys.add(t.slice.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == name and node.func.attr in ("update", "setdefault", "__setitem__"):
+            return None
+    return keys
+
+
 def client_layer_calls(bound) -> list[tuple[ast.Call, set[str], bool]]:
-    """Calls of the loop variable in `for ... in ...self.layers...` loops: (call, names passed, uses **)."""
+    """Calls of the loop variable in `for ... in ...self.layers...` loops: (call, names passed, uses ** we cannot read)."""
     out = []
     for node in ast.walk(bound.node):
         if not isinstance(node, (ast.For, ast.AsyncFor)) or ".layers" not in ast.unparse(node.iter):
@@ -39,7 +69,15 @@ def client_layer_calls(bound) -> list[tuple[ast.Call, set[str], bool]]:
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in loop_names:
                 names = {k.arg for k in call.keywords if k.arg}
                 names |= {a.id for a in call.args if isinstance(a, ast.Name)}
-                out.append((call, names, any(k.arg is None for k in call.keywords)))
+                opaque = False
+                for k in call.keywords:
+                    if k.arg is None:
+                        keys = dict_keys(bound.node, k.value.id) if isinstance(k.value, ast.Name) else None
+                        if keys is None:
+                            opaque = True
+                        else:
+                            names |= keys
+                out.append((call, names, opaque))
     return out
 
 
@@ -55,8 +93,8 @@ def _balanced(text: str, start: int) -> str | None:
     return None
 
 
-def target_layer_call(text: str, start_line: int, end_line: int) -> tuple[list[str], list[str], int] | None:
-    """(positional arg sources, keyword names, line) of `... = layer(...)` in a forward body."""
+def target_layer_call(text: str, start_line: int, end_line: int) -> tuple[list[str], dict[str, str], int] | None:
+    """(positional arg sources, {keyword: value source}, line) of `... = layer(...)` in a forward body."""
     lines = text.splitlines()
     body = "\n".join(lines[start_line - 1:end_line])
     m = LAYER_CALL.search(body)
@@ -72,7 +110,7 @@ def target_layer_call(text: str, start_line: int, end_line: int) -> tuple[list[s
     if not isinstance(call, ast.Call):
         return None
     positional = [ast.unparse(a) for a in call.args if not isinstance(a, ast.Starred)]
-    keywords = [k.arg for k in call.keywords if k.arg]
+    keywords = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
     return positional, keywords, start_line + body.count("\n", 0, m.start())
 
 
@@ -121,7 +159,8 @@ def _decoder_forward(index, path: str, model_name: str, model_text: str):
 
 
 def layer_arguments(api, index, path: str, cls, wanted: list[str]):
-    """({argument: required?}, line of the layer call, the layer's forward or None) for `cls.forward`."""
+    """({argument: required?}, line of the layer call, the layer's forward or None, {argument: the expression
+    passed}) for `cls.forward`."""
     if not all(n in cls.members for n in wanted) or "forward" not in cls.members:
         return None
     starts = sorted(line for line in cls.members.values() if line > cls.members["forward"])
@@ -138,11 +177,12 @@ def layer_arguments(api, index, path: str, cls, wanted: list[str]):
     if forward is not None:
         params = [p for p in forward.signature.params if p.name != "self"]
         names = [params[i].name if i < len(params) else a for i, a in enumerate(positional)]
+    values = {**dict(zip(names, positional)), **keywords}
     out: dict[str, bool] = {}
-    for name in names + keywords:
+    for name in values:
         p = forward.signature.get(name) if forward is not None else None
         out[name] = p is not None and not p.has_default  # unknown layer signature: not provably required
-    return out, line, forward
+    return out, line, forward, values
 
 
 def check(ctx: ScanContext):
@@ -169,22 +209,22 @@ def check(ctx: ScanContext):
             now = layer_arguments(ctx.api, index, cls.path, cls, wanted)
             if now is None:
                 continue
-            args, line, forward = now
+            args, line, forward, values = now
             old_cls = base_index.class_by_name(cls.path, cls.name)
             before = layer_arguments(baseline, base_index, cls.path, old_cls, wanted) if old_cls else None
             if before is None:
                 continue  # the architecture is new: not a drift of the client's code
             for name in args:
                 if name not in passed and name not in before[0]:
-                    missing.setdefault(name, []).append((cls, line, args[name]))
+                    missing.setdefault(name, []).append((cls, line, args[name], values[name]))
             old_forward = before[2]
             if forward is not None and old_forward is not None and not forward.signature.accepts_any_keyword:
                 for kw in passed:
                     if forward.signature.get(kw) is None and old_forward.signature.get(kw) is not None:
-                        rejected.setdefault(kw, []).append((cls, line, True))
+                        rejected.setdefault(kw, []).append((cls, line, True, None))
         for name, where in missing.items():
-            archs = sorted({cls.name for cls, _line, _req in where})
-            cls, line, required = where[0]
+            archs = sorted({cls.name for cls, *_ in where})
+            cls, line, required, _value = where[0]
             yield ctx.finding(
                 RULE,
                 f"the replaced forward `{b.name}` calls each decoder layer without '{name}', which {ctx.version_label()}'s own "
@@ -194,15 +234,16 @@ def check(ctx: ScanContext):
                    "architectures compute different hidden states than vLLM does."),
                 loc_of(b.file, call), ctx.vllm_location(cls.path, line), f"{cls.name}.forward(layer(... {name}))",
                 when="call", severity="error" if required else None, argument=name, architectures=archs,
+                calls=[{"model": c.name, "path": c.path, "line": ln, "value": v} for c, ln, _req, v in where],
             )
         for name, where in rejected.items():
-            archs = sorted({cls.name for cls, _line, _req in where})
-            cls, line, _required = where[0]
+            archs = sorted({cls.name for cls, *_ in where})
+            cls, line, _required, _value = where[0]
             yield ctx.finding(
                 RULE,
                 f"the replaced forward `{b.name}` passes '{name}=' to each decoder layer, a parameter the layers of "
                 f"{', '.join(archs[:6])}{' and more' if len(archs) > 6 else ''} no longer have in {ctx.version_label()} "
                 f"(they did in vLLM {baseline.version}): TypeError.",
                 loc_of(b.file, call), ctx.vllm_location(cls.path, line), f"{cls.name}.forward(layer({name}=))",
-                when="call", severity="error", argument=name, architectures=archs,
+                when="call", severity="error", argument=name, architectures=archs, fix=None,
             )
