@@ -5,6 +5,7 @@
 #
 # Each env lands in $DRIFTCHECK_ENVS/vllm-<version> (default ~/.cache/driftcheck/envs) and is
 # skipped when its .complete marker exists; a half-built env (no marker) is wiped and rebuilt.
+# The test run (tests/conftest.py) calls this for the envs it lacks; builds are serialised by a lock.
 # driftcheck itself is not installed there: the runner puts a link to its own driftcheck package on
 # the PYTHONPATH of the children it starts, so a cached env works from any clone of the repository.
 set -euo pipefail
@@ -16,6 +17,9 @@ VERSIONS=("$@")
 # vLLM's optional media deps: their PyPI builds are CUDA builds that break `import vllm` on CPU.
 DROP='^(torchvision|torchaudio|torchcodec)\b'
 mkdir -p "$ENVS"
+# one build at a time (two test sessions, CI and a developer): a second run waits, then finds the envs complete
+exec 9>"$ENVS/.build.lock"
+flock 9
 
 stage() {  # stage NAME CMD... : run CMD, print how long it took, return its status
   local name=$1 t0=$SECONDS rc=0; shift

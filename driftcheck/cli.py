@@ -26,13 +26,34 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _add_common_scan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--vllm", metavar="TARGET", help="vLLM to check against: omitted = installed; a folder, a .whl, or a version such as 0.16.0 (fetched, sources only)")
-    p.add_argument("--client", metavar="TARGET", action="append", help="client code: a folder, a .py file, a .whl, NAME==VERSION, or an installed distribution (repeatable; default: installed speculators + hs_connectors)")
-    p.add_argument("--client-vllm", metavar="VERSION", help="the vLLM the client was written for (default: from the client's declared requirement)")
-    p.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, repeatable)")
-    p.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $DRIFTCHECK_CACHE_DIR or ~/.cache/driftcheck)")
+class _Once(argparse.Action):
+    """A single-valued option given twice is an error, not "the last one wins" (`--vllm 0.11.0 --vllm 0.16.0`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest, None) is not None and getattr(namespace, f"_seen_{self.dest}", False):
+            parser.error(f"{option_string} given twice (once is enough: {getattr(namespace, self.dest)!r}, then {values!r})")
+        setattr(namespace, f"_seen_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
+def _add_output_args(p: argparse.ArgumentParser, formats: list[str], default: str) -> None:
+    p.add_argument("-f", "--output-format", "--format", dest="format", choices=formats, default=default, action=_Once,
+                   help=f"what goes to stdout (or -o): {', '.join(formats)} (default: {default})")
+    p.add_argument("-o", "--output", metavar="FILE", action=_Once, help="write that output here (atomically) instead of stdout")
+
+
+def _add_target_args(p: argparse.ArgumentParser, vllm_help: str, client_help: str, many_clients: bool = True,
+                     vllm_required: bool = False, vllm_default: str | None = None) -> None:
+    p.add_argument("--vllm", metavar="TARGET", action=_Once, help=vllm_help, required=vllm_required, default=vllm_default)
+    p.add_argument("--client", metavar="TARGET", action="append" if many_clients else _Once, help=client_help)
+    p.add_argument("--client-vllm", metavar="VERSION", action=_Once, help="the vLLM the client was written for (default: from the client's declared requirement)")
+    p.add_argument("--allow-empty", action="store_true", help="do not fail when no client file imports vLLM (nothing to check)")
+    p.add_argument("--cache-dir", metavar="DIR", action=_Once, help="cache folder (default: $DRIFTCHECK_CACHE_DIR or ~/.cache/driftcheck)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the per-file summary cache")
+
+
+CLIENTS_HELP = ("client code: a folder, a .py file, a .whl, NAME==VERSION, or an installed distribution "
+                "(repeatable; default: installed speculators + hs_connectors)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,58 +62,56 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     scan = sub.add_parser("scan", help="report where the client's use of vLLM no longer matches a vLLM release")
-    _add_common_scan_args(scan)
-    scan.add_argument("-f", "--output-format", "--format", dest="format", choices=FORMATS, default="text")
-    scan.add_argument("-o", "--output", metavar="FILE", help="write the report here (atomically) instead of stdout")
-    scan.add_argument("--report-dir", metavar="DIR", help="also write driftcheck.{json,sarif,junit.xml,md} there (for CI)")
-    scan.add_argument("--fail-on", choices=FAIL_ON, default="error", help="lowest severity that makes the exit code 1 (default: error)")
+    _add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, or a version such as 0.16.0 (fetched, sources only)",
+                     CLIENTS_HELP)
+    scan.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, any case; repeatable)")
+    _add_output_args(scan, FORMATS, "text")
+    scan.add_argument("--report-dir", metavar="DIR", action=_Once, help="also write driftcheck.{json,sarif,junit.xml,md} there (for CI)")
+    scan.add_argument("--fail-on", choices=FAIL_ON, default="error", action=_Once, help="lowest severity that makes the exit code 1 (default: error)")
     scan.add_argument("--accept-unknown", action="store_true", help="do not fail when a probe could not decide")
-    scan.add_argument("--baseline", metavar="FILE", help="hide the findings accepted in this baseline (until their vLLM side changes)")
-    scan.add_argument("--write-baseline", metavar="FILE", help="accept today's findings: write them to FILE and exit 0")
+    scan.add_argument("--baseline", metavar="FILE", action=_Once, help="hide the findings accepted in this baseline (until their vLLM side changes)")
+    scan.add_argument("--write-baseline", metavar="FILE", action=_Once, help="accept today's findings: write them to FILE and exit 0")
     scan.add_argument("--color", dest="color", action="store_true", default=None, help="force colour in text output")
     scan.add_argument("--no-color", dest="color", action="store_false", help="no colour in text output")
 
     fix = sub.add_parser("fix", help="repair what scan found with codemods (dry run: a unified diff)")
-    fix.add_argument("--vllm", metavar="TARGET", help="vLLM to fix against (as for scan)")
-    fix.add_argument("--client", metavar="TARGET", help="client code to fix: a folder, a .py file or an installed distribution (default: installed speculators)")
-    fix.add_argument("--client-vllm", metavar="VERSION", help="the vLLM the client was written for")
+    _add_target_args(fix, "vLLM to fix against (as for scan)",
+                     "client code to fix: a folder, a .py file or an installed distribution (default: installed speculators)",
+                     many_clients=False)
     fix.add_argument("--only", metavar="RULE_OR_FIX", action="append", help="only these rules (DC003, unknown-keyword) or fixes (drop-keyword, add-block-hasher)")
     fix.add_argument("--apply", action="store_true", help="write the changes (atomically, keeping a .driftcheck.bak backup)")
     fix.add_argument("--no-backup", action="store_true", help="with --apply, do not keep backups")
     fix.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (ruff's unsafe fixes)")
     fix.add_argument("--guard", action="store_true", help="emit a compatibility guard instead of a rewrite where possible, so one client runs on old and new vLLM")
-    fix.add_argument("--cache-dir", metavar="DIR")
-    fix.add_argument("--no-cache", action="store_true")
+    _add_output_args(fix, ["text", "json"], "text")
 
     matrix = sub.add_parser("matrix", help="scan many vLLM releases against the client(s) and compute compatible ranges")
-    matrix.add_argument("--vllm", metavar="RANGE", required=True, help="0.11.0..0.32.0, 0.11.0,0.16.0, or all-releases")
-    matrix.add_argument("--client", metavar="TARGET", action="append", help="client(s), as for scan (default: installed speculators)")
-    matrix.add_argument("--client-vllm", metavar="VERSION")
-    matrix.add_argument("--jobs", "-j", type=int, help="processes (default: one per core)")
-    matrix.add_argument("--out", metavar="DIR", default="reports", help="where matrix.{json,md,html,png} go (default: reports/)")
-    matrix.add_argument("--cache-dir", metavar="DIR")
-    matrix.add_argument("--no-cache", action="store_true")
+    _add_target_args(matrix, "0.11.0..0.32.0, 0.11.0,0.16.0, or all-releases", "client(s), as for scan (default: installed speculators)",
+                     vllm_required=True)
+    matrix.add_argument("--jobs", "-j", type=int, action=_Once, help="processes (default: one per core)")
+    matrix.add_argument("--out", metavar="DIR", default="reports", action=_Once, help="where matrix.{json,md,html,png} go (default: reports/)")
+    _add_output_args(matrix, ["markdown", "json", "text"], "markdown")
 
     rng = sub.add_parser("range", help="the tightest vllm>=a,<b the client is compatible with (runs a matrix)")
-    rng.add_argument("--vllm", metavar="RANGE", default="all-releases", help="releases to consider (default: all-releases)")
-    rng.add_argument("--client", metavar="TARGET", action="append")
-    rng.add_argument("--client-vllm", metavar="VERSION")
-    rng.add_argument("--jobs", "-j", type=int)
-    rng.add_argument("--json", action="store_true")
-    rng.add_argument("--cache-dir", metavar="DIR")
-    rng.add_argument("--no-cache", action="store_true")
+    _add_target_args(rng, "releases to consider (default: all-releases)", "client(s), as for scan", vllm_default="all-releases")
+    rng.add_argument("--jobs", "-j", type=int, action=_Once)
+    rng.add_argument("--json", action="store_const", dest="format", const="json", help="same as -f json")
+    _add_output_args(rng, ["text", "json"], "text")
 
     explain = sub.add_parser("explain", help="name the vLLM drift behind a pasted traceback")
     explain.add_argument("file", nargs="?", default="-", help="a file holding the traceback, or - for stdin (default)")
-    explain.add_argument("--vllm", metavar="TARGET", help="confirm the diagnosis against this vLLM's sources")
-    explain.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
-    explain.add_argument("--cache-dir", metavar="DIR", help="cache folder for fetched vLLM sources")
+    explain.add_argument("--vllm", metavar="TARGET", action=_Once, help="confirm the diagnosis against this vLLM's sources")
+    explain.add_argument("--json", action="store_const", dest="format", const="json", help="same as -f json")
+    _add_output_args(explain, ["text", "json"], "text")
+    explain.add_argument("--cache-dir", metavar="DIR", action=_Once, help="cache folder for fetched vLLM sources")
 
     rules = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
     rules.add_argument("rule", nargs="?", help="rule id or name (e.g. DC003 or unknown-keyword)")
 
     smoke = sub.add_parser("smoke", help="run a real hidden-state extraction on a tiny local model (see docs/smoke.md)", add_help=False)
     smoke.add_argument("args", nargs=argparse.REMAINDER)
+    for verb in (scan, fix, matrix, rng, explain):
+        verb.add_argument("-q", "--quiet", action="store_true", help="no progress bars or progress notes on stderr (warnings and errors still print)")
     return parser
 
 
@@ -393,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    from .progress import configure
+
+    configure(quiet=getattr(args, "quiet", False))
     return _guarded(args.command, lambda: COMMANDS[args.command](args))
 
 
@@ -420,7 +442,10 @@ def _guarded(command: str, run) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    from .signals import terminate_cleanly
+
+    with terminate_cleanly():  # SIGTERM: children stopped, partial downloads removed, one line, exit 143
+        sys.exit(main())
 
 
 if __name__ == "__main__":

@@ -3,19 +3,21 @@
 Each release is one task in a process pool (one process per core); a worker keeps the clients and
 the clients' baseline vLLM in memory across its tasks, and every worker shares the on-disk source
 and summary caches. A cell is `ok` (no error), `fail` (errors: the rule ids), `unknown` (a probe
-could not decide) or `error` (the release could not be read or fetched).
+could not decide) or `error` (the release could not be read or fetched: `Matrix.missing` and a line on
+stderr say which names were tried and why). A bar on stderr counts the releases done (a terminal only).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from . import progress, signals
 from .errors import DriftcheckError
 
 _WORKER: dict = {}
@@ -49,12 +51,31 @@ class Matrix:
                 return c
         return None
 
+    def missing(self) -> list[dict]:
+        """Releases that could not be checked at all (not fetched, not readable), with why."""
+        out = []
+        for v in self.versions:
+            cells = [c for c in self.cells if c.vllm == v]
+            if cells and all(c.status == "error" for c in cells):
+                out.append({"vllm": v, "why": cells[0].message})
+        return out
+
     def to_json(self) -> dict:
         return {"versions": self.versions, "clients": self.clients, "cells": [asdict(c) for c in self.cells],
-                "seconds": round(self.seconds, 2), "jobs": self.jobs}
+                "seconds": round(self.seconds, 2), "jobs": self.jobs, "missing": self.missing()}
+
+
+def _init_worker() -> None:
+    signals.worker_init()
+    progress.configure(quiet=True)  # the parent draws the matrix bar; workers' fetches stay silent
 
 
 def _scan_version(task: tuple) -> list[Cell]:
+    with signals.task():
+        return _scan_one(task)
+
+
+def _scan_one(task: tuple) -> list[Cell]:
     version, client_specs, cache_dir, client_vllm, use_cache = task
     from .engine import ScanOptions, scan
     from .targets import resolve_client, resolve_vllm
@@ -112,13 +133,36 @@ def run_matrix(versions: list[str], client_specs: list[str], cache_dir: Path, jo
         req = t.declared_vllm()
         clients.append({"spec": spec, "name": t.name, "version": t.version, "declared": str(req.specifier) if req else None})
     tasks = [(v, client_specs, str(cache_dir), client_vllm, use_cache) for v in versions]
-    cells: list[Cell] = []
-    if jobs == 1:
-        for task in tasks:
-            cells += _scan_version(task)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for result in pool.map(_scan_version, tasks, chunksize=1):
-                cells += result
+    done: dict[str, list[Cell]] = {}
+    with progress.bar("scanning vLLM releases", total=len(versions)) as bar:
+        if jobs == 1:
+            for task in tasks:
+                done[task[0]] = _scan_version(task)
+                bar.advance(description=f"scanning vLLM releases (done: {task[0]})")
+        else:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker) as pool:
+                try:
+                    futures = {pool.submit(_scan_version, task): task[0] for task in tasks}
+                    for future in as_completed(futures):
+                        done[futures[future]] = future.result()
+                        bar.advance(description=f"scanning vLLM releases (done: {futures[future]})")
+                except BaseException:
+                    _stop_workers(pool)
+                    raise
+    cells = [cell for v in versions for cell in done[v]]
     ordered = sorted(versions, key=_vkey)
-    return Matrix(ordered, clients, cells, time.perf_counter() - started, jobs)
+    matrix = Matrix(ordered, clients, cells, time.perf_counter() - started, jobs)
+    for gone in matrix.missing():
+        progress.warn(f"vLLM {gone['vllm']} could not be checked: {gone['why']}")
+    return matrix
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Interrupted: workers stop their fetch (pip and partial files) and exit; wait for that."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.join(10)

@@ -2,7 +2,9 @@
 
 The compatible block is the run of consecutive `ok` releases around the release the client was
 written for (its pin, or the top of its declared range; else the first `ok` release). Its edges
-name the first breaking release on each side and the rules that break it.
+name the first breaking release on each side and the rules that break it. A release that could not
+be checked (not fetched, not readable: an `error` cell) is neither compatible nor breaking: the
+block stops before it, the bound there is the last release checked (`<=`), and a note says why.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def compute_range(matrix: Matrix, client: dict) -> RangeReport:
     if anchor is None:
         report.notes.append("no tested release is compatible")
         report.agrees = False if declared else None
+        _note_missing(report, matrix, spec, [v for v in versions if status[v] == "error"])
         return report
     i = versions.index(anchor)
     lo = hi = i
@@ -59,19 +62,25 @@ def compute_range(matrix: Matrix, client: dict) -> RangeReport:
         hi += 1
     report.lowest_ok, report.highest_ok = versions[lo], versions[hi]
     parts = [f">={versions[lo]}"]
-    if hi + 1 < len(versions):
+    if hi + 1 < len(versions) and status[versions[hi + 1]] != "error":
         above = matrix.cell(versions[hi + 1], spec)
         report.first_break_above, report.rules_above, report.reason_above = above.vllm, above.rules, above.first_error or above.message
         parts.append(f"<{above.vllm}")
     else:
         parts.append(f"<={versions[hi]}")
-        report.notes.append(f"compatible up to the newest release tested ({versions[hi]})")
-    if lo > 0:
+        if hi + 1 == len(versions):
+            report.notes.append(f"compatible up to the newest release tested ({versions[hi]})")
+        else:
+            report.notes.append(f"the range stops at {versions[hi]}: {versions[hi + 1]} could not be checked")
+    if lo > 0 and status[versions[lo - 1]] != "error":
         below = matrix.cell(versions[lo - 1], spec)
         report.first_break_below, report.rules_below = below.vllm, below.rules
+    elif lo > 0:
+        report.notes.append(f"the range starts at {versions[lo]}: {versions[lo - 1]} could not be checked")
     report.computed = ",".join(parts)
+    missing = [v for v in versions if status[v] == "error"]
     if declared:
-        declared_set = {v for v in versions if Version(v) in SpecifierSet(declared)}
+        declared_set = {v for v in versions if Version(v) in SpecifierSet(declared)} - set(missing)
         computed_set = set(versions[lo:hi + 1])
         report.agrees = declared_set == computed_set
         broken = sorted(declared_set - computed_set, key=Version)
@@ -80,4 +89,10 @@ def compute_range(matrix: Matrix, client: dict) -> RangeReport:
             report.notes.append(f"declared range admits releases that break: {', '.join(broken)}")
         if extra:
             report.notes.append(f"compatible beyond the declared range: {', '.join(extra)}")
+    _note_missing(report, matrix, spec, missing)
     return report
+
+
+def _note_missing(report: RangeReport, matrix: Matrix, spec: str, missing: list[str]) -> None:
+    for v in missing:
+        report.notes.append(f"vLLM {v} could not be checked: {matrix.cell(v, spec).message}")
