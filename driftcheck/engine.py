@@ -16,6 +16,7 @@ from .client import load_client
 from .context import ScanContext
 from .errors import DriftcheckError
 from .findings import Finding, UnknownResult, summarise
+from .guards import guard_at, guards_of
 from .suppress import apply_baseline, apply_inline
 from .provenance import provenance
 from .targets import Target, baseline_version, resolve_vllm
@@ -53,7 +54,8 @@ class ScanResult:
             "findings": [f.to_json() for f in self.findings if not f.suppressed],
             "suppressed": [f.to_json() for f in self.findings if f.suppressed],
             "unknown": [u.to_json() for u in self.unknown],
-            "summary": summarise(self.findings) | {"unknown": len(self.unknown), "suppressed": sum(1 for f in self.findings if f.suppressed)},
+            "summary": summarise(self.findings) | {"unknown": len(self.unknown), "suppressed": sum(1 for f in self.findings if f.suppressed),
+                                                   "uses_checked": self.stats.get("uses_checked", 0)},
             "baselines": self.baselines,
             "provenance": provenance(self.vllm),
             "internal_errors": self.internal_errors,
@@ -63,7 +65,8 @@ class ScanResult:
 
 def make_api(target: Target, options: ScanOptions) -> ApiIndex:
     cache = SummaryCache(options.cache_dir) if options.use_cache else None
-    return ApiIndex(target.tree, target.version, cache=cache)
+    build = f"the {target.name} {target.version} sources" if target.name and target.version else None
+    return ApiIndex(target.tree, target.version, cache=cache, build=build)
 
 
 def _baseline_loader(client: Target, vllm: Target, options: ScanOptions, result: ScanResult):
@@ -106,6 +109,7 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
     api = api or make_api(vllm, options)
     probes = load_probes(options.only)
     files_checked = 0
+    uses_checked = 0
     lines_by_file: dict[str, list[str]] = {}
     for client in clients:
         source = load_client(client.tree, client.location, client.prefixes or None)
@@ -116,9 +120,15 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
         if loader is not None and options.baseline_cache is not None:
             loader = _memoised(loader, options.baseline_cache, client.name or client.location)
         ctx = ScanContext(api, usage, source, client.name or client.location, vllm.version, loader, note)
+        uses_checked += usage.checked()
+        for rel, why in usage.unanalysed:
+            result.unknown.append(UnknownResult("DC000", f"{rel} was not analysed: {why}", client_name=client.name))
+        guards = {f.rel: guards_of(f.tree) for f in source.files}
         for probe in probes:
             try:
                 for item in probe.check(ctx):
+                    if isinstance(item, Finding):
+                        _apply_guard(item, guards, probe.RULE)
                     (result.findings if isinstance(item, Finding) else result.unknown).append(item)
             except DriftcheckError:
                 raise
@@ -136,10 +146,25 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
     result.stats = {
         "seconds": round(time.perf_counter() - started, 3),
         "client_files": files_checked,
+        "uses_checked": uses_checked,
         "vllm_files_parsed": api.parsed_files,
         "vllm_modules_read": len([m for m in api._modules.values() if m is not None]),
     }
     return result
+
+
+def _apply_guard(finding: Finding, guards: dict, rule) -> None:
+    """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed."""
+    if finding.client is None:
+        return
+    guard = guard_at(guards.get(finding.client.path, []), finding.client.line, rule.raises)
+    if guard is None:
+        return
+    finding.details["guarded"] = guard.describe()
+    finding.fix = None
+    if finding.severity == "error":
+        finding.severity = "warning"
+        finding.message += f" The use is {guard.describe()}, so the client handles it."
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

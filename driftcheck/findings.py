@@ -41,6 +41,7 @@ class Rule:
     severity: str
     fix: str | None = None  # fix id of the codemod that repairs it
     kind: str = "generic"  # generic | behaviour
+    raises: tuple[str, ...] = ()  # the exceptions the drift raises: a `try` that catches one guards the use
 
 
 @dataclass

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 3  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 5  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -89,6 +89,7 @@ class ClassInfo:
     class_attrs: dict[str, int] = field(default_factory=dict)
     instance_attrs: dict[str, tuple[int, str | None]] = field(default_factory=dict)  # name -> (line, type expr)
     dynamic_attrs: bool = False  # defines __getattr__/__getattribute__
+    class_kwargs: dict[str, str] = field(default_factory=dict)  # `class C(Base, total=False, kw_only=True)`
 
 
 @dataclass
@@ -115,6 +116,7 @@ class ModuleInfo:
     dicts: dict[str, dict[str, str]] = field(default_factory=dict)
     syntax_error: str | None = None
     lines: int = 0
+    dynamic_globals: bool = False  # hands `globals()` to code (protobuf `_pb2`, generated modules): names made at import
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -356,6 +358,8 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
     for k in node.keywords:
         if k.arg == "metaclass":
             cls.decorator_kwargs["__metaclass__"] = ast.unparse(k.value)
+        if k.arg:
+            cls.class_kwargs[k.arg] = ast.unparse(k.value)
     for stmt in _flatten_class_body(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             fn = summarise_function(stmt, path, scan_calls=scan_calls)
@@ -380,9 +384,21 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
             for target in stmt.targets:
                 for name in _assigned_names(target):
                     cls.class_attrs.setdefault(name.id, stmt.lineno)
+            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and _is_attrs_field(stmt.value):
+                # attrs' `x = attr.ib(...)`: an init field with no annotation
+                has_default, default, init, kw_only = _field_call_info(stmt.value)
+                if not any(k.arg in ("default", "factory") for k in stmt.value.keywords):
+                    has_default, default = False, None
+                else:
+                    has_default = True
+                cls.fields.append(FieldInfo(stmt.targets[0].id, stmt.lineno, "", True, has_default, default, init, kw_only))
         elif isinstance(stmt, ast.ClassDef):
             cls.class_attrs.setdefault(stmt.name, stmt.lineno)
     return cls
+
+
+def _is_attrs_field(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and (_dotted(value.func) or "") in ("attr.ib", "attr.attrib", "attrs.field", "attr.field")
 
 
 def _flatten_class_body(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -419,6 +435,9 @@ def _walk_statements(fn: ast.AST):
                 todo.extend(children)
 
 
+_MODULE_REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
+
+
 def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, full_walk: bool = True) -> None:
     """Attributes assigned on the first parameter anywhere in `fn`. `full_walk=False` skips expressions:
     only right when the module never calls `setattr` (the one expression-level form)."""
@@ -442,6 +461,12 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
             obj, name = sub.args[0], sub.args[1]
             if isinstance(obj, ast.Name) and obj.id == first and isinstance(name, ast.Constant) and isinstance(name.value, str):
                 cls.instance_attrs.setdefault(name.value, (sub.lineno, None))
+            continue
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
+                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args \
+                and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+            # torch.nn.Module serves registered buffers/parameters/submodules as attributes
+            cls.instance_attrs.setdefault(sub.args[0].value, (sub.lineno, None))
             continue
         for target in targets:
             for t in _attr_targets(target):
@@ -521,5 +546,29 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
         line = getattr(exc, "lineno", None)
         info.syntax_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}" + (f" (line {line})" if line else "")
         return info
-    _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None, scan_setattr="setattr" in source).run(tree)
+    _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None,
+                scan_setattr="setattr" in source or "register_" in source or "add_module" in source).run(tree)
+    if "globals()" in source:
+        info.dynamic_globals = _hands_out_globals(tree)
     return info
+
+
+def _hands_out_globals(tree: ast.Module) -> bool:
+    """`globals()` passed to a call or written through: the module's names are made at import time."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if any(_is_globals_call(a) for a in node.args) or any(_is_globals_call(k.value) for k in node.keywords):
+                return True
+            if isinstance(node.func, ast.Attribute) and _is_globals_call(node.func.value) and node.func.attr in ("update", "setdefault", "__setitem__"):
+                return True
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Subscript) and _is_globals_call(t.value) for t in targets):
+                return True
+            if isinstance(node, ast.Assign) and _is_globals_call(node.value):
+                return True  # `_globals = globals()`, then handed to a builder
+    return False
+
+
+def _is_globals_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" and not node.args

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .api_index import ApiIndex, Resolved
+from .api_index import ApiIndex, External, InSubclass, Missing, Resolved
 from .client import ClientFile, ClientSource
 from .signatures import CallShape
 
@@ -101,6 +101,14 @@ class Usage:
     worker_extensions: list[tuple[str, Loc]] = field(default_factory=list)  # dotted class path, where named
     client_set_attrs: set[str] = field(default_factory=set)  # attributes the client sets on foreign objects
     files: list[ClientFile] = field(default_factory=list)
+    unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, why) for files we could not follow
+    patched: set[tuple[str, str]] = field(default_factory=set)  # (vLLM module/class qualname, name) the client sets
+    # vLLM class -> member -> (client subclass, file, line) for members that client subclasses add
+    subclass_members: dict[str, dict[str, tuple[str, str, int]]] = field(default_factory=dict)
+
+    def checked(self) -> int:
+        """How many uses of vLLM were looked up: the denominator of precision figures."""
+        return len(self.imports) + len(self.calls) + len(self.attrs) + len(self.module_attrs) + len(self.rpcs) + len(self.bound)
 
 
 # ----------------------------------------------------------------------------- inferred values
@@ -136,8 +144,36 @@ class ClientSelf:
 
 
 @dataclass
+class UnboundMethod:
+    """`Cls.method` read on the class: called with an explicit `self`."""
+
+    method: Resolved
+    owner: Resolved
+
+
+@dataclass
 class ClientFunc:
     node: ast.FunctionDef | ast.AsyncFunctionDef
+
+
+REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
+NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "builtins", "dataclasses", "enum", "types",
+                     "functools", "torch", "numpy", "pydantic"}
+_ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
+
+
+def _same_value(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (Instance, ClassRef)):
+        return a.cls.qualname == b.cls.qualname
+    return a == b
+
+
+def _settle(env: dict) -> None:
+    for name, value in env.items():
+        if value is _ABSENT:
+            env[name] = None
 
 
 def loc_of(file: ClientFile, node: ast.AST) -> Loc:
@@ -200,15 +236,24 @@ class _FileAnalyzer:
         self.client_class_members: dict[str, set[str]] = {}
         self.client_class_vllm_bases: dict[str, list[Resolved]] = {}
         self.reported: set[tuple[int, int, str]] = set()
+        self.foreign: dict[str, str] = {}  # name -> module, for names imported from outside vLLM
+        self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
+        self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
+        self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
 
     # -------------------------------------------------------------- imports
     def collect_imports(self) -> None:
         self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env)
+        _settle(self.module_env)
         for node in self.file.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
             elif isinstance(node, ast.ClassDef):
                 self.classes[node.name] = node
+            else:
+                continue
+            if node.name in self.module_env:  # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the client's own wins
+                del self.module_env[node.name]
 
     def _imports_in(self, body: list[ast.stmt], runtime_only: bool, guarded: bool, type_only: bool, env: dict) -> None:
         for node in body:
@@ -220,9 +265,17 @@ class _FileAnalyzer:
                 self._imports_in(node.orelse, runtime_only, guarded, type_only, env)
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
                 g = guarded or _catches_import_error(node.handlers)
-                self._imports_in(node.body, runtime_only, g, type_only, env)
+                body_env: dict = {}
+                self._imports_in(node.body, runtime_only, g, type_only, body_env)
                 for h in node.handlers:
-                    self._imports_in(h.body, runtime_only, guarded, type_only, env)
+                    handler_env: dict = {}
+                    self._imports_in(h.body, runtime_only, guarded, type_only, handler_env)
+                    # The handler's import is the fallback: it binds a name only when the try body's own
+                    # import of it fails on this target (a vLLM name it lacks), never over the client's own.
+                    for name, value in handler_env.items():
+                        if name not in body_env or body_env[name] is _ABSENT:
+                            body_env[name] = value
+                env.update({k: (None if v is _ABSENT else v) for k, v in body_env.items()})
                 self._imports_in(node.orelse, runtime_only, guarded, type_only, env)
                 self._imports_in(node.finalbody, runtime_only, guarded, type_only, env)
             elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
@@ -236,22 +289,27 @@ class _FileAnalyzer:
         loc = loc_of(self.file, node)
         if isinstance(node, ast.Import):
             for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
                 if alias.name.split(".")[0] != self.package:
+                    env[bound] = None  # someone else's module: shadows any earlier vLLM binding of the name
+                    self.foreign[bound] = alias.name
                     continue
                 self.usage.imports.append(ImportUse(loc, alias.name, None, runtime_only, guarded, type_only))
-                if alias.asname:
-                    env[alias.asname] = ModRef(alias.name)
-                else:
-                    env[alias.name.split(".")[0]] = ModRef(alias.name.split(".")[0])
+                env[bound] = ModRef(alias.name if alias.asname else bound)
             return
         if node.level or not node.module or node.module.split(".")[0] != self.package:
+            for alias in node.names:
+                if alias.name != "*":
+                    env[alias.asname or alias.name] = None  # the client's own (or a third party's) name
+                    self.foreign[alias.asname or alias.name] = ("." * node.level) + (node.module or "")
             return
         for alias in node.names:
             self.usage.imports.append(ImportUse(loc, node.module, alias.name, runtime_only, guarded, type_only))
             if alias.name == "*":
                 continue
             result = self.api.resolve(f"{node.module}.{alias.name}")
-            env[alias.asname or alias.name] = self._value_of(result)
+            value = self._value_of(result)
+            env[alias.asname or alias.name] = _ABSENT if isinstance(result, Missing) else value
 
     def _value_of(self, result: object) -> object:
         if isinstance(result, Resolved):
@@ -303,10 +361,12 @@ class _FileAnalyzer:
     def _member_value(self, base: object, attr: str) -> object:
         if isinstance(base, ModRef):
             mod = self.api.module(base.module)
-            if mod is None:
+            if mod is None or (base.module, attr) in self.usage.patched:
                 return None
             return self._value_of(self.api.module_member(mod, attr))
         if isinstance(base, Instance):
+            if self._patched_on(base.cls, attr):
+                return None
             result = self.api.class_member(base.cls, attr)
             if isinstance(result, Resolved):
                 if result.kind == "method":
@@ -315,18 +375,55 @@ class _FileAnalyzer:
                 return Instance(t) if t else None
             return None
         if isinstance(base, ClassRef):
+            if self._patched_on(base.cls, attr):
+                return None
             result = self.api.class_member(base.cls, attr)
             if isinstance(result, Resolved) and result.kind == "method":
+                if result.func is not None and not (result.func.is_classmethod or result.func.is_static):
+                    return UnboundMethod(result, base.cls)  # `Cls.m(self, ...)`: self is passed explicitly
                 return BoundMethod(result, base.cls)
+            if isinstance(result, Resolved) and result.kind == "class":
+                return ClassRef(result)
             return None
         if isinstance(base, ClientSelf):
-            value = self.self_types.get(base.cls_name, {}).get(attr)
-            if value is not None:
-                return value
+            if attr in self.client_members(base.cls_name):
+                value = self.self_types.get(base.cls_name, {}).get(attr)
+                return value  # the client's own member: its type only if the client set it from vLLM
             for vbase in self.client_class_vllm_bases.get(base.cls_name, []):
-                return self._member_value(Instance(vbase), attr)
+                value = self._member_value(Instance(vbase), attr)
+                if value is not None:
+                    return value
             return None
         return None
+
+    def _is_patch_base(self, node: ast.expr) -> bool:
+        """A generic base of the client's own (not typing's, not vLLM's): `Patch[Target]`."""
+        name = _dotted(node)
+        if name is None:
+            return False
+        first = name.split(".")[0]
+        if name in self.classes:
+            return True
+        source = self.foreign.get(first)
+        return source is not None and source.split(".")[0] not in NOT_PATCH_MODULES
+
+    def _patched_on(self, cls: Resolved, attr: str) -> bool:
+        """The client sets `attr` on this class (or one of its bases) itself."""
+        if not self.usage.patched:
+            return False
+        order, _, _ = self.api.mro(cls)
+        return any((c.qualname, attr) in self.usage.patched for c in order)
+
+    def client_members(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
+        """Members a client class has from its own body and its client-side bases in this file."""
+        members = set(self.client_class_members.get(cls_name, set()))
+        cls = self.classes.get(cls_name)
+        if cls is not None and cls_name not in _seen:
+            for base in cls.bases:
+                name = _dotted(base.value if isinstance(base, ast.Subscript) else base)
+                if name in self.classes:
+                    members |= self.client_members(name, _seen | {cls_name})
+        return members
 
     def _annotation_value(self, annotation: ast.expr) -> object:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -361,6 +458,7 @@ class _FileAnalyzer:
                 env.pop(arg.arg, None)
         local_imports: dict[str, object] = {}
         self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local_imports)
+        _settle(local_imports)
         env.update(local_imports)
         assigned_types: dict[str, list[object]] = {}
         for node in _walk_scope(fn.body):
@@ -398,6 +496,12 @@ class _FileAnalyzer:
                 value = self.infer(base, {})
                 if isinstance(value, ClassRef):
                     vbases.append(value.cls)
+                elif isinstance(base, ast.Subscript) and self._is_patch_base(base.value):
+                    # `class P(SomePatch[GPUModelRunner])`: P's methods are grafted onto the class in brackets
+                    for arg in base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]:
+                        target = self.infer(arg, {})
+                        if isinstance(target, ClassRef):
+                            vbases.append(target.cls)
             for stmt in cls.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     members.add(stmt.name)
@@ -407,10 +511,19 @@ class _FileAnalyzer:
                     members.add(stmt.target.id)
             self.client_class_members[name] = members
             self.client_class_vllm_bases[name] = vbases
+        for name, grafted in self.patch_bases.items():
+            if name in self.client_class_vllm_bases:
+                self.client_class_vllm_bases[name] += grafted
+        for name in self.classes:  # a client class inherits the vLLM bases of its client bases
+            for ancestor in self._client_ancestors(name):
+                for vbase in self.client_class_vllm_bases.get(ancestor, []):
+                    if all(v.qualname != vbase.qualname for v in self.client_class_vllm_bases[name]):
+                        self.client_class_vllm_bases[name].append(vbase)
         # Two rounds so that `self.a = X(); self.b = self.a.f()` settles.
         for _ in range(2):
             for name, cls in self.classes.items():
                 types: dict[str, object] = self.self_types.setdefault(name, {})
+                conflicting = self._conflicting.setdefault(name, set())
                 for stmt in cls.body:
                     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         continue
@@ -423,6 +536,14 @@ class _FileAnalyzer:
                             targets, value_node = node.targets, node.value
                         elif isinstance(node, ast.AnnAssign):
                             targets = [node.target]
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                                and node.func.value.id == first and node.args and isinstance(node.args[0], ast.Constant) \
+                                and isinstance(node.args[0].value, str) and (node.func.attr in REGISTRARS or node.func.attr == "setattr"):
+                            self.client_class_members[name].add(node.args[0].value)  # nn.Module's registered members
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == first \
+                                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                            self.client_class_members[name].add(node.args[1].value)
                         for t in targets:
                             if isinstance(t, (ast.Tuple, ast.List)):
                                 # `(self.a, self.b) = ...`: members, types unknown
@@ -436,17 +557,94 @@ class _FileAnalyzer:
                                     value = self._annotation_value(node.annotation)
                                 else:
                                     value = self.infer(value_node, env)
-                                if value is not None:
+                                previous = types.get(t.attr)
+                                if t.attr in conflicting:
+                                    continue
+                                if previous is not None and value is not None and not _same_value(previous, value):
+                                    conflicting.add(t.attr)  # `self.drafter = A(...)` here, `= B(...)` there: do not guess
+                                    types.pop(t.attr, None)
+                                elif value is not None:
                                     types[t.attr] = value
+
+    # --------------------------------------------------------------- patches
+    def collect_patches(self) -> None:
+        """What the client sets on vLLM classes and modules (`Cls.m = f`, `setattr(Cls, "m", f)`, `mod._X = None`):
+        those names exist at run time, and a function set on a class is that class's method."""
+        for node in ast.walk(self.file.tree):
+            pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for elt in ast.walk(t):
+                        if isinstance(elt, ast.Attribute) and isinstance(elt.ctx, ast.Store):
+                            pairs.append((elt.value, elt.attr, node.value if isinstance(elt, type(t)) and elt is t else None))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                pairs.append((node.args[0], node.args[1].value, node.args[2] if len(node.args) > 2 else None))
+            for obj, attr, value in pairs:
+                if not (isinstance(obj, ast.Name) and obj.id == "self"):
+                    self.usage.client_set_attrs.add(attr)
+                base = self.infer(obj, self.module_env)
+                if isinstance(base, ModRef):
+                    self.usage.patched.add((base.module, attr))
+                elif isinstance(base, (ClassRef, Instance)):
+                    self.usage.patched.add((base.cls.qualname, attr))
+                    if isinstance(base, ClassRef):
+                        self._graft(value, base.cls)
+
+    def _graft(self, value: ast.expr | None, cls: Resolved) -> None:
+        if isinstance(value, ast.Name) and value.id in self.functions:
+            self.patched_functions[value.id] = cls
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
+            self.patch_bases.setdefault(value.value.id, []).append(cls)
+
+    def _patch_self(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> str:
+        """A synthetic client class for a module function set on a vLLM class: its `self` is that class."""
+        name = f"<patch {fn.name}>"
+        args = fn.args.posonlyargs + fn.args.args
+        first = args[0].arg if args else None
+        self.client_class_members[name] = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+                                           and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == first}
+        self.client_class_vllm_bases[name] = [cls]
+        return name
+
+    def register_subclasses(self) -> None:
+        """Members client subclasses add to vLLM classes: a value typed as the base may be one of them."""
+        for name, cls in self.classes.items():
+            label = f"{self.file.module}.{name}"
+            for vbase in self.client_class_vllm_bases.get(name, []):
+                order, _, _ = self.api.mro(vbase)
+                for c in order:
+                    table = self.usage.subclass_members.setdefault(c.qualname, {})
+                    for member in self.client_members(name):
+                        table.setdefault(member, (label, self.file.rel, cls.lineno))
+
+    def collect_worker_extensions(self) -> None:
+        """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault` or an item assignment."""
+        key = "worker_extension_cls"
+        for node in ast.walk(self.file.tree):
+            values: list[ast.expr] = []
+            if isinstance(node, ast.keyword) and node.arg == key:
+                values.append(node.value)
+            elif isinstance(node, ast.Dict):
+                values += [v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value == key]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("setdefault", "update") \
+                    and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == key:
+                values.append(node.args[1])
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
+                                                      and t.slice.value == key for t in node.targets):
+                values.append(node.value)
+            for value in values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    self.usage.worker_extensions.append((value.value, loc_of(self.file, value)))
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
-        self.collect_imports()
-        self.prepare_classes()
         self._find_bound_functions()
         self._visit_scope(self.file.tree.body, self.module_env, runtime_only=False)
         for fn in self.functions.values():
-            self._visit_function(fn, None)
+            patched = self.patched_functions.get(fn.name)
+            self._visit_function(fn, self._patch_self(fn, patched) if patched is not None else None)
         for name, cls in self.classes.items():
             for stmt in cls.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -465,9 +663,6 @@ class _FileAnalyzer:
                 self._visit_call(node, env, runtime_only)
             elif isinstance(node, ast.Attribute):
                 self._visit_attribute(node, env, runtime_only)
-            elif isinstance(node, ast.keyword) and node.arg == "worker_extension_cls":
-                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                    self.usage.worker_extensions.append((node.value.value, loc_of(self.file, node.value)))
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
@@ -484,6 +679,8 @@ class _FileAnalyzer:
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only))
         elif isinstance(func, BoundMethod):
             self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only))
+        elif isinstance(func, UnboundMethod):
+            self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc":
             method = None
             first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "method"), None)
@@ -500,21 +697,74 @@ class _FileAnalyzer:
             return
         if isinstance(base, Instance):
             self.reported.add(key)
-            result = self.api.class_member(base.cls, node.attr)
+            if self._patched_on(base.cls, node.attr):
+                return
+            result = self._look_up(base.cls, node.attr, store)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file))
         elif isinstance(base, ModRef) and not store:
             mod = self.api.module(base.module)
-            if mod is None:
+            if mod is None or (base.module, node.attr) in self.usage.patched:
                 return
             self.reported.add(key)
             result = self.api.module_member(mod, node.attr)
             self.usage.module_attrs.append(ModuleAttrUse(loc_of(self.file, node), base.module, node.attr, result, runtime_only))
-        elif isinstance(base, ClientSelf) and node.attr not in self.client_class_members.get(base.cls_name, set()):
-            for vbase in self.client_class_vllm_bases.get(base.cls_name, []):
-                self.reported.add(key)
-                result = self.api.class_member(vbase, node.attr)
-                self.usage.attrs.append(AttrUse(loc_of(self.file, node), vbase, node.attr, store, result, node, self.file))
-                break
+        elif isinstance(base, ClientSelf) and node.attr not in self.client_members(base.cls_name):
+            vbases = self.client_class_vllm_bases.get(base.cls_name, [])
+            if not vbases:
+                return
+            self.reported.add(key)
+            if any(self._patched_on(v, node.attr) for v in vbases) or self._client_subclass_defines(base.cls_name, node.attr):
+                return
+            results = [(v, self.api.class_member(v, node.attr)) for v in vbases]  # the client class's MRO: every vLLM base
+            owner, result = next(((v, r) for v, r in results if not isinstance(r, Missing)), results[0])
+            self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _look_up(self, cls: Resolved, attr: str, store: bool = False) -> object:
+        """A member of a vLLM-typed value: the declared class first, then the classes the value may really be."""
+        result = self.api.class_member(cls, attr)
+        if not isinstance(result, Missing):
+            return result
+        order, _, externals = self.api.mro(cls)
+        if any(e.split(".")[-1] == "Protocol" for e in externals):
+            # a Protocol is a structural type: the object is any class that has what it needs
+            return InSubclass(f"{cls.qualname}.{attr}", "any class (the declared type is a Protocol)", cls.path, cls.line)
+        for c in order:
+            where = self.usage.subclass_members.get(c.qualname, {}).get(attr)
+            if where is not None:
+                return InSubclass(f"{cls.qualname}.{attr}", *where)
+        found = self.api.member_in_subclass(cls, attr)
+        if found is not None:
+            return found
+        if store:
+            return result  # a write vLLM never reads: DC006 says so
+        if attr in self.usage.client_set_attrs:
+            return External(f"client-set.{attr}")  # the client itself sets it on some object
+        outside = self.api.assigned_from_outside(attr)
+        if outside is not None:
+            return External(f"assigned-at.{outside[0]}:{outside[1]}")
+        return result
+
+    def _client_subclass_defines(self, cls_name: str, attr: str) -> bool:
+        """`self.m` in a client class whose own subclasses define `m` (template methods)."""
+        for name, cls in self.classes.items():
+            if name != cls_name and attr in self.client_class_members.get(name, set()) and \
+                    cls_name in self._client_ancestors(name):
+                return True
+        own = self.api.resolve(f"{self.file.module}.{cls_name}") if self.file.module.split(".")[0] == self.package else None
+        if isinstance(own, Resolved) and own.kind == "class":  # the client is (a copy of) vLLM's own tree
+            return self.api.member_in_subclass(own, attr) is not None
+        return False
+
+    def _client_ancestors(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
+        out: set[str] = set()
+        cls = self.classes.get(cls_name)
+        if cls is None or cls_name in _seen:
+            return out
+        for base in cls.bases:
+            name = _dotted(base.value if isinstance(base, ast.Subscript) else base)
+            if name in self.classes:
+                out |= {name} | self._client_ancestors(name, _seen | {cls_name})
+        return out
 
     # ------------------------------------------------------- bound functions
     def _find_bound_functions(self) -> None:
@@ -589,14 +839,29 @@ def _walk_scope(body: list[ast.stmt]):
 def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
     usage = Usage(files=client.files)
     analyzers: dict[str, _FileAnalyzer] = {}
+    # Phases over all files: what the client defines and patches anywhere is known before any use is checked.
+    phases = [lambda a: a.collect_imports(), lambda a: a.collect_patches(), lambda a: a.prepare_classes(),
+              lambda a: a.register_subclasses(), lambda a: a.collect_worker_extensions()]
     for file in client.files:
-        analyzer = _FileAnalyzer(api, file, usage, api.package)
-        analyzer.analyse()
-        analyzers[file.module] = analyzer
+        analyzers[file.module] = _FileAnalyzer(api, file, usage, api.package)
+    for phase in phases:
+        for analyzer in list(analyzers.values()):
+            _guarded_phase(phase, analyzer, analyzers, usage)
     # A worker extension named by string becomes part of the worker: its `self` is a vLLM worker.
     for dotted, _loc in usage.worker_extensions:
         module, _, cls_name = dotted.rpartition(".")
         analyzer = analyzers.get(module)
         if analyzer is not None:
             analyzer.add_worker_extension(cls_name)
+    for analyzer in list(analyzers.values()):
+        _guarded_phase(lambda a: a.analyse(), analyzer, analyzers, usage)
     return usage
+
+
+def _guarded_phase(phase, analyzer: "_FileAnalyzer", analyzers: dict, usage: Usage) -> None:
+    """A file too deeply nested for the analysis (a 2,500-long attribute chain) is reported, never a crash."""
+    try:
+        phase(analyzer)
+    except RecursionError:
+        analyzers.pop(analyzer.file.module, None)
+        usage.unanalysed.append((analyzer.file.rel, "expressions nested too deeply to follow"))

@@ -11,7 +11,7 @@ from driftcheck.api_index import Resolved
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC009", "deprecated-name", "Imported vLLM name is a deprecated alias in the target", "warning", fix="move-import")
+RULE = Rule("DC009", "deprecated-name", "Imported vLLM name is a deprecated alias in the target", "warning", fix="move-import", raises=("ImportError", "AttributeError"))
 
 
 def check(ctx: ScanContext):

@@ -25,7 +25,7 @@ from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
 RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core setup the client never does", "error",
-            fix="replay-engine-setup", kind="behaviour")
+            fix="replay-engine-setup", kind="behaviour", raises=("ValueError", "RuntimeError", "AssertionError"))
 
 NOT_YET = re.compile(r"\b(?:not|never)\b[^.]{0,60}?\b(?:yet|initiali[sz]ed|resolved|set up|been called)\b", re.I)
 NAMED = re.compile(r"[(`']([a-z_][a-z0-9_]{3,})(?:\(\))?[)`']")

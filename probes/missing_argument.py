@@ -13,7 +13,7 @@ from driftcheck.callcheck import bound_calls, when_of
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC005", "missing-argument", "Call omits an argument the target vLLM requires", "error", fix="add-argument")
+RULE = Rule("DC005", "missing-argument", "Call omits an argument the target vLLM requires", "error", fix="add-argument", raises=("TypeError", "ValueError", "ValidationError"))
 
 
 def check(ctx: ScanContext):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import")
+RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
 
 
 def _nearest_package(ctx: ScanContext, module: str) -> tuple[str, str]:
@@ -33,6 +33,26 @@ def _same_named_modules(ctx: ScanContext, module: str) -> list[str]:
     return out[:3]
 
 
+def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None:
+    """Where vLLM's own code imports `module`: then some build ships it (a compiled extension or files a
+    build copies in, such as `vllm._C` or `vllm.vllm_flash_attn`), though the sources read here lack it."""
+    import re
+
+    from driftcheck.bodies import text_index_for
+
+    index = text_index_for(ctx.api)
+    parent, _, leaf = module.rpartition(".")
+    pattern = re.compile(rb"^\s*(?:from\s+" + re.escape(module.encode()) + rb"[\s.]|import\s+" + re.escape(module.encode())
+                         + rb"\b|from\s+" + re.escape(parent.encode()) + rb"\s+import\s+[^\n]*\b" + re.escape(leaf.encode()) + rb"\b)", re.M)
+    for rel in index.files_mentioning(leaf):
+        if rel.split("/")[0] != ctx.api.package:
+            continue
+        m = pattern.search(index.blob(rel))
+        if m:
+            return rel, index.blob(rel).count(b"\n", 0, m.start()) + 1
+    return None
+
+
 def check(ctx: ScanContext):
     seen: set[tuple[str, int, str]] = set()
     for imp in ctx.usage.imports:
@@ -49,6 +69,16 @@ def check(ctx: ScanContext):
         if moved:
             message += f" A module of that name is at `{moved[0]}`."
         severity = "warning" if imp.guarded else None
+        provided = None if moved else _imported_by_target(ctx, imp.module)
+        if provided is not None:
+            build = ctx.api.build or "the build read here"
+            message = (f"`{imp.module}` is absent from {build}, but vLLM's own code imports it ({provided[0]}:{provided[1]}): "
+                       "other builds provide it (a compiled extension or files copied in at build time). It fails here "
+                       "only if this build is the one that runs.")
+            severity = "warning"
+            yield ctx.finding(RULE, message, imp.loc, ctx.vllm_location(*provided), imp.module,
+                              when="call" if imp.runtime_only else "import", severity=severity, fix=False, build_variant=build)
+            continue
         if imp.guarded:
             message += " The import is guarded by try/except ImportError, so the fallback path runs instead."
         yield ctx.finding(

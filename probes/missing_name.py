@@ -13,7 +13,7 @@ from driftcheck.api_index import Missing, Resolved, Unknown
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import")
+RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import", raises=("ImportError", "AttributeError"))
 
 
 def _moved_to(ctx: ScanContext, name: str) -> list[str]:

@@ -18,7 +18,7 @@ from driftcheck.findings import Location, Rule
 from driftcheck.bodies import text_index_for
 from driftcheck.text_index import TextIndex
 
-RULE = Rule("DC008", "removed-name", "Name used on an untyped vLLM object is gone from the target", "error", fix="rename-method")
+RULE = Rule("DC008", "removed-name", "Name used on an untyped vLLM object is gone from the target", "error", fix="rename-method", raises=("AttributeError",))
 
 GONE_RATIO = 0.8  # a name must be gone from this share of the matching classes to count as removed
 

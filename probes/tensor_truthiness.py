@@ -22,7 +22,7 @@ from driftcheck.usage import loc_of
 from . import unique_reply_rank as urr
 
 RULE = Rule("DC105", "tensor-truthiness", "Truthiness test on a value that may be a tensor", "error",
-            fix="tensor-truthiness", kind="behaviour")
+            fix="tensor-truthiness", kind="behaviour", raises=("RuntimeError",))
 
 
 def _tests_in(fn: ast.AST):

@@ -11,7 +11,7 @@ from driftcheck.callcheck import bound_calls, when_of
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC004", "too-many-positional", "Call passes more positional arguments than the target accepts", "error")
+RULE = Rule("DC004", "too-many-positional", "Call passes more positional arguments than the target accepts", "error", raises=("TypeError",))
 
 
 def check(ctx: ScanContext):

@@ -21,7 +21,7 @@ from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
 RULE = Rule("DC103", "two-phase-execution", "execute_model() called without sample_tokens()", "error",
-            fix="call-sample-tokens", kind="behaviour")
+            fix="call-sample-tokens", kind="behaviour", raises=("RuntimeError",))
 
 STATE_ERROR = "sample_tokens() must be called"
 

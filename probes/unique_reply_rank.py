@@ -23,7 +23,7 @@ from driftcheck.findings import Rule
 from driftcheck.usage import loc_of
 
 RULE = Rule("DC104", "unique-reply-rank", "Indexing the single reply of collective_rpc(unique_reply_rank=)", "error",
-            fix="unwrap-unique-reply", kind="behaviour")
+            fix="unwrap-unique-reply", kind="behaviour", raises=("TypeError", "IndexError"))
 
 DEFAULT_EXECUTOR = "vllm.v1.executor.multiproc_executor.MultiprocExecutor"
 

@@ -15,7 +15,7 @@ from driftcheck.callcheck import bound_calls, when_of
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC003", "unknown-keyword", "Call passes a keyword the target vLLM does not accept", "error", fix="drop-keyword")
+RULE = Rule("DC003", "unknown-keyword", "Call passes a keyword the target vLLM does not accept", "error", fix="drop-keyword", raises=("TypeError",))
 
 
 def check(ctx: ScanContext):

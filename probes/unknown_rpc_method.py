@@ -13,7 +13,7 @@ from driftcheck.api_index import Resolved
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC007", "unknown-rpc-method", "collective_rpc names a method no worker class defines", "error")
+RULE = Rule("DC007", "unknown-rpc-method", "collective_rpc names a method no worker class defines", "error", raises=("AttributeError", "RuntimeError"))
 
 WORKER_DIRS = ("v1/worker", "worker")
 

@@ -1,0 +1,114 @@
+"""Guarded uses: client code that already expects a vLLM API may be absent or different.
+
+A use inside `try:` whose handler catches the exception the drift raises, inside an `if` that tests
+`hasattr`/`getattr`, the vLLM version, or `isinstance`, is handled by the client: it is reported as a
+warning at most and `fix` never rewrites it (the fallback branch is the client's own answer).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+ANY = "*"  # a bare `except:`, `except Exception` or `except BaseException` catches every drift
+_BROAD = {"Exception", "BaseException"}
+_VERSION_WORD = re.compile(r"version", re.I)
+
+
+@dataclass(frozen=True)
+class Guard:
+    start: int
+    end: int
+    kind: str  # try | hasattr | version | isinstance
+    catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
+    line: int  # the guarding statement
+
+    def covers(self, line: int, raises: tuple[str, ...]) -> bool:
+        if not self.start <= line <= self.end:
+            return False
+        if self.kind != "try":
+            return True
+        return ANY in self.catches or bool(self.catches & set(raises))
+
+    def describe(self) -> str:
+        if self.kind == "try":
+            names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
+            return f"inside a try (line {self.line}) that catches {names}"
+        return {"hasattr": "under a hasattr/getattr check", "version": "under a vLLM version check",
+                "isinstance": "under an isinstance check"}[self.kind] + f" (line {self.line})"
+
+
+def _span(body: list[ast.stmt]) -> tuple[int, int]:
+    return body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in body)
+
+
+def _handler_names(handler: ast.ExceptHandler) -> set[str]:
+    if handler.type is None:
+        return {ANY}
+    elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = set()
+    for e in elts:
+        name = e.attr if isinstance(e, ast.Attribute) else e.id if isinstance(e, ast.Name) else None
+        if name:
+            names.add(ANY if name in _BROAD else name)
+    return names
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    """`except X: raise ...` turns one error into another: not a fallback."""
+    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
+def _test_kind(test: ast.expr) -> str | None:
+    kinds = set()
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("hasattr", "getattr"):
+                kinds.add("hasattr")
+            elif node.func.id == "isinstance":
+                kinds.add("isinstance")
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name and _VERSION_WORD.search(name):
+            kinds.add("version")
+    for kind in ("version", "hasattr", "isinstance"):
+        if kind in kinds:
+            return kind
+    return None
+
+
+def guards_of(tree: ast.AST) -> list[Guard]:
+    out: list[Guard] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            catches: set[str] = set()
+            for h in node.handlers:
+                if not _reraises(h):
+                    catches |= _handler_names(h)
+            if catches and node.body:
+                start, end = _span(node.body)
+                out.append(Guard(start, end, "try", frozenset(catches), node.lineno))
+        elif isinstance(node, (ast.If, ast.IfExp)):
+            kind = _test_kind(node.test)
+            if kind is None:
+                continue
+            if isinstance(node, ast.IfExp):
+                parts = [node.body] + ([node.orelse] if kind != "isinstance" else [])
+                start = min(p.lineno for p in parts)
+                end = max(getattr(p, "end_lineno", p.lineno) or p.lineno for p in parts)
+                out.append(Guard(start, end, kind, frozenset(), node.lineno))
+                continue
+            # the test itself reads the attribute it checks; the branches hold the two answers
+            branches = [node.body] + ([node.orelse] if node.orelse and kind != "isinstance" else [])
+            out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno))
+            for body in branches:
+                start, end = _span(body)
+                out.append(Guard(start, end, kind, frozenset(), node.lineno))
+    return out
+
+
+def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...]) -> Guard | None:
+    for g in guards:
+        if g.covers(line, raises):
+            return g
+    return None
