@@ -31,10 +31,11 @@ class ClientFile:
 
 @dataclass
 class ClientSource:
-    tree: SourceTree
+    tree: SourceTree  # only the client's own files (its packages, or the one .py it is)
     files: list[ClientFile]
     label: str
     scanned: int = 0  # how many .py files were looked at
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why) for files that could not be read
 
     def by_module(self, module: str) -> ClientFile | None:
         for f in self.files:
@@ -55,27 +56,111 @@ def _skipped(rel: str) -> bool:
     return any(p in SKIP_DIRS or p.startswith(".") or p.endswith(".dist-info") for p in parts)
 
 
+class ClientView(SourceTree):
+    """The client's part of a tree: a single `.py` given as --client is the whole client, and an installed
+    package is its own folders, not all of site-packages (probes that read scripts look only here)."""
+
+    def __init__(self, base: SourceTree, prefixes: list[str]):
+        self.base = base
+        self.prefixes = prefixes
+        self.label = base.label
+
+    def iter_files(self, prefix: str = "", suffix: str = ".py"):
+        seen: set[str] = set()
+        for p in self.prefixes:
+            if prefix and not (p == prefix or p.startswith(prefix.rstrip("/") + "/") or prefix.startswith(p + "/")):
+                continue
+            start = prefix if prefix.startswith(p + "/") else p
+            for rel in self.base.iter_files(start, suffix):
+                if rel not in seen:
+                    seen.add(rel)
+                    yield rel
+
+    def is_file(self, rel: str) -> bool:
+        return self.base.is_file(rel)
+
+    def is_dir(self, rel: str) -> bool:
+        return self.base.is_dir(rel)
+
+    def read_bytes(self, rel: str) -> bytes:
+        return self.base.read_bytes(rel)
+
+    def fingerprint(self) -> str:
+        return self.base.fingerprint() + "|" + ",".join(self.prefixes)
+
+    def display_path(self, rel: str) -> str:
+        return self.base.display_path(rel)
+
+
+@dataclass
+class Survey:
+    """What a client holds, before any parsing: the files that import vLLM and what could not be read."""
+
+    looked_at: int = 0  # .py files seen
+    importing: list[tuple[str, bytes]] = field(default_factory=list)  # (rel, bytes) of files that import vLLM
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (display path, why)
+    scripts: int = 0  # shell/YAML files that mention vLLM (DC102 reads them)
+
+
+SCRIPT_SUFFIXES = (".sh", ".bash", ".yaml", ".yml")
+
+
+def client_view(tree: SourceTree, prefixes: list[str] | None) -> SourceTree:
+    return ClientView(tree, prefixes) if prefixes else tree
+
+
+def survey(tree: SourceTree, prefixes: list[str] | None = None, scripts: bool = False) -> Survey:
+    """Which of the client's .py files import vLLM; which files were skipped and why (too large, a FIFO,
+    unreadable). `scripts` also counts the shell/YAML files that mention vLLM."""
+    out = Survey()
+    view = client_view(tree, prefixes)
+    seen: set[str] = set()
+    for rel in view.iter_files(""):
+        if rel in seen or _skipped(rel):
+            continue
+        seen.add(rel)
+        out.looked_at += 1
+        try:
+            data = view.read_bytes(rel)
+        except SourceError as exc:
+            out.skipped.append((view.display_path(rel), _why(exc, view.display_path(rel))))
+            continue
+        if VLLM_IMPORT.search(data):
+            out.importing.append((rel, data))
+    if scripts:
+        for rel in view.iter_files("", suffix=""):
+            if rel.endswith(SCRIPT_SUFFIXES) and not _skipped(rel):
+                try:
+                    if b"vllm" in view.read_bytes(rel):
+                        out.scripts += 1
+                except SourceError:
+                    continue
+    return out
+
+
+def _why(exc: SourceError, where: str) -> str:
+    """The reason alone ("is not a regular file"), without the path the caller prints anyway."""
+    text = exc.one_line()
+    return text[len(where):].lstrip(" :") if text.startswith(where) else text.replace(where, "it")
+
+
 def load_client(tree: SourceTree, label: str, prefixes: list[str] | None = None, only_vllm: bool = True) -> ClientSource:
     """Parse the client's files that import vLLM (only those matter to driftcheck)."""
+    view = client_view(tree, prefixes)
+    if only_vllm:
+        found = survey(tree, prefixes)
+        files = [parse_client_file(view, rel, data) for rel, data in found.importing]
+        return ClientSource(tree=view, files=files, label=label, scanned=found.looked_at, skipped=found.skipped)
     files: list[ClientFile] = []
     scanned = 0
     seen: set[str] = set()
-    for prefix in prefixes or [""]:
-        for rel in tree.iter_files(prefix):
-            if rel in seen or _skipped(rel):
-                continue
-            seen.add(rel)
-            scanned += 1
-            try:
-                data = tree.read_bytes(rel)
-            except SourceError:
-                if only_vllm:
-                    continue  # a file we cannot read cannot be shown to touch vLLM; reported by the CLI if explicit
-                raise
-            if only_vllm and not VLLM_IMPORT.search(data):
-                continue
-            files.append(parse_client_file(tree, rel, data))
-    return ClientSource(tree=tree, files=files, label=label, scanned=scanned)
+    for rel in view.iter_files(""):
+        if rel in seen or _skipped(rel):
+            continue
+        seen.add(rel)
+        scanned += 1
+        files.append(parse_client_file(view, rel, view.read_bytes(rel)))
+    return ClientSource(tree=view, files=files, label=label, scanned=scanned)
 
 
 def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:

@@ -16,6 +16,9 @@ from typing import Callable
 
 FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 EXC_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration)\w*)(?::\s?(?P<msg>.*))?$")
+# Terminal escape sequences (colours from rich/IPython/pytest tracebacks, cursor moves, OSC hyperlinks):
+# CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ESC \`, and two-character `ESC x` escapes.
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 WORKER_WRAP = re.compile(r"Worker failed with error '(?P<inner>.*?)'(?:, please check|$)", re.S)
 
 
@@ -66,6 +69,7 @@ class NotATraceback(ValueError):
 
 
 def parse_traceback(text: str) -> ParsedTraceback:
+    text = ANSI_RE.sub("", text)  # a coloured traceback reads like a plain one
     lines = text.replace("\r\n", "\n").splitlines()
     blocks: list[list[str]] = []
     current: list[str] | None = None

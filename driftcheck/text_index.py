@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import bisect
 import functools
-import pickle
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .datacodec import Codec, CodecError
 from .errors import SourceError
 from .sources import SourceTree
 
@@ -38,7 +39,7 @@ class TextIndex:
     """Whole-tree text queries over one vLLM tree. For an immutable tree (a wheel or fetched sources zip) the
     answers are kept on disk between runs (`store`), so a warm scan reads only the few files it needs."""
 
-    STORE_FORMAT = 1
+    STORE_FORMAT = 2  # 2: JSON (1 was a pickle, which a crafted cache file could use to run code)
 
     def __init__(self, tree: SourceTree, package: str = "vllm", store: Path | None = None):
         self.tree = tree
@@ -47,8 +48,9 @@ class TextIndex:
         self._single: dict[str, bytes] = {}
         self._classes: dict[str, list[ClassMembers]] = {}
         self._mentions: dict[str, list[str]] = {}
-        self.extra: dict[str, object] = {}  # other per-tree answers probes keep here (picklable)
-        self.store = store
+        self.extra: dict[str, object] = {}  # other per-tree answers probes keep here (plain data: see encode_plain)
+        # The store is JSON whatever name the caller gave it (older versions wrote pickles as *.pkl, never read now).
+        self.store = store.with_suffix(".json") if store is not None else None
         self.dirty = False
         if store is not None:
             self._load()
@@ -56,20 +58,35 @@ class TextIndex:
     def _load(self) -> None:
         try:
             with open(self.store, "rb") as fh:
-                data = pickle.load(fh)
-        except Exception:  # absent, corrupt or foreign: start empty
+                doc = json.loads(fh.read())
+        except (OSError, ValueError, RecursionError):  # absent, corrupt or not JSON: start empty
             return
-        if isinstance(data, dict) and data.get("format") == self.STORE_FORMAT:
-            self._classes, self._mentions, self.extra = data["classes"], data["mentions"], data["extra"]
+        try:
+            if not (isinstance(doc, dict) and doc.get("format") == self.STORE_FORMAT and doc.get("layout") == _codec().layout):
+                raise CodecError("another format")
+            stored = _codec().decode(doc["index"])
+            extra = decode_plain(doc["extra"])
+            if type(extra) is not dict:
+                raise CodecError("extra is not an object")
+        except (CodecError, KeyError, RecursionError):
+            return  # a foreign or damaged store is ignored and rewritten by the next save
+        self._classes, self._mentions, self.extra = stored.classes, stored.mentions, extra
 
     def save(self) -> None:
         if self.store is None or not self.dirty:
             return
-        from .cache import atomic_write_bytes
+        from .safe_write import write_bytes
 
-        payload = {"format": self.STORE_FORMAT, "classes": self._classes, "mentions": self._mentions, "extra": self.extra}
+        extra = {}
+        for key, value in self.extra.items():
+            try:
+                extra[key] = encode_plain(value)
+            except CodecError:
+                continue  # an answer that is not plain data stays in memory for this process only
+        doc = {"format": self.STORE_FORMAT, "layout": _codec().layout,
+               "index": _codec().encode(_Stored(self._classes, self._mentions)), "extra": extra}
         try:
-            atomic_write_bytes(self.store, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
+            write_bytes(self.store, json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), durable=False)
             self.dirty = False
         except OSError:
             self.store = None  # read-only or full cache: keep answering from memory
@@ -145,6 +162,54 @@ class TextIndex:
                 kind = (m.group(1) or b"assign").decode()
                 out.append((rel, line, kind))
         return out
+
+
+# ------------------------------------------------------------------------------- the store's data
+@dataclass
+class _Stored:
+    classes: dict[str, list[ClassMembers]]
+    mentions: dict[str, list[str]]
+
+
+@functools.lru_cache(maxsize=1)
+def _codec() -> Codec:
+    return Codec(_Stored)
+
+
+_TUPLE = "__tuple__"
+
+
+def encode_plain(value):
+    """Plain data (str, int, float, bool, None, lists, tuples, str-keyed dicts) as JSON; tuples survive
+    (as {"__tuple__": [...]}), anything else raises CodecError."""
+    t = type(value)
+    if t in (str, int, bool, type(None)) or (t is float and value == value and abs(value) != float("inf")):
+        return value
+    if t is list:
+        return [encode_plain(v) for v in value]
+    if t is tuple:
+        return {_TUPLE: [encode_plain(v) for v in value]}
+    if t is dict:
+        if _TUPLE in value:
+            raise CodecError(f"a dict key named {_TUPLE}")
+        if any(type(k) is not str for k in value):
+            raise CodecError("a dict key that is not a str")
+        return {k: encode_plain(v) for k, v in value.items()}
+    raise CodecError(f"not plain data: {t.__name__}")
+
+
+def decode_plain(value):
+    t = type(value)
+    if t is list:
+        return [decode_plain(v) for v in value]
+    if t is dict:
+        if len(value) == 1 and _TUPLE in value:
+            items = value[_TUPLE]
+            if type(items) is not list:
+                raise CodecError("a bad tuple")
+            return tuple(decode_plain(v) for v in items)
+        return {k: decode_plain(v) for k, v in value.items()}
+    return value
 
 
 def _classes_by_line(rel: str, text: str) -> list[ClassMembers]:

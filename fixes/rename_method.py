@@ -1,4 +1,4 @@
-"""rename-method (DC008, DC006): call the target's new name for a renamed method or attribute.
+"""rename-method (DC008): call the target's new name for a renamed method or attribute.
 
 `self.get_input_embeddings(input_ids)` becomes `self.embed_input_ids(input_ids)` when the classes
 that match the receiver dropped the old name and gained the new one (vLLM 0.11.1). With
@@ -12,7 +12,7 @@ import libcst as cst
 from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, expr, run_transformer
 from driftcheck.findings import Finding
 
-FIX = Fix("rename-method", ("DC008", "DC006"), "Use the target's new name for a renamed method or attribute")
+FIX = Fix("rename-method", ("DC008",), "Use the target's new name for a renamed method or attribute")
 
 
 class _Rename(Targeted):

@@ -12,7 +12,9 @@ from driftcheck.api_index import Missing, Unknown
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
-RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error", fix="rename-method")
+# No codemod: "similar" names are a hint, not a rename the target proves (DC008, which compares with the
+# client's own vLLM, is the rule that renames), so a DC006 finding never offers one.
+RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error")
 
 
 def check(ctx: ScanContext):

@@ -75,11 +75,21 @@ def _python_configs(ctx: ScanContext):
     for file in ctx.usage.files:
         for node in _configuring_strings(file.tree):
             if any(m in node.value for m in HS_MARKERS):
-                parent_call = _enclosing_call(file.tree, node)
-                scope = parent_call if parent_call is not None else node
+                # The whole statement: `LLM(kv_transfer_config=KVTransferConfig(...), enable_prefix_caching=False)`
+                # and `cmd = ["vllm", "serve", ..., "--no-enable-prefix-caching"]` both turn it off.
+                scope = _enclosing_statement(file.tree, node) or _enclosing_call(file.tree, node) or node
                 text = ast.unparse(scope)
                 off = bool(re.search(r"enable_prefix_caching['\"]?\s*[:=]\s*False", text)) or bool(CLI_OFF.search(text))
                 yield loc_of(file, node), off, text
+
+
+def _enclosing_statement(tree: ast.AST, target: ast.AST) -> ast.stmt | None:
+    """The innermost simple statement holding `target` (not the function or class around it)."""
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body") and any(n is target for n in ast.walk(node)):
+            best = node
+    return best
 
 
 def _enclosing_call(tree: ast.AST, target: ast.AST) -> ast.Call | None:

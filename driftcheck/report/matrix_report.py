@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import io
 import json
 
 COLORS = {"ok": "#2e9e4f", "fail": "#d64541", "unknown": "#9e9e9e", "error": "#6d6d6d"}
@@ -107,6 +108,10 @@ def to_png(matrix, ranges, path) -> bool:
                     ha="center", va="bottom", fontsize=6.5)
     fig.text(0.01, 0.005, "green: no error   red: rule ids with errors   grey: unknown / not readable", fontsize=6.5)
     fig.tight_layout()
-    fig.savefig(path)
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
     plt.close(fig)
+    from driftcheck.safe_write import write_bytes
+
+    write_bytes(path, png.getvalue())  # as every other report: never renamed over a link or a device
     return True

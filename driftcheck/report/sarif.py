@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import quote
 
 from driftcheck import __version__
 
@@ -36,6 +37,31 @@ def _rules():
     return out
 
 
+def _uri(path: str) -> str:
+    """A relative URI reference for a posix path: spaces, `#`, `%`, `?` and non-ASCII percent-encoded."""
+    return quote(path, safe="/")
+
+
+def _base_ids(result, client_root: str | None) -> tuple[dict, dict[str, str]]:
+    """originalUriBaseIds with every id a result uses declared (a uri when the root is on disk, else a
+    description), and client name -> its base id (one per client: their paths are relative to different roots)."""
+    base_ids: dict[str, dict] = {}
+    by_client: dict[str, str] = {}
+    clients = result.clients or [None]
+    for i, client in enumerate(clients):
+        key = "CLIENTROOT" if i == 0 else f"CLIENTROOT{i + 1}"
+        root = client_root if (client_root and i == 0) else (_uri_root(client.location) if client is not None else "")
+        if root:
+            base_ids[key] = {"uri": root if "://" in root else Path(root).resolve().as_uri() + "/"}
+        else:
+            base_ids[key] = {"description": {"text": client.source if client is not None else "the client"}}
+        if client is not None:
+            by_client[client.name or client.location] = key
+    vroot = _uri_root(result.vllm.location.rsplit("/vllm", 1)[0]) if result.vllm.kind in ("installed", "folder") else ""
+    base_ids["VLLMROOT"] = {"uri": vroot} if vroot else {"description": {"text": result.vllm.source}}
+    return base_ids, by_client
+
+
 def _uri_root(location: str) -> str:
     """A file:// URI for a folder target (or a file's folder); "" for fetched releases."""
     path = Path(location)
@@ -45,6 +71,7 @@ def _uri_root(location: str) -> str:
 
 
 def render(result, client_root: str | None = None, **_options) -> str:
+    base_ids, by_client = _base_ids(result, client_root)
     rules = _rules()
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
@@ -63,25 +90,19 @@ def render(result, client_root: str | None = None, **_options) -> str:
                 region["startColumn"] = f.client.col
             if f.client.end_line and f.client.end_line == f.client.line and f.client.end_col:
                 region["endColumn"] = f.client.end_col
-            res["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": f.client.path, "uriBaseId": "CLIENTROOT"},
+            base = by_client.get(f.client_name or "", "CLIENTROOT")
+            res["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.client.path), "uriBaseId": base},
                                                       "region": region}}]
         if f.vllm:
             res["relatedLocations"] = [{
                 "id": 1,
                 "message": {"text": f"vLLM {f.vllm.version or ''} definition".replace("  ", " ")},
-                "physicalLocation": {"artifactLocation": {"uri": f.vllm.path, "uriBaseId": "VLLMROOT"},
+                "physicalLocation": {"artifactLocation": {"uri": _uri(f.vllm.path), "uriBaseId": "VLLMROOT"},
                                      "region": {"startLine": max(f.vllm.line, 1), "snippet": {"text": f.vllm.code}}},
             }]
         results.append(res)
     notifications = [{"level": "warning", "message": {"text": f"{u.rule} unknown: {u.message}"}} for u in result.unknown]
     notifications += [{"level": "error", "message": {"text": e}} for e in result.internal_errors]
-    base_ids = {}
-    if client_root or result.clients:
-        root = client_root or _uri_root(result.clients[0].location)
-        if root:
-            base_ids["CLIENTROOT"] = {"uri": root if "://" in root else Path(root).resolve().as_uri() + "/"}
-    vroot = _uri_root(result.vllm.location.rsplit("/vllm", 1)[0]) if result.vllm.kind in ("installed", "folder") else ""
-    base_ids["VLLMROOT"] = {"uri": vroot} if vroot else {"description": {"text": result.vllm.source}}
     run = {
         "tool": {"driver": {"name": "driftcheck", "version": __version__, "informationUri": INFO_URI, "rules": rules}},
         "originalUriBaseIds": base_ids,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 from itertools import groupby
 
 from rich.console import Console
@@ -12,9 +13,17 @@ from rich.text import Text
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
+MIN_WIDTH = 60  # below this a five-column table is unreadable anyway
+
+
+def terminal_width(fallback: int = 120) -> int:
+    """The terminal's width ($COLUMNS, else the terminal on stdout), or `fallback` for a pipe or file."""
+    return max(shutil.get_terminal_size((fallback, 24)).columns, MIN_WIDTH)
+
+
 def render(result, color: bool | None = None, width: int | None = None, **_options) -> str:
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width or 120, highlight=False)
+    console = Console(file=buf, force_terminal=bool(color), no_color=not color, width=width or terminal_width(), highlight=False)
     v = result.vllm
     clients = ", ".join(f"{c.name or c.location} {c.version or ''}".strip() for c in result.clients)
     console.print(Text.assemble(("driftcheck ", "bold"), f"{clients} against vLLM {v.version or '?'} ", (f"({v.source})", "dim")))

@@ -8,7 +8,6 @@ inform (the target's defaults, the upstream connector) never fail the suite: wha
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,10 +16,9 @@ JUNIT_NAME = "smoke-junit.xml"
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from driftcheck.safe_write import write_text  # atomic for files; a link is written through, a device streamed
+
+    write_text(path, text)
 
 
 def write_json(result: dict, out_dir: Path) -> Path:

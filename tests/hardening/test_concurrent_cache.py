@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import signal
 import subprocess
 import sys
@@ -28,9 +28,9 @@ def assert_consistent(cache: Path) -> None:
             assert f.testzip() is None
             wanted = "vllm/__init__.py" if z.name.startswith("vllm") else ".dist-info/METADATA"
             assert any(n.endswith(wanted) for n in f.namelist()), z.name
-    for p in [*(cache / "summaries").rglob("*.pkl"), *(cache / "text").glob("*.pkl")]:
-        with open(p, "rb") as fh:
-            pickle.load(fh)  # every summary on disk is whole
+    assert not [*(cache / "summaries").rglob("*.pkl"), *(cache / "text").glob("*.pkl")]  # data only, no pickles
+    for p in [*(cache / "summaries").rglob("*.json"), *(cache / "text").glob("*.json")]:
+        json.loads(p.read_bytes())  # every entry on disk is whole
 
 
 def test_two_scans_fetch_and_fill_one_cache_at_once(tmp_path):
@@ -48,14 +48,14 @@ def test_two_scans_fetch_and_fill_one_cache_at_once(tmp_path):
 
 KILLER = r"""
 import os, sys, time
-import driftcheck.cache, driftcheck.fetch
+import driftcheck.fetch, driftcheck.safe_write
 real = os.replace
 def slow(src, dst):
     open(sys.argv[1], "w").write("ready")
     time.sleep(60)
     return real(src, dst)
 driftcheck.fetch.os.replace = slow   # the sources zip
-driftcheck.cache.os.replace = slow   # summary pickles
+driftcheck.safe_write.os.replace = slow   # cache entries (the same os module: one patch covers both)
 from driftcheck.cli import main
 sys.exit(main(sys.argv[2:]))
 """
