@@ -155,3 +155,41 @@ def test_kill_during_apply_leaves_each_file_old_or_new(tmp_path, kill_at):
         states.append("new" if text == new[f] else "old")
     # rename k is the one killed: files renamed before it are new, the rest old
     assert states.count("new") == kill_at - 1
+
+
+BARRIER = r"""
+import sys, time
+import driftcheck.fixer as fixer
+real_plan = fixer.plan_fixes
+def plan_then_wait(*args, **kwargs):
+    plan = real_plan(*args, **kwargs)
+    with open(sys.argv[1], "a") as fh:
+        fh.write("planned\n")
+    deadline = time.time() + 120
+    while open(sys.argv[1]).read().count("planned") < 2 and time.time() < deadline:
+        time.sleep(0.05)  # both runs have read the same old file before either writes
+    return plan
+fixer.plan_fixes = plan_then_wait
+from driftcheck.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_two_fix_apply_at_once_keep_both_fixes(tmp_path):
+    """Issue 13 item 6: `--only drop-keyword` and `--only disable-prefix-caching` at once on one tree: both fixes
+    end up in the file (the second run waits for the lock, sees the first one's write and plans again)."""
+    client = installed_copy(tmp_path)
+    barrier = tmp_path / "barrier"
+    env = dict(os.environ, DRIFTCHECK_CACHE_DIR=str(CACHE_DIR), PYTHONPATH=str(REPO), NO_COLOR="1")
+    procs = [subprocess.Popen([sys.executable, "-c", BARRIER, str(barrier), "fix", "--vllm", "0.16.0", "--client", str(client),
+                               "--only", only, "--apply", "--no-backup"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for only in ("drop-keyword", "disable-prefix-caching")]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (_out, err) in zip(procs, outs):
+        assert p.returncode in (0, 1), err  # 1: errors of other rules are left, as asked
+        assert "wrote 1 file(s)" in err, err
+    assert any("planned again" in err for _out, err in outs), [err for _o, err in outs]
+    text = (client / GEN).read_text()
+    ast.parse(text)
+    assert "kv_cache_specs=" not in text  # drop-keyword's fix
+    assert "enable_prefix_caching=False" in text  # disable-prefix-caching's fix
