@@ -252,6 +252,8 @@ class ApiIndex:
         binding = mod.bindings.get(name)
         if binding is not None:
             result = self._binding_result(mod, name, binding, _depth)
+            if isinstance(result, (Missing, Unknown)) and binding.fallback is not None:
+                result = self._binding_result(mod, name, binding.fallback, _depth)  # the except-ImportError branch
             if not (isinstance(result, Resolved) and binding.type_only):
                 return result
             # bound only for type checkers: does something else serve it at runtime (a lazy __getattr__)?
@@ -370,8 +372,9 @@ class ApiIndex:
         externals: list[str] = []
         for base_expr in cls.cls.bases if cls.cls else []:
             base_name = re.sub(r"\[.*\]$", "", base_expr).strip()
-            base_name = EXTERNAL_ALIASES.get(base_name, base_name)
             base = self.resolve_in_scope(cls.module, base_name) if cls.module else Unknown(base_name, "")
+            if not isinstance(base, (Resolved, External)) and base_name in EXTERNAL_ALIASES:
+                base = External(EXTERNAL_ALIASES[base_name])  # `nn.Module` however `nn` was imported
             if isinstance(base, Resolved) and base.kind == "class":
                 sub_order, sub_open, sub_ext = self.mro(base)
                 for c in sub_order:
@@ -443,7 +446,8 @@ class ApiIndex:
         while todo and len(out) < limit:
             base = todo.pop()
             short = base.qualname.rsplit(".", 1)[-1]
-            for rel, sub_name in index.classes_naming_base(short):
+            names = [short] + self._aliases_of(base)  # `KVConnectorBase = KVConnectorBase_V1`: subclasses name either
+            for rel, sub_name in [hit for name in names for hit in index.classes_naming_base(name)]:
                 mod = self.module(_module_of(rel))
                 if mod is None or sub_name not in mod.classes:
                     continue
@@ -484,13 +488,18 @@ class ApiIndex:
         self._outside[name] = found
         return found
 
+    def _aliases_of(self, cls: Resolved) -> list[str]:
+        mod = cls.module
+        short = cls.qualname.rsplit(".", 1)[-1]
+        if mod is None:
+            return []
+        return [n for n, b in mod.bindings.items() if b.kind == "alias" and b.target.rsplit(".", 1)[-1] == short and n != short]
+
     def member_in_subclass(self, cls: Resolved, name: str) -> InSubclass | None:
         for sub in self.subclasses(cls):
-            ci = sub.cls
-            if name in ci.methods or name in ci.class_attrs or name in ci.instance_attrs or any(f.name == name for f in ci.fields):
-                member = self.class_member(sub, name)
-                if isinstance(member, Resolved):
-                    return InSubclass(f"{cls.qualname}.{name}", sub.qualname, member.path, member.line)
+            member = self.class_member(sub, name)  # the subclass's own body or another of its bases (a mixin's sibling)
+            if isinstance(member, Resolved):
+                return InSubclass(f"{cls.qualname}.{name}", sub.qualname, member.path, member.line)
         return None
 
     def is_dataclass_like(self, c: Resolved) -> str | None:

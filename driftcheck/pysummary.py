@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 5  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 6  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Binding:
     line: int
     target: str = ""  # import: dotted "module.name" (or module for module-import); alias: expression
     type_only: bool = False  # bound only under `if TYPE_CHECKING:`
+    fallback: "Binding | None" = None  # the `except ImportError:` binding used when this one fails to import
 
 
 @dataclass
@@ -218,9 +219,18 @@ class _Summariser:
                     self._block(node.body, type_only)
                     self._block(node.orelse, type_only)
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+                before = dict(self.info.bindings)
                 self._block(node.body, type_only)
+                normal = {k: v for k, v in self.info.bindings.items() if before.get(k) is not v}
                 for handler in node.handlers:
                     self._block(handler.body, type_only)
+                # `try: from opentelemetry.trace import Tracer / except ImportError: class Tracer: ...`: the
+                # handler's definition is a fallback; the try body's binding is what a normal install has.
+                for name, binding in normal.items():
+                    handler_binding = self.info.bindings.get(name)
+                    if handler_binding is not binding and handler_binding is not None:
+                        binding.fallback = handler_binding
+                    self.info.bindings[name] = binding
                 self._block(node.orelse, type_only)
                 self._block(node.finalbody, type_only)
             elif isinstance(node, ast.With):

@@ -20,6 +20,7 @@ from .errors import SourceError
 from .sources import SourceTree
 
 _CLASS = re.compile(r"^class\s+(\w+)")
+_CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 _STATEMENT_START = re.compile(r"^(class\s|def\s|async\s+def\s|@|if\s|try:|for\s|while\s|with\s|from\s|import\s|[A-Za-z_]\w*\s*[:=(\[.])")
 _DEF = re.compile(r"^(\s+)(?:async\s+)?def\s+(\w+)")
 _SELF_ATTR = re.compile(r"\bself\.(\w+)\s*(?::[^=\n]+)?=(?!=)")
@@ -144,6 +145,20 @@ class TextIndex:
                 if name in cls.members:
                     out.append(cls)
         return out
+
+    def classes_naming_base(self, base: str) -> list[tuple[str, str]]:
+        """(file, class) for every `class X(...)` whose base list names `base` (nested classes too)."""
+        key = f"bases:{base}"
+        if key not in self._mentions:
+            word = re.compile(rb"\b" + re.escape(base.encode()) + rb"\b")
+            found = []
+            for rel in self.files_mentioning(base):
+                for m in _CLASS_WITH_BASES.finditer(self.blob(rel)):
+                    if word.search(m.group(2)):
+                        found.append(f"{rel}\0{m.group(1).decode()}")
+            self._mentions[key] = found
+            self.dirty = True
+        return [tuple(item.split("\0", 1)) for item in self._mentions[key]]
 
     def class_by_name(self, rel: str, name: str) -> ClassMembers | None:
         for cls in self.classes_in(rel):

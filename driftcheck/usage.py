@@ -11,10 +11,12 @@ annotations, walrus, vLLM return annotations and client functions' return annota
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass, field
 
 from .api_index import ApiIndex, External, InSubclass, Missing, Resolved
 from .client import ClientFile, ClientSource
+from .external_apis import TORCH_NN_MODULE
 from .signatures import CallShape
 
 
@@ -36,6 +38,7 @@ class ImportUse:
     runtime_only: bool  # inside a function: fails only when that code runs
     guarded: bool  # inside try/except ImportError: the client expects it may be absent
     type_only: bool
+    unreached: bool = False  # a fallback import in `except ImportError:` whose try body imports fine on the target
 
 
 @dataclass
@@ -47,6 +50,7 @@ class CallUse:
     node: ast.Call
     file: ClientFile
     runtime_only: bool = True
+    driven_by_vllm: bool = False  # in a method of a client subclass of a vLLM class: vLLM's engine calls this code
 
 
 @dataclass
@@ -239,6 +243,7 @@ class _FileAnalyzer:
         self.foreign: dict[str, str] = {}  # name -> module, for names imported from outside vLLM
         self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
         self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
+        self._driven = False  # visiting a method of a client class derived from a vLLM class
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
 
     # -------------------------------------------------------------- imports
@@ -267,9 +272,14 @@ class _FileAnalyzer:
                 g = guarded or _catches_import_error(node.handlers)
                 body_env: dict = {}
                 self._imports_in(node.body, runtime_only, g, type_only, body_env)
+                body_runs = self._imports_resolve(node.body)
                 for h in node.handlers:
                     handler_env: dict = {}
+                    first = len(self.usage.imports)
                     self._imports_in(h.body, runtime_only, guarded, type_only, handler_env)
+                    if body_runs:  # the try body's vLLM imports all exist here: this fallback never runs
+                        for use in self.usage.imports[first:]:
+                            use.unreached = True
                     # The handler's import is the fallback: it binds a name only when the try body's own
                     # import of it fails on this target (a vLLM name it lacks), never over the client's own.
                     for name, value in handler_env.items():
@@ -284,6 +294,22 @@ class _FileAnalyzer:
                 pass  # function bodies are handled with their own environment
             elif isinstance(node, ast.ClassDef) and not runtime_only:
                 self._imports_in(node.body, runtime_only, guarded, type_only, env)
+
+    def _imports_resolve(self, body: list[ast.stmt]) -> bool:
+        """Whether every import statement directly in `body` is a vLLM import the target has."""
+        imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        if not imports:
+            return False
+        for n in imports:
+            names = [(a.name, None) for a in n.names] if isinstance(n, ast.Import) else [(n.module or "", a.name) for a in n.names]
+            for module, name in names:
+                if n.__class__ is ast.ImportFrom and (n.level or not module):
+                    return False
+                if module.split(".")[0] != self.package or self.api.module(module) is None:
+                    return False
+                if name not in (None, "*") and not isinstance(self.api.resolve(f"{module}.{name}"), (Resolved, External)):
+                    return False
+        return True
 
     def _record_import(self, node: ast.Import | ast.ImportFrom, runtime_only: bool, guarded: bool, type_only: bool, env: dict) -> None:
         loc = loc_of(self.file, node)
@@ -652,10 +678,14 @@ class _FileAnalyzer:
 
     def _visit_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls_name: str | None, outer: dict | None = None) -> None:
         env = self.build_env(fn, outer if outer is not None else self.module_env, cls_name)
+        driven = self._driven  # nested functions keep the flag of the method they are in
+        if cls_name is not None:
+            self._driven = bool(self.client_class_vllm_bases.get(cls_name))
         self._visit_scope(fn.body, env, runtime_only=True)
         for node in _walk_scope(fn.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._visit_function(node, None, env)
+        self._driven = driven
 
     def _visit_scope(self, body: list[ast.stmt], env: dict, runtime_only: bool) -> None:
         for node in _walk_scope(body):
@@ -674,13 +704,13 @@ class _FileAnalyzer:
         loc = loc_of(self.file, node)
         shape = call_shape(node)
         if isinstance(func, ClassRef):
-            self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only))
+            self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, FuncRef):
-            self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only))
+            self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, BoundMethod):
-            self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only))
+            self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, UnboundMethod):
-            self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only))
+            self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only, self._driven))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc":
             method = None
             first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "method"), None)
@@ -715,8 +745,12 @@ class _FileAnalyzer:
             self.reported.add(key)
             if any(self._patched_on(v, node.attr) for v in vbases) or self._client_subclass_defines(base.cls_name, node.attr):
                 return
+            if not self._vllm_bases_decide(base.cls_name, node.attr):
+                return
             results = [(v, self.api.class_member(v, node.attr)) for v in vbases]  # the client class's MRO: every vLLM base
             owner, result = next(((v, r) for v, r in results if not isinstance(r, Missing)), results[0])
+            if isinstance(result, Missing):
+                result = self._created_elsewhere(owner, node.attr, store, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
 
     def _look_up(self, cls: Resolved, attr: str, store: bool = False) -> object:
@@ -735,6 +769,11 @@ class _FileAnalyzer:
         found = self.api.member_in_subclass(cls, attr)
         if found is not None:
             return found
+        return self._created_elsewhere(cls, attr, store, result)
+
+    def _created_elsewhere(self, cls: Resolved, attr: str, store: bool, result: object) -> object:
+        """Missing from every class body, but made on the object by other code (the client's, or vLLM's own
+        `layer.register_parameter("w13_weight", ...)`): it exists once that code ran."""
         if store:
             return result  # a write vLLM never reads: DC006 says so
         if attr in self.usage.client_set_attrs:
@@ -754,6 +793,30 @@ class _FileAnalyzer:
         if isinstance(own, Resolved) and own.kind == "class":  # the client is (a copy of) vLLM's own tree
             return self.api.member_in_subclass(own, attr) is not None
         return False
+
+    def _vllm_bases_decide(self, cls_name: str, attr: str) -> bool:
+        """Whether the vLLM bases alone decide `self.attr`: False when another base of the client class
+        (torch's nn.Module, a third-party class we do not read) has, or may have, the member."""
+        for name in [cls_name, *self._client_ancestors(cls_name)]:
+            cls = self.classes.get(name)
+            for base in cls.bases if cls is not None else []:
+                node = base.value if isinstance(base, ast.Subscript) else base
+                dotted = _dotted(node)
+                if dotted is None or dotted in self.classes or isinstance(self.infer(node, {}), ClassRef):
+                    continue
+                source = self.foreign.get(dotted.split(".")[0])
+                if source is None:
+                    if hasattr(builtins, dotted):
+                        continue  # object, Exception...
+                    return False
+                root = source.split(".")[0]
+                if root == "torch" and dotted.rsplit(".", 1)[-1] == "Module":
+                    if attr in TORCH_NN_MODULE:
+                        return False
+                    continue  # nn.Module's members are known
+                if root not in ("abc", "typing", "typing_extensions"):
+                    return False
+        return True
 
     def _client_ancestors(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
         out: set[str] = set()

@@ -137,6 +137,8 @@ def check(ctx: ScanContext):
     client_calls = _client_calls(ctx)
     done: set[tuple[str, int]] = set()
     for use in ctx.usage.calls:
+        if use.driven_by_vllm:
+            continue  # a connector's or worker's method: vLLM's engine ran its own setup before calling it
         target = use.target
         if use.kind == "construct":
             init = ctx.api.class_member(target, "__init__")

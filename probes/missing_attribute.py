@@ -8,13 +8,13 @@ a write to an attribute vLLM no longer has is silently ignored by vLLM (a warnin
 
 from __future__ import annotations
 
-from driftcheck.api_index import Missing, Unknown
+from driftcheck.api_index import InSubclass, Missing, Unknown
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
 # No codemod: "similar" names are a hint, not a rename the target proves (DC008, which compares with the
 # client's own vLLM, is the rule that renames), so a DC006 finding never offers one.
-RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error")
+RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error", raises=("AttributeError",))
 
 
 def check(ctx: ScanContext):
@@ -25,6 +25,15 @@ def check(ctx: ScanContext):
             if symbol not in seen_unknown:
                 seen_unknown.add(symbol)
                 yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol)
+            continue
+        if isinstance(use.result, InSubclass) and not use.store:
+            sub = use.result
+            yield ctx.finding(
+                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}; only {sub.subclass} "
+                f"defines it, so this line fails with AttributeError when the object is not one of those.",
+                use.loc, ctx.vllm_location(sub.path, sub.line) if sub.path.startswith(ctx.api.package + "/") else None,
+                symbol, when="call", severity="warning", fix=False, defined_by=sub.subclass,
+            )
             continue
         if not isinstance(use.result, Missing):
             continue

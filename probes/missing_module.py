@@ -56,6 +56,8 @@ def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None
 def check(ctx: ScanContext):
     seen: set[tuple[str, int, str]] = set()
     for imp in ctx.usage.imports:
+        if imp.unreached:
+            continue  # a fallback that runs only when the try body's import fails, which it does not here
         if imp.type_only or ctx.api.module(imp.module) is not None:
             continue
         key = (imp.loc.path, imp.loc.line, imp.module)

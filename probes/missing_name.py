@@ -30,6 +30,8 @@ def _moved_to(ctx: ScanContext, name: str) -> list[str]:
 
 def check(ctx: ScanContext):
     for imp in ctx.usage.imports:
+        if imp.unreached:
+            continue  # a fallback that runs only when the try body's import fails, which it does not here
         if imp.name is None or imp.name == "*" or imp.type_only:
             continue
         mod = ctx.api.module(imp.module)
@@ -67,7 +69,14 @@ def check(ctx: ScanContext):
             when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
             fix=bool(moved), moved_to=moved[0] if moved else None, similar=result.near or None,
         )
+    unknown_seen: set[str] = set()
     for use in ctx.usage.module_attrs:
+        if isinstance(use.result, Unknown):
+            symbol = f"{use.module}.{use.attr}"
+            if symbol not in unknown_seen:
+                unknown_seen.add(symbol)
+                yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol)
+            continue
         if isinstance(use.result, Missing):
             symbol = f"{use.module}.{use.attr}"
             mod = ctx.api.module(use.module)

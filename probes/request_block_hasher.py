@@ -21,6 +21,7 @@ import ast
 
 from driftcheck import bodies
 from driftcheck.context import ScanContext
+from driftcheck.errors import SourceError
 from driftcheck.findings import Rule
 
 RULE = Rule("DC101", "request-block-hasher", "Request built without block_hasher while prefix caching is on", "error",
@@ -72,6 +73,24 @@ def prefix_caching_state(ctx: ScanContext) -> tuple[str, object, str]:
     return "maybe", calls[0] if calls else None, "the default of CacheConfig.enable_prefix_caching is not a literal"
 
 
+CACHE_BUILDERS = ("BlockPool(", "KVCacheManager(", "get_kv_cache_coordinator(")
+
+
+def _drives_block_pool(ctx: ScanContext) -> bool:
+    """Whether the client itself builds something that schedules with a block pool (a Scheduler, a
+    KVCacheManager): only then does its hand-built Request reach cache_full_blocks for certain."""
+    for use in ctx.usage.calls:
+        if use.kind != "construct":
+            continue
+        try:
+            text = ctx.api.tree.read_text(use.target.path)
+        except SourceError:  # unreadable: cannot tell, so do not claim certainty
+            continue
+        if any(builder in text for builder in CACHE_BUILDERS):
+            return True
+    return False
+
+
 def check(ctx: ScanContext):
     requests = [c for c in ctx.usage.calls if c.kind == "construct" and c.target.qualname == "vllm.v1.request.Request"]
     if not requests:
@@ -94,6 +113,7 @@ def check(ctx: ScanContext):
     state, cache_call, why = prefix_caching_state(ctx)
     if state == "off":
         return
+    drives = _drives_block_pool(ctx)
     failure = ("a message-less AssertionError in BlockPool.cache_full_blocks" if how == "assert" else
                "an AssertionError in BlockPool.cache_full_blocks" if how == "assert-with-message" else
                "IndexError: list index out of range inside BlockPool.cache_full_blocks")
@@ -103,7 +123,7 @@ def check(ctx: ScanContext):
             f"Request(...) is built without block_hasher, so request.block_hashes stays empty; {why}, and in "
             f"{ctx.version_label()} cache_full_blocks needs those hashes: {failure} on the first scheduling step.",
             c.loc, ctx.vllm_location(path, line), "vllm.v1.request.Request(block_hasher=)", when="call",
-            severity="warning" if state == "maybe" else None,
+            severity="warning" if state == "maybe" or not drives else None,
             failure=how, prefix_caching=state,
             cache_config=ctx.client_location(cache_call.loc).to_json() if cache_call else None,
         )

@@ -30,13 +30,25 @@ def _calls_named(fn: ast.AST, name: str) -> list[ast.Call]:
     return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name]
 
 
+def _own_method(tree: ast.AST, fn: ast.AST, call: ast.Call) -> bool:
+    """`self.execute_model(...)` inside a class that defines execute_model itself: the client is the model
+    runner, which manages its own execute/sample state; the rule is about code that drives a runner."""
+    if not (isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+        return False
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and fn in cls.body:
+            return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "execute_model" for s in cls.body)
+    return False
+
+
 def check(ctx: ScanContext):
     sites = []
     for file in ctx.usage.files:
         for fn in ast.walk(file.tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            calls = [c for c in _calls_named(fn, "execute_model") if bodies.enclosing_function(file.tree, c) is fn]
+            calls = [c for c in _calls_named(fn, "execute_model") if bodies.enclosing_function(file.tree, c) is fn
+                     and not _own_method(file.tree, fn, c)]
             if calls and not _calls_named(fn, "sample_tokens"):
                 sites += [(file, fn, c) for c in calls]
     if not sites:

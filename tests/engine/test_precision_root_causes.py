@@ -1,0 +1,321 @@
+"""The root causes of false errors on real code (issue: verdicts that hold on everyone's code), one test each.
+
+Each case is the smallest shape of code found in vLLM's own tree, lmcache or hs-connectors that runs
+fine but was reported as an error; where Python itself can say what happens, the test runs the same
+code and compares. The converse cases (the same shape that really fails) must stay errors.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from engine.helpers import scan_trees
+
+
+def _errors(result, rule=None):
+    return [f for f in result.findings if f.severity == "error" and (rule is None or f.rule == rule)]
+
+
+def _run(code: str) -> None:
+    exec(compile(textwrap.dedent(code), "<case>", "exec"), {})
+
+
+RECORDS = {
+    "vllm/records.py": """
+        import enum
+        from typing import NamedTuple, TypedDict
+
+        class DeviceCapability(NamedTuple):
+            major: int
+            minor: int
+
+        class _Options(TypedDict, total=False):
+            cache_salt: str
+
+        class TokensPrompt(_Options):
+            prompt_token_ids: list
+
+        class Policy(enum.Enum):
+            FCFS = "fcfs"
+            PRIORITY = "priority"
+
+        class HandshakeError(Exception):
+            pass
+    """,
+}
+
+
+def test_record_type_constructors_read_their_fields(tmp_path):
+    client = """
+        from vllm.records import DeviceCapability, HandshakeError, Policy, TokensPrompt
+
+        def run():
+            DeviceCapability(8, 0)
+            DeviceCapability(major=9, minor=0)
+            TokensPrompt(prompt_token_ids=[1], cache_salt="s")
+            Policy("fcfs")
+            raise HandshakeError("peer went away")
+    """
+    result = scan_trees(tmp_path, RECORDS, {"client.py": client}, only=["DC003", "DC004", "DC005"])
+    assert _errors(result) == []
+
+
+def test_record_type_constructors_still_catch_real_breaks(tmp_path):
+    client = """
+        from vllm.records import DeviceCapability, HandshakeError
+
+        def run():
+            DeviceCapability(8, 0, 1)
+            DeviceCapability(major=9)
+            HandshakeError(reason="x")
+    """
+    result = scan_trees(tmp_path, RECORDS, {"client.py": client}, only=["DC003", "DC004", "DC005"])
+    rules = sorted(f.rule for f in _errors(result))
+    assert rules == ["DC003", "DC004", "DC005"], [f.message for f in result.findings]
+    # what Python says about the same calls
+    for call in ("DeviceCapability(8, 0, 1)", "DeviceCapability(major=9)", "HandshakeError(reason='x')"):
+        try:
+            _run(textwrap.dedent(RECORDS["vllm/records.py"]) + f"\n{call}\n")
+        except TypeError:
+            continue
+        raise AssertionError(f"{call} did not fail in Python")
+
+
+BASE = {
+    "vllm/engine.py": """
+        class EngineClient:
+            def abort(self, request_id):
+                ...
+            def finish_requests(self, ids, status):
+                ...
+    """,
+}
+
+
+def test_self_resolves_through_the_client_class_first(tmp_path):
+    client = """
+        from vllm.engine import EngineClient
+
+        class AsyncLLM(EngineClient):
+            def stop(self):
+                self.abort("r1", internal=True)
+                EngineClient.finish_requests(self, ["a"], 1)
+
+            def abort(self, request_id, internal=False):
+                ...
+    """
+    result = scan_trees(tmp_path, BASE, {"client.py": client}, only=["DC003", "DC004", "DC005", "DC006"])
+    assert _errors(result) == [], [f.message for f in result.findings]
+
+
+def test_explicit_self_through_the_class_is_counted_once(tmp_path):
+    client = """
+        from vllm.engine import EngineClient
+
+        class Mine(EngineClient):
+            def stop(self):
+                EngineClient.finish_requests(self, ["a"], 1, "extra")
+    """
+    result = scan_trees(tmp_path, BASE, {"client.py": client}, only=["DC004"])
+    assert [f.rule for f in _errors(result)] == ["DC004"]
+
+
+INTERFACE = {
+    "vllm/connector.py": """
+        class KVConnectorBase:
+            def start_load_kv(self, ctx):
+                ...
+
+        class SharedStorageConnector(KVConnectorBase):
+            def __init__(self):
+                self.storage_path = "/tmp"
+            def request_finished(self, request):
+                ...
+    """,
+}
+
+
+def test_interface_typed_receiver_member_of_a_subclass_is_a_warning(tmp_path):
+    client = """
+        from vllm.connector import KVConnectorBase
+
+        def use(c: KVConnectorBase):
+            c.request_finished(None)
+            return c.never_defined_anywhere
+    """
+    result = scan_trees(tmp_path, INTERFACE, {"client.py": client}, only=["DC006"])
+    by_attr = {f.symbol.rsplit(".", 1)[-1]: f.severity for f in result.findings}
+    assert by_attr == {"request_finished": "warning", "never_defined_anywhere": "error"}
+
+
+def test_guarded_uses_are_warnings_and_not_fixed(tmp_path):
+    client = """
+        import vllm
+        from vllm.connector import KVConnectorBase
+
+        def use(c: KVConnectorBase):
+            if hasattr(c, "gone"):
+                c.gone()
+            try:
+                c.also_gone()
+            except AttributeError:
+                pass
+            if vllm.__version__ >= "0.20":
+                c.new_api()
+            c.really_gone()
+    """
+    result = scan_trees(tmp_path, INTERFACE, {"client.py": client}, only=["DC006"])
+    sev = {f.symbol.rsplit(".", 1)[-1]: (f.severity, f.fix, "guarded" in f.details) for f in result.findings}
+    assert sev["gone"][0] == sev["also_gone"][0] == sev["new_api"][0] == "warning"
+    assert all(v[2] and v[1] is None for k, v in sev.items() if k != "really_gone")
+    assert sev["really_gone"][0] == "error"
+
+
+def test_try_catching_another_exception_is_no_guard(tmp_path):
+    client = """
+        from vllm.connector import KVConnectorBase
+
+        def use(c: KVConnectorBase):
+            try:
+                c.gone()
+            except KeyError:
+                pass
+    """
+    result = scan_trees(tmp_path, INTERFACE, {"client.py": client}, only=["DC006"])
+    assert [f.severity for f in result.findings] == ["error"]
+
+
+def test_own_package_first_with_a_vllm_fallback(tmp_path):
+    vllm = {"vllm/adapter.py": "class Adapter:\n    def __init__(self):\n        pass\n"}
+    client = {
+        "mypkg/__init__.py": "",
+        "mypkg/own.py": "class Adapter:\n    def __init__(self, new_kw=0):\n        pass\n",
+        "mypkg/use.py": """
+            try:
+                from mypkg.own import Adapter
+            except ImportError:
+                from vllm.adapter import Adapter
+
+            def run():
+                return Adapter(new_kw=1)
+        """,
+    }
+    result = scan_trees(tmp_path, vllm, client, only=["DC003"])
+    assert _errors(result) == []
+
+
+def test_fallback_import_that_never_runs_is_not_reported(tmp_path):
+    vllm = {"vllm/utils/torch_utils.py": "def get_dtype():\n    pass\n", "vllm/utils/__init__.py": ""}
+    client = {"use.py": """
+        try:
+            from vllm.utils.torch_utils import get_dtype
+        except ImportError:
+            from vllm.utils import get_dtype
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC002"])
+    assert result.findings == []
+
+
+def test_names_the_client_patches_onto_vllm_exist(tmp_path):
+    vllm = {"vllm/parallel_state.py": "class GroupCoordinator:\n    pass\n"}
+    client = {"use.py": """
+        from vllm import parallel_state
+        from vllm.parallel_state import GroupCoordinator
+
+        parallel_state._SP = None
+        setattr(GroupCoordinator, "sp_rank", property(lambda self: 0))
+
+        def run(g: GroupCoordinator):
+            return parallel_state._SP, g.sp_rank
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC002", "DC006"])
+    assert _errors(result) == [], [f.message for f in result.findings]
+
+
+def test_patch_function_bodies_are_checked_as_methods(tmp_path):
+    vllm = {"vllm/runner.py": "class GPUModelRunner:\n    def __init__(self):\n        self.device = 'cpu'\n"}
+    client = {"use.py": """
+        from vllm.runner import GPUModelRunner
+
+        def load_model(self):
+            self.cache = {}
+            return self.device, self.cache, self.no_such_member
+
+        GPUModelRunner.load_model = load_model
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.runner.GPUModelRunner.no_such_member"]
+
+
+def test_generated_module_names_are_unknown_not_missing(tmp_path):
+    vllm = {"vllm/grpc/engine_pb2.py": """
+        from google.protobuf.internal import builder as _builder
+        _globals = globals()
+        _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'vllm.grpc.engine_pb2', _globals)
+    """}
+    client = {"use.py": "from vllm.grpc import engine_pb2\n\ndef run():\n    return engine_pb2.GenerateRequest()\n"}
+    result = scan_trees(tmp_path, vllm, client, only=["DC002"])
+    assert result.findings == []
+    assert any("import time" in u.message for u in result.unknown)
+
+
+def test_build_variant_module_names_the_build(tmp_path):
+    vllm = {
+        "vllm/attention/fa_utils.py": "from vllm.vllm_flash_attn import flash_attn_varlen_func\n",
+    }
+    client = {"use.py": "from vllm.vllm_flash_attn import flash_attn_varlen_func\n"}
+    result = scan_trees(tmp_path, vllm, client, only=["DC001"])
+    assert [f.severity for f in result.findings] == ["warning"]
+    assert "vLLM's own code imports it" in result.findings[0].message
+
+
+def test_removed_module_is_still_an_error(tmp_path):
+    vllm = {"vllm/attention/layer.py": "class Attention:\n    pass\n"}
+    client = {"use.py": "from vllm.attention.gone import Attention\n"}
+    result = scan_trees(tmp_path, vllm, client, only=["DC001"])
+    assert [f.severity for f in result.findings] == ["error"]
+
+
+NN = {
+    "vllm/model.py": """
+        import torch
+        from torch import nn
+
+        class LlamaModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("inv_freq", torch.ones(1))
+
+            def embed_input_ids(self, ids):
+                return ids
+    """,
+    "vllm/quant.py": """
+        def create_weights(layer):
+            layer.register_parameter("w13_weight", None)
+    """,
+}
+
+
+def test_nn_module_receivers(tmp_path):
+    client = {"use.py": """
+        from vllm.model import LlamaModel
+
+        def run(model: LlamaModel, ids):
+            model.eval()
+            model.named_parameters()
+            model.inv_freq
+            model.w13_weight
+            return model.get_input_embeddings(ids)
+    """}
+    result = scan_trees(tmp_path, NN, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.model.LlamaModel.get_input_embeddings"]
+    assert result.unknown == []
+
+
+def test_module_dunders_and_deep_chains_do_not_crash(tmp_path):
+    vllm = {"vllm/a.py": "from vllm.b import x\n", "vllm/b.py": "from vllm.a import x\n"}
+    chain = "vllm.a" + ".x" * 2500
+    client = {"use.py": f"import vllm.a\nfrom vllm.a import x\n\ndef run():\n    return vllm.a.__name__, vllm.a.__file__, {chain}\n"}
+    result = scan_trees(tmp_path, vllm, client)
+    assert result.internal_errors == []
+    assert _errors(result, "DC002") == []
