@@ -26,13 +26,34 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _add_common_scan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--vllm", metavar="TARGET", help="vLLM to check against: omitted = installed; a folder, a .whl, or a version such as 0.16.0 (fetched, sources only)")
-    p.add_argument("--client", metavar="TARGET", action="append", help="client code: a folder, a .py file, a .whl, NAME==VERSION, or an installed distribution (repeatable; default: installed speculators + hs_connectors)")
-    p.add_argument("--client-vllm", metavar="VERSION", help="the vLLM the client was written for (default: from the client's declared requirement)")
-    p.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, repeatable)")
-    p.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $DRIFTCHECK_CACHE_DIR or ~/.cache/driftcheck)")
+class _Once(argparse.Action):
+    """A single-valued option given twice is an error, not "the last one wins" (`--vllm 0.11.0 --vllm 0.16.0`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest, None) is not None and getattr(namespace, f"_seen_{self.dest}", False):
+            parser.error(f"{option_string} given twice (once is enough: {getattr(namespace, self.dest)!r}, then {values!r})")
+        setattr(namespace, f"_seen_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
+def _add_output_args(p: argparse.ArgumentParser, formats: list[str], default: str) -> None:
+    p.add_argument("-f", "--output-format", "--format", dest="format", choices=formats, default=default, action=_Once,
+                   help=f"what goes to stdout (or -o): {', '.join(formats)} (default: {default})")
+    p.add_argument("-o", "--output", metavar="FILE", action=_Once, help="write that output here (atomically) instead of stdout")
+
+
+def _add_target_args(p: argparse.ArgumentParser, vllm_help: str, client_help: str, many_clients: bool = True,
+                     vllm_required: bool = False, vllm_default: str | None = None) -> None:
+    p.add_argument("--vllm", metavar="TARGET", action=_Once, help=vllm_help, required=vllm_required, default=vllm_default)
+    p.add_argument("--client", metavar="TARGET", action="append" if many_clients else _Once, help=client_help)
+    p.add_argument("--client-vllm", metavar="VERSION", action=_Once, help="the vLLM the client was written for (default: from the client's declared requirement)")
+    p.add_argument("--allow-empty", action="store_true", help="do not fail when no client file imports vLLM (nothing to check)")
+    p.add_argument("--cache-dir", metavar="DIR", action=_Once, help="cache folder (default: $DRIFTCHECK_CACHE_DIR or ~/.cache/driftcheck)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the per-file summary cache")
+
+
+CLIENTS_HELP = ("client code: a folder, a .py file, a .whl, NAME==VERSION, or an installed distribution "
+                "(repeatable; default: installed speculators + hs_connectors)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,52 +62,48 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     scan = sub.add_parser("scan", help="report where the client's use of vLLM no longer matches a vLLM release")
-    _add_common_scan_args(scan)
-    scan.add_argument("-f", "--output-format", "--format", dest="format", choices=FORMATS, default="text")
-    scan.add_argument("-o", "--output", metavar="FILE", help="write the report here (atomically) instead of stdout")
-    scan.add_argument("--report-dir", metavar="DIR", help="also write driftcheck.{json,sarif,junit.xml,md} there (for CI)")
-    scan.add_argument("--fail-on", choices=FAIL_ON, default="error", help="lowest severity that makes the exit code 1 (default: error)")
+    _add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, or a version such as 0.16.0 (fetched, sources only)",
+                     CLIENTS_HELP)
+    scan.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, any case; repeatable)")
+    _add_output_args(scan, FORMATS, "text")
+    scan.add_argument("--report-dir", metavar="DIR", action=_Once, help="also write driftcheck.{json,sarif,junit.xml,md} there (for CI)")
+    scan.add_argument("--fail-on", choices=FAIL_ON, default="error", action=_Once, help="lowest severity that makes the exit code 1 (default: error)")
     scan.add_argument("--accept-unknown", action="store_true", help="do not fail when a probe could not decide")
-    scan.add_argument("--baseline", metavar="FILE", help="hide the findings accepted in this baseline (until their vLLM side changes)")
-    scan.add_argument("--write-baseline", metavar="FILE", help="accept today's findings: write them to FILE and exit 0")
+    scan.add_argument("--baseline", metavar="FILE", action=_Once, help="hide the findings accepted in this baseline (until their vLLM side changes)")
+    scan.add_argument("--write-baseline", metavar="FILE", action=_Once, help="accept today's findings: write them to FILE and exit 0")
     scan.add_argument("--color", dest="color", action="store_true", default=None, help="force colour in text output")
     scan.add_argument("--no-color", dest="color", action="store_false", help="no colour in text output")
 
     fix = sub.add_parser("fix", help="repair what scan found with codemods (dry run: a unified diff)")
-    fix.add_argument("--vllm", metavar="TARGET", help="vLLM to fix against (as for scan)")
-    fix.add_argument("--client", metavar="TARGET", help="client code to fix: a folder, a .py file or an installed distribution (default: installed speculators)")
-    fix.add_argument("--client-vllm", metavar="VERSION", help="the vLLM the client was written for")
+    _add_target_args(fix, "vLLM to fix against (as for scan)",
+                     "client code to fix: a folder, a .py file or an installed distribution (default: installed speculators)",
+                     many_clients=False)
     fix.add_argument("--only", metavar="RULE_OR_FIX", action="append", help="only these rules (DC003, unknown-keyword) or fixes (drop-keyword, add-block-hasher)")
     fix.add_argument("--apply", action="store_true", help="write the changes (atomically, keeping a .driftcheck.bak backup)")
     fix.add_argument("--no-backup", action="store_true", help="with --apply, do not keep backups")
     fix.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (ruff's unsafe fixes)")
     fix.add_argument("--guard", action="store_true", help="emit a compatibility guard instead of a rewrite where possible, so one client runs on old and new vLLM")
-    fix.add_argument("--cache-dir", metavar="DIR")
-    fix.add_argument("--no-cache", action="store_true")
+    _add_output_args(fix, ["text", "json"], "text")
 
     matrix = sub.add_parser("matrix", help="scan many vLLM releases against the client(s) and compute compatible ranges")
-    matrix.add_argument("--vllm", metavar="RANGE", required=True, help="0.11.0..0.32.0, 0.11.0,0.16.0, or all-releases")
-    matrix.add_argument("--client", metavar="TARGET", action="append", help="client(s), as for scan (default: installed speculators)")
-    matrix.add_argument("--client-vllm", metavar="VERSION")
-    matrix.add_argument("--jobs", "-j", type=int, help="processes (default: one per core)")
-    matrix.add_argument("--out", metavar="DIR", default="reports", help="where matrix.{json,md,html,png} go (default: reports/)")
-    matrix.add_argument("--cache-dir", metavar="DIR")
-    matrix.add_argument("--no-cache", action="store_true")
+    _add_target_args(matrix, "0.11.0..0.32.0, 0.11.0,0.16.0, or all-releases", "client(s), as for scan (default: installed speculators)",
+                     vllm_required=True)
+    matrix.add_argument("--jobs", "-j", type=int, action=_Once, help="processes (default: one per core)")
+    matrix.add_argument("--out", metavar="DIR", default="reports", action=_Once, help="where matrix.{json,md,html,png} go (default: reports/)")
+    _add_output_args(matrix, ["markdown", "json", "text"], "markdown")
 
     rng = sub.add_parser("range", help="the tightest vllm>=a,<b the client is compatible with (runs a matrix)")
-    rng.add_argument("--vllm", metavar="RANGE", default="all-releases", help="releases to consider (default: all-releases)")
-    rng.add_argument("--client", metavar="TARGET", action="append")
-    rng.add_argument("--client-vllm", metavar="VERSION")
-    rng.add_argument("--jobs", "-j", type=int)
-    rng.add_argument("--json", action="store_true")
-    rng.add_argument("--cache-dir", metavar="DIR")
-    rng.add_argument("--no-cache", action="store_true")
+    _add_target_args(rng, "releases to consider (default: all-releases)", "client(s), as for scan", vllm_default="all-releases")
+    rng.add_argument("--jobs", "-j", type=int, action=_Once)
+    rng.add_argument("--json", action="store_const", dest="format", const="json", help="same as -f json")
+    _add_output_args(rng, ["text", "json"], "text")
 
     explain = sub.add_parser("explain", help="name the vLLM drift behind a pasted traceback")
     explain.add_argument("file", nargs="?", default="-", help="a file holding the traceback, or - for stdin (default)")
-    explain.add_argument("--vllm", metavar="TARGET", help="confirm the diagnosis against this vLLM's sources")
-    explain.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
-    explain.add_argument("--cache-dir", metavar="DIR", help="cache folder for fetched vLLM sources")
+    explain.add_argument("--vllm", metavar="TARGET", action=_Once, help="confirm the diagnosis against this vLLM's sources")
+    explain.add_argument("--json", action="store_const", dest="format", const="json", help="same as -f json")
+    _add_output_args(explain, ["text", "json"], "text")
+    explain.add_argument("--cache-dir", metavar="DIR", action=_Once, help="cache folder for fetched vLLM sources")
 
     rules = sub.add_parser("rules", help="list the rules, or print one rule's documentation")
     rules.add_argument("rule", nargs="?", help="rule id or name (e.g. DC003 or unknown-keyword)")
@@ -105,15 +122,73 @@ def _cache_dir(args: argparse.Namespace) -> Path:
 
 
 def _write_output(path: str, text: str) -> None:
-    from .cache import atomic_write_bytes
+    """-o, --report-dir, baselines, matrix files: through safe_write (a symlink is written through, a device
+    or FIFO as a stream, never replaced)."""
+    from .safe_write import write_bytes
 
     target = Path(path).expanduser()
     if target.is_dir():
         raise DriftcheckError(f"-o {path} is a folder", "give a file name")
     try:
-        atomic_write_bytes(target, text.encode())
+        write_bytes(target, text.encode())
     except OSError as exc:
         raise DriftcheckError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _emit(args: argparse.Namespace, text: str) -> None:
+    """A verb's report: to -o FILE when given, else stdout."""
+    if getattr(args, "output", None):
+        _write_output(args.output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _client_specs(specs: list[str] | None) -> list[str] | None:
+    """Refuse at once what can never be a client (`--client ""` used to scan the current folder)."""
+    import stat
+
+    for spec in specs or []:
+        if not spec.strip():
+            raise DriftcheckError("--client is empty", "give a folder, a .py file, a .whl, NAME==VERSION or a distribution name")
+        try:
+            mode = os.stat(Path(spec).expanduser()).st_mode
+        except OSError:
+            continue  # not a path: a NAME==VERSION or a distribution, resolved later
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file or folder"
+            raise DriftcheckError(f"--client {spec} is {kind}", "give a folder, a .py file or a .whl")
+    return specs
+
+
+MAX_SKIP_LINES = 10
+
+
+def _require_checked(clients, allow_empty: bool) -> dict:
+    """Say what will not be checked, and why; exit 2 when nothing at all would be (unless --allow-empty).
+
+    A gate that reports "0 findings" for a client with no file importing vLLM (an empty folder, the
+    wrong package, a file over the size limit) has checked nothing; that is not a pass."""
+    from .client import survey
+
+    notes = {}
+    total = 0
+    for client in clients:
+        found = survey(client.tree, client.prefixes or None, scripts=True)
+        name = client.name or client.location
+        checked = len(found.importing) + found.scripts
+        total += checked
+        for where, why in found.skipped[:MAX_SKIP_LINES]:
+            sys.stderr.write(f"driftcheck: skipped {where}: {why}\n")
+        if len(found.skipped) > MAX_SKIP_LINES:
+            sys.stderr.write(f"driftcheck: skipped {len(found.skipped) - MAX_SKIP_LINES} more file(s) of {name}\n")
+        if not checked:
+            sys.stderr.write(f"driftcheck: {name}: none of its {found.looked_at} .py file(s) imports vLLM"
+                             + (f" ({len(found.skipped)} could not be read)" if found.skipped else "") + "\n")
+        notes[name] = {"py_files": found.looked_at, "importing_vllm": len(found.importing), "scripts": found.scripts,
+                       "skipped": [{"path": w, "why": y} for w, y in found.skipped]}
+    if not total and not allow_empty:
+        raise DriftcheckError("nothing to check: no client file imports vLLM", "pass the code that uses vLLM, or --allow-empty to accept this")
+    return notes
 
 
 def exit_code_for(result, fail_on: str, accept_unknown: bool) -> int:
@@ -134,19 +209,23 @@ def exit_code_for(result, fail_on: str, accept_unknown: bool) -> int:
 def cmd_scan(args: argparse.Namespace) -> int:
     from .engine import ScanOptions, scan
     from .report import render
+    from .selection import resolve_rules
     from .targets import resolve_clients, resolve_vllm
 
+    only = resolve_rules(args.select)
     cache_dir = _cache_dir(args)
     vllm = resolve_vllm(args.vllm, cache_dir)
-    clients = resolve_clients(args.client, cache_dir)
+    clients = resolve_clients(_client_specs(args.client), cache_dir)
+    coverage = _require_checked(clients, args.allow_empty)
     baseline = None
     if args.baseline:
         from .suppress import load_baseline
 
         baseline = load_baseline(args.baseline)
-    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=args.select, client_vllm=args.client_vllm,
+    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=only, client_vllm=args.client_vllm,
                           baseline_file=baseline)
     result = scan(vllm, clients, options)
+    result.stats["coverage"] = coverage  # what each client held, and what was skipped and why
     if args.write_baseline:
         import json
 
@@ -167,64 +246,86 @@ def cmd_scan(args: argparse.Namespace) -> int:
             _write_output(str(folder / name), render(fmt, result))
     color = args.color if args.color is not None else (args.output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     text = render(args.format, result, color=color)
+    _emit(args, text)
     if args.output:
-        _write_output(args.output, text)
         s = result.to_json()["summary"]
         sys.stderr.write(f"driftcheck: {s['error']} error(s), {s['warning']} warning(s), {s['unknown']} unknown -> {args.output}\n")
-    else:
-        sys.stdout.write(text)
     return exit_code_for(result, args.fail_on, args.accept_unknown)
+
+
+def _rule_for(word: str):
+    from .selection import resolve_rules
+
+    rule_id = resolve_rules([word], option="rules")[0]
+    from driftcheck.probes import load_probes
+
+    return next(m for m in load_probes() if m.RULE.id == rule_id)
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
     from driftcheck.probes import load_probes
 
-    probes = load_probes()
     if args.rule:
-        for module in probes:
-            if args.rule in (module.RULE.id, module.RULE.name):
-                r = module.RULE
-                print(f"{r.id} {r.name} [{r.severity}, {r.kind}{', fix: ' + r.fix if r.fix else ''}]\n")
-                print((module.__doc__ or r.title).strip())
-                return EXIT_OK
-        raise DriftcheckError(f"no rule named {args.rule!r}", "run 'driftcheck rules' for the list")
-    for module in probes:
+        module = _rule_for(args.rule)
         r = module.RULE
-        print(f"{r.id}  {r.name:<30} {r.severity:<8} {r.kind:<10} {r.fix or '-':<16} {r.title}")
+        print(f"{r.id} {r.name} [{r.severity}, {r.kind}{', fix: ' + r.fix if r.fix else ''}]\n")
+        print((module.__doc__ or r.title).strip())
+        return EXIT_OK
+    rows = [("id", "name", "severity", "kind", "fix", "title")]
+    rows += [(m.RULE.id, m.RULE.name, m.RULE.severity, m.RULE.kind, m.RULE.fix or "-", m.RULE.title) for m in load_probes()]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]  # every column as wide as its longest cell
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
     return EXIT_OK
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
-    from .engine import ScanOptions
+    from .engine import ScanOptions, scan
     from .findings import SEVERITY_RANK
-    from .fixer import FixOptions, apply_plan, plan_fixes
+    from .fixer import FixOptions, apply_locked, plan_fixes
+    from .selection import resolve_only
     from .targets import resolve_clients, resolve_vllm
 
+    if args.only:
+        resolve_only(args.only)  # a typo is exit 2 before anything is fetched or read
     cache_dir = _cache_dir(args)
     vllm = resolve_vllm(args.vllm, cache_dir)
-    clients = resolve_clients([args.client] if args.client else None, cache_dir)
+    clients = resolve_clients(_client_specs([args.client] if args.client is not None else None), cache_dir)
+    _require_checked(clients, args.allow_empty)
     options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, client_vllm=args.client_vllm)
     fix_options = FixOptions(only=args.only, unsafe=args.unsafe, guard=args.guard)
     changed = 0
     remaining_errors = 0
+    report = {"vllm": vllm.to_json(), "applied": bool(args.apply), "clients": []}
+    diffs = []
     for client in clients:
         plan = plan_fixes(vllm, client, options, fix_options)
+        written, replanned = [], False
+        if args.apply and plan.changes:
+            plan, written, replanned = apply_locked(vllm, client, options, fix_options, plan, backup=not args.no_backup)
+            if replanned:
+                sys.stderr.write(f"driftcheck: files of {client.name or client.location} changed while planning "
+                                 "(another fix?): planned again from what is on disk now\n")
+        entry = {"client": client.to_json(), "changes": [], "not_fixed": [], "notes": list(plan.notes),
+                 "written": [str(p) for p in written], "replanned": replanned}
         for change in plan.changes:
             changed += 1
             if not args.apply:
-                sys.stdout.write(change.diff())
+                diffs.append(change.diff())
             ids = sorted({fix_id for fix_id, _f in change.applied})
             sys.stderr.write(f"{change.display}: {len(change.applied)} fix(es) [{', '.join(ids)}]\n")
+            entry["changes"].append({"path": change.rel, "fixes": [{"fix": fix_id, "rule": f.rule, "line": f.client.line if f.client else None}
+                                                                   for fix_id, f in change.applied],
+                                     **({} if args.apply else {"diff": change.diff()})})
         for note in plan.notes:
             sys.stderr.write(f"  value: {note}\n")
         for finding, why in plan.skipped:
             where = f"{finding.client.path}:{finding.client.line}" if finding.client else ""
             sys.stderr.write(f"  not fixed: {finding.rule} {where}: {why}\n")
-        if args.apply and plan.changes:
-            written = apply_plan(plan, client, backup=not args.no_backup)
+            entry["not_fixed"].append({"rule": finding.rule, "path": finding.client.path if finding.client else None,
+                                       "line": finding.client.line if finding.client else None, "why": why})
+        if written:
             sys.stderr.write(f"wrote {len(written)} file(s)" + ("" if args.no_backup else " (backups: *.driftcheck.bak)") + "\n")
-            from .engine import scan
-
             after = scan(vllm, [client], options)
         else:
             after = plan.final
@@ -237,6 +338,14 @@ def cmd_fix(args: argparse.Namespace) -> int:
             sys.stderr.write(f"  {f.rule} {f.client.path if f.client else ''}:{f.client.line if f.client else ''} {f.message[:140]}\n")
         for u in after.unknown:
             sys.stderr.write(f"  unknown {u.rule}: {u.message[:160]}\n")
+        entry["left"] = {"errors": [f.to_json() for f in left], "unknown": [u.to_json() for u in after.unknown]}
+        report["clients"].append(entry)
+    if args.format == "json":
+        import json
+
+        _emit(args, json.dumps(report, indent=2) + "\n")
+    elif diffs or args.output:
+        _emit(args, "".join(diffs))
     if args.apply:
         return EXIT_FINDINGS if remaining_errors else EXIT_OK
     return EXIT_FINDINGS if changed else EXIT_OK
@@ -246,15 +355,16 @@ def _run_matrix(args):
     from .matrix import run_matrix
     from .ranges import compute_range
     from .releases import expand
-    from .targets import DEFAULT_CLIENTS
+    from .targets import DEFAULT_CLIENTS, resolve_clients
 
     cache_dir = _cache_dir(args)
-    versions = expand(args.vllm, cache_dir)
-    specs = args.client or [n for n in DEFAULT_CLIENTS if _installed(n)]
+    specs = _client_specs(args.client) or [n for n in DEFAULT_CLIENTS if _installed(n)]
     if not specs:
         raise DriftcheckError("no --client given and speculators is not installed", "pass --client speculators==0.4.0")
     if args.jobs is not None and args.jobs < 1:
         raise DriftcheckError("--jobs must be at least 1")
+    versions = expand(args.vllm, cache_dir)
+    _require_checked(resolve_clients(specs, cache_dir), args.allow_empty)  # an empty client fits every release
     matrix = run_matrix(versions, specs, cache_dir, args.jobs, args.client_vllm, use_cache=not args.no_cache)
     ranges = [compute_range(matrix, c) for c in matrix.clients]
     return matrix, ranges
@@ -280,11 +390,15 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DriftcheckError(f"cannot create {out}: {exc.strerror}") from None
-    _write_output(str(out / "matrix.json"), matrix_report.to_json(matrix, ranges, provenance()))
+    as_json = matrix_report.to_json(matrix, ranges, provenance())
+    _write_output(str(out / "matrix.json"), as_json)
     _write_output(str(out / "matrix.md"), matrix_report.to_markdown(matrix, ranges))
     _write_output(str(out / "matrix.html"), matrix_report.to_html(matrix, ranges))
-    drew = matrix_report.to_png(matrix, ranges, out / "matrix.png")
-    sys.stdout.write(matrix_report.to_markdown(matrix, ranges))
+    try:
+        drew = matrix_report.to_png(matrix, ranges, out / "matrix.png")
+    except OSError as exc:
+        raise DriftcheckError(f"cannot write {out / 'matrix.png'}: {exc.strerror or exc}") from None
+    _emit(args, as_json if args.format == "json" else matrix_report.to_markdown(matrix, ranges))
     sys.stderr.write(f"driftcheck: wrote {out}/matrix.json, .md, .html" + (", .png" if drew else " (no .png: pip install matplotlib)")
                      + f" in {matrix.seconds:.1f} s\n")
     return EXIT_USAGE if any(c.status == "error" for c in matrix.cells) else EXIT_OK
@@ -294,16 +408,17 @@ def cmd_range(args: argparse.Namespace) -> int:
     import json
 
     matrix, ranges = _run_matrix(args)
-    if args.json:
-        print(json.dumps([r.to_json() for r in ranges], indent=2))
+    if args.format == "json":
+        _emit(args, json.dumps([r.to_json() for r in ranges], indent=2) + "\n")
     else:
+        lines = []
         for r in ranges:
-            print(f"{r.client}: computed vllm{r.computed or ' (no compatible release)'}; declared {r.declared or '(none)'}"
-                  + ("" if r.agrees is None else (" -> agrees" if r.agrees else " -> differs")))
+            lines.append(f"{r.client}: computed vllm{r.computed or ' (no compatible release)'}; declared {r.declared or '(none)'}"
+                         + ("" if r.agrees is None else (" -> agrees" if r.agrees else " -> differs")))
             if r.first_break_above:
-                print(f"  breaks at {r.first_break_above}: {', '.join(r.rules_above)} {('- ' + r.reason_above) if r.reason_above else ''}")
-            for note in r.notes:
-                print(f"  {note}")
+                lines.append(f"  breaks at {r.first_break_above}: {', '.join(r.rules_above)} {('- ' + r.reason_above) if r.reason_above else ''}")
+            lines += [f"  {note}" for note in r.notes]
+        _emit(args, "".join(line + "\n" for line in lines))
     return EXIT_OK if all(r.computed for r in ranges) else EXIT_FINDINGS
 
 
@@ -353,20 +468,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
         target = resolve_vllm(args.vllm, _cache_dir(args))
         api = make_api(target, ScanOptions(cache_dir=_cache_dir(args)))
     diagnoses = explain_parsed(tb, api)
-    if args.json:
-        print(json.dumps({"exception": {"type": tb.exc_type, "message": tb.message, "inner": tb.inner},
-                          "diagnoses": [d.to_json() for d in diagnoses]}, indent=2))
+    if args.format == "json":
+        _emit(args, json.dumps({"exception": {"type": tb.exc_type, "message": tb.message, "inner": tb.inner},
+                                "diagnoses": [d.to_json() for d in diagnoses]}, indent=2) + "\n")
     elif not diagnoses:
-        print(f"no known drift: {tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}".rstrip(": "))
+        _emit(args, f"no known drift: {tb.exc_type}: {tb.message.splitlines()[0] if tb.message else ''}".rstrip(": ") + "\n")
     else:
+        lines = []
         for d in diagnoses:
-            print(f"{d.rule} {d.name}: {d.message}")
+            lines.append(f"{d.rule} {d.name}: {d.message}")
             if d.frame:
-                print(f"  at {d.frame.file}:{d.frame.line} in {d.frame.func}" + (f": {d.frame.code}" if d.frame.code else ""))
-            print(f"  vLLM change: {d.vllm_change}")
+                lines.append(f"  at {d.frame.file}:{d.frame.line} in {d.frame.func}" + (f": {d.frame.code}" if d.frame.code else ""))
+            lines.append(f"  vLLM change: {d.vllm_change}")
             if d.confirmed is not None:
-                print(f"  {'confirmed' if d.confirmed else 'NOT confirmed'} against vLLM {api.version or ''}: {d.evidence}")
-            print(f"  fix: {'driftcheck fix --only ' + d.rule + ' (' + d.fix + ')' if d.fix else 'no codemod; see driftcheck rules ' + d.rule}")
+                lines.append(f"  {'confirmed' if d.confirmed else 'NOT confirmed'} against vLLM {api.version or ''}: {d.evidence}")
+            lines.append(f"  fix: {'driftcheck fix --only ' + d.rule + ' (' + d.fix + ')' if d.fix else 'no codemod; see driftcheck rules ' + d.rule}")
+        _emit(args, "".join(line + "\n" for line in lines))
     if not diagnoses:
         return EXIT_FINDINGS
     if api is not None and all(d.confirmed is False for d in diagnoses):
