@@ -57,11 +57,17 @@ class TextIndex:
             self._load()
 
     def _load(self) -> None:
+        stored = self._read()
+        if stored is not None:
+            self._classes, self._mentions, self.extra = stored
+
+    def _read(self):
+        """(classes, mentions, extra) from the store, or None when it is absent, damaged or foreign."""
         try:
             with open(self.store, "rb") as fh:
                 doc = json.loads(fh.read())
         except (OSError, ValueError, RecursionError):  # absent, corrupt or not JSON: start empty
-            return
+            return None
         try:
             if not (isinstance(doc, dict) and doc.get("format") == self.STORE_FORMAT and doc.get("layout") == _codec().layout):
                 raise CodecError("another format")
@@ -70,14 +76,20 @@ class TextIndex:
             if type(extra) is not dict:
                 raise CodecError("extra is not an object")
         except (CodecError, KeyError, RecursionError):
-            return  # a foreign or damaged store is ignored and rewritten by the next save
-        self._classes, self._mentions, self.extra = stored.classes, stored.mentions, extra
+            return None  # a foreign or damaged store is ignored and rewritten by the next save
+        return stored.classes, stored.mentions, extra
 
     def save(self) -> None:
         if self.store is None or not self.dirty:
             return
         from .safe_write import write_bytes
 
+        # Another scan of this tree may have saved answers since ours were loaded: keep them too.
+        disk = self._read()
+        if disk is not None:
+            self._classes = {**disk[0], **self._classes}
+            self._mentions = {**disk[1], **self._mentions}
+            self.extra = {**disk[2], **self.extra}
         extra = {}
         for key, value in self.extra.items():
             try:

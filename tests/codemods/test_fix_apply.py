@@ -117,14 +117,15 @@ import driftcheck.fixer as fixer
 real_replace = os.replace
 calls = {"n": 0}
 def slow_replace(src, dst):
-    calls["n"] += 1
-    if calls["n"] == int(sys.argv[1]):
-        open(sys.argv[2], "w").write("ready")
-        time.sleep(60)  # killed here: between writing the temp file and renaming it
+    if str(dst).startswith(sys.argv[3]):  # only the client's files: cache entries are renamed into place too
+        calls["n"] += 1
+        if calls["n"] == int(sys.argv[1]):
+            open(sys.argv[2], "w").write("ready")
+            time.sleep(60)  # killed here: between writing the temp file and renaming it
     return real_replace(src, dst)
 fixer.os.replace = slow_replace
 from driftcheck.cli import main
-sys.exit(main(sys.argv[3:]))
+sys.exit(main(sys.argv[4:]))
 """
 
 
@@ -139,7 +140,7 @@ def test_kill_during_apply_leaves_each_file_old_or_new(tmp_path, kill_at):
     new = {f: (twin / f.relative_to(client)).read_text() for f in files}
     marker = tmp_path / "ready"
     env = dict(os.environ, DRIFTCHECK_CACHE_DIR=str(CACHE_DIR), PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-c", KILLER, str(kill_at), str(marker), "fix", "--vllm", "0.16.0",
+    proc = subprocess.Popen([sys.executable, "-c", KILLER, str(kill_at), str(marker), str(client), "fix", "--vllm", "0.16.0",
                              "--client", str(client), "--apply", "--no-backup"], env=env, start_new_session=True)
     deadline = time.time() + 120
     while not marker.exists() and time.time() < deadline and proc.poll() is None:
