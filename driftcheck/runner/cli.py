@@ -20,7 +20,7 @@ from pathlib import Path
 from driftcheck.runner import analysis, logtext, report
 from driftcheck.runner.attempts import run_attempt, run_child
 from driftcheck.runner.summary import describe
-from driftcheck.runner.spec import DEFAULT_RTOL, DTYPES, AttemptSpec, ModelSpec
+from driftcheck.runner.spec import ARCHS, DEFAULT_RTOL, DTYPES, AttemptSpec, model_spec
 
 DRIVERS = ("generator", "native", "auto")
 
@@ -37,7 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--driver", default="auto", choices=DRIVERS,
                    help="generator: the client's VllmHiddenStatesGenerator (speculators 0.3/0.4); native: "
                         "vLLM's extract_hidden_states method (0.17+); auto: every driver that applies")
-    p.add_argument("--layers", default="1,2,3", help="layer ids to extract, comma-separated (default 1,2,3)")
+    p.add_argument("--model", default="llama", choices=ARCHS,
+                   help="the tiny model: llama (4 layers) or deepseek (DeepSeek V3: MLA + MoE, 3 layers); default llama")
+    p.add_argument("--layers", help="layer ids to extract, comma-separated (default: every layer but the first, "
+                                    "1,2,3 for llama, 1,2 for deepseek)")
     p.add_argument("--client", help="the client's speculators package, or the folder holding it "
                                     "(default: the one installed in the target environment)")
     p.add_argument("--python", help="Python of the vLLM environment under test (default: this one)")
@@ -47,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run each driver with the target's defaults and report the difference")
     p.add_argument("--upstream-connector", action="store_true",
                    help="native: also run once with vLLM's own ExampleHiddenStatesConnector")
-    p.add_argument("--dtype", default="bfloat16", choices=DTYPES, help="model dtype (default bfloat16)")
+    p.add_argument("--dtype", choices=DTYPES, help="model dtype (default: bfloat16 for llama, float32 for deepseek)")
     p.add_argument("--passes", type=int, default=2,
                    help="times the same prompts run in one engine (default 2: repeats catch prefix-cache bugs)")
     p.add_argument("--json", action="store_true", help="print the JSON result instead of the summary")
@@ -127,8 +130,8 @@ def main(argv: list[str]) -> int:
 
 
 def _smoke(args) -> int:
-    model = ModelSpec(dtype=args.dtype)
-    layers = parse_layers(args.layers, model.num_layers)
+    model = model_spec(args.model, args.dtype)
+    layers = parse_layers(args.layers or ",".join(str(i) for i in range(1, model.num_layers)), model.num_layers)
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     if args.passes < 1:
@@ -174,7 +177,7 @@ def _smoke(args) -> int:
         raise UsageError(f"building the tiny model failed in {python}: "
                          f"{(logtext.tracebacks(log) or [logtext.tail(log, 1)])[-1].strip().splitlines()[-1]} "
                          f"(log: {out / 'prepare.log'})")
-    say(f"model: Llama, {model.num_layers} layers, hidden {model.hidden_size}, head_dim {model.head_dim}, {model.dtype}; "
+    say(f"model: {model.describe()}; "
         f"{len(prep['prompt_tokens'])} prompts ({sum(prep['prompt_tokens'])} tokens) x {args.passes} passes; "
         f"built in {prep['build_s']:.1f} s, transformers reference in {prep['reference_s']:.1f} s")
 

@@ -58,6 +58,20 @@ def _cpu_block_size_shim(module, notes: dict) -> None:
             f"multiples of {multiple}; vllm/v1/attention/backends/cpu_attn.py)")
 
 
+def _model_dtype(module, dtype: str, notes: dict) -> None:
+    """speculators passes ModelConfig(dtype="auto"), which vLLM turns into bfloat16 for a float32 checkpoint:
+    run the model in the dtype the smoke model was built in (the native driver passes it too)."""
+    real = module.ModelConfig
+
+    def model_config(*args, **kwargs):
+        if kwargs.get("dtype", "auto") == "auto":
+            kwargs["dtype"] = dtype
+        return real(*args, **kwargs)
+
+    module.ModelConfig = model_config
+    notes.setdefault("overrides", []).append(f"{module.__name__}.ModelConfig(dtype={dtype!r}) where it passes 'auto'")
+
+
 def _careful_cache_config(module, notes: dict) -> None:
     """Wrap the CacheConfig the generator module builds so that prefix caching is off."""
     real = module.CacheConfig
@@ -78,6 +92,8 @@ def run(spec: AttemptSpec, prompts: list[list[int]], metrics: dict, notes: dict)
     _cpu_mem_get_info_shim(notes)
     module = importlib.import_module(clientpkg.GENERATOR_MODULE)
     _cpu_block_size_shim(module, notes)
+    if spec.model.dtype != "bfloat16":
+        _model_dtype(module, spec.model.dtype, notes)
     if spec.mode == "careful":
         _careful_cache_config(module, notes)
 
