@@ -132,6 +132,7 @@ class ApiIndex:
         self.parsed_files = 0
         self._subclasses: dict[str, list[Resolved]] = {}
         self._outside: dict[str, tuple[str, int] | None] = {}
+        self._defs: dict[str, dict[tuple[bool, int], ast.AST]] = {}  # path -> (is class, line) -> def node
 
     # ----------------------------------------------------------------- modules
     def module_path(self, name: str) -> tuple[str, bool] | None:
@@ -186,22 +187,25 @@ class ApiIndex:
         return self._asts[path]
 
     def function_node(self, resolved: Resolved) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        tree = self.parse(resolved.path)
-        if tree is None or resolved.func is None:
+        if resolved.func is None:
             return None
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == resolved.func.line:
-                return node
-        return None
+        return self._def_nodes(resolved.path).get((False, resolved.func.line))
+
+    def _def_nodes(self, path: str) -> dict:
+        """(is a class, line) -> the def/class node of one file: one walk per file, however many are asked for."""
+        by_line = self._defs.get(path)
+        if by_line is None:
+            by_line = self._defs[path] = {}
+            tree = self.parse(path)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    by_line.setdefault((type(node) is ast.ClassDef, node.lineno), node)
+        return by_line
 
     def class_node(self, resolved: Resolved) -> ast.ClassDef | None:
-        tree = self.parse(resolved.path)
-        if tree is None or resolved.cls is None:
+        if resolved.cls is None:
             return None
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and node.lineno == resolved.cls.line:
-                return node
-        return None
+        return self._def_nodes(resolved.path).get((True, resolved.cls.line))
 
     def source_line(self, path: str, line: int) -> str:
         try:
@@ -417,8 +421,11 @@ class ApiIndex:
                 line, type_expr = ci.instance_attrs[name]
                 return Resolved("attribute", f"{c.qualname}.{name}", c.path, line, module=c.module, cls=ci, owner=c, type_expr=type_expr)
         for ext in externals:
-            if name in KNOWN_EXTERNAL_MEMBERS.get(ext, ()):
+            if name in KNOWN_EXTERNAL_MEMBERS.get(ext, ()) or name in _builtin_members(ext):
                 return External(f"{ext}.{name}")
+        for c in order:  # `for n in ("W_K", "W_V"): setattr(self, n, ...)`: the class's own strings name its members
+            if c.cls.dynamic_names and c.module is not None and name in c.module.identifier_strings:
+                return External(f"{c.qualname}.{name} (set by name)")
         if name.startswith("__") and name.endswith("__"):
             return External(f"builtins.object.{name}")
         if is_open:
@@ -680,6 +687,14 @@ def _gc_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _builtin_members(ext: str) -> frozenset[str]:
+    """Members of a builtin base (`dict` for TypedDict: a TypedDict is a dict at run time)."""
+    if RECORD_BASES.get(ext) == "typeddict":
+        ext = "builtins.dict"
+    value = getattr(builtins, ext.removeprefix("builtins."), None) if ext.startswith("builtins.") else None
+    return frozenset(dir(value)) if isinstance(value, type) else frozenset()
 
 
 def _module_of(rel: str) -> str:

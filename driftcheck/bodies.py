@@ -140,9 +140,19 @@ def keyword(call: ast.Call, name: str) -> ast.keyword | None:
 
 def enclosing_function(tree: ast.AST, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     best = None
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
-                if best is None or fn.lineno >= best.lineno:
-                    best = fn
+    for fn in functions_of(tree):
+        if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
+            if best is None or fn.lineno >= best.lineno:
+                best = fn
     return best
+
+
+_FUNCTIONS: "weakref.WeakKeyDictionary[ast.AST, list]" = weakref.WeakKeyDictionary()
+
+
+def functions_of(tree: ast.AST) -> list:
+    """Every function definition in a tree, walked once per tree (probes ask this per call site)."""
+    found = _FUNCTIONS.get(tree)
+    if found is None:
+        found = _FUNCTIONS[tree] = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return found

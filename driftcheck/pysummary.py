@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 6  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 7  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -91,6 +91,7 @@ class ClassInfo:
     instance_attrs: dict[str, tuple[int, str | None]] = field(default_factory=dict)  # name -> (line, type expr)
     dynamic_attrs: bool = False  # defines __getattr__/__getattribute__
     class_kwargs: dict[str, str] = field(default_factory=dict)  # `class C(Base, total=False, kw_only=True)`
+    dynamic_names: bool = False  # `setattr(self, name, ...)` / `self.register_buffer(name, ...)` with a computed name
 
 
 @dataclass
@@ -118,6 +119,7 @@ class ModuleInfo:
     syntax_error: str | None = None
     lines: int = 0
     dynamic_globals: bool = False  # hands `globals()` to code (protobuf `_pb2`, generated modules): names made at import
+    identifier_strings: list[str] = field(default_factory=list)  # string constants that are identifiers (for dynamic_names)
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -471,12 +473,18 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
             obj, name = sub.args[0], sub.args[1]
             if isinstance(obj, ast.Name) and obj.id == first and isinstance(name, ast.Constant) and isinstance(name.value, str):
                 cls.instance_attrs.setdefault(name.value, (sub.lineno, None))
+            elif isinstance(obj, ast.Name) and obj.id == first:
+                cls.dynamic_names = True
             continue
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
                 and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args \
                 and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
             # torch.nn.Module serves registered buffers/parameters/submodules as attributes
             cls.instance_attrs.setdefault(sub.args[0].value, (sub.lineno, None))
+            continue
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
+                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args:
+            cls.dynamic_names = True
             continue
         for target in targets:
             for t in _attr_targets(target):
@@ -560,6 +568,9 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
                 scan_setattr="setattr" in source or "register_" in source or "add_module" in source).run(tree)
     if "globals()" in source:
         info.dynamic_globals = _hands_out_globals(tree)
+    if any(c.dynamic_names for c in info.classes.values()):
+        info.identifier_strings = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                                          and isinstance(n.value, str) and n.value.isidentifier()})
     return info
 
 

@@ -487,7 +487,12 @@ class _FileAnalyzer:
         _settle(local_imports)
         env.update(local_imports)
         assigned_types: dict[str, list[object]] = {}
+        narrowed: list[str] = []
         for node in _walk_scope(fn.body):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                    and node.args and isinstance(node.args[0], ast.Name):
+                narrowed.append(node.args[0].id)
+                continue
             target_value: list[tuple[str, object]] = []
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 target_value.append((node.targets[0].id, self.infer(node.value, env)))
@@ -506,11 +511,8 @@ class _FileAnalyzer:
             first = values[0]
             if any(type(v) is not type(first) or (isinstance(v, Instance) and v.cls.qualname != first.cls.qualname) for v in values):
                 env[name] = None  # conflicting assignments: do not guess
-        for node in _walk_scope(fn.body):
-            # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type.
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
-                    and node.args and isinstance(node.args[0], ast.Name):
-                env[node.args[0].id] = None
+        for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
+            env[name] = None
         return env
 
     # ------------------------------------------------------------- classes

@@ -39,7 +39,7 @@ def precondition_index(api) -> dict[str, list[tuple[str, int, str, str]]]:
 
     Text only (one byte-regex pass over the tree, no parsing), computed once per tree and kept with its text index."""
     index = text_index_for(api)
-    return index.remember("engine_setup_precondition:v1", lambda: _scan_preconditions(index))
+    return index.remember("engine_setup_precondition:v2", lambda: _scan_preconditions(index))
 
 
 def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
@@ -57,7 +57,8 @@ def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
             function = _enclosing_def(lines, raise_line)
             if function is None:
                 continue
-            for setup in NAMED.findall(message):
+            # names in the message's own words, not inside an f-string's `{...}` (`{', '.join(unsupported)}`)
+            for setup in NAMED.findall(re.sub(r"\{[^{}]*\}", "", message)):
                 entry = (rel, raise_line + 1, message, setup)
                 if entry not in out.setdefault(function, []):
                     out[function].append(entry)

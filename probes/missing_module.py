@@ -71,7 +71,7 @@ def check(ctx: ScanContext):
         if moved:
             message += f" A module of that name is at `{moved[0]}`."
         severity = "warning" if imp.guarded else None
-        provided = None if moved else _imported_by_target(ctx, imp.module)
+        provided = _imported_by_target(ctx, imp.module)
         if provided is not None:
             build = ctx.api.build or "the build read here"
             message = (f"`{imp.module}` is absent from {build}, but vLLM's own code imports it ({provided[0]}:{provided[1]}): "

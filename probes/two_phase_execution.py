@@ -33,11 +33,16 @@ def _calls_named(fn: ast.AST, name: str) -> list[ast.Call]:
 def _own_method(tree: ast.AST, fn: ast.AST, call: ast.Call) -> bool:
     """`self.execute_model(...)` inside a class that defines execute_model itself: the client is the model
     runner, which manages its own execute/sample state; the rule is about code that drives a runner."""
-    if not (isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
-        return False
+    if not (isinstance(call.func.value, ast.Name) and call.func.value.id == "self") and \
+            not (isinstance(call.func.value, ast.Attribute) and isinstance(call.func.value.value, ast.Name)
+                 and call.func.value.value.id == "self"):
+        return False  # `self.execute_model(...)` or `self.model_runner.execute_model(...)` inside the component
     for cls in ast.walk(tree):
         if isinstance(cls, ast.ClassDef) and fn in cls.body:
-            return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "execute_model" for s in cls.body)
+            # the class exposes the two-phase protocol itself (a runner, or a worker delegating to its runner):
+            # its own caller calls sample_tokens on it
+            return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("execute_model", "sample_tokens")
+                       for s in cls.body)
     return False
 
 

@@ -319,3 +319,47 @@ def test_module_dunders_and_deep_chains_do_not_crash(tmp_path):
     result = scan_trees(tmp_path, vllm, client)
     assert result.internal_errors == []
     assert _errors(result, "DC002") == []
+
+
+def test_typeddict_values_are_dicts_and_computed_setattr_names_exist(tmp_path):
+    vllm = {
+        "vllm/prompts.py": """
+            from typing import TypedDict
+
+            class TokensPrompt(TypedDict):
+                prompt_token_ids: list
+        """,
+        "vllm/mla.py": """
+            class MLAAttention:
+                def process_weights(self, w):
+                    for name, value in (("W_K", w), ("W_V", w)):
+                        setattr(self, name, value)
+        """,
+    }
+    client = {"use.py": """
+        from vllm.mla import MLAAttention
+        from vllm.prompts import TokensPrompt
+
+        def run(p: TokensPrompt, layer: MLAAttention):
+            return p.get("prompt_token_ids"), layer.W_K, layer.W_Q
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.mla.MLAAttention.W_Q"]
+
+
+def test_precondition_names_come_from_the_message_not_its_fstring_fields(tmp_path):
+    vllm = {"vllm/config.py": """
+        class VllmConfig:
+            def __post_init__(self):
+                unsupported = self._features()
+                if unsupported:
+                    raise ValueError(f"Runner V2 does not yet support: {', '.join(unsupported)}")
+            def _features(self):
+                return []
+
+        def unsupported(x):
+            return x
+    """, "vllm/engine/core.py": "from vllm.config import unsupported\n\ndef run():\n    unsupported(1)\n"}
+    client = {"use.py": "from vllm.config import VllmConfig\n\ndef run():\n    VllmConfig().__post_init__()\n"}
+    result = scan_trees(tmp_path, vllm, client, only=["DC108"])
+    assert result.findings == []
