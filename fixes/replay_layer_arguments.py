@@ -5,8 +5,8 @@ extension: `layer(hidden_states=..., positions=..., residual=...)`) misses what 
 later started to pass, e.g. `llama_4_scaling`, which `DeepseekV2Model.forward` computes from its
 config and `positions` (vLLM 0.16+). The fix reads that `forward` in the target (the layer call DC106
 names, and the statements before its loop that compute what it passes), rewrites it in the client's
-terms (the target forward's parameters become the client forward's, `self` the client's receiver;
-names the client already has before its loop are used as they are; module-level helpers are imported
+terms (the target forward's parameters become the client forward's, `self` the client's receiver,
+names the client already passes its layers are used as they are; module-level helpers are imported
 inside the branch, so no other architecture imports them) and passes it through a dict:
 
     layer_kwargs = {}
@@ -36,7 +36,7 @@ import textwrap
 
 import libcst as cst
 
-from driftcheck.codemod import Fix, FixContext, FixOutcome, code_of, expr, insert_after_imports
+from driftcheck.codemod import Fix, FixContext, FixOutcome, expr, insert_after_imports
 from driftcheck.findings import Finding
 
 FIX = Fix("replay-layer-arguments", ("DC106",), "Pass the decoder layers what the target's own model forward passes them")
@@ -78,15 +78,6 @@ def _layer_loop(fn: ast.AST, call: ast.Call) -> ast.For | ast.AsyncFor | None:
     return min(loops, key=lambda n: sum(1 for _ in ast.walk(n)), default=None)
 
 
-def _block_of(root: ast.AST, stmt: ast.stmt) -> list[ast.stmt] | None:
-    for node in ast.walk(root):
-        for attr in ("body", "orelse", "finalbody"):
-            block = getattr(node, attr, None)
-            if isinstance(block, list) and any(s is stmt for s in block):
-                return block
-    return None
-
-
 def _first_layer(loop_iter: ast.expr) -> str | None:
     """An expression for the first layer the loop visits: `islice(X, a, b)` / `X[a:b]` -> `X[a]`."""
     for node in ast.walk(loop_iter):
@@ -121,7 +112,7 @@ class _TargetForward:
         if loop is None:
             raise Untranslatable(f"no layer loop at {path}:{line}")
         self.api, self.model, self.path, self.line, self.fn, self.loop = api, model, path, line, fn, loop
-        self.module_name = path.removesuffix(".py").replace("/", ".")
+        self.module_name = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         self.text = api.tree.read_bytes(path).decode("utf-8", errors="replace")
         top = next(i for i, s in enumerate(fn.body) if _contains(s, loop))
         self.before = fn.body[:top]  # what runs before the loop: where the layer arguments are computed
@@ -211,7 +202,7 @@ def _fresh(base: str, taken: set[str]) -> str:
 
 def _branch(api, fn: ast.FunctionDef, loop: ast.For, tree: ast.Module, model: str, path: str, line: int,
             args: dict[str, str], dict_name: str, forward_name: str, guard: bool,
-            taken: set[str]) -> tuple[str, list[str], list[str]]:
+            taken: set[str], passed: set[str]) -> tuple[str, list[str], list[str]]:
     """(condition, body lines, names it binds) for one architecture, in the client's terms."""
     target = _TargetForward(api, model, path, line)
     client_params, target_params = _params(fn), _params(target.fn)
@@ -223,11 +214,9 @@ def _branch(api, fn: ast.FunctionDef, loop: ast.For, tree: ast.Module, model: st
             mapping[p] = client_params[i]
     if target_params and client_params:
         mapping[target_params[0]] = client_params[0]  # the receiver
-    block = _block_of(fn, loop) or []
-    before = block[:next((i for i, s in enumerate(block) if s is loop), 0)]
-    # the client's own values: its parameters and what it binds before its loop (hidden_states, residual...)
-    have = set(client_params) | set().union(*(_stores(s) for s in before))
-    keep = set(mapping) | (have & set().union(*(_stores(s) for s in target.before)))
+    # the client's own values: its parameters and the names it already passes its layers (hidden_states,
+    # residual); any other name vLLM computes is computed again, never assumed to be the client's same-named local
+    keep = set(mapping) | (passed & set().union(*(_stores(s) for s in target.before)))
     values = {a: ast.parse(v, mode="eval").body for a, v in args.items()}
     stmts = target.slice_for(list(values.values()), keep)
     bound = set().union(*(_stores(s) for s in stmts)) if stmts else set()
@@ -267,6 +256,7 @@ def _plan(api, source: str, findings: list[Finding], guard: bool) -> tuple[str, 
     if loop is None:
         raise Untranslatable("the layer call is not inside a loop over the layers")
     taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | set(_params(fn))
+    passed = {v.id for v in [*call.args, *(k.value for k in call.keywords)] if isinstance(v, ast.Name)}
     dict_name = _fresh("layer_kwargs", taken)
     forward_name = _fresh("vllm_forward", taken | {dict_name})
     taken |= {dict_name, forward_name}
@@ -276,7 +266,8 @@ def _plan(api, source: str, findings: list[Finding], guard: bool) -> tuple[str, 
             per_model.setdefault((c["model"], c["path"], c["line"]), {})[f.details["argument"]] = c["value"]
     lines, notes, where = [], [], []
     for k, ((model, path, line), args) in enumerate(sorted(per_model.items())):
-        cond, body, bound = _branch(api, fn, loop, tree, model, path, line, args, dict_name, forward_name, guard, taken)
+        cond, body, bound = _branch(api, fn, loop, tree, model, path, line, args, dict_name, forward_name, guard, taken,
+                                    passed)
         taken |= set(bound)
         lines.append(f"{'if' if k == 0 else 'elif'} {cond}:")
         lines += [textwrap.indent(b, "    ") for b in body]

@@ -232,3 +232,50 @@ def test_fix_apply_on_speculators_0_3_0_leaves_no_error_and_no_dc106(tmp_path, v
     assert 'layer_kwargs["llama_4_scaling"] = llama_4_scaling' in worker and "**layer_kwargs" in worker
     compile(worker, WORKER, "exec")
     shutil.rmtree(client)
+
+
+# ------------------------------------------------------------------ translation edge cases (synthetic clients, real 0.16.0)
+SYNTHETIC = '''import types
+
+from vllm.distributed import get_pp_group
+
+
+def _replay(self, input_ids, pos, intermediate_tensors=None, inputs_embeds=None):
+    hidden_states = self.embed_input_ids(input_ids)
+    residual = None{extra}
+    for layer in self.layers[self.start_layer:self.end_layer]:
+        hidden_states, residual = layer(pos, hidden_states, residual)
+    hidden_states, _ = self.norm(hidden_states, residual)
+    return hidden_states
+
+
+def install(model):
+    base = model.model
+    base.forward = types.MethodType(_replay, base)
+'''
+
+
+def test_target_names_become_the_clients(tmp_path):
+    """The client calls its positions `pos` and slices the layers: vLLM's `positions` becomes `pos`, the guard's
+    first layer is `self.layers[self.start_layer]`, and the positional call gets the dict after its arguments."""
+    out = run_fix(tmp_path, SYNTHETIC.format(extra=""), FIX_ID, "0.16.0", guard=True)
+    compile(out, "client.py", "exec")
+    assert "positions=pos," in out and "positions=positions" not in out
+    assert 'inspect.signature(self.layers[self.start_layer].forward).parameters' in out
+    assert "layer(pos, hidden_states, residual, **layer_kwargs)" in out
+    assert out.splitlines()[3] == "import inspect"
+
+
+def test_a_name_the_client_uses_is_left_for_a_person(tmp_path):
+    from driftcheck.engine import ScanOptions
+    from driftcheck.fixer import FixOptions, plan_fixes
+    from driftcheck.targets import resolve_client, resolve_vllm
+
+    source = SYNTHETIC.format(extra="\n    llama_4_scaling = 1.0  # the client's own")
+    (tmp_path / "client").mkdir()
+    (tmp_path / "client" / "client.py").write_text(source)
+    plan = plan_fixes(resolve_vllm("0.16.0", CACHE_DIR), resolve_client(str(tmp_path / "client"), CACHE_DIR),
+                      ScanOptions(cache_dir=CACHE_DIR, client_vllm="0.11.0"), FixOptions(only=[FIX_ID]))
+    assert plan.changes == []
+    [(finding, why)] = plan.skipped
+    assert finding.rule == "DC106" and "would rebind the client's own names" in why and "llama_4_scaling" in why
