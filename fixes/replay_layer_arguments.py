@@ -3,7 +3,7 @@
 A client that replaces a model's `forward` and calls the decoder layers itself (speculators' worker
 extension: `layer(hidden_states=..., positions=..., residual=...)`) misses what vLLM's own `forward`
 later started to pass, e.g. `llama_4_scaling`, which `DeepseekV2Model.forward` computes from its
-config and `positions` (vLLM 0.16+). The fix reads that `forward` in the target (the layer call DC106
+config and `positions` (vLLM 0.12+). The fix reads that `forward` in the target (the layer call DC106
 names, and the statements before its loop that compute what it passes), rewrites it in the client's
 terms (the target forward's parameters become the client forward's, `self` the client's receiver,
 names the client already passes its layers are used as they are; module-level helpers are imported

@@ -52,7 +52,7 @@ class ModelSpec:
     yarn_factor: float = 0.0         # > 0: YaRN RoPE scaling, as DeepSeek V3's own configs have
     yarn_original_max_position: int = 0
     # > 0: the config's `llama_4_scaling` (Llama 4 attention temperature: q *= 1 + beta * log(1 + pos // L)),
-    # which vLLM's DeepseekV2Model.forward computes and passes to its layers (vLLM 0.16+; Mistral Large 3 sets it)
+    # which vLLM's DeepseekV2Model.forward computes and passes to its layers (vLLM 0.12+; Mistral Large 3 sets it)
     llama_4_scaling_beta: float = 0.0
     llama_4_scaling_original: int = 0
 
