@@ -481,7 +481,8 @@ class ApiIndex:
         index = text_index_for(self)
         word = re.escape(name.encode())
         pattern = re.compile(rb"(\w+)\." + word + rb"\s*(?::[^=\n]+)?=(?!=)|(?:register_(?:parameter|buffer|module)|add_module)"
-                             rb"\(\s*[\"']" + word + rb"[\"']|setattr\([^,\n]+,\s*[\"']" + word + rb"[\"']")
+                             rb"\(\s*[\"']" + word + rb"[\"']|setattr(?:__)?\([^,\n]+,\s*[\"']" + word + rb"[\"']")
+        literal = re.compile(rb"[\"']" + word + rb"[\"']")
         found = None
         for rel in index.files_mentioning(name):
             data = index.blob(rel)
@@ -490,6 +491,15 @@ class ApiIndex:
                     continue  # `self.name = ...` belongs to that class, which its summary already has
                 found = (rel, data.count(b"\n", 0, m.start()) + 1)
                 break
+            if found is None and _COMPUTED_SETATTR.search(data):
+                m = literal.search(data)  # `for n in ("W_K", "W_V"): setattr(layer, n, ...)`
+                if m:
+                    found = (rel, data.count(b"\n", 0, m.start()) + 1)
+            if found is None:  # `replace_parameter(self, "W_UK_T", ...)`: a helper that sets the attribute it is named
+                for m in re.finditer(rb"(\w+)\(\s*[\w.]+\s*,\s*[\"']" + word + rb"[\"']", data):
+                    if self._sets_named_attribute(m.group(1).decode()):
+                        found = (rel, data.count(b"\n", 0, m.start()) + 1)
+                        break
             if found:
                 break
         self._outside[name] = found
@@ -502,11 +512,27 @@ class ApiIndex:
             return []
         return [n for n, b in mod.bindings.items() if b.kind == "alias" and b.target.rsplit(".", 1)[-1] == short and n != short]
 
+    def _sets_named_attribute(self, function: str) -> bool:
+        """Whether a function of the tree named `function` sets an attribute by a name it is given."""
+        from .bodies import text_index_for
+
+        index = text_index_for(self)
+        for rel, line, kind in index.top_level_definitions(function):
+            if kind != "def":
+                continue
+            body = index.blob(rel).split(b"\n")[line - 1:line + 40]
+            text = b"\n".join(body)
+            if _COMPUTED_SETATTR.search(text):
+                return True
+        return False
+
     def member_in_subclass(self, cls: Resolved, name: str) -> InSubclass | None:
         for sub in self.subclasses(cls):
             member = self.class_member(sub, name)  # the subclass's own body or another of its bases (a mixin's sibling)
             if isinstance(member, Resolved):
                 return InSubclass(f"{cls.qualname}.{name}", sub.qualname, member.path, member.line)
+            if isinstance(member, External):  # nn.Module's API, a member set by computed name...
+                return InSubclass(f"{cls.qualname}.{name}", sub.qualname, sub.path, sub.line)
         return None
 
     def is_dataclass_like(self, c: Resolved) -> str | None:
@@ -687,6 +713,9 @@ def _gc_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+_COMPUTED_SETATTR = re.compile(rb"setattr(?:__)?\(\s*[\w.]+\s*,\s*[A-Za-z_]|register_(?:parameter|buffer|module)\(\s*[A-Za-z_]")
 
 
 def _builtin_members(ext: str) -> frozenset[str]:

@@ -244,6 +244,7 @@ class _FileAnalyzer:
         self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
         self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
         self._driven = False  # visiting a method of a client class derived from a vLLM class
+        self._scopes: dict[int, list[ast.AST]] = {}  # id(body) -> its scope's nodes (the tree outlives the analyzer)
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
 
     # -------------------------------------------------------------- imports
@@ -472,6 +473,13 @@ class _FileAnalyzer:
             return Instance(value.cls)
         return None
 
+    def _scope(self, body: list[ast.stmt]) -> list[ast.AST]:
+        """The nodes of one scope, walked once (environments, classes and visits all read them)."""
+        found = self._scopes.get(id(body))
+        if found is None:
+            found = self._scopes[id(body)] = list(_walk_scope(body))
+        return found
+
     def build_env(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict, self_cls: str | None) -> dict:
         env: dict[str, object] = dict(outer)
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
@@ -488,7 +496,7 @@ class _FileAnalyzer:
         env.update(local_imports)
         assigned_types: dict[str, list[object]] = {}
         narrowed: list[str] = []
-        for node in _walk_scope(fn.body):
+        for node in self._scope(fn.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
                     and node.args and isinstance(node.args[0], ast.Name):
                 narrowed.append(node.args[0].id)
@@ -557,7 +565,7 @@ class _FileAnalyzer:
                         continue
                     env = self.build_env(stmt, self.module_env, name)
                     first = (stmt.args.posonlyargs + stmt.args.args)[0].arg if (stmt.args.posonlyargs + stmt.args.args) else None
-                    for node in _walk_scope(stmt.body):
+                    for node in self._scope(stmt.body):
                         targets: list[ast.expr] = []
                         value_node = None
                         if isinstance(node, ast.Assign):
@@ -568,9 +576,10 @@ class _FileAnalyzer:
                                 and node.func.value.id == first and node.args and isinstance(node.args[0], ast.Constant) \
                                 and isinstance(node.args[0].value, str) and (node.func.attr in REGISTRARS or node.func.attr == "setattr"):
                             self.client_class_members[name].add(node.args[0].value)  # nn.Module's registered members
-                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                        if isinstance(node, ast.Call) and (_dotted(node.func) or "").rstrip("_").endswith("setattr") \
                                 and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == first \
                                 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                            # setattr(self, "x", v) and object.__setattr__(self, "x", v)
                             self.client_class_members[name].add(node.args[1].value)
                         for t in targets:
                             if isinstance(t, (ast.Tuple, ast.List)):
@@ -587,6 +596,13 @@ class _FileAnalyzer:
                                     value = self.infer(value_node, env)
                                 previous = types.get(t.attr)
                                 if t.attr in conflicting:
+                                    continue
+                                if value is None and not (isinstance(value_node, ast.Constant) and value_node.value is None) \
+                                        and not isinstance(node, ast.AnnAssign):
+                                    # `self.experts = ClientExperts(...)` in one branch, `= vllm.Factory(...)` in
+                                    # another: a value we cannot type makes the attribute's type unknown
+                                    conflicting.add(t.attr)
+                                    types.pop(t.attr, None)
                                     continue
                                 if previous is not None and value is not None and not _same_value(previous, value):
                                     conflicting.add(t.attr)  # `self.drafter = A(...)` here, `= B(...)` there: do not guess
@@ -684,13 +700,13 @@ class _FileAnalyzer:
         if cls_name is not None:
             self._driven = bool(self.client_class_vllm_bases.get(cls_name))
         self._visit_scope(fn.body, env, runtime_only=True)
-        for node in _walk_scope(fn.body):
+        for node in self._scope(fn.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._visit_function(node, None, env)
         self._driven = driven
 
     def _visit_scope(self, body: list[ast.stmt], env: dict, runtime_only: bool) -> None:
-        for node in _walk_scope(body):
+        for node in self._scope(body):
             if isinstance(node, ast.Call):
                 self._visit_call(node, env, runtime_only)
             elif isinstance(node, ast.Attribute):
