@@ -11,6 +11,10 @@ import ast
 import re
 from dataclasses import dataclass
 
+from .astnodes import nodes_of
+
+_TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+
 ANY = "*"  # a bare `except:`, `except Exception` or `except BaseException` catches every drift
 _BROAD = {"Exception", "BaseException"}
 _VERSION_WORD = re.compile(r"version", re.I)
@@ -79,7 +83,7 @@ def _test_kind(test: ast.expr) -> str | None:
 
 def guards_of(tree: ast.AST) -> list[Guard]:
     out: list[Guard] = []
-    for node in ast.walk(tree):
+    for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             catches: set[str] = set()
             for h in node.handlers:

@@ -15,6 +15,7 @@ import builtins
 from dataclasses import dataclass, field
 
 from .api_index import ApiIndex, External, InSubclass, Missing, Resolved
+from .astnodes import nodes_of
 from .client import ClientFile, ClientSource
 from .external_apis import TORCH_NN_MODULE
 from .signatures import CallShape
@@ -614,7 +615,7 @@ class _FileAnalyzer:
     def collect_patches(self) -> None:
         """What the client sets on vLLM classes and modules (`Cls.m = f`, `setattr(Cls, "m", f)`, `mod._X = None`):
         those names exist at run time, and a function set on a class is that class's method."""
-        for node in ast.walk(self.file.tree):
+        for node in nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call):
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -666,7 +667,7 @@ class _FileAnalyzer:
     def collect_worker_extensions(self) -> None:
         """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault` or an item assignment."""
         key = "worker_extension_cls"
-        for node in ast.walk(self.file.tree):
+        for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign):
             values: list[ast.expr] = []
             if isinstance(node, ast.keyword) and node.arg == key:
                 values.append(node.value)
@@ -850,7 +851,7 @@ class _FileAnalyzer:
     # ------------------------------------------------------- bound functions
     def _find_bound_functions(self) -> None:
         found: dict[str, tuple[str, ast.AST]] = {}
-        for node in ast.walk(self.file.tree):
+        for node in nodes_of(self.file.tree, ast.Call, ast.Assign):
             if isinstance(node, ast.Call) and _dotted(node.func) in ("types.MethodType", "MethodType") and node.args:
                 first = node.args[0]
                 if isinstance(first, ast.Name) and first.id in self.functions:

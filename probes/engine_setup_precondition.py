@@ -20,8 +20,10 @@ import ast
 import re
 
 from driftcheck.api_index import Resolved
+from driftcheck.astnodes import nodes_of
 from driftcheck.bodies import text_index_for
 from driftcheck.context import ScanContext
+from driftcheck.errors import SourceError
 from driftcheck.findings import Rule
 
 RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core setup the client never does", "error",
@@ -97,22 +99,24 @@ def _enclosing_def(lines: list[str], index: int) -> str | None:
     return None
 
 
-def _called_names(fn: ast.AST) -> set[str]:
-    names = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call):
-            f = node.func
-            names.add(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "")
-    return names
+def _called_names_in_source(api, target, preconditions: dict) -> list[str]:
+    """Which precondition-guarded functions the target's body calls, read from its source lines (no parse:
+    a whole-platform client calls a thousand vLLM functions)."""
+    func = target.func
+    try:
+        lines = api.tree.read_text(target.path).splitlines()[func.line - 1:func.end_line]
+    except SourceError:
+        return []
+    body = "\n".join(lines)
+    return [name for name in preconditions if f"{name}(" in body and re.search(rf"\b{re.escape(name)}\(", body)]
 
 
 def _client_calls(ctx: ScanContext) -> set[str]:
     names = set()
     for file in ctx.usage.files:
-        for node in ast.walk(file.tree):
-            if isinstance(node, ast.Call):
-                f = node.func
-                names.add(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "")
+        for node in nodes_of(file.tree, ast.Call):
+            f = node.func
+            names.add(f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "")
     return names
 
 
@@ -149,10 +153,7 @@ def check(ctx: ScanContext):
         own = target.qualname.rsplit(".", 1)[-1]
         candidates = list(preconditions.get(own, []))
         if not candidates:
-            fn = ctx.api.function_node(target)
-            if fn is None:
-                continue
-            for name in _called_names(fn):
+            for name in _called_names_in_source(ctx.api, target, preconditions):
                 candidates += preconditions.get(name, [])
         for rel, raise_line, text, setup in candidates:
             if setup in client_calls or (use.loc.path, use.loc.line) in done:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+from driftcheck import bodies
+from driftcheck.astnodes import nodes_of, within
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 from driftcheck.usage import loc_of
@@ -82,18 +84,20 @@ def check(ctx: ScanContext):
                     if c.target.func is not None and _tensor_annotated(c.target.func.returns)}
     if not tensor_calls:
         return
-    for file in ctx.usage.files:
-        for fn in ast.walk(file.tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            assigned = {t.id: a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and id(a.value) in tensor_calls
-                        for t in a.targets if isinstance(t, ast.Name)}
-            for name, test in _tested_names(fn).items():
-                if name in assigned:
-                    use = tensor_calls[id(assigned[name])]
-                    yield ctx.finding(
-                        RULE, f"`{ast.unparse(test)}` tests the truth of `{name}`, which {use.target.qualname.rsplit('.', 1)[-1]}() "
-                        f"returns as a tensor in {ctx.version_label()}: RuntimeError: Boolean value of Tensor with more than "
-                        "one value is ambiguous.",
-                        loc_of(file, test), ctx.location_of(use.target), name, when="call",
-                    )
+    functions: dict[int, tuple] = {}  # only the functions that hold a tensor-returning call
+    for use in tensor_calls.values():
+        fn = bodies.enclosing_function(use.file.tree, use.node)
+        if fn is not None:
+            functions.setdefault(id(fn), (use.file, fn))
+    for file, fn in functions.values():
+        assigned = {t.id: a.value for a in within(nodes_of(file.tree, ast.Assign), fn) if id(a.value) in tensor_calls
+                    for t in a.targets if isinstance(t, ast.Name)}
+        for name, test in _tested_names(fn).items():
+            if name in assigned:
+                use = tensor_calls[id(assigned[name])]
+                yield ctx.finding(
+                    RULE, f"`{ast.unparse(test)}` tests the truth of `{name}`, which {use.target.qualname.rsplit('.', 1)[-1]}() "
+                    f"returns as a tensor in {ctx.version_label()}: RuntimeError: Boolean value of Tensor with more than "
+                    "one value is ambiguous.",
+                    loc_of(file, test), ctx.location_of(use.target), name, when="call",
+                )

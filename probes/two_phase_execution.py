@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck import bodies
+from driftcheck.astnodes import nodes_of, within
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
@@ -26,8 +27,8 @@ RULE = Rule("DC103", "two-phase-execution", "execute_model() called without samp
 STATE_ERROR = "sample_tokens() must be called"
 
 
-def _calls_named(fn: ast.AST, name: str) -> list[ast.Call]:
-    return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name]
+def _calls_named(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute) and n.func.attr == name]
 
 
 def _own_method(tree: ast.AST, fn: ast.AST, call: ast.Call) -> bool:
@@ -37,8 +38,8 @@ def _own_method(tree: ast.AST, fn: ast.AST, call: ast.Call) -> bool:
             not (isinstance(call.func.value, ast.Attribute) and isinstance(call.func.value.value, ast.Name)
                  and call.func.value.value.id == "self"):
         return False  # `self.execute_model(...)` or `self.model_runner.execute_model(...)` inside the component
-    for cls in ast.walk(tree):
-        if isinstance(cls, ast.ClassDef) and fn in cls.body:
+    for cls in nodes_of(tree, ast.ClassDef):
+        if fn in cls.body:
             # the class exposes the two-phase protocol itself (a runner, or a worker delegating to its runner):
             # its own caller calls sample_tokens on it
             return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("execute_model", "sample_tokens")
@@ -49,12 +50,13 @@ def _own_method(tree: ast.AST, fn: ast.AST, call: ast.Call) -> bool:
 def check(ctx: ScanContext):
     sites = []
     for file in ctx.usage.files:
-        for fn in ast.walk(file.tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            calls = [c for c in _calls_named(fn, "execute_model") if bodies.enclosing_function(file.tree, c) is fn
-                     and not _own_method(file.tree, fn, c)]
-            if calls and not _calls_named(fn, "sample_tokens"):
+        by_fn: dict[int, tuple] = {}
+        for c in _calls_named(file.tree, "execute_model"):  # only functions that call execute_model are read
+            fn = bodies.enclosing_function(file.tree, c)
+            if fn is not None and not _own_method(file.tree, fn, c):
+                by_fn.setdefault(id(fn), (fn, []))[1].append(c)
+        for fn, calls in by_fn.values():
+            if not [c for c in within(_calls_named(file.tree, "sample_tokens"), fn)]:
                 sites += [(file, fn, c) for c in calls]
     if not sites:
         return

@@ -1,0 +1,33 @@
+"""One walk per parsed tree: its nodes bucketed by type, for the many questions that scan a whole file.
+
+Rules and the client analysis ask "every call in this file", "every try", "every assignment" many times
+over; walking the tree once and keeping the buckets (for as long as the tree lives) is what makes a
+whole-platform client affordable.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from collections import defaultdict
+
+_INDEX: "weakref.WeakKeyDictionary[ast.AST, dict[type, list[ast.AST]]]" = weakref.WeakKeyDictionary()
+
+
+def nodes_of(tree: ast.AST, *kinds: type) -> list:
+    """The nodes of `tree` of the given types, each type's in `ast.walk` order."""
+    index = _INDEX.get(tree)
+    if index is None:
+        index = defaultdict(list)
+        for node in ast.walk(tree):
+            index[type(node)].append(node)
+        _INDEX[tree] = index
+    if len(kinds) == 1:
+        return index.get(kinds[0], [])
+    return [n for kind in kinds for n in index.get(kind, ())]
+
+
+def within(nodes: list, fn: ast.AST) -> list:
+    """Those of `nodes` inside `fn`'s lines (what `ast.walk(fn)` would reach, nested functions included)."""
+    start, end = fn.lineno, getattr(fn, "end_lineno", fn.lineno) or fn.lineno
+    return [n for n in nodes if start <= getattr(n, "lineno", 0) <= end]
