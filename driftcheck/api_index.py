@@ -132,6 +132,7 @@ class ApiIndex:
         self.parsed_files = 0
         self._subclasses: dict[str, list[Resolved]] = {}
         self._outside: dict[str, tuple[str, int] | None] = {}
+        self._setters: dict[str, bool] = {}  # function name -> sets an attribute by a given name
         self._defs: dict[str, dict[tuple[bool, int], ast.AST]] = {}  # path -> (is class, line) -> def node
 
     # ----------------------------------------------------------------- modules
@@ -491,10 +492,11 @@ class ApiIndex:
                     continue  # `self.name = ...` belongs to that class, which its summary already has
                 found = (rel, data.count(b"\n", 0, m.start()) + 1)
                 break
-            if found is None and _COMPUTED_SETATTR.search(data):
-                m = literal.search(data)  # `for n in ("W_K", "W_V"): setattr(layer, n, ...)`
-                if m:
-                    found = (rel, data.count(b"\n", 0, m.start()) + 1)
+            m = literal.search(data) if found is None else None
+            if m is not None and (_COMPUTED_SETATTR.search(data) or any(
+                    self._sets_named_attribute(c.group(1).decode()) for c in _COMPUTED_NAME_CALL.finditer(data))):
+                # `for n, t in (("W_K", w),): setattr(layer, n, t)` or `replace_parameter(self, n, t)`
+                found = (rel, data.count(b"\n", 0, m.start()) + 1)
             if found is None:  # `replace_parameter(self, "W_UK_T", ...)`: a helper that sets the attribute it is named
                 for m in re.finditer(rb"(\w+)\(\s*[\w.]+\s*,\s*[\"']" + word + rb"[\"']", data):
                     if self._sets_named_attribute(m.group(1).decode()):
@@ -514,6 +516,9 @@ class ApiIndex:
 
     def _sets_named_attribute(self, function: str) -> bool:
         """Whether a function of the tree named `function` sets an attribute by a name it is given."""
+        if function in self._setters:
+            return self._setters[function]
+        self._setters[function] = False
         from .bodies import text_index_for
 
         index = text_index_for(self)
@@ -523,6 +528,7 @@ class ApiIndex:
             body = index.blob(rel).split(b"\n")[line - 1:line + 40]
             text = b"\n".join(body)
             if _COMPUTED_SETATTR.search(text):
+                self._setters[function] = True
                 return True
         return False
 
@@ -716,6 +722,9 @@ def _gc_paused():
 
 
 _COMPUTED_SETATTR = re.compile(rb"setattr(?:__)?\(\s*[\w.]+\s*,\s*[A-Za-z_]|register_(?:parameter|buffer|module)\(\s*[A-Za-z_]")
+
+
+_COMPUTED_NAME_CALL = re.compile(rb"(\w+)\(\s*[\w.]+\s*,\s*[A-Za-z_]\w*\s*[,)]")
 
 
 def _builtin_members(ext: str) -> frozenset[str]:

@@ -108,6 +108,24 @@ def guards_of(tree: ast.AST) -> list[Guard]:
             for body in branches:
                 start, end = _span(body)
                 out.append(Guard(start, end, kind, frozenset(), node.lineno))
+    return out + _early_exit_guards(tree)
+
+
+def _early_exit_guards(tree: ast.AST) -> list[Guard]:
+    """`if not isinstance(x, C): ...; return` (or `if not hasattr(...)`): the rest of the block runs only
+    when the check passed, so it is guarded like the body of `if isinstance(x, C):`."""
+    out: list[Guard] = []
+    for owner in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try):
+        for block in (getattr(owner, "body", None), getattr(owner, "orelse", None)):
+            if not block:
+                continue
+            end = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in block)
+            for stmt in block:
+                if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
+                        and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                    kind = _test_kind(stmt.test.operand)
+                    if kind in ("isinstance", "hasattr") and (stmt.end_lineno or stmt.lineno) < end:
+                        out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno))
     return out
 
 

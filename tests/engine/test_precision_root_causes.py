@@ -363,3 +363,29 @@ def test_precondition_names_come_from_the_message_not_its_fstring_fields(tmp_pat
     client = {"use.py": "from vllm.config import VllmConfig\n\ndef run():\n    VllmConfig().__post_init__()\n"}
     result = scan_trees(tmp_path, vllm, client, only=["DC108"])
     assert result.findings == []
+
+
+def test_negative_isinstance_with_early_return_guards_the_rest(tmp_path):
+    vllm = {"vllm/kv.py": """
+        class KVConnectorBase:
+            def request_finished(self, r):
+                ...
+
+        class SupportsHMA:
+            def request_finished_all_groups(self, r, ids):
+                ...
+    """}
+    client = {"use.py": """
+        from vllm.kv import KVConnectorBase, SupportsHMA
+
+        class Scheduler:
+            def __init__(self, c: KVConnectorBase):
+                self.connector = c
+
+            def finish(self, r):
+                if not isinstance(self.connector, SupportsHMA):
+                    return self.connector.request_finished(r)
+                return self.connector.request_finished_all_groups(r, [])
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.severity, "guarded" in f.details) for f in result.findings] == [("warning", True)]
