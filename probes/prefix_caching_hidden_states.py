@@ -73,6 +73,8 @@ def _configuring_strings(tree: ast.AST):
 def _python_configs(ctx: ScanContext):
     """(loc, node, prefix caching off?) for each place the client configures a hidden-states path."""
     for file in ctx.usage.files:
+        if not any(m in file.text for m in HS_MARKERS):
+            continue  # no marker in the file's text: no string constant can hold one
         for node in _configuring_strings(file.tree):
             if any(m in node.value for m in HS_MARKERS):
                 # The whole statement: `LLM(kv_transfer_config=KVTransferConfig(...), enable_prefix_caching=False)`
