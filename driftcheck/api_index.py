@@ -504,6 +504,11 @@ class ApiIndex:
                         break
             if found:
                 break
+        if found is None:  # `register_parameter(f"w13_{self.weight_scale_name}", ...)`: a name built from a template
+            for rel, line, pattern in index.remember("name-templates:v1", lambda: _name_templates(index)):
+                if re.fullmatch(pattern, name):
+                    found = (rel, line)
+                    break
         self._outside[name] = found
         return found
 
@@ -725,6 +730,25 @@ _COMPUTED_SETATTR = re.compile(rb"setattr(?:__)?\(\s*[\w.]+\s*,\s*[A-Za-z_]|regi
 
 
 _COMPUTED_NAME_CALL = re.compile(rb"(\w+)\(\s*[\w.]+\s*,\s*[A-Za-z_]\w*\s*[,)]")
+
+
+_FSTRING = re.compile(rb"""\bf(["'])([^"'\n]*\{[^}\n]*\}[^"'\n]*)\1""")
+
+
+def _name_templates(index) -> list[list]:
+    """[file, line, regex] for each f-string in a file that sets attributes by computed names: the names it
+    can build (`f"w13_{x}"` -> `w13_\\w+`). One pass over the tree, kept with its text answers."""
+    out = []
+    for rel, data in index.blobs().items():
+        if b'f"' not in data and b"f'" not in data or not _COMPUTED_SETATTR.search(data):
+            continue
+        for m in _FSTRING.finditer(data):
+            pieces = re.split(rb"\{[^}]*\}", m.group(2))
+            if len(b"".join(pieces)) < 3 or not all(re.fullmatch(rb"\w*", p) for p in pieces):
+                continue  # `f"{x}"` says nothing; a template with spaces or dots is no attribute name
+            pattern = r"\w*".join(re.escape(p.decode()) for p in pieces)
+            out.append([rel, data.count(b"\n", 0, m.start()) + 1, pattern])
+    return out
 
 
 def _builtin_members(ext: str) -> frozenset[str]:

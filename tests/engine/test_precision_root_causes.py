@@ -389,3 +389,25 @@ def test_negative_isinstance_with_early_return_guards_the_rest(tmp_path):
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.severity, "guarded" in f.details) for f in result.findings] == [("warning", True)]
+
+
+def test_names_built_from_an_fstring_template_exist(tmp_path):
+    vllm = {
+        "vllm/moe.py": "class FusedMoE:\n    def __init__(self):\n        self.w13_weight = None\n",
+        "vllm/fp8.py": """
+            class Fp8MoEMethod:
+                def __init__(self):
+                    self.scale_name = "weight_scale_inv"
+
+                def create_weights(self, layer):
+                    layer.register_parameter(f"w13_{self.scale_name}", None)
+        """,
+    }
+    client = {"use.py": """
+        from vllm.moe import FusedMoE
+
+        def apply(layer: FusedMoE):
+            return layer.w13_weight_scale_inv, layer.bias_gone  # no template builds `bias_gone`
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.moe.FusedMoE.bias_gone"]
