@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     scan = sub.add_parser("scan", help="report where the client's use of vLLM no longer matches a vLLM release")
-    _add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, or a version such as 0.16.0 (fetched, sources only)",
+    _add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, a version such as 0.16.0 (fetched, sources only), nightly, nightly@2026-09-17",
                      CLIENTS_HELP)
     scan.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, any case; repeatable)")
     _add_output_args(scan, FORMATS, "text")
@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--accept-unknown", action="store_true", help="do not fail when a probe could not decide")
     scan.add_argument("--baseline", metavar="FILE", action=_Once, help="hide the findings accepted in this baseline (until their vLLM side changes)")
     scan.add_argument("--write-baseline", metavar="FILE", action=_Once, help="accept today's findings: write them to FILE and exit 0")
+    scan.add_argument("--since", metavar="VLLM", action=_Once,
+                      help="show only findings new compared with this vLLM (a version, a nightly, a folder; 'declared' = the client's own), and list those gone")
     scan.add_argument("--color", dest="color", action="store_true", default=None, help="force colour in text output")
     scan.add_argument("--no-color", dest="color", action="store_false", help="no colour in text output")
 
@@ -98,6 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
     rng.add_argument("--json", action="store_const", dest="format", const="json", help="same as -f json")
     _add_output_args(rng, ["text", "json"], "text")
 
+    bis = sub.add_parser("bisect", help="the first nightly where each finding appears, and the last where it did not (bisection)")
+    _add_target_args(bis, "the builds, oldest first: nightlies:0.28..0.30, nightlies:2026-09-01..2026-09-20, or a list",
+                     "client(s), as for scan", vllm_required=True)
+    bis.add_argument("--good", metavar="VERSION", action=_Once, help="the old end (default: the oldest build of the range)")
+    bis.add_argument("--bad", metavar="VERSION", action=_Once, help="the new end (default: the newest build of the range)")
+    bis.add_argument("--fail-on", choices=FAIL_ON[:3], default="error", action=_Once, help="lowest severity bisected (default: error)")
+    _add_output_args(bis, ["text", "json"], "text")
+
+    cmp = sub.add_parser("compare", help="findings new in one JSON report compared with another, and those gone")
+    cmp.add_argument("old", help="the report of the vLLM the client runs today (driftcheck scan -f json)")
+    cmp.add_argument("new", help="the report of the target (e.g. a nightly)")
+    cmp.add_argument("--fail-on", choices=FAIL_ON, default="error", action=_Once, help="exit 1 when a new finding is at least this (default: error)")
+    _add_output_args(cmp, ["text", "json"], "text")
+
     explain = sub.add_parser("explain", help="name the vLLM drift behind a pasted traceback")
     explain.add_argument("file", nargs="?", default="-", help="a file holding the traceback, or - for stdin (default)")
     explain.add_argument("--vllm", metavar="TARGET", action=_Once, help="confirm the diagnosis against this vLLM's sources")
@@ -110,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     smoke = sub.add_parser("smoke", help="run a real hidden-state extraction on a tiny local model (see docs/smoke.md)", add_help=False)
     smoke.add_argument("args", nargs=argparse.REMAINDER)
-    for verb in (scan, fix, matrix, rng, explain):
+    for verb in (scan, fix, matrix, rng, explain, bis):
         verb.add_argument("-q", "--quiet", action="store_true", help="no progress bars or progress notes on stderr (warnings and errors still print)")
     return parser
 
@@ -226,6 +242,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
                           baseline_file=baseline)
     result = scan(vllm, clients, options)
     result.stats["coverage"] = coverage  # what each client held, and what was skipped and why
+    if args.since:
+        from .compare import apply_since, render_text, since_label
+
+        since = _since_scan(args.since, clients, cache_dir, options)
+        cmp = apply_since(result, since)
+        sys.stderr.write(render_text(cmp, since_label(since), vllm.version or vllm.source))
     if args.write_baseline:
         import json
 
@@ -251,6 +273,50 @@ def cmd_scan(args: argparse.Namespace) -> int:
         s = result.to_json()["summary"]
         sys.stderr.write(f"driftcheck: {s['error']} error(s), {s['warning']} warning(s), {s['unknown']} unknown -> {args.output}\n")
     return exit_code_for(result, args.fail_on, args.accept_unknown)
+
+
+def _since_scan(spec: str, clients, cache_dir: Path, options):
+    """The scan of the same clients on the --since vLLM ('declared': the one the first declaring client names)."""
+    from .engine import scan
+    from .targets import baseline_version, resolve_vllm
+
+    if spec == "declared":
+        reqs = [c.declared_vllm() for c in clients]
+        versions = [baseline_version(r) for r in reqs if r is not None]
+        if not any(versions):
+            raise DriftcheckError("--since declared: the client declares no vLLM requirement", "pass --since VERSION")
+        spec = next(v for v in versions if v)
+    return scan(resolve_vllm(spec, cache_dir), clients, options)
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    import json
+
+    from .bisect import render_text, run_bisect
+    from .releases import expand
+
+    cache_dir = _cache_dir(args)
+    specs = _client_specs(args.client) or [n for n in ("speculators",) if _installed(n)]
+    if not specs:
+        raise DriftcheckError("no --client given and speculators is not installed", "pass --client speculators==0.4.0")
+    builds = expand(args.vllm, cache_dir)
+    from .targets import resolve_clients
+
+    _require_checked(resolve_clients(specs, cache_dir), args.allow_empty)
+    report = run_bisect(builds, specs, cache_dir, args.good, args.bad, args.fail_on, args.client_vllm, not args.no_cache)
+    _emit(args, json.dumps(report.to_json(), indent=2) + "\n" if args.format == "json" else render_text(report))
+    return EXIT_FINDINGS if any(e.change == "appeared" for c in report.clients for e in c.edges) else EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    import json
+
+    from .compare import compare_reports, load_report, new_at_or_above, render_text, report_label
+
+    old, new = load_report(args.old), load_report(args.new)
+    cmp = compare_reports(old, new)
+    _emit(args, json.dumps(cmp, indent=2) + "\n" if args.format == "json" else render_text(cmp, report_label(old), report_label(new)))
+    return EXIT_FINDINGS if new_at_or_above(cmp, args.fail_on) else EXIT_OK
 
 
 def _rule_for(word: str):
@@ -499,7 +565,8 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     return smoke_main(args.args)
 
 
-COMMANDS = {"scan": cmd_scan, "fix": cmd_fix, "matrix": cmd_matrix, "range": cmd_range, "explain": cmd_explain, "rules": cmd_rules, "smoke": cmd_smoke}
+COMMANDS = {"scan": cmd_scan, "fix": cmd_fix, "matrix": cmd_matrix, "range": cmd_range, "explain": cmd_explain, "rules": cmd_rules,
+            "smoke": cmd_smoke, "bisect": cmd_bisect, "compare": cmd_compare}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ restore) is detected by its end-of-archive record and fetched again.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import shlex
@@ -223,8 +224,12 @@ def _describe_pip_failure(output: str) -> str:
     return last[-1].strip()[:200] if last else "pip download failed"
 
 
-def strip_wheel(wheel: Path, out: Path) -> None:
-    """Copy the wheel's sources and metadata into `out` (atomically), dropping binaries."""
+ORIGIN_MEMBER = "driftcheck-origin.json"  # which wheel file the sources were read from (name, size)
+
+
+def strip_wheel(wheel: Path, out: Path, origin: dict | None = None) -> None:
+    """Copy the wheel's sources and metadata into `out` (atomically), dropping binaries; `origin` is
+    stored as ORIGIN_MEMBER (the wheel's file name), so a report can say which file was read."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     os.close(fd)
@@ -237,6 +242,8 @@ def strip_wheel(wheel: Path, out: Path) -> None:
                 keep = rel.endswith(KEEP_SUFFIXES) or (".dist-info/" in rel and rel.endswith(("METADATA", "top_level.txt")))
                 if keep and info.file_size <= 16 * 1024 * 1024:
                     dst.writestr(rel, src.read(info))
+            if origin is not None:
+                dst.writestr(ORIGIN_MEMBER, json.dumps(origin, sort_keys=True))
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, out)
@@ -248,8 +255,21 @@ def strip_wheel(wheel: Path, out: Path) -> None:
         raise
 
 
-def fetch_sources(dists: list[str], version: str, cache_dir: Path) -> tuple[Path, str]:
-    """Return (sources zip, distribution used) for the first of `dists` that has `version`."""
+def sources_origin(path: Path) -> dict | None:
+    """What strip_wheel recorded about the wheel a sources zip came from (None for older caches)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return json.loads(z.read(ORIGIN_MEMBER))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+
+
+def fetch_sources(dists: list[str], version: str, cache_dir: Path, attempts: list[list[str]] | None = None) -> tuple[Path, str]:
+    """Return (sources zip, distribution used) for the first of `dists` that has `version`.
+
+    `attempts`: the `pip download` tag options to try in turn (default: this interpreter's tags, then
+    PLATFORM_FALLBACKS); a nightly published only as a macOS wheel passes its own."""
+    attempts = [[], *PLATFORM_FALLBACKS] if attempts is None else attempts
     for dist in dists:
         cached = sources_path(cache_dir, dist, version)
         if cached.is_file() and sources_intact(cached):
@@ -279,8 +299,8 @@ def fetch_sources(dists: list[str], version: str, cache_dir: Path) -> tuple[Path
             try:
                 started = time.monotonic()
                 with progress.download(f"fetching {dist}=={version}", work / PIP_TMP) as bar:
-                    ok, output = _pip_download(f"{dist}=={version}", work, [], bar)
-                    for extra in PLATFORM_FALLBACKS:
+                    ok, output = _pip_download(f"{dist}=={version}", work, attempts[0], bar)
+                    for extra in attempts[1:]:
                         if ok or "No matching distribution" not in output or NETWORK_ERROR.search(output):
                             break
                         ok, output = _pip_download(f"{dist}=={version}", work, extra, bar)
@@ -291,7 +311,7 @@ def fetch_sources(dists: list[str], version: str, cache_dir: Path) -> tuple[Path
                         break
                     continue
                 try:
-                    strip_wheel(wheels[0], cached)
+                    strip_wheel(wheels[0], cached, {"wheel": wheels[0].name, "size": wheels[0].stat().st_size})
                 except OSError as exc:
                     raise FetchError(f"cannot write {cached} ({exc.strerror})",
                                      "free space or point DRIFTCHECK_CACHE_DIR elsewhere") from None

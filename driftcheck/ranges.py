@@ -43,7 +43,7 @@ def compute_range(matrix: Matrix, client: dict) -> RangeReport:
     declared = client.get("declared")
     anchor = None
     if declared:
-        admitted = [v for v in versions if Version(v) in SpecifierSet(declared)]
+        admitted = [v for v in versions if SpecifierSet(declared).contains(v, prereleases=True)]  # nightlies are .dev builds
         okish = [v for v in admitted if status[v] == "ok"]
         anchor = okish[-1] if okish else None
     if anchor is None:
@@ -80,7 +80,7 @@ def compute_range(matrix: Matrix, client: dict) -> RangeReport:
     report.computed = ",".join(parts)
     missing = [v for v in versions if status[v] == "error"]
     if declared:
-        declared_set = {v for v in versions if Version(v) in SpecifierSet(declared)} - set(missing)
+        declared_set = {v for v in versions if SpecifierSet(declared).contains(v, prereleases=True)} - set(missing)
         computed_set = set(versions[lo:hi + 1])
         report.agrees = declared_set == computed_set
         broken = sorted(declared_set - computed_set, key=Version)

