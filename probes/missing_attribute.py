@@ -8,6 +8,9 @@ a write to an attribute vLLM no longer has is silently ignored by vLLM (a warnin
 
 from __future__ import annotations
 
+import ast
+
+from driftcheck import bodies
 from driftcheck.api_index import InSubclass, Missing, Unknown
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
@@ -17,8 +20,40 @@ from driftcheck.findings import Rule
 RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error", raises=("AttributeError",))
 
 
+MISMATCH_MIN = 3  # distinct attributes, all absent from the annotated class, before the annotation is doubted
+
+
+def _annotated_parameter(use) -> tuple[int, str] | None:
+    """(function id, parameter) when the receiver is a parameter of the enclosing function with an annotation."""
+    if not isinstance(use.node.value, ast.Name):
+        return None
+    fn = bodies.enclosing_function(use.file.tree, use.node)
+    if fn is None:
+        return None
+    name = use.node.value.id
+    for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+        if arg.arg == name and arg.annotation is not None:
+            return id(fn), name
+    return None
+
+
+def _mismatched_annotations(ctx: ScanContext) -> dict[tuple[int, str], list[str]]:
+    """Parameters whose annotated class has none of the (several) attributes the function reads from them:
+    `def __init__(self, config: ModelConfig)` handed a Hugging Face config. The annotation, not vLLM, is
+    what changed there, so those reads are warnings, not certain failures."""
+    reads: dict[tuple[int, str], dict[str, bool]] = {}
+    for use in ctx.usage.attrs:
+        if use.store:
+            continue
+        key = _annotated_parameter(use)
+        if key is not None:
+            reads.setdefault(key, {})[use.attr] = isinstance(use.result, Missing)
+    return {k: sorted(v) for k, v in reads.items() if len(v) >= MISMATCH_MIN and all(v.values())}
+
+
 def check(ctx: ScanContext):
     seen_unknown: set[str] = set()
+    mismatched = _mismatched_annotations(ctx)
     for use in ctx.usage.attrs:
         symbol = f"{use.owner.qualname}.{use.attr}"
         if isinstance(use.result, Unknown):
@@ -38,6 +73,16 @@ def check(ctx: ScanContext):
         if not isinstance(use.result, Missing):
             continue
         near = use.result.near
+        doubted = None if use.store else mismatched.get(_annotated_parameter(use) or (0, ""))
+        if doubted:
+            yield ctx.finding(
+                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, nor any of the "
+                f"{len(doubted)} attributes this function reads from `{use.node.value.id}` ({', '.join(doubted[:5])}): "
+                "its annotation likely does not describe the value passed; if it does, AttributeError when this line runs.",
+                use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call", severity="warning",
+                fix=False, annotation_doubted=True,
+            )
+            continue
         if use.store:
             message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: this assignment "
                        "creates a new attribute that vLLM never reads.")

@@ -154,6 +154,7 @@ def test_guarded_uses_are_warnings_and_not_fixed(tmp_path):
         from vllm.connector import KVConnectorBase
 
         def use(c: KVConnectorBase):
+            c.start_load_kv(None)  # the annotation fits: the class has what the function mostly reads
             if hasattr(c, "gone"):
                 c.gone()
             try:
@@ -411,3 +412,26 @@ def test_names_built_from_an_fstring_template_exist(tmp_path):
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [f.symbol for f in _errors(result)] == ["vllm.moe.FusedMoE.bias_gone"]
+
+
+def test_an_annotation_that_fits_none_of_the_reads_is_doubted(tmp_path):
+    vllm = {"vllm/config.py": "class ModelConfig:\n    def __init__(self):\n        self.model = 'm'\n"}
+    client = {"use.py": """
+        from vllm.config import ModelConfig
+
+        class MoE:
+            def __init__(self, config: ModelConfig):  # really handed a Hugging Face config
+                self.n = config.moe_num_experts
+                self.k = config.moe_top_k
+                self.norm = config.norm_expert_weight
+
+        def one_read(config: ModelConfig):
+            return config.removed_field  # a single read of a removed field stays an error
+
+        def mixed(config: ModelConfig):
+            return config.model, config.gone_a, config.gone_b, config.gone_c
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    sev = {f.symbol.rsplit(".", 1)[-1]: f.severity for f in result.findings}
+    assert sev == {"moe_num_experts": "warning", "moe_top_k": "warning", "norm_expert_weight": "warning",
+                   "removed_field": "error", "gone_a": "error", "gone_b": "error", "gone_c": "error"}
