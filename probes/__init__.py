@@ -30,6 +30,8 @@ PROBE_MODULES = [
     "forward_replay_drift",
     "default_flipped",
     "engine_setup_precondition",
+    "override_signature_drift",
+    "vendored_copy_drift",
 ]
 
 

@@ -1,0 +1,343 @@
+"""DC109 override-signature-drift: vLLM calls a method the client overrides with arguments the client's `def` rejects.
+
+Plugins subclass vLLM classes (a model runner, a worker, a KV connector), graft methods onto them
+through patch classes (`class P(Patch[GPUModelRunner])`), or set functions on them
+(`GPUModelRunner.initialize_kv_cache = my_init`). vLLM keeps calling those methods from its own
+code, and when a release starts passing a new argument the override fails with `TypeError`
+although the client's own call sites never changed: `GPUModelRunner` calls
+`self.initialize_kv_cache(minimal_config, is_profiling=True)` from vLLM 0.20 on, so an override
+`def initialize_kv_cache(self, kv_cache_config)` breaks; the worker calls
+`self.model_runner.load_model(eep_scale_up=...)` (0.16) and `load_model(load_dummy_weights=...)`
+(0.20+), so `def load_model(self)` breaks.
+
+For each overriding method the probe reads the target's own call sites of that name, in the files
+that mention it and one of the classes the client's object is an instance of, and keeps those whose
+receiver is that object: `self.m(...)` in a class of the override's MRO (or, for a function set on
+a class, also in its subclasses that inherit it), and `x.m(...)` where `x` is typed as one of those
+classes (an annotated parameter, a typed `self.x` attribute). Each call's shape is bound against the
+client's signature. Only calls vLLM's own method accepts count (a call its own `def` would reject is
+not made on objects of that class), and only calls that are new since the vLLM the client was written
+for (the same vLLM function made no call the client's `def` rejects: the client ran, so vLLM never
+reached a rejected call for it). A keyword the client's `def` does not take (and no `**kwargs`), too
+many positional arguments or a required parameter vLLM no longer passes is then an `error`: TypeError
+when vLLM reaches that line. Without a vLLM of the client's own to compare with it is a warning. A call site inside a method the client itself overrides without calling
+`super()` is never reached and is skipped; one whose function inspects signatures (`inspect.signature`,
+the keyword as a string) or sits in a `try` catching `TypeError` is a warning. Each finding names
+the vLLM call line and the client `def`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from driftcheck.api_index import Resolved
+from driftcheck.bodies import text_index_for
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+from driftcheck.signatures import check_call, signature_from_args
+from driftcheck.usage import call_shape, loc_of
+
+RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
+            "error", kind="behaviour", raises=("TypeError",))
+
+MAX_CALL_FILES = 80  # a name vLLM calls in more files than this is too generic to read every call of
+
+
+class _Override:
+    def __init__(self, file, node, owner: Resolved, name: str, how: str, client_cls: ast.ClassDef | None):
+        self.file, self.node, self.owner, self.name, self.how, self.client_cls = file, node, owner, name, how, client_cls
+
+
+def _module_of(rel: str) -> str:
+    parts = rel[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _class(api, qualname: str) -> Resolved | None:
+    found = api.resolve(qualname)
+    return found if isinstance(found, Resolved) and found.kind == "class" else None
+
+
+def _overrides(ctx: ScanContext) -> list[_Override]:
+    """Client methods that stand in for a vLLM method: subclass and patch-class members, functions set on a class."""
+    api, usage = ctx.api, ctx.usage
+    by_rel = {f.rel: f for f in usage.files}
+    out: list[_Override] = []
+    seen: set[tuple] = set()
+    for vqual, members in usage.subclass_members.items():
+        vcls = None
+        for member, (label, rel, _line) in members.items():
+            if member.startswith("__") or (label, member) in seen:
+                continue
+            file = by_rel.get(rel)
+            if file is None:
+                continue
+            cls_name = label.rsplit(".", 1)[-1]
+            cdef = next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
+            fn = next((n for n in cdef.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == member),
+                      None) if cdef is not None else None
+            if fn is None:
+                continue
+            vcls = vcls or _class(api, vqual)
+            if vcls is None:
+                break
+            target = api.class_member(vcls, member)
+            # the most derived vLLM class that has the method: the one whose own class defines it
+            if not (isinstance(target, Resolved) and target.kind == "method" and target.owner is not None
+                    and target.owner.qualname == vcls.qualname):
+                continue
+            seen.add((label, member))
+            out.append(_Override(file, fn, vcls, member, "subclass", cdef))
+    # `Cls.m = f` / setattr(Cls, "m", f) with a module-level function f of the same file
+    for file in usage.files:
+        functions = {n.name: n for n in file.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if not functions:
+            continue
+        for node in ast.walk(file.tree):
+            pairs = []
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in functions:
+                pairs = [(t.value, t.attr) for t in node.targets if isinstance(t, ast.Attribute)]
+                fn = functions[node.value.id]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                    and len(node.args) == 3 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+                    and isinstance(node.args[2], ast.Name) and node.args[2].id in functions:
+                pairs = [(node.args[0], node.args[1].value)]
+                fn = functions[node.args[2].id]
+            for obj, attr in pairs:
+                short = ast.unparse(obj).rsplit(".", 1)[-1]
+                for vqual, name in usage.patched:
+                    if name != attr or vqual.rsplit(".", 1)[-1] != short or ("patch", vqual, attr) in seen:
+                        continue
+                    vcls = _class(api, vqual)
+                    if vcls is None or not isinstance(api.class_member(vcls, attr), Resolved):
+                        continue
+                    seen.add(("patch", vqual, attr))
+                    out.append(_Override(file, fn, vcls, attr, "patch", None))
+    return out
+
+
+def _client_signature(ov: _Override):
+    fn = ov.node
+    decorators = {ast.unparse(d).rsplit(".", 1)[-1] for d in fn.decorator_list}
+    sig = signature_from_args(fn.args, ov.file.rel, fn.lineno)
+    if "staticmethod" in decorators:
+        return sig, decorators
+    return sig.without_first(), decorators
+
+
+def _skipped_methods(ov: _Override) -> set[str]:
+    """Methods the client class overrides without calling super(): vLLM's own body of those never runs for it."""
+    if ov.client_cls is None:
+        return set()
+    out = set()
+    for n in ov.client_cls.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != ov.name:
+            if not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n)):
+                out.add(n.name)
+    return out
+
+
+def _mro_names(api, cls: Resolved) -> set[str]:
+    order, _, _ = api.mro(cls)
+    return {c.qualname for c in order}
+
+
+def _receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, recv: ast.expr) -> Resolved | None:
+    """The vLLM class a receiver is typed as: self, an annotated parameter, a typed self attribute."""
+    args = (fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    first = args[0].arg if args else None
+    if isinstance(recv, ast.Name):
+        if scope_cls is not None and recv.id == first and not _decorated(fn, "staticmethod"):
+            return scope_cls
+        for a in args:
+            if a.arg == recv.id and a.annotation is not None and mod is not None:
+                return api.class_from_annotation(mod, ast.unparse(a.annotation))
+        return None
+    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == first and scope_cls is not None:
+        member = api.class_member(scope_cls, recv.attr)
+        if isinstance(member, Resolved) and member.kind == "attribute":
+            return api.type_of(member)
+    return None
+
+
+def _decorated(fn, name: str) -> bool:
+    return any(ast.unparse(d).endswith(name) for d in getattr(fn, "decorator_list", []))
+
+
+def _inspects(fn: ast.AST | None, keywords: list[str]) -> bool:
+    if fn is None:
+        return False
+    text = ast.unparse(fn)
+    return "signature(" in text or "getfullargspec" in text or "supports_kw" in text or \
+        any(f"'{k}'" in text or f'"{k}"' in text for k in keywords)
+
+
+def _in_type_error_try(parents: dict, node: ast.AST) -> bool:
+    cur = parents.get(id(node))
+    while cur is not None:
+        if isinstance(cur, ast.Try) and any(h.type is None or "TypeError" in ast.unparse(h.type) or
+                                            ast.unparse(h.type) == "Exception" for h in cur.handlers):
+            return True
+        cur = parents.get(id(cur))
+    return False
+
+
+def _call_sites(ctx: ScanContext, ov: _Override):
+    """(path, call node, enclosing function, owner class name, parents) of the target's calls that reach the override."""
+    api = ctx.api
+    index = text_index_for(api)
+    mro = api.mro(ov.owner)[0]
+    holders = {c.qualname for c in mro}
+    short_names = {c.qualname.rsplit(".", 1)[-1] for c in mro}
+    call = re.compile(rb"\." + re.escape(ov.name.encode()) + rb"\s*\(")
+    files = [rel for rel in index.files_mentioning(ov.name) if call.search(index.blob(rel))]
+    files = [rel for rel in files if any(s.encode() in index.blob(rel) for s in short_names)]
+    if len(files) > MAX_CALL_FILES:
+        return None
+    for rel in files:
+        tree = api.parse(rel)
+        if tree is None:
+            continue
+        mod = api.module(_module_of(rel))
+        parents: dict[int, ast.AST] = {}
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                parents[id(child)] = parent
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == ov.name):
+                continue
+            recv = node.func.value
+            if isinstance(recv, ast.Call):
+                continue  # super().m(...): a vLLM subclass calling its parent, not the client's object
+            fn, cls_node = None, None
+            cur = parents.get(id(node))
+            while cur is not None:
+                if fn is None and isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    fn = cur
+                if isinstance(cur, ast.ClassDef):
+                    cls_node = cur
+                    break
+                cur = parents.get(id(cur))
+            scope_cls = None
+            if cls_node is not None and mod is not None and cls_node.name in mod.classes and parents.get(id(cls_node)) is tree:
+                scope_cls = _class(api, f"{mod.name}.{cls_node.name}")
+            typed = _receiver_class(api, mod, scope_cls, fn, recv)
+            if typed is None:
+                continue
+            reaches = typed.qualname in holders
+            if not reaches and ov.how == "patch" and ov.owner.qualname in _mro_names(api, typed):
+                member = api.class_member(typed, ov.name)
+                reaches = isinstance(member, Resolved) and member.owner is not None and member.owner.qualname == ov.owner.qualname
+            if reaches:
+                yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls
+
+
+def _vllm_signature(api, ov: _Override):
+    """The signature of vLLM's own method the client's def replaces (as a bound call sees it)."""
+    own = api.class_member(ov.owner, ov.name)
+    if not isinstance(own, Resolved) or own.func is None:
+        return None
+    sig = own.func.signature
+    return sig if own.func.is_static else sig.without_first()
+
+
+def _enclosing_qualname(parents: dict, tree, fn) -> str | None:
+    if fn is None:
+        return None
+    parts = [fn.name]
+    cur = parents.get(id(fn))
+    while cur is not None and cur is not tree:
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            parts.append(cur.name)
+        cur = parents.get(id(cur))
+    return ".".join(reversed(parts))
+
+
+def _survived(baseline, rel: str, qual: str | None, name: str, sig) -> bool | None:
+    """Did the same function of the client's own vLLM already call `name` in a way the client's def rejects (so
+    vLLM never reached that line for the client's object)? None when the function is not there."""
+    if baseline is None or qual is None:
+        return None
+    tree = baseline.parse(rel)
+    if tree is None:
+        return None
+    target = None
+    stack = [(tree, "")]
+    while stack and target is None:
+        node, prefix = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = f"{prefix}{child.name}"
+                if q == qual and not isinstance(child, ast.ClassDef):
+                    target = child
+                    break
+                stack.append((child, q + "."))
+    if target is None:
+        return None
+    for node in ast.walk(target):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name \
+                and not isinstance(node.func.value, ast.Call):
+            if [p for p in check_call(sig, call_shape(node)) if p.kind != "duplicate-argument"]:
+                return True
+    return False
+
+
+def check(ctx: ScanContext):
+    if not ctx.usage.subclass_members and not ctx.usage.patched:
+        return
+    baseline = None
+    for ov in _overrides(ctx):
+        sig, decorators = _client_signature(ov)
+        if decorators & {"property", "cached_property"}:
+            continue
+        skipped = _skipped_methods(ov)
+        sites = _call_sites(ctx, ov)
+        if sites is None:
+            yield ctx.unknown(RULE, f"`{ov.name}` is called in too many places of {ctx.version_label()} to check every call "
+                              f"against the client's override", loc_of(ov.file, ov.node), f"{ov.owner.qualname}.{ov.name}")
+            continue
+        reported: set[str] = set()
+        own_sig = _vllm_signature(ctx.api, ov)
+        for rel, node, fn, typed, parents, via_self in sites:
+            if via_self and fn is not None and fn.name in skipped:
+                continue  # the client replaces the method this call is in
+            shape = call_shape(node)
+            problems = [p for p in check_call(sig, shape) if p.kind != "duplicate-argument"]
+            if not problems:
+                continue
+            if own_sig is None or [p for p in check_call(own_sig, shape) if p.kind != "duplicate-argument"]:
+                continue  # vLLM's own method would fail too: this call is not made on objects of this class
+            if baseline is None:
+                baseline = ctx.baseline() or False
+            qual = _enclosing_qualname(parents, ctx.api.parse(rel), fn)
+            survived = _survived(baseline or None, rel, qual, ov.name, sig)
+            if survived:
+                continue  # the client's vLLM made the same call and the client ran: vLLM does not reach it for this class
+            p = problems[0]
+            key = f"{p.kind}:{p.name}"
+            if key in reported:
+                continue
+            reported.add(key)
+            what = {"unknown-keyword": f"passes '{p.name}=', which the client's def does not take",
+                    "too-many-positional": f"passes {shape.n_positional} positional argument(s), more than the client's def takes",
+                    "missing-argument": f"does not pass '{p.name}', which the client's def requires"}.get(p.kind, p.detail)
+            soft = _inspects(fn, [p.name]) or _in_type_error_try(parents, node)
+            certain = p.kind in ("unknown-keyword", "too-many-positional") or not (shape.star_args or shape.star_kwargs)
+            if soft:
+                why = "vLLM checks the signature or catches TypeError around it"
+            elif survived is None and not baseline:
+                why = (f"there is no vLLM of the client's own to tell whether this call is new "
+                       f"({ctx.baseline_note or 'unavailable'}), so vLLM may never reach it for this class")
+            else:
+                why = ""
+            severity = "error" if certain and not why else "warning"
+            was = "" if not baseline else f" (new since vLLM {baseline.version}, the client's vLLM)"
+            message = (f"{ctx.version_label()} calls `{ov.name}` on a `{typed.qualname.rsplit('.', 1)[-1]}` "
+                       f"({rel}:{node.lineno}){was} and {what}: the client's `{ov.name}{sig.render()}` "
+                       + ("raises TypeError when vLLM reaches that line." if severity == "error"
+                          else f"may raise TypeError there ({why}).")
+                       + f" vLLM's own `{ov.owner.qualname}.{ov.name}{own_sig.render()}` takes it.")
+            yield ctx.finding(RULE, message, loc_of(ov.file, ov.node), ctx.vllm_location(rel, node.lineno),
+                              f"{ov.owner.qualname}.{ov.name}({p.name or '*'})", when="call", severity=severity, fix=False,
+                              problem=p.kind, argument=p.name or None, how=ov.how, call=ast.unparse(node)[:200])

@@ -1,0 +1,211 @@
+"""DC110 vendored-copy-drift: the client holds a copy of a vLLM function that vLLM has since changed.
+
+Clients copy vLLM helpers instead of importing them (a private helper, an API that moved between
+releases). The copy keeps the old behaviour when vLLM changes its own: hs-connectors 0.7.0's
+`extract_from_kv_cache` in `mooncake_hidden_states_connector.py` is vLLM's
+`extract_from_kv_cache` (`example_hidden_states_connector.py`) with `block_size = kv_cache.shape[1]`;
+vLLM 0.29 changed its helper to `shape[2]` with the KV-cache layout change, and the copy silently
+reads the wrong slots. Nothing fails: a warning, `when: silent`.
+
+The probe indexes every function and method of the vLLM the client was written for (its declared
+requirement, or `--client-vllm`) by a structural hash: the function's AST with docstrings and
+annotations dropped and every name, constant and attribute ignored, so a copy whose variables
+were renamed hashes the same. The hashes of a file are computed once per release and kept with the
+release's text index; only the files that mention every attribute and keyword name the client's
+function uses are read (a copy keeps those whatever it renames). A client function of at least a few statements whose structure matches is a copy when
+its normalised tokens (names numbered by first use, attributes and constants kept) are at least
+85% alike. When the same function (same file and qualified name) in the target differs from the
+original in its normalised form, and the client's copy is not already the target's version, the
+finding shows the original's diff between the two releases (`details["original_diff"]`). Copies
+whose original did not change, or that vLLM removed, stay quiet.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+
+from driftcheck.bodies import text_index_for
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+from driftcheck.usage import loc_of
+
+RULE = Rule("DC110", "vendored-copy-drift", "Client copy of a vLLM function whose original changed since the client's vLLM",
+            "warning", kind="behaviour")
+
+MIN_NODES = 24  # smaller functions (a getter, `return None`) are alike by accident, not by copying
+SIMILAR = 0.85
+INDEX_KEY = "vendored_copy_drift:v1"
+_SKIP_FIELDS = {"annotation", "returns", "type_comment", "ctx", "kind", "type_params"}
+
+
+def _functions(tree: ast.Module):
+    """(qualname, node) of module-level functions and methods of top-level classes."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.name, node
+        elif isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield f"{node.name}.{sub.name}", sub
+
+
+def _body(fn) -> list[ast.stmt]:
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return body
+
+
+def tokens(fn) -> tuple[list[str], list[str]]:
+    """(shape tokens: node types only; full tokens: names numbered by first use, attributes and constants kept)."""
+    shape: list[str] = []
+    full: list[str] = []
+    names: dict[str, str] = {}
+
+    def name(n: str) -> str:
+        return names.setdefault(n, f"n{len(names)}")
+
+    def visit(node: ast.AST) -> None:
+        kind = type(node).__name__
+        shape.append(kind)
+        if isinstance(node, ast.Name):
+            full.append(name(node.id))
+        elif isinstance(node, ast.arg):
+            full.append(name(node.arg))
+        elif isinstance(node, ast.Attribute):
+            full.append(f".{node.attr}")
+        elif isinstance(node, ast.Constant):
+            full.append(repr(node.value)[:40])
+        elif isinstance(node, ast.keyword):
+            full.append(f"{node.arg}=")
+        elif isinstance(node, (ast.operator, ast.cmpop, ast.unaryop, ast.boolop)):
+            full.append(kind)
+        else:
+            full.append(kind)
+        for field_name, value in ast.iter_fields(node):
+            if field_name in _SKIP_FIELDS:
+                continue
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
+
+    visit(fn.args)
+    for stmt in _body(fn):
+        visit(stmt)
+    return shape, full
+
+
+def _hash(items: list[str]) -> str:
+    return hashlib.sha1("\0".join(items).encode()).hexdigest()[:16]
+
+
+def file_index(api, rel: str) -> list:
+    """[(shape hash, qualname, line, full hash)] of one file's functions large enough to copy; computed once per
+    file of a release and kept with the release's text index."""
+    index = text_index_for(api)
+    return index.remember(f"{INDEX_KEY}:{rel}", lambda: _index_file(index.blob(rel)))
+
+
+def _index_file(data: bytes) -> list:
+    out = []
+    try:
+        tree = ast.parse(data.decode("utf-8", errors="replace"))
+    except (SyntaxError, ValueError, RecursionError):
+        return out
+    for qual, fn in _functions(tree):
+        shape, full = tokens(fn)
+        if len(shape) >= MIN_NODES:
+            out.append([_hash(shape), qual, fn.lineno, _hash(full)])
+    return out
+
+
+def anchors(fn) -> set[str]:
+    """The attribute and keyword names a function uses: a copy keeps them, whatever it renames."""
+    out = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg:
+            out.add(node.arg)
+    return out
+
+
+def candidate_files(api, words: set[str]) -> list[str]:
+    """Files of the release that mention every anchor (rarest first, so the intersection shrinks fast)."""
+    index = text_index_for(api)
+    files: set[str] | None = None
+    for word in sorted(words, key=lambda w: len(index.files_mentioning(w))):
+        hits = set(index.files_mentioning(word))
+        files = hits if files is None else files & hits
+        if not files:
+            break
+    return sorted(files or ())
+
+
+def _find(api, rel: str, qual: str):
+    tree = api.parse(rel)
+    if tree is None:
+        return None
+    return next((fn for q, fn in _functions(tree) if q == qual), None)
+
+
+def _source(api, rel: str, fn) -> list[str]:
+    lines = api.tree.read_text(rel).splitlines()
+    start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+    return lines[start - 1:fn.end_lineno]
+
+
+def check(ctx: ScanContext):
+    candidates = []
+    for file in ctx.usage.files:
+        for qual, fn in _functions(file.tree):
+            shape, full = tokens(fn)
+            if len(shape) >= MIN_NODES:
+                candidates.append((file, qual, fn, _hash(shape), full))
+    if not candidates:
+        return
+    baseline = ctx.baseline()
+    if baseline is None or (baseline.version and baseline.version == ctx.api.version):
+        return  # no vLLM of the client's own to find the originals in, or nothing changed
+    for file, qual, fn, shape_hash, full in candidates:
+        words = anchors(fn)
+        if not words:
+            continue  # nothing but local names and operators: too generic to tell a copy from a coincidence
+        best = None
+        hits = [(rel, entry) for rel in candidate_files(baseline, words) if rel.endswith(".py")
+                for entry in file_index(baseline, rel) if entry[0] == shape_hash]
+        for rel, (_shape, vqual, _line, vfull) in hits:
+            if rel == file.rel:
+                continue  # the client is a vLLM tree itself: a function is not a copy of itself
+            original = _find(baseline, rel, vqual)
+            if original is None:
+                continue
+            otoks = tokens(original)[1]
+            ratio = difflib.SequenceMatcher(None, full, otoks, autojunk=False).ratio()
+            if ratio >= SIMILAR and (best is None or ratio > best[0]):
+                best = (ratio, rel, vqual, original, vfull)
+        if best is None:
+            continue
+        ratio, rel, vqual, original, vfull = best
+        now = _find(ctx.api, rel, vqual)
+        if now is None:
+            continue  # vLLM removed its original: nothing to compare the copy with
+        now_full = _hash(tokens(now)[1])
+        if now_full == vfull or now_full == _hash(full):
+            continue  # the original did not change, or the client already follows the target's version
+        diff = list(difflib.unified_diff(_source(baseline, rel, original), _source(ctx.api, rel, now),
+                                         f"vLLM {baseline.version} {rel}", f"vLLM {ctx.api.version} {rel}", lineterm="", n=1))
+        removed = [d for d in diff[2:] if d[:1] == "-" and d[1:].strip()]
+        added = [d for d in diff[2:] if d[:1] == "+" and d[1:].strip()]
+        changed = removed[:2] + added[:2]
+        message = (f"`{qual}` is a copy of vLLM's `{vqual}` ({rel}, {ratio:.0%} alike in vLLM {baseline.version}, the client's "
+                   f"vLLM), which {ctx.version_label()} has changed: the copy keeps the old behaviour. Changed lines: "
+                   + "; ".join(c.strip()[:100] for c in changed) + (" ..." if len(removed) + len(added) > 4 else "") + ".")
+        yield ctx.finding(RULE, message, loc_of(file, fn), ctx.vllm_location(rel, now.lineno),
+                          f"{rel}:{vqual}", when="silent", fix=False, original=f"{rel}:{vqual}",
+                          original_line=original.lineno, similarity=round(ratio, 3), original_diff="\n".join(diff))

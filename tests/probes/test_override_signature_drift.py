@@ -1,0 +1,111 @@
+"""DC109 override-signature-drift on real releases: vLLM's own calls of methods a client overrides."""
+
+from __future__ import annotations
+
+import textwrap
+import zipfile
+
+from conftest import CACHE_DIR, vllm_sources  # noqa: F401
+from driftcheck.engine import ScanOptions, scan
+from driftcheck.targets import resolve_client, resolve_vllm
+
+RUNNER = """
+    from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+
+    class MyRunner(GPUModelRunner):
+        def load_model(self, eep_scale_up: bool = False):
+            pass
+
+        def initialize_kv_cache(self, kv_cache_config):
+            pass
+
+
+    class ForwardingRunner(GPUModelRunner):
+        def initialize_kv_cache(self, kv_cache_config, **kwargs):
+            pass
+
+        def load_model(self, *args, **kwargs):
+            pass
+
+
+    def patched_init(self, kv_cache_config):
+        pass
+
+
+    GPUModelRunner.initialize_kv_cache = patched_init
+"""
+
+
+def _client(tmp_path, text: str = RUNNER):
+    root = tmp_path / "client" / "plug"
+    root.mkdir(parents=True)
+    (root / "runner.py").write_text(textwrap.dedent(text))
+    return root.parent
+
+
+def dc109(tmp_path, version: str, client_vllm: str = "0.16.0", text: str = RUNNER):
+    result = scan(resolve_vllm(version, CACHE_DIR), [resolve_client(str(_client(tmp_path, text)), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC109"], client_vllm=client_vllm))
+    assert not result.internal_errors
+    return [f for f in result.findings if f.rule == "DC109"]
+
+
+def _def_line(needle: str, text: str = RUNNER) -> int:
+    [line] = [i for i, t in enumerate(textwrap.dedent(text).splitlines(), 1) if needle in t]
+    return line
+
+
+def _call_line(version: str, rel: str, needle: str) -> int:
+    with zipfile.ZipFile(vllm_sources(version)) as z:
+        lines = z.read(rel).decode().splitlines()
+    [line] = [i for i, text in enumerate(lines, 1) if needle in text]
+    return line
+
+
+def test_absent_on_the_clients_own_vllm(tmp_path):
+    assert dc109(tmp_path, "0.16.0") == []
+
+
+def test_new_keywords_vllm_passes_to_overrides_are_errors(tmp_path):
+    found = dc109(tmp_path, "0.20.0")
+    by = {(f.client.line, f.details["argument"]): f for f in found}
+    load_def, init_def = _def_line("def load_model(self, eep"), _def_line("def initialize_kv_cache(self, kv_cache_config):")
+    patch_def = _def_line("def patched_init")
+    assert set(by) == {(load_def, "load_dummy_weights"), (init_def, "is_profiling"), (patch_def, "is_profiling")}
+    assert all(f.severity == "error" for f in found)
+    profiling = by[(init_def, "is_profiling")]
+    assert (profiling.vllm.path, profiling.vllm.line) == (
+        "vllm/v1/worker/gpu_model_runner.py",
+        _call_line("0.20.0", "vllm/v1/worker/gpu_model_runner.py", "self.initialize_kv_cache(minimal_config, is_profiling=True)"))
+    assert by[(patch_def, "is_profiling")].details["how"] == "patch"
+    load = by[(load_def, "load_dummy_weights")]
+    assert load.vllm.path == "vllm/v1/worker/gpu_worker.py" and "load_model(load_dummy_weights=" in load.vllm.code
+
+
+def test_overrides_that_take_kwargs_are_quiet(tmp_path):
+    found = dc109(tmp_path, "0.32.0")
+    forwarding = {_def_line("kv_cache_config, **kwargs"), _def_line("def load_model(self, *args")}
+    assert found and all(f.client.line not in forwarding for f in found)
+    assert {"kv_cache_allocation_context", "is_profiling", "load_dummy_weights"} == {f.details["argument"] for f in found}
+
+
+def test_a_call_the_clients_vllm_already_made_is_not_reported(tmp_path):
+    # load_model(self) was already called with eep_scale_up= in 0.16: the client ran, so vLLM never reached it for it
+    text = """
+        from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+
+        class OldRunner(GPUModelRunner):
+            def load_model(self):
+                pass
+    """
+    assert dc109(tmp_path, "0.16.0", "0.14.0", text) == []
+
+
+def test_without_the_clients_vllm_it_is_a_warning(tmp_path):
+    root = _client(tmp_path)
+    result = scan(resolve_vllm("0.20.0", CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC109"]))
+    found = [f for f in result.findings if f.rule == "DC109"]
+    assert found and {f.severity for f in found} == {"warning"}
