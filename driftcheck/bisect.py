@@ -165,7 +165,7 @@ def _bisect_client(window: list[str], spec: str, client, scanner: _Scanner) -> C
                 progress.warn(f"bisect: vLLM {version} could not be checked ({got}); skipping it")
             else:
                 progress.info(f"bisect {spec}: {version} has {len(got)} finding(s) at or above the threshold "
-                              f"(scan {len(report.scanned)} of at most ~{_budget(len(window))})")
+                              f"(scan {len(report.scanned)}; {len(window)} builds, ~{_budget(len(window))} scans per change point)")
         return None if isinstance(got, str) else got
 
     first, last = state(0), state(len(window) - 1)
@@ -211,7 +211,7 @@ def _bisect_client(window: list[str], spec: str, client, scanner: _Scanner) -> C
 
 
 def _budget(n: int) -> int:
-    return 2 + max(1, (n - 1).bit_length())
+    return max(1, (n - 1).bit_length())
 
 
 def _evidence_diff(scanner: _Scanner, old_v: str, new_v: str, f: Finding, appeared: bool) -> tuple[list[str], str | None]:

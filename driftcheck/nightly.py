@@ -4,7 +4,7 @@
     --vllm nightly==0.29.1.dev202609171111, or the bare version
     --vllm nightly@2026-09-17            the last build of that day (UTC, from the version)
     --vllm nightlies:0.28..0.30          every build whose base release is 0.28.x .. 0.30.x (matrix, range, bisect)
-    --vllm nightlies:2026-09-01..2026-09-20, nightlies:2026-09-01.., nightlies:..0.29, nightlies:all
+    --vllm nightlies:2026-09-01..2026-09-20, nightlies:2026-09-01.., nightlies:..0.29, nightlies:last:14, nightlies:all
 
 A nightly's version is `<next release>.dev<YYYYMMDD><hhmm>`: its date and time come from there, and a
 `+g<sha>` suffix (or the wheel's `vllm/_version.py` `__commit_id__`) is its git commit.
@@ -205,6 +205,13 @@ def expand(spec: str, cache_dir: Path) -> list[str]:
     if ".." not in body:
         if body == "all":
             return list_nightlies(cache_dir).versions
+        if body.startswith("last:"):
+            n = body[len("last:"):].strip()
+            if not n.isdigit() or int(n) < 1:
+                raise DriftcheckError(f"--vllm {spec}: {n!r} is not a number of builds", "e.g. nightlies:last:14")
+            return list_nightlies(cache_dir).versions[-int(n):]
+        if "," not in body and not is_nightly_spec(body):
+            return expand(f"nightlies:{body}..{body}", cache_dir)  # one release family: nightlies:0.28
         out = [select(part, cache_dir) for part in body.split(",") if part.strip()]
         return sorted(dict.fromkeys(out), key=_order)
     low, _, high = (x.strip() for x in body.partition(".."))
