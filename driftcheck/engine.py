@@ -157,7 +157,8 @@ def _apply_guard(finding: Finding, guards: dict, rule) -> None:
     """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed."""
     if finding.client is None:
         return
-    guard = guard_at(guards.get(finding.client.path, []), finding.client.line, rule.raises)
+    text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
+    guard = guard_at(guards.get(finding.client.path, []), finding.client.line, rule.raises, text)
     if guard is None:
         return
     finding.details["guarded"] = guard.describe()

@@ -27,10 +27,14 @@ class Guard:
     kind: str  # try | hasattr | version | isinstance
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
+    names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks
 
-    def covers(self, line: int, raises: tuple[str, ...]) -> bool:
+    def covers(self, line: int, raises: tuple[str, ...], text: str = "") -> bool:
         if not self.start <= line <= self.end:
             return False
+        if self.kind == "hasattr" and self.names:
+            # `if not hasattr(layer, "kv_cache"): continue` guards uses of kv_cache, not every line after it
+            return any(re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
         if self.kind != "try":
             return True
         return ANY in self.catches or bool(self.catches & set(raises))
@@ -62,6 +66,13 @@ def _handler_names(handler: ast.ExceptHandler) -> set[str]:
 def _reraises(handler: ast.ExceptHandler) -> bool:
     """`except X: raise ...` turns one error into another: not a fallback."""
     return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
+def _checked_names(test: ast.expr) -> frozenset[str]:
+    """The attribute names a test checks with hasattr(x, "n") / getattr(x, "n", ...)."""
+    return frozenset(n.args[1].value for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
+                     and isinstance(n.args[1].value, str))
 
 
 def _test_kind(test: ast.expr) -> str | None:
@@ -100,14 +111,15 @@ def guards_of(tree: ast.AST) -> list[Guard]:
                 parts = [node.body] + ([node.orelse] if kind != "isinstance" else [])
                 start = min(p.lineno for p in parts)
                 end = max(getattr(p, "end_lineno", p.lineno) or p.lineno for p in parts)
-                out.append(Guard(start, end, kind, frozenset(), node.lineno))
+                out.append(Guard(start, end, kind, frozenset(), node.lineno, _checked_names(node.test)))
                 continue
             # the test itself reads the attribute it checks; the branches hold the two answers
             branches = [node.body] + ([node.orelse] if node.orelse and kind != "isinstance" else [])
-            out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno))
+            names = _checked_names(node.test)
+            out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names))
             for body in branches:
                 start, end = _span(body)
-                out.append(Guard(start, end, kind, frozenset(), node.lineno))
+                out.append(Guard(start, end, kind, frozenset(), node.lineno, names))
     return out + _early_exit_guards(tree)
 
 
@@ -125,12 +137,13 @@ def _early_exit_guards(tree: ast.AST) -> list[Guard]:
                         and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                     kind = _test_kind(stmt.test.operand)
                     if kind in ("isinstance", "hasattr") and (stmt.end_lineno or stmt.lineno) < end:
-                        out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno))
+                        out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
+                                         _checked_names(stmt.test.operand)))
     return out
 
 
-def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...]) -> Guard | None:
+def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str = "") -> Guard | None:
     for g in guards:
-        if g.covers(line, raises):
+        if g.covers(line, raises, text):
             return g
     return None

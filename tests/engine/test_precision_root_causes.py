@@ -435,3 +435,19 @@ def test_an_annotation_that_fits_none_of_the_reads_is_doubted(tmp_path):
     sev = {f.symbol.rsplit(".", 1)[-1]: f.severity for f in result.findings}
     assert sev == {"moe_num_experts": "warning", "moe_top_k": "warning", "norm_expert_weight": "warning",
                    "removed_field": "error", "gone_a": "error", "gone_b": "error", "gone_c": "error"}
+
+
+def test_a_hasattr_guard_covers_the_attribute_it_checks_only(tmp_path):
+    vllm = {"vllm/fc.py": "class ForwardContext:\n    def __init__(self):\n        self.no_compile_layers = {}\n"}
+    client = {"use.py": """
+        from vllm.fc import ForwardContext
+
+        def init(fc: ForwardContext, caches):
+            for name in fc.no_compile_layers:
+                layer = fc.no_compile_layers[name]
+                if not hasattr(layer, "kv_cache"):
+                    continue
+                caches[name] = layer.kv_cache[fc.virtual_engine]
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.symbol.rsplit(".", 1)[-1], f.severity) for f in result.findings] == [("virtual_engine", "error")]
