@@ -54,7 +54,7 @@ def _label(report: dict) -> str:
 
 def compare_reports(old: dict, new: dict) -> dict:
     out = compare(old["findings"], new["findings"])
-    return {"old": old.get("vllm"), "new_vllm": new.get("vllm"), **out}
+    return {"old_vllm": old.get("vllm"), "new_vllm": new.get("vllm"), **out}
 
 
 def apply_since(result, since_result) -> dict:
