@@ -68,6 +68,10 @@ def _reraises(handler: ast.ExceptHandler) -> bool:
     return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
 
 
+def _negated(test: ast.expr) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+
+
 def _checked_names(test: ast.expr) -> frozenset[str]:
     """The attribute names a test checks with hasattr(x, "n") / getattr(x, "n", ...)."""
     return frozenset(n.args[1].value for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
@@ -119,7 +123,10 @@ def guards_of(tree: ast.AST) -> list[Guard]:
             out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names))
             for body in branches:
                 start, end = _span(body)
-                out.append(Guard(start, end, kind, frozenset(), node.lineno, names))
+                # the branch taken when `hasattr(x, "a")` holds runs on the vLLM that has `a` (and what came
+                # with it): all of it is guarded; the other branch only for the names checked
+                out.append(Guard(start, end, kind, frozenset(), node.lineno,
+                                 frozenset() if body is node.body and not _negated(node.test) else names))
     return out + _early_exit_guards(tree)
 
 
