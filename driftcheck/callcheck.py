@@ -16,6 +16,17 @@ class BoundCall:
     signature: Signature | None
     problems: list[CallProblem]
     callee: str  # what a user would call it: `Scheduler(...)`, `executor.execute_model(...)`
+    fits_override: str | None = None  # a subclass's override that accepts the call: the object may be one
+
+    def qualify(self, finding):
+        """A call that fits a subclass's override of the method is not certain to fail: a warning."""
+        if self.fits_override is not None and finding.severity == "error":
+            finding.severity = "warning"
+            finding.fix = None
+            finding.message += (f" The receiver may be a subclass whose override accepts this call "
+                                f"({self.fits_override}), so this fails only when it is not.")
+            finding.details["fits_override"] = self.fits_override
+        return finding
 
 
 def signature_for(ctx: ScanContext, use: CallUse) -> Signature | None:
@@ -47,9 +58,26 @@ def bound_calls(ctx: ScanContext) -> list[BoundCall]:
     for use in ctx.usage.calls:
         sig = signature_for(ctx, use)
         problems = check_call(sig, use.shape) if sig is not None else []
-        out.append(BoundCall(use, sig, problems, callee_label(use)))
+        out.append(BoundCall(use, sig, problems, callee_label(use),
+                             _fitting_override(ctx, use) if problems and use.kind == "method" else None))
     ctx.options["_bound_calls"] = out
     return out
+
+
+def _fitting_override(ctx: ScanContext, use: CallUse) -> str | None:
+    """The first override of the called method, in a client subclass or a subclass of the tree, that accepts
+    the call's shape: a receiver typed as the base class may be such an object at run time."""
+    owner, name = use.target.owner, use.target.qualname.rsplit(".", 1)[-1]
+    if owner is None:
+        return None
+    for label, sig in ctx.usage.client_overrides.get(owner.qualname, {}).get(name, []):
+        if not check_call(sig.without_first(), use.shape):
+            return label
+    for sub in ctx.api.subclasses(owner):
+        fn = sub.cls.methods.get(name)
+        if fn is not None and not fn.is_static and not check_call(fn.signature.without_first(), use.shape):
+            return f"{sub.qualname}.{name}"
+    return None
 
 
 def when_of(use: CallUse) -> str:

@@ -18,7 +18,7 @@ from .api_index import ApiIndex, External, InSubclass, Missing, Resolved
 from .astnodes import nodes_of
 from .client import ClientFile, ClientSource
 from .external_apis import TORCH_NN_MODULE
-from .signatures import CallShape
+from .signatures import CallShape, signature_from_args
 
 
 @dataclass
@@ -110,6 +110,8 @@ class Usage:
     patched: set[tuple[str, str]] = field(default_factory=set)  # (vLLM module/class qualname, name) the client sets
     # vLLM class -> member -> (client subclass, file, line) for members that client subclasses add
     subclass_members: dict[str, dict[str, tuple[str, str, int]]] = field(default_factory=dict)
+    # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach
+    client_overrides: dict[str, dict[str, list]] = field(default_factory=dict)
 
     def checked(self) -> int:
         """How many uses of vLLM were looked up: the denominator of precision figures."""
@@ -663,6 +665,11 @@ class _FileAnalyzer:
                     table = self.usage.subclass_members.setdefault(c.qualname, {})
                     for member in self.client_members(name):
                         table.setdefault(member, (label, self.file.rel, cls.lineno))
+                    overrides = self.usage.client_overrides.setdefault(c.qualname, {})
+                    for stmt in cls.body:
+                        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            overrides.setdefault(stmt.name, []).append(
+                                (f"{label}.{stmt.name}", signature_from_args(stmt.args, self.file.rel, stmt.lineno)))
 
     def collect_worker_extensions(self) -> None:
         """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault` or an item assignment."""

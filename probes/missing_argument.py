@@ -26,9 +26,9 @@ def check(ctx: ScanContext):
             what = "an InitVar field" if param.annotation and param.annotation.startswith("InitVar") else "a required parameter"
             pydantic = bc.use.kind == "construct" and ctx.api.is_dataclass_like(bc.use.target) == "pydantic"
             error = f"ValidationError ({param.name}: Field required)" if pydantic else f"TypeError (missing required argument '{param.name}')"
-            yield ctx.finding(
+            yield bc.qualify(ctx.finding(
                 RULE,
                 f"{bc.callee} does not pass '{param.name}', {what} in {ctx.version_label()}: {error} when this line runs.",
                 bc.use.loc, ctx.vllm_location(sig.path, param.line or sig.line), f"{bc.use.target.qualname}({param.name}=)",
                 when=when_of(bc.use), parameter=param.name, annotation=param.annotation, signature=sig.render(),
-            )
+            ))

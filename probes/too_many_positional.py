@@ -19,17 +19,17 @@ def check(ctx: ScanContext):
         for problem in bc.problems:
             if problem.kind == "too-many-positional":
                 sig = bc.signature
-                yield ctx.finding(
+                yield bc.qualify(ctx.finding(
                     RULE, f"{bc.callee} {problem.detail} in {ctx.version_label()}: TypeError when this line runs. "
                     f"The signature is now {sig.render()}.",
                     bc.use.loc, ctx.vllm_location(sig.path, sig.line), bc.use.target.qualname, when=when_of(bc.use),
                     signature=sig.render(),
-                )
+                ))
             elif problem.kind == "duplicate-argument":
                 sig = bc.signature
-                yield ctx.finding(
+                yield bc.qualify(ctx.finding(
                     RULE, f"{bc.callee} gets '{problem.name}' both by position and by keyword in {ctx.version_label()}"
                     f" (a parameter was inserted before it): TypeError when this line runs. The signature is now {sig.render()}.",
                     bc.use.loc, ctx.vllm_location(sig.path, problem.param.line if problem.param else sig.line),
                     bc.use.target.qualname, when=when_of(bc.use), signature=sig.render(),
-                )
+                ))

@@ -35,8 +35,8 @@ def check(ctx: ScanContext):
             )
             if renamed:
                 message += f" Renamed to '{renamed[0]}'?"
-            yield ctx.finding(
+            yield bc.qualify(ctx.finding(
                 RULE, message, bc.use.loc, ctx.vllm_location(sig.path, sig.line), f"{bc.use.target.qualname}({problem.name}=)",
                 when=when_of(bc.use), keyword=problem.name, renamed_to=renamed[0] if renamed else None,
                 signature=sig.render(),
-            )
+            ))
