@@ -18,6 +18,7 @@ from .api_index import ApiIndex, External, InSubclass, Missing, Resolved
 from .astnodes import nodes_of
 from .client import ClientFile, ClientSource
 from .external_apis import TORCH_NN_MODULE
+from .pysummary import resolve_relative
 from .signatures import CallShape, signature_from_args
 
 
@@ -112,6 +113,7 @@ class Usage:
     subclass_members: dict[str, dict[str, tuple[str, str, int]]] = field(default_factory=dict)
     # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach
     client_overrides: dict[str, dict[str, list]] = field(default_factory=dict)
+    client_subclass_members: dict[str, set[str]] = field(default_factory=dict)  # client class -> its subclasses' members
 
     def checked(self) -> int:
         """How many uses of vLLM were looked up: the denominator of precision figures."""
@@ -247,6 +249,7 @@ class _FileAnalyzer:
         self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
         self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
         self._driven = False  # visiting a method of a client class derived from a vLLM class
+        self._setters: set[str] | None = None  # functions of this file that set attributes by a given name
         self._scopes: dict[int, list[ast.AST]] = {}  # id(body) -> its scope's nodes (the tree outlives the analyzer)
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
 
@@ -331,7 +334,9 @@ class _FileAnalyzer:
             for alias in node.names:
                 if alias.name != "*":
                     env[alias.asname or alias.name] = None  # the client's own (or a third party's) name
-                    self.foreign[alias.asname or alias.name] = ("." * node.level) + (node.module or "")
+                    is_pkg = self.file.rel.endswith("__init__.py")
+                    self.foreign[alias.asname or alias.name] = (
+                        resolve_relative(self.file.module, is_pkg, node.level, node.module) if node.level else node.module or "")
             return
         for alias in node.names:
             self.usage.imports.append(ImportUse(loc, node.module, alias.name, runtime_only, guarded, type_only))
@@ -628,6 +633,10 @@ class _FileAnalyzer:
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
                     and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
                 pairs.append((node.args[0], node.args[1].value, node.args[2] if len(node.args) > 2 else None))
+            if isinstance(node, ast.Call):
+                created = self._attribute_created_by(node)
+                if created:
+                    self.usage.client_set_attrs.add(created)
             for obj, attr, value in pairs:
                 if not (isinstance(obj, ast.Name) and obj.id == "self"):
                     self.usage.client_set_attrs.add(attr)
@@ -638,6 +647,33 @@ class _FileAnalyzer:
                     self.usage.patched.add((base.cls.qualname, attr))
                     if isinstance(base, ClassRef):
                         self._graft(value, base.cls)
+
+    def _attribute_created_by(self, call: ast.Call) -> str | None:
+        """`layer.register_parameter("w", ...)`, or `self._set_buffer(layer, "w", ...)` where that helper of the
+        client's sets an attribute by the name it is given: the attribute name the call creates."""
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id if isinstance(call.func, ast.Name) else None
+        if name is None:
+            return None
+        if name in REGISTRARS and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+            return call.args[0].value
+        if len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str) \
+                and name in self._named_setters():
+            return call.args[1].value
+        return None
+
+    def _named_setters(self) -> set[str]:
+        """The file's functions that set an attribute by a name they are given (setattr / register_* with a variable)."""
+        if self._setters is None:
+            self._setters = set()
+            for fn in nodes_of(self.file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+                for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+                    callee = _dotted(call.func) or ""
+                    args = call.args
+                    if (callee.rstrip("_").endswith("setattr") and len(args) >= 2 and not isinstance(args[1], ast.Constant)) or \
+                            (callee.rsplit(".", 1)[-1] in REGISTRARS and args and not isinstance(args[0], ast.Constant)):
+                        self._setters.add(fn.name)
+                        break
+        return self._setters
 
     def _graft(self, value: ast.expr | None, cls: Resolved) -> None:
         if isinstance(value, ast.Name) and value.id in self.functions:
@@ -659,6 +695,16 @@ class _FileAnalyzer:
         """Members client subclasses add to vLLM classes: a value typed as the base may be one of them."""
         for name, cls in self.classes.items():
             label = f"{self.file.module}.{name}"
+            for base in cls.bases:  # and to the client's own classes, across files (template methods)
+                dotted = _dotted(base.value if isinstance(base, ast.Subscript) else base) or ""
+                first, _, rest = dotted.partition(".")
+                if dotted in self.classes:
+                    base_label = f"{self.file.module}.{dotted}"
+                elif first in self.foreign:
+                    base_label = f"{self.foreign[first]}.{dotted}" if self.foreign[first] else dotted
+                else:
+                    continue
+                self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
             for vbase in self.client_class_vllm_bases.get(name, []):
                 order, _, _ = self.api.mro(vbase)
                 for c in order:
@@ -815,6 +861,8 @@ class _FileAnalyzer:
             if name != cls_name and attr in self.client_class_members.get(name, set()) and \
                     cls_name in self._client_ancestors(name):
                 return True
+        if attr in self.usage.client_subclass_members.get(f"{self.file.module}.{cls_name}", ()):
+            return True  # a subclass in another client file defines it
         own = self.api.resolve(f"{self.file.module}.{cls_name}") if self.file.module.split(".")[0] == self.package else None
         if isinstance(own, Resolved) and own.kind == "class":  # the client is (a copy of) vLLM's own tree
             return self.api.member_in_subclass(own, attr) is not None

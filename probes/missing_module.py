@@ -10,6 +10,7 @@ the target, where it went.
 from __future__ import annotations
 
 from driftcheck.context import ScanContext
+from driftcheck.errors import SourceError
 from driftcheck.findings import Rule
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
@@ -53,6 +54,22 @@ def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None
     return None
 
 
+def _named_by_client(ctx: ScanContext, module: str) -> str | None:
+    """Where the client spells the module's dotted name as a string literal (file:line), if it does."""
+    needle = [f'"{module}"', f"'{module}'"]
+    for rel in ctx.client.tree.iter_files(""):  # every file: the one that registers it need not import vLLM
+        try:
+            text = ctx.client.tree.read_text(rel)
+        except SourceError:
+            continue
+        if module not in text:
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if any(n in line for n in needle):
+                return f"{rel}:{i}"
+    return None
+
+
 def check(ctx: ScanContext):
     seen: set[tuple[str, int, str]] = set()
     for imp in ctx.usage.imports:
@@ -72,6 +89,15 @@ def check(ctx: ScanContext):
             message += f" A module of that name is at `{moved[0]}`."
         severity = "warning" if imp.guarded else None
         provided = _imported_by_target(ctx, imp.module)
+        registered = _named_by_client(ctx, imp.module)
+        if provided is None and registered is not None:
+            # `sys.modules["vllm.x.y"] = mod` / `alias_frozen_module("vllm.x.y", ...)`: the client may provide it
+            yield ctx.finding(
+                RULE, f"`{imp.module}` does not exist in {ctx.version_label()}, but the client names it as a string "
+                f"({registered}): it may register the module itself (sys.modules, an import hook). If it does not, "
+                "ModuleNotFoundError " + ("when this function runs." if imp.runtime_only else "at import time."),
+                imp.loc, None, imp.module, when="call" if imp.runtime_only else "import", severity="warning", fix=False)
+            continue
         if provided is not None:
             build = ctx.api.build or "the build read here"
             message = (f"`{imp.module}` is absent from {build}, but vLLM's own code imports it ({provided[0]}:{provided[1]}): "

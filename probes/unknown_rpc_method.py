@@ -65,6 +65,9 @@ def check(ctx: ScanContext):
             yield ctx.unknown(RULE, f"no worker classes found in {ctx.version_label()} to check `{r.method}` against", r.loc, r.method)
         return
     extension = _client_extension_methods(ctx)
+    for w in workers:  # a platform plugin's own worker (a client subclass of a vLLM worker) serves its methods too
+        for c in ctx.api.mro(w)[0]:
+            extension.update(ctx.usage.subclass_members.get(c.qualname, {}))
     for r in rpcs:
         if r.method in extension:
             continue
