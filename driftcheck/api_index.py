@@ -703,6 +703,15 @@ class ApiIndex:
             return None
         return self.class_from_annotation(scope, expr)
 
+    def possible_types(self, resolved: Resolved) -> list[Resolved]:
+        """Each class an attribute may hold: its one type, or every class of `A | B` (assigned in different places)."""
+        expr = resolved.type_expr if resolved.kind == "attribute" else None
+        if not expr or resolved.module is None:
+            one = self.type_of(resolved)
+            return [one] if one else []
+        found = [self.class_from_annotation(resolved.module, part) for part in expr.split("|")]
+        return [c for c in found if c is not None]
+
     def class_from_annotation(self, scope: ModuleInfo, expr: str) -> Resolved | None:
         name = _strip_annotation(expr)
         if not name:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 7  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 8  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -495,8 +495,12 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
                     elif type_expr is None and isinstance(value, ast.Name) and value.id in param_annotations:
                         type_expr = ast.unparse(param_annotations[value.id])
                     prev = cls.instance_attrs.get(t.attr)
-                    if prev is None or (prev[1] is None and type_expr):
+                    if prev is None or (prev[1] is None and type_expr) or (annotation and prev[1] != annotation):
                         cls.instance_attrs[t.attr] = (t.lineno, type_expr)
+                    elif type_expr and prev[1] and type_expr not in prev[1].split(" | "):
+                        # `self.experts = MegaMoEExperts(...)` here, `= FusedMoEFactory(...)` there: one of these,
+                        # not one type (a union resolves to no single class)
+                        cls.instance_attrs[t.attr] = (prev[0], f"{prev[1]} | {type_expr}")
 
 
 def _attr_targets(target: ast.expr) -> list[ast.Attribute]:

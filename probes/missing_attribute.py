@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck import bodies
-from driftcheck.api_index import InSubclass, Missing, Unknown
+from driftcheck.api_index import InSubclass, Missing, Resolved, Unknown
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 
@@ -41,14 +41,17 @@ def _mismatched_annotations(ctx: ScanContext) -> dict[tuple[int, str], list[str]
     """Parameters whose annotated class has none of the (several) attributes the function reads from them:
     `def __init__(self, config: ModelConfig)` handed a Hugging Face config. The annotation, not vLLM, is
     what changed there, so those reads are warnings, not certain failures."""
-    reads: dict[tuple[int, str], dict[str, bool]] = {}
+    reads: dict[tuple[int, str], dict[str, object]] = {}
     for use in ctx.usage.attrs:
         if use.store:
             continue
         key = _annotated_parameter(use)
         if key is not None:
-            reads.setdefault(key, {})[use.attr] = isinstance(use.result, Missing)
-    return {k: sorted(v) for k, v in reads.items() if len(v) >= MISMATCH_MIN and all(v.values())}
+            reads.setdefault(key, {})[use.attr] = use.result
+    # the class "fits" only through members it defines (an attribute some other code assigns somewhere is no sign)
+    return {k: sorted(a for a, r in v.items() if isinstance(r, Missing)) for k, v in reads.items()
+            if len(v) >= MISMATCH_MIN and not any(isinstance(r, Resolved) for r in v.values())
+            and any(isinstance(r, Missing) for r in v.values())}
 
 
 def check(ctx: ScanContext):

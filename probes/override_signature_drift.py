@@ -157,7 +157,7 @@ def _receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, re
     if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == first and scope_cls is not None:
         member = api.class_member(scope_cls, recv.attr)
         if isinstance(member, Resolved) and member.kind == "attribute":
-            return api.type_of(member)
+            return next(iter(api.possible_types(member)), None)  # `self.model_runner`: the first class assigned
     return None
 
 

@@ -60,6 +60,8 @@ def check(ctx: ScanContext):
     if not rpcs:
         return
     workers = worker_classes(ctx)
+    for w in list(workers):  # and the tree's other subclasses of them (RayWorkerWrapper in executor/ray_utils.py)
+        workers += [s for s in ctx.api.subclasses(w) if all(s.qualname != x.qualname for x in workers)]
     if not workers:
         for r in rpcs:
             yield ctx.unknown(RULE, f"no worker classes found in {ctx.version_label()} to check `{r.method}` against", r.loc, r.method)
