@@ -822,7 +822,11 @@ class _FileAnalyzer:
             results = [(v, self.api.class_member(v, node.attr)) for v in vbases]  # the client class's MRO: every vLLM base
             owner, result = next(((v, r) for v, r in results if not isinstance(r, Missing)), results[0])
             if isinstance(result, Missing):
-                result = self._created_elsewhere(owner, node.attr, store, result)
+                result = self._created_elsewhere(owner, node.attr, store, result, self._client_is_module(base.cls_name))
+            if isinstance(result, Missing) and not store and any(
+                    e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
+                # a mixin of a Protocol: the concrete class it is mixed into supplies what the Protocol leaves out
+                result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
 
     def _look_up(self, cls: Resolved, attr: str, store: bool = False) -> object:
@@ -833,7 +837,7 @@ class _FileAnalyzer:
         order, _, externals = self.api.mro(cls)
         if any(e.split(".")[-1] == "Protocol" for e in externals):
             # a Protocol is a structural type: the object is any class that has what it needs
-            return InSubclass(f"{cls.qualname}.{attr}", "any class (the declared type is a Protocol)", cls.path, cls.line)
+            return InSubclass(f"{cls.qualname}.{attr}", "", cls.path, cls.line)  # "" = any class
         for c in order:
             where = self.usage.subclass_members.get(c.qualname, {}).get(attr)
             if where is not None:
@@ -843,11 +847,26 @@ class _FileAnalyzer:
             return found
         return self._created_elsewhere(cls, attr, store, result)
 
-    def _created_elsewhere(self, cls: Resolved, attr: str, store: bool, result: object) -> object:
+    def _client_is_module(self, cls_name: str) -> bool:
+        """Whether a client class derives from torch's nn.Module itself (a base outside vLLM)."""
+        for name in [cls_name, *self._client_ancestors(cls_name)]:
+            cls = self.classes.get(name)
+            for base in cls.bases if cls is not None else []:
+                dotted = _dotted(base.value if isinstance(base, ast.Subscript) else base) or ""
+                source = self.foreign.get(dotted.split(".")[0], "")
+                if source.split(".")[0] == "torch" and dotted.rsplit(".", 1)[-1] == "Module":
+                    return True
+        return False
+
+    def _created_elsewhere(self, cls: Resolved, attr: str, store: bool, result: object, module: bool = False) -> object:
         """Missing from every class body, but made on the object by other code (the client's, or vLLM's own
         `layer.register_parameter("w13_weight", ...)`): it exists once that code ran."""
         if store:
             return result  # a write vLLM never reads: DC006 says so
+        if not module and "torch.nn.Module" not in self.api.mro(cls)[2]:
+            # only modules get members from their collaborators (quantization methods register weights on the
+            # layer); anywhere else `obj.name = ...` on some other object says nothing about this class
+            return result
         if attr in self.usage.client_set_attrs:
             return External(f"client-set.{attr}")  # the client itself sets it on some object
         outside = self.api.assigned_from_outside(attr)

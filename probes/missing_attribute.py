@@ -66,11 +66,12 @@ def check(ctx: ScanContext):
             continue
         if isinstance(use.result, InSubclass) and not use.store:
             sub = use.result
+            why = (f"only {sub.subclass} defines it, so this line fails with AttributeError when the object is not one of those"
+                   if sub.subclass else "it is a Protocol, so the object passed may be any class that has it")
             yield ctx.finding(
-                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}; only {sub.subclass} "
-                f"defines it, so this line fails with AttributeError when the object is not one of those.",
+                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}; {why}.",
                 use.loc, ctx.vllm_location(sub.path, sub.line) if sub.path.startswith(ctx.api.package + "/") else None,
-                symbol, when="call", severity="warning", fix=False, defined_by=sub.subclass,
+                symbol, when="call", severity="warning", fix=False, defined_by=sub.subclass or None,
             )
             continue
         if not isinstance(use.result, Missing):

@@ -394,7 +394,7 @@ def test_negative_isinstance_with_early_return_guards_the_rest(tmp_path):
 
 def test_names_built_from_an_fstring_template_exist(tmp_path):
     vllm = {
-        "vllm/moe.py": "class FusedMoE:\n    def __init__(self):\n        self.w13_weight = None\n",
+        "vllm/moe.py": "from torch import nn\n\n\nclass FusedMoE(nn.Module):\n    def __init__(self):\n        self.w13_weight = None\n",
         "vllm/fp8.py": """
             class Fp8MoEMethod:
                 def __init__(self):
@@ -451,3 +451,18 @@ def test_a_hasattr_guard_covers_the_attribute_it_checks_only(tmp_path):
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.symbol.rsplit(".", 1)[-1], f.severity) for f in result.findings] == [("virtual_engine", "error")]
+
+
+def test_an_assignment_on_another_object_does_not_hide_a_missing_member(tmp_path):
+    vllm = {
+        "vllm/impl.py": "class FlashAttentionImpl:\n    def __init__(self):\n        self.head_size = 64\n",
+        "vllm/builder.py": "def build(meta):\n    meta.block_size = 16\n",
+    }
+    client = {"use.py": """
+        from vllm.impl import FlashAttentionImpl
+
+        def schedule(impl: FlashAttentionImpl):
+            return impl.head_size, impl.block_size
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.symbol, f.severity) for f in result.findings] == [("vllm.impl.FlashAttentionImpl.block_size", "error")]
