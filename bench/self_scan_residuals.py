@@ -54,6 +54,14 @@ VERDICTS = {
                                  "collective_rpc('reinitialize_distributed'); no worker class of this release defines it "
                                  "(only EngineCore and the executors do)"),
 }
+OUTSIDE_ASSIGNED = ("false-positive", "the attribute is set on the object by other code (a metadata builder, the runner); "
+                    "driftcheck only credits such assignments to nn.Module objects, to keep recall elsewhere")
+VERDICTS.update({
+    "vllm.model_executor.layers.attention.mla_attention.MLACommonPrefillMetadata." + name: OUTSIDE_ASSIGNED
+    for name in ("req_to_token", "req_pool_indices", "cpu_seq_lens", "extend_seq_lens", "extend_start_loc", "max_len_extend")
+})
+VERDICTS["vllm.v1.worker.lora_model_runner_mixin.LoRAModelRunnerMixin.jit_warmup_registry"] = OUTSIDE_ASSIGNED
+VERDICTS["vllm.kernels.helion.case_key.CaseKey.shape"] = ("unverified", "not triaged yet")
 ANNOTATED_AS_MODEL_CONFIG = ("annotation-mismatch", "step3 / kda layers annotate `config: ModelConfig` but receive the "
                              "Hugging Face model config, which has these fields")
 
@@ -89,9 +97,10 @@ def main() -> None:
         sys.exit("errors without a verdict:\n  " + "\n  ".join(unexplained))
     out_path.write_text(json.dumps(expected, indent=1) + "\n")
     for version, rows in sorted(expected.items()):
-        kinds = [r["verdict"] for r in rows]
-        print(f"{version}: {sum(len(r['lines']) for r in rows)} errors; {kinds.count('latent-bug')} latent-bug sites, "
-              f"{kinds.count('annotation-mismatch')} annotation-mismatch sites")
+        counts = {}
+        for r in rows:
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + len(r["lines"])
+        print(f"{version}: {sum(counts.values())} error lines: {counts}")
 
 
 if __name__ == "__main__":
