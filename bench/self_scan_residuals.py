@@ -61,6 +61,10 @@ VERDICTS.update({
     for name in ("req_to_token", "req_pool_indices", "cpu_seq_lens", "extend_seq_lens", "extend_start_loc", "max_len_extend")
 })
 VERDICTS["vllm.v1.worker.lora_model_runner_mixin.LoRAModelRunnerMixin.jit_warmup_registry"] = OUTSIDE_ASSIGNED
+for _name in ("physical_to_logical_map", "logical_replica_count"):
+    VERDICTS[f"vllm.distributed.eplb.eplb_state.EplbState.{_name}"] = (
+        "latent-bug", "Worker reads model_runner.eplb_state.<name>, which moved to EplbModelState; vLLM's own line carries "
+        "`# type: ignore[attr-defined]`")
 VERDICTS["vllm.kernels.helion.case_key.CaseKey.shape"] = ("unverified", "not triaged yet")
 ANNOTATED_AS_MODEL_CONFIG = ("annotation-mismatch", "step3 / kda layers annotate `config: ModelConfig` but receive the "
                              "Hugging Face model config, which has these fields")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 8  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 9  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
