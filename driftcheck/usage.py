@@ -179,6 +179,11 @@ def _same_value(a: object, b: object) -> bool:
     return a == b
 
 
+def _base_name(base: ast.expr) -> str | None:
+    """The dotted name of a class base, `Patch[Target]` read as `Patch`."""
+    return _dotted(base.value if isinstance(base, ast.Subscript) else base)
+
+
 def _settle(env: dict) -> None:
     for name, value in env.items():
         if value is _ABSENT:
@@ -455,7 +460,7 @@ class _FileAnalyzer:
         cls = self.classes.get(cls_name)
         if cls is not None and cls_name not in _seen:
             for base in cls.bases:
-                name = _dotted(base.value if isinstance(base, ast.Subscript) else base)
+                name = _base_name(base)
                 if name in self.classes:
                     members |= self.client_members(name, _seen | {cls_name})
         return members
@@ -696,8 +701,8 @@ class _FileAnalyzer:
         for name, cls in self.classes.items():
             label = f"{self.file.module}.{name}"
             for base in cls.bases:  # and to the client's own classes, across files (template methods)
-                dotted = _dotted(base.value if isinstance(base, ast.Subscript) else base) or ""
-                first, _, rest = dotted.partition(".")
+                dotted = _base_name(base) or ""
+                first = dotted.split(".")[0]
                 if dotted in self.classes:
                     base_label = f"{self.file.module}.{dotted}"
                 elif first in self.foreign:
@@ -852,7 +857,7 @@ class _FileAnalyzer:
         for name in [cls_name, *self._client_ancestors(cls_name)]:
             cls = self.classes.get(name)
             for base in cls.bases if cls is not None else []:
-                dotted = _dotted(base.value if isinstance(base, ast.Subscript) else base) or ""
+                dotted = _base_name(base) or ""
                 source = self.foreign.get(dotted.split(".")[0], "")
                 if source.split(".")[0] == "torch" and dotted.rsplit(".", 1)[-1] == "Module":
                     return True
@@ -917,7 +922,7 @@ class _FileAnalyzer:
         if cls is None or cls_name in _seen:
             return out
         for base in cls.bases:
-            name = _dotted(base.value if isinstance(base, ast.Subscript) else base)
+            name = _base_name(base)
             if name in self.classes:
                 out |= {name} | self._client_ancestors(name, _seen | {cls_name})
         return out
