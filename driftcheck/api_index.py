@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from .cache import SummaryCache
 from .external_apis import TORCH_NN_MODULE
 from .errors import SourceError
-from .pysummary import ClassInfo, FunctionInfo, ModuleInfo, summarise_source
+from .pysummary import ClassInfo, FunctionInfo, ModuleInfo, split_union, summarise_source
 from .signatures import KWONLY, POS, POSONLY, VARARG, VARKW, Param, Signature
 from .sources import SourceTree
 
@@ -429,6 +429,9 @@ class ApiIndex:
                 return External(f"{c.qualname}.{name} (set by name)")
         if name.startswith("__") and name.endswith("__"):
             return External(f"builtins.object.{name}")
+        made_by = self._decorator_creating(order, name)
+        if made_by is not None:
+            return External(f"{made_by}.{name} (set by the decorator)")
         if is_open:
             why = ", ".join(externals) or "a dynamic __getattr__"
             return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {why}, which driftcheck does not read")
@@ -438,6 +441,20 @@ class ApiIndex:
             members += list(ci.methods) + [f.name for f in ci.fields] + list(ci.class_attrs) + list(ci.instance_attrs)
         return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
                        _close_matches(name, members))
+
+    def _decorator_creating(self, order: list[Resolved], name: str) -> str | None:
+        """A decorator of the class or of one of its methods that sets `name` on the object
+        (`@JitWarmupRegistry.capture def __init__` whose wrapper does `instance.jit_warmup_registry = ...`)."""
+        for c in order:
+            if c.module is None:
+                continue
+            for deco in {*c.cls.decorators, *(d for fn in c.cls.methods.values() for d in fn.decorators)}:
+                if deco in _PLAIN_DECORATORS:
+                    continue
+                found = self.resolve_in_scope(c.module, deco)
+                if isinstance(found, Resolved) and found.func is not None and name in found.func.decorator_sets:
+                    return found.qualname
+        return None
 
     def subclasses(self, cls: Resolved, limit: int = 400) -> list[Resolved]:
         """Classes of the tree that derive from `cls`, transitively (found by a text search for
@@ -709,10 +726,19 @@ class ApiIndex:
         if not expr or resolved.module is None:
             one = self.type_of(resolved)
             return [one] if one else []
-        found = [self.class_from_annotation(resolved.module, part) for part in expr.split("|")]
+        found = [self.class_from_annotation(resolved.module, part) for part in split_union(expr)]
         return [c for c in found if c is not None]
 
     def class_from_annotation(self, scope: ModuleInfo, expr: str) -> Resolved | None:
+        parts = [p for p in split_union(expr) if p.strip("'\" ") != "None"]
+        if len(parts) > 1:
+            return None  # one of several classes: no single type
+        built = _BUILT.fullmatch(parts[0]) if parts else None
+        if built:  # "B(A)": `self.x: A = B(...)` holds a B when B is a class, else what A says
+            made = self.resolve_in_scope(scope, built.group(1))
+            if isinstance(made, Resolved) and made.kind == "class":
+                return made
+            return self.class_from_annotation(scope, built.group(2))
         name = _strip_annotation(expr)
         if not name:
             return None
@@ -777,6 +803,11 @@ def _is_builtin_exception(qual: str) -> bool:
     name = qual.removeprefix("builtins.")
     value = getattr(builtins, name, None) if qual.startswith("builtins.") else None
     return isinstance(value, type) and issubclass(value, BaseException)
+
+
+_PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
+                     "functools.cached_property", "cached_property", "overload", "typing.overload"}
+_BUILT = re.compile(r"([A-Za-z_][\w.]*)\((.*)\)", re.S)
 
 
 def _strip_annotation(expr: str) -> str | None:

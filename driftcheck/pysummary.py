@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 9  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 10  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -37,6 +37,9 @@ class FunctionInfo:
     decorators: list[str] = field(default_factory=list)
     returns: str | None = None
     wraps_dataclass: bool = False  # body calls `dataclass(...)`: a decorator like vLLM's @config
+    # attributes it sets on the first parameter of itself or of a function it defines: used as a decorator,
+    # it creates them on what it decorates (`def wrapped(instance, ...): instance.registry = ...`)
+    decorator_sets: list[str] = field(default_factory=list)
 
     @property
     def is_static(self) -> bool:
@@ -325,7 +328,34 @@ def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, 
         decorators=[_decorator_name(d) for d in node.decorator_list],
         returns=ast.unparse(node.returns) if node.returns is not None else None,
         wraps_dataclass=wraps,
+        decorator_sets=_decorator_sets(node),
     )
+
+
+def _decorator_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What `fn`, used as a decorator, sets on what it decorates: on the first parameter of a wrapper it
+    defines, or on its own first parameter when it returns it (a class decorator)."""
+    sets: list[str] = []
+    returns_first = False
+    params = fn.args.posonlyargs + fn.args.args
+    for stmt in _walk_statements(fn):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt is not fn:
+            sets += _first_param_sets(stmt)
+        elif isinstance(stmt, ast.Return) and params and isinstance(stmt.value, ast.Name) and stmt.value.id == params[0].arg:
+            returns_first = True
+    if returns_first:
+        sets += _first_param_sets(fn)
+    return sorted(set(sets))
+
+
+def _first_param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    params = fn.args.posonlyargs + fn.args.args
+    if not params:
+        return []
+    first = params[0].arg
+    return [t.attr for stmt in _walk_statements(fn) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for t in _attr_targets(target)
+            if isinstance(t.value, ast.Name) and t.value.id == first]
 
 
 def _field_call_info(value: ast.expr) -> tuple[bool, str | None, bool, bool | None]:
@@ -490,17 +520,37 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
             for t in _attr_targets(target):
                 if isinstance(t.value, ast.Name) and t.value.id == first:
                     type_expr = annotation
-                    if type_expr is None and isinstance(value, ast.Call):
-                        type_expr = _dotted(value.func)
+                    ctor = _dotted(value.func) if isinstance(value, ast.Call) else None
+                    if ctor and annotation is not None and ctor != annotation:
+                        # `self.x: A = B(...)` holds a B if B is a class, whatever A says: "B(A)" (see api_index)
+                        type_expr = f"{ctor}({annotation})"
+                    elif type_expr is None and ctor:
+                        type_expr = ctor
                     elif type_expr is None and isinstance(value, ast.Name) and value.id in param_annotations:
                         type_expr = ast.unparse(param_annotations[value.id])
+                    declared_only = annotation is not None and type_expr == annotation  # a bare declaration is authoritative
                     prev = cls.instance_attrs.get(t.attr)
-                    if prev is None or (prev[1] is None and type_expr) or (annotation and prev[1] != annotation):
+                    if prev is None or (prev[1] is None and type_expr) or (declared_only and prev[1] != annotation):
                         cls.instance_attrs[t.attr] = (t.lineno, type_expr)
-                    elif type_expr and prev[1] and type_expr not in prev[1].split(" | "):
+                    elif type_expr and prev[1] and type_expr not in split_union(prev[1]):
                         # `self.experts = MegaMoEExperts(...)` here, `= FusedMoEFactory(...)` there: one of these,
                         # not one type (a union resolves to no single class)
                         cls.instance_attrs[t.attr] = (prev[0], f"{prev[1]} | {type_expr}")
+
+
+def split_union(expr: str) -> list[str]:
+    """`A | B(C | None) | None` -> ["A", "B(C | None)", "None"]: the `|` outside brackets and parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(expr):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(expr[start:i].strip())
+            start = i + 1
+    parts.append(expr[start:].strip())
+    return parts
 
 
 def _attr_targets(target: ast.expr) -> list[ast.Attribute]:

@@ -465,6 +465,12 @@ class _FileAnalyzer:
                     members |= self.client_members(name, _seen | {cls_name})
         return members
 
+    def _declared_value(self, node: ast.AnnAssign, env: dict) -> object:
+        """`self.x: A = B(...)` holds a B whatever the annotation says (it may not hold:
+        `self.model_runner: GPUModelRunner = GPUModelRunnerV2(...)  # type: ignore`); A when B is not a class."""
+        built = self.infer(node.value, env) if isinstance(node.value, ast.Call) else None
+        return built if isinstance(built, Instance) else self._annotation_value(node.annotation)
+
     def _annotation_value(self, annotation: ast.expr) -> object:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
@@ -604,7 +610,7 @@ class _FileAnalyzer:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first:
                                 self.client_class_members[name].add(t.attr)
                                 if isinstance(node, ast.AnnAssign):
-                                    value = self._annotation_value(node.annotation)
+                                    value = self._declared_value(node, env)
                                 else:
                                     value = self.infer(value_node, env)
                                 previous = types.get(t.attr)
@@ -1016,7 +1022,29 @@ def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
             analyzer.add_worker_extension(cls_name)
     for analyzer in list(analyzers.values()):
         _guarded_phase(lambda a: a.analyse(), analyzer, analyzers, usage)
+    _credit_client_stores(usage, api)
     return usage
+
+
+def _credit_client_stores(usage: Usage, api: ApiIndex) -> None:
+    """A member the client itself assigns on objects of a vLLM class (`prefill.req_to_token = ...` in a
+    metadata builder) exists on those objects once that code ran: reading it elsewhere is the client's own
+    attribute, not a vLLM drift. Only typed stores count (the receiver's class is known), so an assignment
+    on some unrelated object hides nothing."""
+    stores: dict[str, list[AttrUse]] = {}
+    for use in usage.attrs:
+        if use.store and isinstance(use.result, Missing):
+            stores.setdefault(use.attr, []).append(use)
+    if not stores:
+        return
+    for use in usage.attrs:
+        if use.store or not isinstance(use.result, Missing) or use.attr not in stores:
+            continue
+        mro = {c.qualname for c in api.mro(use.owner)[0]}
+        for store in stores[use.attr]:
+            if store.owner.qualname in mro or use.owner.qualname in {c.qualname for c in api.mro(store.owner)[0]}:
+                use.result = External(f"client-set.{store.owner.qualname}.{use.attr} ({store.loc.path}:{store.loc.line})")
+                break
 
 
 def _guarded_phase(phase, analyzer: "_FileAnalyzer", analyzers: dict, usage: Usage) -> None:

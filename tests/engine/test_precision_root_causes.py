@@ -466,3 +466,125 @@ def test_an_assignment_on_another_object_does_not_hide_a_missing_member(tmp_path
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.symbol, f.severity) for f in result.findings] == [("vllm.impl.FlashAttentionImpl.block_size", "error")]
+
+
+RUNNERS = {
+    "vllm/runner_v1.py": "class GPUModelRunner:\n    def execute_model(self, scheduler_output):\n        pass\n",
+    "vllm/runner_v2.py": "class GPUModelRunner:\n    def execute_model(self, scheduler_output, dummy_run=False):\n        pass\n",
+    "vllm/worker.py": """
+        from vllm.runner_v1 import GPUModelRunner
+
+        class Worker:
+            def __init__(self, v2):
+                if v2:
+                    from vllm.runner_v2 import GPUModelRunner as GPUModelRunnerV2
+                    self.model_runner: GPUModelRunner = GPUModelRunnerV2()  # type: ignore
+                else:
+                    self.model_runner = GPUModelRunner()
+
+            def dummy(self):
+                self.model_runner.execute_model(None, dummy_run=True)
+    """,
+}
+
+
+def test_an_attribute_holds_what_was_built_not_what_the_annotation_says(tmp_path):
+    """`self.x: A = B()` holds a B: vLLM's worker annotates its V2 runner with the V1 class (0.14.0 gpu_worker.py)."""
+    inside = scan_trees(tmp_path / "inside", {k: v for k, v in RUNNERS.items() if k != "vllm/worker.py"},
+                        {"vllm/worker.py": RUNNERS["vllm/worker.py"]}, only=["DC003"])
+    outside = scan_trees(tmp_path / "outside", RUNNERS, {"plugin.py": """
+        from vllm.worker import Worker
+
+        def warm(worker: Worker):
+            worker.model_runner.execute_model(None, dummy_run=True)
+    """}, only=["DC003"])
+    assert _errors(inside) == [] and _errors(outside) == []
+
+
+def test_a_subclass_built_under_a_base_annotation_is_checked_as_the_subclass(tmp_path):
+    vllm = {"vllm/runners.py": """
+        class Base:
+            def run(self):
+                pass
+
+        class Fast(Base):
+            def run(self, steps):
+                pass
+
+        class Worker:
+            def __init__(self):
+                self.runner: Base = Fast()
+    """}
+    result = scan_trees(tmp_path, vllm, {"plugin.py": """
+        from vllm.runners import Worker
+
+        def go(worker: Worker):
+            worker.runner.run(1, 2)
+    """}, only=["DC004"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.runners.Fast.run"]
+
+
+def test_members_a_decorator_sets_on_the_object_exist(tmp_path):
+    """vLLM 0.32.0: `@JitWarmupRegistry.capture` on `GPUModelRunner.__init__` sets `instance.jit_warmup_registry`."""
+    vllm = {"vllm/warmup.py": """
+        from functools import wraps
+
+        class Registry:
+            @classmethod
+            def capture(cls, init_fn):
+                @wraps(init_fn)
+                def wrapped(instance, *args, **kwargs):
+                    instance.registry = cls()
+                    init_fn(instance, *args, **kwargs)
+                return wrapped
+
+            def activate(self):
+                pass
+
+        def tagged(cls):
+            cls.tag = "x"
+            return cls
+    """, "vllm/runner.py": """
+        from vllm.warmup import Registry, tagged
+
+        @tagged
+        class Runner:
+            @Registry.capture
+            def __init__(self):
+                self.ready = True
+    """}
+    client = {"plugin.py": """
+        from vllm.runner import Runner
+
+        def warm(runner: Runner):
+            runner.registry.activate()
+            return runner.ready, runner.tag, runner.missing
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.runner.Runner.missing"]
+
+
+def test_a_member_the_client_sets_on_a_typed_object_is_its_own(tmp_path):
+    """vLLM 0.32.0 amx_mla.py: the metadata builder sets `prefill.req_to_token`, the backend reads it."""
+    vllm = {"vllm/meta.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class PrefillMetadata:
+            chunk: int
+    """}
+    client = {"builder.py": """
+        from vllm.meta import PrefillMetadata
+
+        def build() -> PrefillMetadata:
+            prefill = PrefillMetadata(1)
+            prefill.req_to_token = [0]
+            return prefill
+    """, "backend.py": """
+        from vllm.meta import PrefillMetadata
+
+        def run(prefill: PrefillMetadata, other: PrefillMetadata):
+            return prefill.chunk, prefill.req_to_token, other.req_pool_indices
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.meta.PrefillMetadata.req_pool_indices"]
