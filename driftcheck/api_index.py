@@ -602,10 +602,10 @@ class ApiIndex:
                 sig = fn.signature.without_first()
                 sig.path = c.path
                 return sig
-            if self.is_dataclass_like(c):
-                return self._dataclass_signature(order)
-            if self._is_attrs(c):
-                return self._attrs_signature(order)
+            if self.is_dataclass_like(c) or self._is_attrs(c):
+                if self._unread_base(externals):
+                    return None  # fields inherited from a base we do not read (cutlass's NamedBarrier) are unknown
+                return self._dataclass_signature(order) if self.is_dataclass_like(c) else self._attrs_signature(order)
             if "__new__" in ci.methods:
                 sig = ci.methods["__new__"].signature.without_first()
                 sig.path = c.path
@@ -623,6 +623,10 @@ class ApiIndex:
         if is_open:
             return None
         return Signature([], cls.path, cls.line, origin="implicit")
+
+    @staticmethod
+    def _unread_base(externals: list[str]) -> bool:
+        return any(not e.startswith("builtins.") and e not in CLOSED_EXTERNAL_BASES and e not in RECORD_BASES for e in externals)
 
     def _record_signature(self, record: str, order: list[Resolved]) -> Signature:
         top = order[0]

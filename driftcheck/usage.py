@@ -171,6 +171,17 @@ NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "built
 _ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
 
 
+def _bound_names(target: ast.expr) -> list[str]:
+    """The local names an assignment target binds (`a, (b, *c) = ...`), not the bases of `self.x = ...`."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    return []
+
+
 def _same_value(a: object, b: object) -> bool:
     if type(a) is not type(b):
         return False
@@ -509,11 +520,12 @@ class _FileAnalyzer:
                 env[arg.arg] = self._annotation_value(arg.annotation)
             else:
                 env.pop(arg.arg, None)
+        # a parameter the body rebinds holds either value: its annotation counts as one of its assignments
+        assigned_types: dict[str, list[object]] = {a.arg: [env[a.arg]] for a in args if a.arg in env}
         local_imports: dict[str, object] = {}
         self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local_imports)
         _settle(local_imports)
         env.update(local_imports)
-        assigned_types: dict[str, list[object]] = {}
         narrowed: list[str] = []
         for node in self._scope(fn.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
@@ -521,20 +533,27 @@ class _FileAnalyzer:
                 narrowed.append(node.args[0].id)
                 continue
             target_value: list[tuple[str, object]] = []
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                target_value.append((node.targets[0].id, self.infer(node.value, env)))
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        target_value.append((target.id, self.infer(node.value, env)))
+                    else:  # `result, _, *rest = args`: names bound to values we do not type
+                        target_value += [(n, None) for n in _bound_names(target)]
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 target_value.append((node.target.id, self._annotation_value(node.annotation)))
             elif isinstance(node, ast.NamedExpr):
                 target_value.append((node.target.id, self.infer(node.value, env)))
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-                for t in ast.walk(node.target) if isinstance(node, (ast.For, ast.AsyncFor)) else []:
-                    if isinstance(t, ast.Name):
-                        target_value.append((t.id, None))
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                target_value += [(n, None) for n in _bound_names(node.target)]
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                target_value += [(n, None) for item in node.items if item.optional_vars is not None
+                                 for n in _bound_names(item.optional_vars)]
             for name, value in target_value:
                 assigned_types.setdefault(name, []).append(value)
                 env[name] = value
         for name, values in assigned_types.items():
+            if len(values) < 2:
+                continue
             first = values[0]
             if any(type(v) is not type(first) or (isinstance(v, Instance) and v.cls.qualname != first.cls.qualname) for v in values):
                 env[name] = None  # conflicting assignments: do not guess
@@ -1027,24 +1046,45 @@ def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
 
 
 def _credit_client_stores(usage: Usage, api: ApiIndex) -> None:
-    """A member the client itself assigns on objects of a vLLM class (`prefill.req_to_token = ...` in a
-    metadata builder) exists on those objects once that code ran: reading it elsewhere is the client's own
-    attribute, not a vLLM drift. Only typed stores count (the receiver's class is known), so an assignment
-    on some unrelated object hides nothing."""
-    stores: dict[str, list[AttrUse]] = {}
+    """A member the client itself assigns on objects of a vLLM class exists on those objects once that code
+    ran: reading it is the client's own attribute, not a vLLM drift. Two kinds of evidence: a store on a
+    receiver of the same (or a related) class anywhere in the client, or a store through the same variable
+    name in the same file (`prefill = attn_metadata.prefill; prefill.req_to_token = ...` in a builder, then
+    `prefill.req_to_token` in the backend that reads it). An assignment on some unrelated object hides nothing."""
+    typed: dict[str, list[AttrUse]] = {}
     for use in usage.attrs:
         if use.store and isinstance(use.result, Missing):
-            stores.setdefault(use.attr, []).append(use)
-    if not stores:
-        return
+            typed.setdefault(use.attr, []).append(use)
+    by_name: dict[str, set[tuple[str, str]]] = {}  # file -> {(variable, attribute)} it assigns
     for use in usage.attrs:
-        if use.store or not isinstance(use.result, Missing) or use.attr not in stores:
+        if use.store or not isinstance(use.result, Missing):
             continue
-        mro = {c.qualname for c in api.mro(use.owner)[0]}
-        for store in stores[use.attr]:
-            if store.owner.qualname in mro or use.owner.qualname in {c.qualname for c in api.mro(store.owner)[0]}:
-                use.result = External(f"client-set.{store.owner.qualname}.{use.attr} ({store.loc.path}:{store.loc.line})")
-                break
+        made = _typed_store(use, typed.get(use.attr, ()), api)
+        if made is None and isinstance(use.node.value, ast.Name):
+            if use.file.rel not in by_name:
+                by_name[use.file.rel] = _named_stores(use.file.tree)
+            if (use.node.value.id, use.attr) in by_name[use.file.rel]:
+                made = f"{use.file.rel} assigns {use.node.value.id}.{use.attr}"
+        if made is not None:
+            use.result = External(f"client-set.{use.owner.qualname}.{use.attr} ({made})")
+
+
+def _typed_store(use: AttrUse, stores, api: ApiIndex) -> str | None:
+    mro = {c.qualname for c in api.mro(use.owner)[0]}
+    for store in stores:
+        if store.owner.qualname in mro or use.owner.qualname in {c.qualname for c in api.mro(store.owner)[0]}:
+            return f"{store.loc.path}:{store.loc.line}"
+    return None
+
+
+def _named_stores(tree: ast.AST) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            for t in ast.walk(target):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and isinstance(t.ctx, ast.Store):
+                    out.add((t.value.id, t.attr))
+    return out
 
 
 def _guarded_phase(phase, analyzer: "_FileAnalyzer", analyzers: dict, usage: Usage) -> None:

@@ -588,3 +588,66 @@ def test_a_member_the_client_sets_on_a_typed_object_is_its_own(tmp_path):
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [f.symbol for f in _errors(result)] == ["vllm.meta.PrefillMetadata.req_pool_indices"]
+
+
+def test_a_member_set_through_the_same_variable_in_the_same_file_is_the_clients(tmp_path):
+    """amx_mla.py: `prefill = attn_metadata.prefill; prefill.cpu_seq_lens = ...` where the builder's
+    metadata comes from `super().build(...)` (untyped), read back as `prefill.cpu_seq_lens` in the backend."""
+    vllm = {"vllm/meta.py": "class PrefillMetadata:\n    def __init__(self):\n        self.chunk = 1\n"}
+    client = {"backend.py": """
+        from vllm.meta import PrefillMetadata
+
+        def build(meta):
+            prefill = meta.prefill
+            prefill.cpu_seq_lens = [1]
+
+        def run(prefill: PrefillMetadata, decode: PrefillMetadata):
+            return prefill.chunk, prefill.cpu_seq_lens, decode.cpu_seq_lens
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.meta.PrefillMetadata.cpu_seq_lens"]
+    assert [f.client.line for f in _errors(result)] == [8]
+
+
+def test_a_name_bound_twice_has_no_one_type(tmp_path):
+    """vLLM 0.32.0 helion `pick_config`: `result, _, *_ = args` (untyped), later `result = CaseKey(...)`;
+    `result.shape` reads the first. A parameter rebound in the body holds either value too."""
+    vllm = {"vllm/keys.py": "class CaseKey(dict):\n    pass\n"}
+    client = {"pick.py": """
+        from vllm.keys import CaseKey
+
+        def pick(args, key: CaseKey):
+            result, _, *_ = args
+            n = result.shape
+            result = CaseKey()
+            key = args[0]
+            return n, key.shape, CaseKey().shape
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.symbol, f.client.line) for f in _errors(result)] == [("vllm.keys.CaseKey.shape", 8)]
+
+
+def test_a_dataclass_over_a_base_we_do_not_read_has_an_unknown_constructor(tmp_path):
+    """vLLM 0.33.0 tml_fa4: `@dataclass(frozen=True) class NamedBarrier(cutlass.pipeline.NamedBarrier)` takes
+    the fields of cutlass's class (`barrier_id=`, `num_threads=`), which the scan does not read."""
+    vllm = {"vllm/pipeline.py": """
+        from dataclasses import dataclass
+        from cutlass.pipeline import NamedBarrier as NamedBarrierOg
+
+        @dataclass(frozen=True)
+        class NamedBarrier(NamedBarrierOg):
+            def arrive(self):
+                pass
+
+        @dataclass
+        class Local:
+            size: int
+    """}
+    client = {"use.py": """
+        from vllm.pipeline import Local, NamedBarrier
+
+        def make():
+            return NamedBarrier(barrier_id=1, num_threads=64), Local(size=1, extra=2)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC003"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.pipeline.Local(extra=)"]
