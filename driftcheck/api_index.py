@@ -733,6 +733,22 @@ class ApiIndex:
         found = [self.class_from_annotation(resolved.module, part) for part in split_union(expr)]
         return [c for c in found if c is not None]
 
+    def foreign_type(self, resolved: Resolved) -> str | None:
+        """The class outside vLLM an attribute is annotated or built with (`hf_config: PretrainedConfig`), if one."""
+        expr = resolved.type_expr if resolved.kind == "attribute" else None
+        if not expr or resolved.module is None:
+            return None
+        parts = [p for p in split_union(expr) if p.strip("'\" ") != "None"]
+        built = _BUILT.fullmatch(parts[0]) if len(parts) == 1 else None
+        candidates = [_strip_annotation(built.group(2) if built else expr)]
+        if built and built.group(1).rsplit(".", 1)[-1][:1].isupper():
+            candidates.append(built.group(1))  # `self.x = SomeClass(...)` (a function's result says nothing)
+        for name in filter(None, candidates):
+            found = self.resolve_in_scope(resolved.module, name)
+            if isinstance(found, External) and not found.qualname.startswith("builtins."):
+                return found.qualname
+        return None
+
     def class_from_annotation(self, scope: ModuleInfo, expr: str) -> Resolved | None:
         parts = [p for p in split_union(expr) if p.strip("'\" ") != "None"]
         if len(parts) > 1:

@@ -114,6 +114,8 @@ class Usage:
     # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach
     client_overrides: dict[str, dict[str, list]] = field(default_factory=dict)
     client_subclass_members: dict[str, set[str]] = field(default_factory=dict)  # client class -> its subclasses' members
+    # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
+    passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
 
     def checked(self) -> int:
         """How many uses of vLLM were looked up: the denominator of precision figures."""
@@ -139,6 +141,13 @@ class FuncRef:
 @dataclass
 class Instance:
     cls: Resolved
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """An object of a class outside vLLM (`transformers.PretrainedConfig`): its members are not checked, but it
+    is evidence of what a parameter really receives."""
+    qualname: str
 
 
 @dataclass
@@ -372,8 +381,12 @@ class _FileAnalyzer:
                 return FuncRef(result)
             if result.kind == "attribute":
                 t = self.api.type_of(result)
-                return Instance(t) if t else None
+                return Instance(t) if t else self._foreign_type(result)
         return None
+
+    def _foreign_type(self, result: Resolved) -> Foreign | None:
+        qualname = self.api.foreign_type(result)
+        return Foreign(qualname) if qualname else None
 
     # ------------------------------------------------------------ inference
     def infer(self, node: ast.expr | None, env: dict) -> object:
@@ -423,7 +436,7 @@ class _FileAnalyzer:
                 if result.kind == "method":
                     return BoundMethod(result, base.cls)
                 t = self.api.type_of(result)
-                return Instance(t) if t else None
+                return Instance(t) if t else self._foreign_type(result)
             return None
         if isinstance(base, ClassRef):
             if self._patched_on(base.cls, attr):
@@ -801,9 +814,26 @@ class _FileAnalyzer:
                     if isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
                         self.usage.client_set_attrs.add(t.attr)
 
+    def _record_passed_types(self, node: ast.Call, env: dict) -> None:
+        """What class each argument of a call holds, by the callee's name: a parameter annotated `ModelConfig`
+        that a caller hands a Hugging Face config is not a ModelConfig (see DC006's annotation doubt)."""
+        callee = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if callee is None:
+            return
+        args = [(i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
+        args += [(k.arg, k.value) for k in node.keywords if k.arg]
+        for key, arg in args:
+            if not isinstance(arg, (ast.Name, ast.Attribute)):
+                continue
+            value = self.infer(arg, env)
+            qualname = value.cls.qualname if isinstance(value, Instance) else value.qualname if isinstance(value, Foreign) else None
+            if qualname is not None:
+                self.usage.passed.setdefault(callee, []).append((key, qualname, self.file.rel, node.lineno))
+
     def _visit_call(self, node: ast.Call, env: dict, runtime_only: bool) -> None:
         func = self.infer(node.func, env)
         loc = loc_of(self.file, node)
+        self._record_passed_types(node, env)
         shape = call_shape(node)
         if isinstance(func, ClassRef):
             self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven))

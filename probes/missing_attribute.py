@@ -54,6 +54,57 @@ def _mismatched_annotations(ctx: ScanContext) -> dict[tuple[int, str], list[str]
             and any(isinstance(r, Missing) for r in v.values())}
 
 
+def _defined_names(ctx: ScanContext) -> dict[str, int]:
+    """How many client functions and classes carry each name: a caller found by name is only evidence
+    when the name is unique."""
+    cached = ctx.options.get("_dc006_defined_names")
+    if cached is None:
+        cached = {}
+        for file in ctx.usage.files:
+            for node in ast.walk(file.tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    cached[node.name] = cached.get(node.name, 0) + 1
+        ctx.options["_dc006_defined_names"] = cached
+    return cached
+
+
+def _enclosing_class(tree: ast.AST, fn: ast.AST) -> ast.ClassDef | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and fn in node.body:
+            return node
+    return None
+
+
+def _related(ctx: ScanContext, declared: Resolved, passed: str) -> bool:
+    found = ctx.api.resolve(passed)
+    if isinstance(found, Resolved) and found.kind == "class":
+        mro = {c.qualname for c in ctx.api.mro(found)[0]}
+        return declared.qualname in mro or passed in {c.qualname for c in ctx.api.mro(declared)[0]}
+    return passed in ctx.api.mro(declared)[2]  # a class outside vLLM: related only if the declared class derives from it
+
+
+def _caller_contradicts(ctx: ScanContext, use) -> str | None:
+    """A caller that hands this annotated parameter an object of an unrelated class (`model_config=config` with
+    `config: KimiLinearConfig`, or the Hugging Face config): the annotation does not describe the value."""
+    if not isinstance(use.node.value, ast.Name):
+        return None
+    fn = bodies.enclosing_function(use.file.tree, use.node)
+    if fn is None:
+        return None
+    owner = _enclosing_class(use.file.tree, fn)
+    callee = owner.name if owner is not None and fn.name == "__init__" else fn.name
+    if _defined_names(ctx).get(callee, 0) != 1:
+        return None
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    name = use.node.value.id
+    bound = owner is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    index = params.index(name) - (1 if bound else 0) if name in params else None
+    for key, passed, path, line in ctx.usage.passed.get(callee, []):
+        if (key == name or key == index) and not _related(ctx, use.owner, passed):
+            return f"{path}:{line} passes a `{passed.rsplit('.', 1)[-1]}`"
+    return None
+
+
 def check(ctx: ScanContext):
     seen_unknown: set[str] = set()
     mismatched = _mismatched_annotations(ctx)
@@ -83,6 +134,16 @@ def check(ctx: ScanContext):
                 RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, nor any of the "
                 f"{len(doubted)} attributes this function reads from `{use.node.value.id}` ({', '.join(doubted[:5])}): "
                 "its annotation likely does not describe the value passed; if it does, AttributeError when this line runs.",
+                use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call", severity="warning",
+                fix=False, annotation_doubted=True,
+            )
+            continue
+        contradicted = None if use.store or _annotated_parameter(use) is None else _caller_contradicts(ctx, use)
+        if contradicted:
+            yield ctx.finding(
+                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, but `{use.node.value.id}` "
+                f"is annotated `{use.owner.cls.name}` and a caller ({contradicted}): the annotation does not describe the "
+                "value passed; if it does, AttributeError when this line runs.",
                 use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call", severity="warning",
                 fix=False, annotation_doubted=True,
             )

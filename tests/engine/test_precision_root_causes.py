@@ -651,3 +651,45 @@ def test_a_dataclass_over_a_base_we_do_not_read_has_an_unknown_constructor(tmp_p
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC003"])
     assert [f.symbol for f in _errors(result)] == ["vllm.pipeline.Local(extra=)"]
+
+
+def test_an_annotation_a_caller_contradicts_is_doubted(tmp_path):
+    """vLLM kimi_linear.py passes `model_config=config` (a `KimiLinearConfig`) to `KimiDeltaAttention(model_config:
+    ModelConfig)`; step3p5.py hands `Step3p5MLP(config: ModelConfig)` the Hugging Face config."""
+    vllm = {"vllm/config.py": """
+        from transformers import PretrainedConfig
+
+        class ModelConfig:
+            def __init__(self):
+                self.hf_config: PretrainedConfig = load()
+                self.dtype = "bf16"
+
+        class VllmConfig:
+            def __init__(self):
+                self.model_config = ModelConfig()
+    """, "vllm/kimi_config.py": "class KimiLinearConfig:\n    def __init__(self):\n        self.linear_attn_config = {}\n"}
+    client = {"layers.py": """
+        from vllm.config import ModelConfig, VllmConfig
+        from vllm.kimi_config import KimiLinearConfig
+
+        class KimiDeltaAttention:
+            def __init__(self, layer_idx: int, model_config: ModelConfig | None = None):
+                self.kda = model_config.linear_attn_config
+
+        class Step3p5MLP:
+            def __init__(self, config: ModelConfig):
+                self.limit = config.swiglu_limits_shared
+
+        class Genuine:
+            def __init__(self, config: ModelConfig):
+                self.limit = config.no_such_field
+
+        def build(config: KimiLinearConfig, vllm_config: VllmConfig):
+            hf = vllm_config.model_config.hf_config
+            return (KimiDeltaAttention(0, model_config=config), Step3p5MLP(hf),
+                    Genuine(vllm_config.model_config))
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.config.ModelConfig.no_such_field"]
+    doubted = sorted(f.symbol for f in result.findings if f.details.get("annotation_doubted"))
+    assert doubted == ["vllm.config.ModelConfig.linear_attn_config", "vllm.config.ModelConfig.swiglu_limits_shared"]
