@@ -105,6 +105,19 @@ def _caller_contradicts(ctx: ScanContext, use) -> str | None:
     return None
 
 
+def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:
+    """Why the receiver's annotation is doubted, if it is: it fits none of several reads, or a caller contradicts it."""
+    key = _annotated_parameter(use)
+    if key is None:
+        return None
+    doubted = mismatched.get(key)
+    if doubted:
+        return (f"nor any of the {len(doubted)} attributes this function reads from `{use.node.value.id}` "
+                f"({', '.join(doubted[:5])})")
+    contradicted = _caller_contradicts(ctx, use)
+    return f"and a caller of the function that annotates it ({contradicted})" if contradicted else None
+
+
 def check(ctx: ScanContext):
     seen_unknown: set[str] = set()
     mismatched = _mismatched_annotations(ctx)
@@ -128,22 +141,11 @@ def check(ctx: ScanContext):
         if not isinstance(use.result, Missing):
             continue
         near = use.result.near
-        doubted = None if use.store else mismatched.get(_annotated_parameter(use) or (0, ""))
-        if doubted:
+        doubt = None if use.store else _doubt(ctx, use, mismatched)
+        if doubt:
             yield ctx.finding(
-                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, nor any of the "
-                f"{len(doubted)} attributes this function reads from `{use.node.value.id}` ({', '.join(doubted[:5])}): "
-                "its annotation likely does not describe the value passed; if it does, AttributeError when this line runs.",
-                use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call", severity="warning",
-                fix=False, annotation_doubted=True,
-            )
-            continue
-        contradicted = None if use.store or _annotated_parameter(use) is None else _caller_contradicts(ctx, use)
-        if contradicted:
-            yield ctx.finding(
-                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, but `{use.node.value.id}` "
-                f"is annotated `{use.owner.cls.name}` and a caller ({contradicted}): the annotation does not describe the "
-                "value passed; if it does, AttributeError when this line runs.",
+                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, {doubt}: its "
+                "annotation likely does not describe the value passed; if it does, AttributeError when this line runs.",
                 use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call", severity="warning",
                 fix=False, annotation_doubted=True,
             )
