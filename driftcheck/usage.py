@@ -114,6 +114,8 @@ class Usage:
     # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach
     client_overrides: dict[str, dict[str, list]] = field(default_factory=dict)
     client_subclass_members: dict[str, set[str]] = field(default_factory=dict)  # client class -> its subclasses' members
+    # method name -> (file, line) of a call `type(x).m(obj, ...)`: its `self` may be an object of another class
+    unbound_called: dict[str, tuple[str, int]] = field(default_factory=dict)
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
     passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
 
@@ -820,6 +822,9 @@ class _FileAnalyzer:
         callee = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
         if callee is None:
             return
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                and _dotted(node.func.value.func) == "type" and node.args:
+            self.usage.unbound_called.setdefault(callee, (self.file.rel, node.lineno))  # `type(self.base_layer).m(self)`
         args = [(i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
         args += [(k.arg, k.value) for k in node.keywords if k.arg]
         for key, arg in args:
@@ -1112,7 +1117,8 @@ def _named_stores(tree: ast.AST) -> set[tuple[str, str]]:
     for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
         for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
             for t in ast.walk(target):
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and isinstance(t.ctx, ast.Store):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and isinstance(t.ctx, ast.Store) \
+                        and t.value.id not in ("self", "cls"):  # each class's `self` is another object
                     out.add((t.value.id, t.attr))
     return out
 

@@ -106,7 +106,14 @@ def _caller_contradicts(ctx: ScanContext, use) -> str | None:
 
 
 def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:
-    """Why the receiver's annotation is doubted, if it is: it fits none of several reads, or a caller contradicts it."""
+    """Why the receiver's type is doubted, if it is: its annotation fits none of several reads, a caller
+    contradicts it, or it is `self` of a method also called unbound with another object."""
+    if isinstance(use.node.value, ast.Name):
+        fn = bodies.enclosing_function(use.file.tree, use.node)
+        params = fn.args.posonlyargs + fn.args.args if fn is not None else []
+        unbound = ctx.usage.unbound_called.get(fn.name) if params and params[0].arg == use.node.value.id else None
+        if unbound:
+            return f"but `{fn.name}` is also called unbound with another object as `{use.node.value.id}` ({unbound[0]}:{unbound[1]})"
     key = _annotated_parameter(use)
     if key is None:
         return None
@@ -144,8 +151,8 @@ def check(ctx: ScanContext):
         doubt = None if use.store else _doubt(ctx, use, mismatched)
         if doubt:
             yield ctx.finding(
-                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, {doubt}: its "
-                "annotation likely does not describe the value passed; if it does, AttributeError when this line runs.",
+                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, {doubt}: the "
+                "object may not be what its annotation or class says; if it is, AttributeError when this line runs.",
                 use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call", severity="warning",
                 fix=False, annotation_doubted=True,
             )

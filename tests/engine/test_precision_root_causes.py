@@ -693,3 +693,29 @@ def test_an_annotation_a_caller_contradicts_is_doubted(tmp_path):
     assert [f.symbol for f in _errors(result)] == ["vllm.config.ModelConfig.no_such_field"]
     doubted = sorted(f.symbol for f in result.findings if f.details.get("annotation_doubted"))
     assert doubted == ["vllm.config.ModelConfig.linear_attn_config", "vllm.config.ModelConfig.swiglu_limits_shared"]
+
+
+def test_self_of_a_method_called_unbound_with_another_object_is_doubted(tmp_path):
+    """vLLM 0.32.0 inkling: the LoRA wrapper calls `type(self.base_layer)._lora_forward(self, ...)`, so inside
+    `InklingLogitsProcessor._lora_forward`, `self` is the wrapper and `self.base_layer` exists."""
+    vllm = {"vllm/logits.py": "class LogitsProcessor:\n    def __init__(self):\n        self.scale = 1.0\n"}
+    client = {"inkling.py": """
+        from vllm.logits import LogitsProcessor
+
+        class Wrapper:
+            def __init__(self, base_layer):
+                self.base_layer = base_layer
+
+            def forward(self, x):
+                return type(self.base_layer)._lora_forward(self, x)
+
+        class InklingLogitsProcessor(LogitsProcessor):
+            def _lora_forward(self, x):
+                return self.base_layer.scale * x
+
+            def forward(self, x):
+                return self.no_such_member
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.logits.LogitsProcessor.no_such_member"]
+    assert [f.symbol for f in result.findings if f.details.get("annotation_doubted")] == ["vllm.logits.LogitsProcessor.base_layer"]
