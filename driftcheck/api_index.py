@@ -442,6 +442,25 @@ class ApiIndex:
         return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
                        _close_matches(name, members))
 
+    def reshaping_decorator(self, target: Resolved) -> str | None:
+        """A decorator of this function that may change how it is called: a third-party one we do not read
+        (other than those known to keep the signature), or one of vLLM's that hands the function to such a
+        decorator (`tilelang_jit` returns `tilelang.jit(...)(fn)`, whose kernels take extra keywords)."""
+        if target.func is None or target.module is None:
+            return None
+        for deco in target.func.decorators:
+            if deco in _PLAIN_DECORATORS:
+                continue
+            found = self.resolve_in_scope(target.module, deco)
+            if isinstance(found, External) and _reshapes(found.qualname):
+                return found.qualname
+            if isinstance(found, Resolved) and found.func is not None and found.module is not None:
+                for inner in found.func.hands_back:
+                    made = self.resolve_in_scope(found.module, inner)
+                    if isinstance(made, External) and _reshapes(made.qualname):
+                        return f"{found.qualname} -> {made.qualname}"
+        return None
+
     def _decorator_creating(self, order: list[Resolved], name: str) -> str | None:
         """A decorator of the class or of one of its methods that sets `name` on the object
         (`@JitWarmupRegistry.capture def __init__` whose wrapper does `instance.jit_warmup_registry = ...`)."""
@@ -827,6 +846,16 @@ def _is_builtin_exception(qual: str) -> bool:
 
 _PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
                      "functools.cached_property", "cached_property", "overload", "typing.overload"}
+# third-party decorators known to hand back a function called as the original is
+_KEEPS_SIGNATURE = ("functools.", "contextlib.", "typing.", "typing_extensions.", "abc.", "torch.no_grad", "torch.inference_mode",
+                    "torch.enable_grad", "torch.compile", "torch.jit.", "torch._dynamo.", "torch.compiler.", "torch.library.",
+                    "torch.cuda.", "torch.autocast", "deprecated.", "builtins.", "warnings.", "dataclasses.", "lru_cache", "cache")
+
+
+def _reshapes(qualname: str) -> bool:
+    return not any(qualname == k.rstrip(".") or qualname.startswith(k) for k in _KEEPS_SIGNATURE)
+
+
 _BUILT = re.compile(r"([A-Za-z_][\w.]*)\((.*)\)", re.S)
 
 

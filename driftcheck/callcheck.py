@@ -33,8 +33,8 @@ def signature_for(ctx: ScanContext, use: CallUse) -> Signature | None:
     target = use.target
     if use.kind == "construct":
         return ctx.api.constructor(target)
-    if target.func is None:
-        return None
+    if target.func is None or ctx.api.reshaping_decorator(target) is not None:
+        return None  # a decorator we cannot read may take other arguments (`@tilelang.jit` kernels)
     sig = target.func.signature
     if use.kind == "method" and not target.func.is_static:
         sig = sig.without_first()

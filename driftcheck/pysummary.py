@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 10  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 11  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -40,6 +40,9 @@ class FunctionInfo:
     # attributes it sets on the first parameter of itself or of a function it defines: used as a decorator,
     # it creates them on what it decorates (`def wrapped(instance, ...): instance.registry = ...`)
     decorator_sets: list[str] = field(default_factory=list)
+    # callables whose result it returns (`return tilelang.jit(...)(fn)` -> "tilelang.jit"): used as a
+    # decorator, the decorated function becomes what they make
+    hands_back: list[str] = field(default_factory=list)
 
     @property
     def is_static(self) -> bool:
@@ -329,7 +332,21 @@ def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, 
         returns=ast.unparse(node.returns) if node.returns is not None else None,
         wraps_dataclass=wraps,
         decorator_sets=_decorator_sets(node),
+        hands_back=_hands_back(node),
     )
+
+
+def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args}
+    out = []
+    for stmt in _walk_statements(fn):
+        call = stmt.value if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) else None
+        # `return other(fn)` or `return other(...)(fn)`: the function handed to something else
+        if call is not None and any(isinstance(a, ast.Name) and a.id in params for a in call.args):
+            name = _dotted(call.func.func if isinstance(call.func, ast.Call) else call.func)
+            if name:
+                out.append(name)
+    return sorted(set(out))
 
 
 def _decorator_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

@@ -719,3 +719,45 @@ def test_self_of_a_method_called_unbound_with_another_object_is_doubted(tmp_path
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [f.symbol for f in _errors(result)] == ["vllm.logits.LogitsProcessor.no_such_member"]
     assert [f.symbol for f in result.findings if f.details.get("annotation_doubted")] == ["vllm.logits.LogitsProcessor.base_layer"]
+
+
+def test_a_function_behind_a_third_party_decorator_is_not_checked(tmp_path):
+    """vLLM 0.29.0 mhc: `@tilelang_jit def mhc_fused_tilelang(...)` where vLLM's `tilelang_jit(fn)` returns
+    `tilelang.jit(...)(fn)`; the compiled kernel takes extra keywords (`n_splits=`)."""
+    vllm = {"vllm/jit.py": """
+        import functools
+        import tilelang
+
+        def tilelang_jit(fn):
+            return tilelang.jit(pass_configs={})(fn)
+
+        def timed(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                return fn(*args, **kwargs)
+            return wrapper
+    """, "vllm/kernels.py": """
+        import functools
+        import torch
+        from vllm.jit import tilelang_jit, timed
+
+        @tilelang_jit
+        def fused(x):
+            pass
+
+        @torch.inference_mode()
+        def plain(x):
+            pass
+
+        @timed
+        def wrapped(x):
+            pass
+    """}
+    client = {"use.py": """
+        from vllm.kernels import fused, plain, wrapped
+
+        def run(x):
+            return fused(x, n_splits=4), plain(x, n_splits=4), wrapped(x, n_splits=4)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC003"])
+    assert sorted(f.symbol for f in _errors(result)) == ["vllm.kernels.plain(n_splits=)", "vllm.kernels.wrapped(n_splits=)"]
