@@ -26,7 +26,7 @@ from .bodies import text_index_for
 from .datacodec import Codec, CodecError
 from .signatures import VARARG, VARKW
 
-INDEX_KEY = "serve_config_drift:v1"
+INDEX_KEY = "serve_config_drift:v2"
 MAX_FOLLOW = 8  # call depth from the entry point: make_arg_parser -> add_cli_args -> super() ...
 
 ENGINE_ARGS = ("vllm.engine.arg_utils.EngineArgs", "vllm.engine.arg_utils.AsyncEngineArgs")
@@ -243,10 +243,12 @@ class _Collector:
         if not dashed:
             return
         negatable = any(k.arg == "action" and "BooleanOptionalAction" in ast.unparse(k.value) for k in call.keywords)
-        for k in call.keywords:
-            if k.arg is None and isinstance(k.value, ast.Subscript) and isinstance(k.value.value, ast.Name):
-                owner = kwargs_of.get(k.value.value.id)
-                name = k.value.slice.value if isinstance(k.value.slice, ast.Constant) else None
+        spread = [k.value for k in call.keywords if k.arg is None]
+        spread += [v for d in spread if isinstance(d, ast.Dict) for key, v in zip(d.keys, d.values) if key is None]
+        for value in spread:  # **model_kwargs["x"], or **{**model_kwargs["x"], "default": None}
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+                owner = kwargs_of.get(value.value.id)
+                name = value.slice.value if isinstance(value.slice, ast.Constant) else None
                 if owner is not None and isinstance(name, str) and self.bool_action:
                     f = next((f for f in _fields(self.api, owner) if f.name == name), None)
                     negatable = negatable or (f is not None and _is_bool(f.annotation))
