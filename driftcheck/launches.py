@@ -26,7 +26,8 @@ CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "
 CONFIG_KEYWORDS = {"speculative_config": "speculative", "kv_transfer_config": "kv_transfer"}
 COMPUTED = object()  # a config value driftcheck cannot read
 
-SHELL_START = re.compile(r"\bvllm\s+serve\b|-m\s+vllm\.entrypoints\.(?:openai\.api_server|cli\.main\s+serve)\b")
+_SEP = r"""[\s"',]+"""  # between words of a command line, or of a JSON/YAML flow list
+SHELL_START = re.compile(rf"\bvllm{_SEP}serve\b|-m{_SEP}vllm\.entrypoints\.(?:openai\.api_server|cli\.main{_SEP}serve)\b")
 STOP_TOKENS = {";", "&", "&&", "|", "||", ")", "(", ">", ">>", "<", "2>&1", "|&", ";;"}
 
 
@@ -276,7 +277,7 @@ def _logical_lines(f: LaunchFile):
             parts[-1] = parts[-1].rstrip()[:-1]
             i += 1
             parts.append(lines[i])
-        if f.kind == "yaml" and re.search(r":\s*[>|][-+]?\s*$", lines[start]):
+        if f.kind == "yaml" and re.search(r"(:|^\s*-)\s*[>|][-+]?\d?\s*$", lines[start]):
             # a block scalar: the lines indented deeper than its key, folded into one command
             j = i + 1
             while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > _indent(lines[start])):
