@@ -191,7 +191,7 @@ def _require_checked(clients, allow_empty: bool) -> dict:
     for client in clients:
         found = survey(client.tree, client.prefixes or None, scripts=True)
         name = client.name or client.location
-        checked = len(found.importing) + found.scripts
+        checked = len(found.importing) + found.scripts + found.launchers
         total += checked
         for where, why in found.skipped[:MAX_SKIP_LINES]:
             sys.stderr.write(f"driftcheck: skipped {where}: {why}\n")
@@ -200,7 +200,7 @@ def _require_checked(clients, allow_empty: bool) -> dict:
         if not checked:
             sys.stderr.write(f"driftcheck: {name}: none of its {found.looked_at} .py file(s) imports vLLM"
                              + (f" ({len(found.skipped)} could not be read)" if found.skipped else "") + "\n")
-        notes[name] = {"py_files": found.looked_at, "importing_vllm": len(found.importing), "scripts": found.scripts,
+        notes[name] = {"py_files": found.looked_at, "importing_vllm": len(found.importing), "scripts": found.scripts, "launchers": found.launchers,
                        "skipped": [{"path": w, "why": y} for w, y in found.skipped]}
     if not total and not allow_empty:
         raise DriftcheckError("nothing to check: no client file imports vLLM", "pass the code that uses vLLM, or --allow-empty to accept this")

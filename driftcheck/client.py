@@ -30,18 +30,38 @@ class ClientFile:
 
 
 @dataclass
+class LaunchFile:
+    """A client file that may start vLLM as a server (a Python launcher, a shell script, YAML, a Dockerfile),
+    whether or not it imports vLLM. Only rules that read command lines (DC111) ask for these."""
+
+    rel: str
+    kind: str  # python | shell | yaml | dockerfile
+    text: str
+    tree: ast.Module | None = None  # Python files only
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ClientSource:
     tree: SourceTree  # only the client's own files (its packages, or the one .py it is)
     files: list[ClientFile]
     label: str
     scanned: int = 0  # how many .py files were looked at
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why) for files that could not be read
+    _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
 
     def by_module(self, module: str) -> ClientFile | None:
         for f in self.files:
             if f.module == module:
                 return f
         return None
+
+    def launch_files(self) -> list[LaunchFile]:
+        """Files that may launch vLLM or build its configs, read once on first use: every other rule sees
+        `files` (the ones importing vLLM) only."""
+        if self._launch_files is None:
+            self._launch_files = _launch_files(self)
+        return self._launch_files
 
 
 def module_name_for(rel: str) -> str:
@@ -99,10 +119,56 @@ class Survey:
     looked_at: int = 0  # .py files seen
     importing: list[tuple[str, bytes]] = field(default_factory=list)  # (rel, bytes) of files that import vLLM
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (display path, why)
-    scripts: int = 0  # shell/YAML files that mention vLLM (DC102 reads them)
+    scripts: int = 0  # shell/YAML/Dockerfiles that mention vLLM (DC102 and DC111 read them)
+    launchers: int = 0  # .py files that do not import vLLM but start `vllm serve` or build its configs (DC111)
 
 
 SCRIPT_SUFFIXES = (".sh", ".bash", ".yaml", ".yml")
+# what a file that starts `vllm serve` or builds its JSON configs mentions (DC111 reads those files)
+LAUNCH_MARKER = re.compile(rb"vllm(?:\s+|\W*,\s*\W*)serve\b|vllm\.entrypoints\.(?:openai\.api_server|cli\.main)|"
+                           rb"kv_connector|speculative[_-]config")
+
+
+def launch_kind(rel: str) -> str | None:
+    name = rel.rsplit("/", 1)[-1]
+    if name.endswith(".py"):
+        return "python"
+    if name.endswith((".sh", ".bash")):
+        return "shell"
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    if name.startswith("Dockerfile") or name.endswith((".dockerfile", ".Dockerfile")):
+        return "dockerfile"
+    return None
+
+
+def _launch_files(source: "ClientSource") -> list[LaunchFile]:
+    parsed = {f.rel: f for f in source.files}
+    out: list[LaunchFile] = []
+    for rel in source.tree.iter_files("", suffix=""):
+        kind = launch_kind(rel)
+        if kind is None or _skipped(rel):
+            continue
+        if rel in parsed:
+            f = parsed[rel]
+            if LAUNCH_MARKER.search(f.text.encode("utf-8", "replace")):
+                out.append(LaunchFile(rel, kind, f.text, f.tree, f.lines))
+            continue
+        try:
+            data = source.tree.read_bytes(rel)
+        except SourceError:
+            continue
+        if b"\x00" in data or not LAUNCH_MARKER.search(data):
+            continue
+        text = data.decode("utf-8", errors="replace")
+        tree = None
+        if kind == "python":
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue  # a file that does not import vLLM and does not parse: not ours to judge
+        out.append(LaunchFile(rel, kind, text, tree, text.splitlines()))
+    return out
 
 
 def client_view(tree: SourceTree, prefixes: list[str] | None) -> SourceTree:
@@ -127,9 +193,11 @@ def survey(tree: SourceTree, prefixes: list[str] | None = None, scripts: bool = 
             continue
         if VLLM_IMPORT.search(data):
             out.importing.append((rel, data))
+        elif scripts and LAUNCH_MARKER.search(data):
+            out.launchers += 1
     if scripts:
         for rel in view.iter_files("", suffix=""):
-            if rel.endswith(SCRIPT_SUFFIXES) and not _skipped(rel):
+            if launch_kind(rel) in ("shell", "yaml", "dockerfile") and not _skipped(rel):
                 try:
                     if b"vllm" in view.read_bytes(rel):
                         out.scripts += 1

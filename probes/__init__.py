@@ -32,6 +32,7 @@ PROBE_MODULES = [
     "engine_setup_precondition",
     "override_signature_drift",
     "vendored_copy_drift",
+    "serve_config_drift",
 ]
 
 

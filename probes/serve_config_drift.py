@@ -1,0 +1,228 @@
+"""DC111 serve-config-drift: a `vllm serve` command line or config the target vLLM does not accept.
+
+Clients that never import vLLM still depend on it: speculators' `scripts/launch_vllm.py` starts
+`python -m vllm.entrypoints.cli.main serve MODEL --speculative_config '{"method":
+"extract_hidden_states", ...}' --kv_transfer_config '{"kv_connector": "ExampleHiddenStatesConnector",
+...}'`, hs-connectors builds those `kv_transfer_config` dicts, and shell scripts, YAML and Dockerfiles
+run `vllm serve --flag ...`. On a vLLM whose parser lacks a flag, the server exits at once
+(`unrecognized arguments`); a config key the config class forbids is a ValidationError, a speculative
+`method` outside the release's `Literal` a ValidationError, a connector name the KV connector factory does
+not register `ValueError: Unsupported connector type` while the engine starts.
+
+What is checked, all read from the target's sources (`driftcheck/serve_model.py`), never from a list:
+- **flags** of `vllm serve` / `-m vllm.entrypoints.cli.main serve` / `-m vllm.entrypoints.openai.api_server`,
+  against the parser followed from the serve subcommand (or the api_server's `__main__`): literal
+  `add_argument` flags, the dataclass fields `get_kwargs(cls)` loops turn into flags, `--no-x` for bool
+  fields where the release uses `BooleanOptionalAction`; `--a_b` is read as `--a-b` when the release's
+  `FlexibleArgumentParser` does so; `--speculative-config.method` is the flag `--speculative-config`;
+  a unique prefix is accepted (argparse abbreviations);
+- **keys** of `--speculative-config` / `--kv-transfer-config` JSON, of `speculative_config=` /
+  `kv_transfer_config=` dicts, of dicts assigned to `*speculative_config` and of any dict with a
+  `"kv_connector"` key, against the fields of `SpeculativeConfig` / `KVTransferConfig`: an error where the
+  class forbids extra fields (pydantic `extra="forbid"`) or is a plain dataclass, a warning (`when:
+  silent`) where pydantic drops them;
+- **values that dispatch**: the speculative `method` (the `Literal` of the release's SpeculativeConfig,
+  through its aliases) and `kv_connector` (the names `register_connector("Name", ...)` puts in the
+  factory whose lookup takes the KV transfer config); a connector given with `kv_connector_module_path`
+  is the client's own class and is not checked;
+- `LLM(...)` keywords that are neither `LLM.__init__` parameters nor `EngineArgs` fields, where
+  `LLM.__init__` hands its `**kwargs` to `EngineArgs(...)` (a TypeError).
+
+Certainty: an unknown flag is an error only when the parser's flag set was derived completely (every
+`add_argument` reached had a flag driftcheck could read); otherwise it is `unknown` with the reason. A
+token the client computes (a variable, `*extra_args`, `"$@"`) is never judged; flags around it are.
+Each finding names the client file and line (Python, shell, YAML or Dockerfile) and the vLLM line that
+defines the parser, the config class or the registry.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from driftcheck.context import ScanContext
+from driftcheck.findings import Rule
+from driftcheck.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
+from driftcheck.serve_model import Parser, ServeModel, serve_model
+from driftcheck.usage import Loc
+
+RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
+            "error", kind="behaviour", raises=("SystemExit", "ValueError", "ValidationError", "TypeError"))
+
+ENTRY_WORDS = {"serve": "vllm serve", "api_server": "python -m vllm.entrypoints.openai.api_server"}
+
+
+def check(ctx: ScanContext):
+    found = collect(ctx.client)
+    llm_calls = [c for c in ctx.usage.calls if c.kind == "construct" and c.target.qualname.startswith("vllm.")
+                 and c.target.qualname.rsplit(".", 1)[-1] == "LLM"]
+    if not found.launches and not found.configs and not found.kv_dicts and not llm_calls:
+        return
+    model = serve_model(ctx.api)
+    told: set[str] = set()
+    configs: list[ConfigUse] = list(found.configs)
+    kv = model.configs.get("kv_transfer")
+    if kv is not None:
+        taken = {(c.rel, c.line) for c in configs}
+        configs += [c for c in found.kv_configs(set(kv.fields)) if (c.rel, c.line) not in taken]
+    for launch in found.launches:
+        yield from _check_launch(ctx, model, launch, configs, told)
+    for use in configs:
+        yield from _check_config(ctx, model, use, told)
+    for call in llm_calls:
+        yield from _check_llm(ctx, model, call)
+
+
+def _loc(rel: str, line: int, code: str) -> Loc:
+    return Loc(rel, line, 1, code)
+
+
+def _line_code(ctx: ScanContext, launch: Launch, line: int) -> str:
+    for f in ctx.client.launch_files():
+        if f.rel == launch.rel:
+            return f.lines[line - 1].strip() if 0 < line <= len(f.lines) else launch.code
+    return launch.code
+
+
+def _known(parser: Parser, flag: str) -> bool:
+    if flag in parser.flags:
+        return True
+    if flag.startswith("--no-") and ("--" + flag[5:]) in parser.negatable:
+        return True
+    # argparse accepts a unique prefix of a long option (allow_abbrev)
+    return any(f.startswith(flag) for f in parser.flags if f.startswith("--"))
+
+
+def _check_launch(ctx: ScanContext, model: ServeModel, launch: Launch, configs: list, told: set):
+    parser = model.parsers.get(launch.entry)
+    if parser is None:
+        if launch.entry not in told:
+            told.add(launch.entry)
+            yield ctx.unknown(RULE, f"cannot find how {ctx.version_label()} builds the `{ENTRY_WORDS[launch.entry]}` argument "
+                                    "parser, so its flags are not checked", _loc(launch.rel, launch.line, launch.code))
+        return
+    args = launch.args
+    for i, arg in enumerate(args):
+        if arg.text is None or not arg.text.startswith("--") or arg.text == "--":
+            continue
+        raw, _eq, inline = arg.text.partition("=")
+        name, dot, subkey = raw.partition(".")
+        flag = name.replace("_", "-") if parser.underscores else name
+        code = _line_code(ctx, launch, arg.line)
+        if not _known(parser, flag):
+            yield _unknown_flag(ctx, parser, launch, arg.line, code, raw, flag)
+            continue
+        which = CONFIG_FLAGS.get(flag)
+        if which is None:
+            continue
+        if dot:  # --speculative-config.method eagle3
+            value = inline if _eq else (args[i + 1].text if i + 1 < len(args) else None)
+            use = ConfigUse(launch.rel, arg.line, code, which, {subkey.split(".")[0]: (arg.line, value if value is not None else COMPUTED)})
+            use.open = True
+            configs.append(use)
+            continue
+        carrier = arg if _eq else (args[i + 1] if i + 1 < len(args) else None)
+        if carrier is not None and carrier.config is not None:
+            carrier.config.which = which
+            if carrier.config not in configs:
+                configs.append(carrier.config)
+
+
+def _unknown_flag(ctx: ScanContext, parser: Parser, launch: Launch, line: int, code: str, raw: str, flag: str):
+    where = ctx.vllm_location(parser.path, parser.line)
+    near = difflib.get_close_matches(flag, [f for f in parser.flags if f.startswith("--")], n=3, cutoff=0.75)
+    hint = f" (did you mean {', '.join(near)}?)" if near else ""
+    command = ENTRY_WORDS[launch.entry]
+    if not parser.complete:
+        return ctx.unknown(RULE, f"`{raw}` is not among the flags driftcheck read from {ctx.version_label()}'s `{command}` parser{hint}, "
+                                 f"but that parser is built partly from computed flags ({parser.incomplete[0]}), so it may exist",
+                           _loc(launch.rel, line, code), symbol=f"{command} {flag}")
+    return ctx.finding(
+        RULE,
+        f"`{command}` in {ctx.version_label()} has no flag `{flag}`{hint}: its parser exits at once with "
+        f"`unrecognized arguments: {raw}`.",
+        _loc(launch.rel, line, code), where, f"{command} {flag}", when="call", fix=False,
+        flag=flag, parser=f"{parser.path}:{parser.line}", launch_kind=launch.kind)
+
+
+def _check_config(ctx: ScanContext, model: ServeModel, use: ConfigUse, told: set):
+    if not use.which:
+        return
+    cls = model.configs.get(use.which)
+    flag = "--" + use.which.replace("_", "-") + "-config"
+    if cls is None:
+        if use.which not in told:
+            told.add(use.which)
+            yield ctx.unknown(RULE, f"cannot find the {use.which} config class of {ctx.version_label()}, so `{flag}` keys are not checked",
+                              _loc(use.rel, use.line, use.code))
+        return
+    short = cls.qualname.rsplit(".", 1)[-1]
+    for key, (line, value) in use.keys.items():
+        code = use.code if line == use.line else _code_at(ctx, use.rel, line)
+        if key not in cls.fields:
+            near = difflib.get_close_matches(key, list(cls.fields), n=3, cutoff=0.7)
+            hint = f" (did you mean {', '.join(near)}?)" if near else ""
+            if cls.extra in ("forbid", "typeerror"):
+                what = "pydantic refuses it (extra fields are forbidden): ValidationError" if cls.extra == "forbid" else \
+                    "a TypeError (unexpected keyword argument)"
+                yield ctx.finding(RULE, f"{short} in {ctx.version_label()} has no field `{key}`{hint}; passing it ({flag}) is {what} when vLLM starts.",
+                                  _loc(use.rel, line, code), ctx.vllm_location(cls.path, cls.line), f"{cls.qualname}.{key}",
+                                  when="call", fix=False, key=key)
+            elif cls.extra == "ignore":
+                yield ctx.finding(RULE, f"{short} in {ctx.version_label()} has no field `{key}`{hint}; pydantic drops it without a "
+                                        f"word, so `{key}` has no effect.",
+                                  _loc(use.rel, line, code), ctx.vllm_location(cls.path, cls.line), f"{cls.qualname}.{key}",
+                                  when="silent", severity="warning", fix=False, key=key)
+            continue
+        allowed = cls.literals.get(key)
+        if use.which == "speculative" and key == "method" and isinstance(value, str) and allowed and value not in allowed:
+            near = difflib.get_close_matches(value, allowed, n=3, cutoff=0.6)
+            hint = f" (close: {', '.join(near)})" if near else ""
+            severity = "error" if cls.extra in ("forbid", "ignore") else "warning"  # pydantic validates a Literal
+            yield ctx.finding(RULE, f"speculative method `{value}` is not one {ctx.version_label()} knows{hint}: "
+                                    f"{short}.method allows {len(allowed)} values, and pydantic rejects any other (ValidationError).",
+                              _loc(use.rel, line, code), ctx.vllm_location(cls.path, cls.fields.get("method", cls.line)),
+                              f"{cls.qualname}.method={value}", when="call", severity=severity, fix=False, method=value)
+    if use.which == "kv_transfer":
+        yield from _check_connector(ctx, model, use)
+
+
+def _check_connector(ctx: ScanContext, model: ServeModel, use: ConfigUse):
+    entry = use.keys.get("kv_connector")
+    if entry is None or not isinstance(entry[1], str) or "kv_connector_module_path" in use.keys:
+        return  # computed, or the client's own class loaded from its module path
+    line, name = entry
+    if name in model.connectors:
+        return
+    code = use.code if line == use.line else _code_at(ctx, use.rel, line)
+    where = ctx.vllm_location(*model.factory) if model.factory else None
+    if not model.connectors_complete or use.open:
+        yield ctx.unknown(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}'s connector factory, but the "
+                                "registry (or this config) is not known in full", _loc(use.rel, line, code), symbol=f"kv_connector={name}")
+        return
+    near = difflib.get_close_matches(name, list(model.connectors), n=3, cutoff=0.6)
+    hint = f" (registered names close to it: {', '.join(near)})" if near else ""
+    yield ctx.finding(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}{hint} and no "
+                            "kv_connector_module_path names a module for it: the engine fails to start with "
+                            f"`ValueError: Unsupported connector type: {name}`.",
+                      _loc(use.rel, line, code), where, f"kv_connector={name}", when="call", fix=False, connector=name)
+
+
+def _code_at(ctx: ScanContext, rel: str, line: int) -> str:
+    for f in ctx.client.launch_files():
+        if f.rel == rel:
+            return f.lines[line - 1].strip() if 0 < line <= len(f.lines) else ""
+    return ""
+
+
+def _check_llm(ctx: ScanContext, model: ServeModel, call):
+    if model.llm_forwards is None or not model.engine_fields:
+        return
+    for kw in call.node.keywords:
+        if kw.arg is None or kw.arg in model.llm_kwargs or kw.arg in model.engine_fields:
+            continue
+        near = difflib.get_close_matches(kw.arg, list(model.engine_fields) + list(model.llm_kwargs), n=3, cutoff=0.75)
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
+        loc = Loc(call.loc.path, kw.value.lineno, call.loc.col, call.file.code(kw.value.lineno))
+        yield ctx.finding(RULE, f"`LLM({kw.arg}=...)`: neither LLM.__init__ nor EngineArgs in {ctx.version_label()} takes `{kw.arg}`{hint}; "
+                                "LLM hands its **kwargs to EngineArgs(...), which raises TypeError.",
+                          loc, ctx.vllm_location(*model.llm_forwards), f"vllm.LLM.{kw.arg}", when="call", fix=False, keyword=kw.arg)
