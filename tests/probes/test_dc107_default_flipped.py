@@ -5,6 +5,7 @@ Hand-written clients and the seed pair on real vLLM releases: present where the 
 
 from __future__ import annotations
 
+from conftest import real_scan
 from behaviour import _by_rule, pinned, scan_files, seed
 
 
@@ -36,3 +37,11 @@ def test_dc107_async_scheduling_default_flip_shown_with_both_defaults(seed):
 
 def test_dc107_absent_against_the_pinned_release(pinned):
     assert _by_rule(pinned, "DC107") == []
+
+
+def test_dc107_absent_for_a_default_the_baseline_already_had():
+    """Able to fail (unlike the pinned case, where baseline == target returns early): enable_prefix_caching is
+    True in both 0.12.0 and 0.16.0, so with 0.12.0 as the baseline it is not reported; async_scheduling still is."""
+    flips = {f.symbol.rsplit(".", 1)[-1] for f in _by_rule(real_scan("0.16.0", "speculators==0.3.0", client_vllm="0.12.0"), "DC107")}
+    assert "enable_prefix_caching" not in flips
+    assert "async_scheduling" in flips
