@@ -34,12 +34,6 @@ def find_asserts(fn: ast.AST, *needles: str) -> list[ast.Assert]:
     return [n for n in ast.walk(fn) if isinstance(n, ast.Assert) and mentions(n.test, *needles)]
 
 
-def string_constants(node: ast.AST) -> str:
-    """All string literal pieces under a node, concatenated (implicit concatenation included)."""
-    parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return "".join(parts)
-
-
 _TEXT_INDEXES: "weakref.WeakKeyDictionary[ApiIndex, TextIndex]" = weakref.WeakKeyDictionary()
 
 

@@ -1,4 +1,5 @@
-"""What a fix module builds on: locating a finding's node in a libcst tree, and the fix contract.
+"""What a fix module builds on: locating a finding's node in a libcst tree, the fix contract, and the editing
+helpers several fixes share (a fix never imports another fix: shared helpers live here).
 
 Contract (see fixes/__init__.py): a fix module defines `FIX` (a `Fix`) and
 `transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutcome`. It edits only
@@ -118,3 +119,24 @@ def insert_after_imports(module: cst.Module, statement: cst.BaseStatement) -> cs
             last_import = i + 1
     body.insert(last_import, statement)
     return module.with_changes(body=body)
+
+
+def append_arg(args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
+    """Append before any **kwargs, copying the call's comma and line style."""
+    out = list(args)
+    insert_at = len(out)
+    while insert_at > 0 and out[insert_at - 1].star == "**":
+        insert_at -= 1
+    if insert_at == 0:
+        return [new.with_changes(comma=cst.MaybeSentinel.DEFAULT if not out else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))] + out
+    prev = out[insert_at - 1]
+    between = out[insert_at - 2].comma if insert_at >= 2 and isinstance(out[insert_at - 2].comma, cst.Comma) else None
+    if isinstance(prev.comma, cst.Comma):
+        # `prev,` followed by newline (trailing comma style) or by the next argument
+        new = new.with_changes(comma=prev.comma)
+        prev = prev.with_changes(comma=between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    else:
+        prev = prev.with_changes(comma=between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    out[insert_at - 1] = prev
+    out.insert(insert_at, new)
+    return out

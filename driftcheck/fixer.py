@@ -159,9 +159,9 @@ def _matches(module, finding: Finding, explicit: bool) -> bool:
 
 
 def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: FixOptions) -> FixPlan:
-    from driftcheck.fixes import load_fixes
+    from .rules import fix_modules
 
-    modules, rule_filter, explicit = _selected(load_fixes(), opts)
+    modules, rule_filter, explicit = _selected(fix_modules(), opts)
     overlay = OverlayTree(client.tree)
     overlay_client = replace(client, tree=overlay)
     api = make_api(vllm, scan_options)

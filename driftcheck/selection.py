@@ -16,15 +16,15 @@ def _norm(word: str) -> str:
 
 
 def _rules():
-    from driftcheck.probes import all_rules
+    from .rules import entries
 
-    return all_rules()
+    return [e.rule for e in entries()]
 
 
 def _fixes():
-    from driftcheck.fixes import load_fixes
+    from .rules import fix_modules
 
-    return [m.FIX for m in load_fixes()]
+    return [m.FIX for m in fix_modules()]
 
 
 def resolve_rules(words: list[str] | None, option: str = "--select") -> list[str] | None:

@@ -58,9 +58,6 @@ class SourceTree:
         except (LookupError, UnicodeDecodeError):
             return data.decode("utf-8", errors="replace")
 
-    def sha(self, rel: str) -> str:
-        return hashlib.sha1(self.read_bytes(rel)).hexdigest()
-
     def display_path(self, rel: str) -> str:
         """Where a user finds the file (a real path for folders, archive!member for zips)."""
         return rel
@@ -211,35 +208,3 @@ class ZipTree(SourceTree):
 
     def display_path(self, rel: str) -> str:
         return f"{self.path}!{rel}"
-
-
-class SubTree(SourceTree):
-    """A view of another tree rooted at one of its folders (e.g. a wheel's `purelib/`)."""
-
-    def __init__(self, base: SourceTree, root: str, label: str | None = None):
-        self.base = base
-        self.root = root.strip("/")
-        self.label = label or base.label
-
-    def _abs(self, rel: str) -> str:
-        return f"{self.root}/{rel}" if rel else self.root
-
-    def iter_files(self, prefix: str = "", suffix: str = ".py") -> Iterator[str]:
-        cut = len(self.root) + 1
-        for rel in self.base.iter_files(self._abs(prefix), suffix):
-            yield rel[cut:]
-
-    def is_file(self, rel: str) -> bool:
-        return self.base.is_file(self._abs(rel))
-
-    def is_dir(self, rel: str) -> bool:
-        return self.base.is_dir(self._abs(rel))
-
-    def read_bytes(self, rel: str) -> bytes:
-        return self.base.read_bytes(self._abs(rel))
-
-    def fingerprint(self) -> str:
-        return hashlib.sha1(f"{self.base.fingerprint()}:{self.root}".encode()).hexdigest()
-
-    def display_path(self, rel: str) -> str:
-        return self.base.display_path(self._abs(rel))

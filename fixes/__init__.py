@@ -1,7 +1,9 @@
 """The codemod registry. One module per fix; the module name is the fix id with underscores.
 
-Contract: each module defines `FIX` (a `driftcheck.codemod.Fix`: id, the rules it repairs, its
-applicability) and `transform(source, findings, ctx) -> FixOutcome`. Modules run in the order
+Contract: each module defines `FIX` (a `driftcheck.codemod.Fix`: id, the rule ids it repairs, its
+applicability) and `transform(source, findings, ctx) -> FixOutcome`. A fix never imports another fix: shared
+editing helpers live in driftcheck.codemod, shared vLLM questions in driftcheck.facts. The rule registry
+(driftcheck.rules) lists, per rule, the fixes whose `FIX.rules` name it. Modules run in the order
 below, one at a time, with a rescan in between (so line numbers are always fresh).
 """
 
@@ -27,7 +29,3 @@ FIX_MODULES = [
 
 def load_fixes() -> list[ModuleType]:
     return [importlib.import_module(f"{__name__}.{name}") for name in FIX_MODULES]
-
-
-def fixes_by_id() -> dict[str, ModuleType]:
-    return {m.FIX.id: m for m in load_fixes()}

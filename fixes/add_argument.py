@@ -15,33 +15,12 @@ import ast
 import libcst as cst
 
 from driftcheck.api_index import Resolved
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, ensure_import, expr, run_transformer
+from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, code_of, ensure_import, expr, run_transformer
 from driftcheck.engine_values import engine_value
 from driftcheck.findings import Finding
 from driftcheck.signatures import Signature
 
 FIX = Fix("add-argument", ("DC005",), "Pass a newly required argument with the value the target's engine uses")
-
-
-def append_arg(args: list[cst.Arg], new: cst.Arg) -> list[cst.Arg]:
-    """Append before any **kwargs, copying the call's comma and line style."""
-    out = list(args)
-    insert_at = len(out)
-    while insert_at > 0 and out[insert_at - 1].star == "**":
-        insert_at -= 1
-    if insert_at == 0:
-        return [new.with_changes(comma=cst.MaybeSentinel.DEFAULT if not out else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))] + out
-    prev = out[insert_at - 1]
-    between = out[insert_at - 2].comma if insert_at >= 2 and isinstance(out[insert_at - 2].comma, cst.Comma) else None
-    if isinstance(prev.comma, cst.Comma):
-        # `prev,` followed by newline (trailing comma style) or by the next argument
-        new = new.with_changes(comma=prev.comma)
-        prev = prev.with_changes(comma=between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    else:
-        prev = prev.with_changes(comma=between or cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    out[insert_at - 1] = prev
-    out.insert(insert_at, new)
-    return out
 
 
 class _AddArgument(Targeted):

@@ -18,10 +18,8 @@ import re
 import libcst as cst
 
 from driftcheck import bodies
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, run_transformer
+from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, run_transformer
 from driftcheck.findings import Finding, Location
-
-from .add_argument import append_arg
 
 FIX = Fix("disable-prefix-caching", ("DC101", "DC102"), "Turn prefix caching off in the config the client builds")
 

@@ -1,8 +1,11 @@
-"""The probe registry. One module per probe; the module name is the rule's name.
+"""The rule modules, in the order a scan runs them. One module per rule; the module name is the rule's name.
 
-Contract: each module defines `RULE` (a `driftcheck.findings.Rule` with a stable id) and
-`check(ctx: driftcheck.context.ScanContext) -> Iterable[Finding | UnknownResult]`. The module
-docstring is the rule's documentation (`driftcheck rules DC003` prints it).
+Contract: each module defines `RULE` (a `driftcheck.findings.Rule` with a stable id),
+`check(ctx: driftcheck.context.ScanContext) -> Iterable[Finding | UnknownResult]` (the detector) and, when
+the rule's drift raises, `SIGNATURES` (`driftcheck.tbsigs.Signature`s: what `driftcheck explain` matches).
+The module docstring is the rule's documentation. A rule module imports facts (driftcheck.facts), never
+another rule module. driftcheck.rules joins each module with the fixes that repair it: that registry is
+what scan, explain, SARIF, `driftcheck rules` and `fix` read.
 """
 
 from __future__ import annotations
@@ -45,7 +48,3 @@ def load_probes(only: list[str] | None = None) -> list[ModuleType]:
             continue
         modules.append(module)
     return modules
-
-
-def all_rules() -> list:
-    return [m.RULE for m in load_probes()]

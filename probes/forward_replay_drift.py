@@ -24,12 +24,23 @@ from driftcheck import bodies
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
 from driftcheck.usage import loc_of
+from driftcheck.tbsigs import Fact, Signature
 
 FIX_ID = "replay-layer-arguments"
 RULE = Rule("DC106", "forward-replay-drift", "Replaced forward passes decoder layers fewer arguments than vLLM's", "warning",
             fix=FIX_ID, kind="behaviour")
 
-LAYER_CALL = re.compile(r"=\s*(layer)\s*\(")
+# vLLM's forward loops over its decoder layers (`for layer in islice(self.layers, ...)`, `for i, decoder_layer in
+# enumerate(self.layers)`) and calls the loop variable; the variable's name is read from the loop, not assumed.
+LAYER_LOOP = re.compile(r"^\s*for\s+([\w\s,()]+?)\s+in\s+[^\n]*\blayers\b", re.M)
+
+
+def _layer_call_re(body: str) -> re.Pattern:
+    names = []
+    for m in LAYER_LOOP.finditer(body):
+        names += [n for n in re.findall(r"\w+", m.group(1)) if not n.isdigit()][-1:]
+    names = list(dict.fromkeys(names + ["layer"]))
+    return re.compile(r"=\s*(" + "|".join(re.escape(n) for n in names) + r")\s*\(")
 
 
 def dict_keys(fn: ast.AST, name: str) -> set[str] | None:
@@ -97,7 +108,7 @@ def target_layer_call(text: str, start_line: int, end_line: int) -> tuple[list[s
     """(positional arg sources, {keyword: value source}, line) of `... = layer(...)` in a forward body."""
     lines = text.splitlines()
     body = "\n".join(lines[start_line - 1:end_line])
-    m = LAYER_CALL.search(body)
+    m = _layer_call_re(body).search(body)
     if not m:
         return None
     args = _balanced(body, m.end() - 1)
@@ -205,10 +216,14 @@ def check(ctx: ScanContext):
         rarest = min(wanted, key=lambda n: len(index.files_mentioning(n)))
         missing: dict[str, list[tuple]] = {}
         rejected: dict[str, list[tuple]] = {}
+        candidates = read = 0
         for cls in index.classes_defining(rarest):
+            if all(n in cls.members for n in wanted) and "forward" in cls.members:
+                candidates += 1
             now = layer_arguments(ctx.api, index, cls.path, cls, wanted)
             if now is None:
                 continue
+            read += 1
             args, line, forward, values = now
             old_cls = base_index.class_by_name(cls.path, cls.name)
             before = layer_arguments(baseline, base_index, cls.path, old_cls, wanted) if old_cls else None
@@ -222,6 +237,13 @@ def check(ctx: ScanContext):
                 for kw in passed:
                     if forward.signature.get(kw) is None and old_forward.signature.get(kw) is not None:
                         rejected.setdefault(kw, []).append((cls, line, True, None))
+        if candidates and not read:
+            # Model classes with these members and a forward exist, but no layer call could be read in any of
+            # them: vLLM's forward changed shape (the anchor moved), so "nothing missing" would be a guess.
+            yield ctx.unknown(RULE, f"{candidates} model class(es) of {ctx.version_label()} define {', '.join(wanted)} and "
+                              "forward, but no decoder-layer call could be read in their forward: cannot tell which "
+                              "layer arguments the replay misses", b.loc, b.name)
+            continue
         for name, where in missing.items():
             archs = sorted({cls.name for cls, *_ in where})
             cls, line, required, _value = where[0]
@@ -247,3 +269,15 @@ def check(ctx: ScanContext):
                 loc_of(b.file, call), ctx.vllm_location(cls.path, line), f"{cls.name}.forward(layer({name}=))",
                 when="call", severity="error", argument=name, architectures=archs, fix=None,
             )
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+SIGNATURES = (
+    Signature(lambda m, _tb: "a replaced model forward calls decoder layers differently from this vLLM's own forward "
+              f"('{m.group(1) or m.group(2)}').",
+              "vLLM's own model forward passes its decoder layers arguments the replaced forward does not.",
+              message=r"forward\(\) (?:missing \d+ required positional argument: '(\w+)'|got an unexpected keyword argument '(\w+)')",
+              code=r"\b(?:\w+_)?layer\(", fix=None, priority=90,
+              facts=(Fact("DeepseekV2Model.forward passes llama_4_scaling to every DeepseekV2DecoderLayer from vLLM 0.12.",
+                          when=r"\bllama_4_scaling\b"),)),
+)

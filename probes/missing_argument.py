@@ -12,6 +12,7 @@ from __future__ import annotations
 from driftcheck.callcheck import bound_calls, when_of
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
+from driftcheck.tbsigs import Fact, Signature, called_name, confirm_param
 
 RULE = Rule("DC005", "missing-argument", "Call omits an argument the target vLLM requires", "error", fix="add-argument", raises=("TypeError", "ValueError", "ValidationError"))
 
@@ -32,3 +33,23 @@ def check(ctx: ScanContext):
                 bc.use.loc, ctx.vllm_location(sig.path, param.line or sig.line), f"{bc.use.target.qualname}({param.name}=)",
                 when=when_of(bc.use), parameter=param.name, annotation=param.annotation, signature=sig.render(),
             ))
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+FIELD_REQUIRED = r"validation errors? for (\w+)\s*\n(?:.*\n)*?\s*(\w+)\s*\n\s*Field required"
+MISSING_ARG = r"(\w+)(?:\.__init__)?\(\) missing \d+ required (?:positional |keyword-only )?arguments?: '(\w+)'"
+
+SIGNATURES = (
+    Signature("{0} requires '{1}' in this vLLM (a required field or InitVar the client does not pass).",
+              "A vLLM @config class gained a required field or InitVar.",
+              message=FIELD_REQUIRED, priority=70,
+              confirm=lambda api, _tb, m: confirm_param(api, m.group(1), m.group(2), required=True),
+              facts=(Fact("SchedulerConfig.is_encoder_decoder is a required InitVar from vLLM 0.12.",
+                          when=r"SchedulerConfig[\s\S]*\bis_encoder_decoder\b"),)),
+    Signature("{0}() requires '{1}' in this vLLM (a parameter added without a default).",
+              "A vLLM function gained a required parameter.",
+              message=MISSING_ARG, priority=50,
+              confirm=lambda api, tb, m: confirm_param(api, called_name(tb, m.group(1)), m.group(2), required=True),
+              facts=(Fact("Scheduler(block_size=) is required from vLLM 0.11.1.",
+                          when=r"Scheduler\b[\s\S]*'block_size'|'block_size'[\s\S]*\bScheduler\("),)),
+)

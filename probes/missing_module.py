@@ -12,6 +12,7 @@ from __future__ import annotations
 from driftcheck.context import ScanContext
 from driftcheck.errors import SourceError
 from driftcheck.findings import Rule
+from driftcheck.tbsigs import Signature
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
 
@@ -114,3 +115,11 @@ def check(ctx: ScanContext):
             when="call" if imp.runtime_only else "import", severity=severity, fix=bool(moved),
             moved_to=moved[0] if moved else None, nearest_package=parent or None,
         )
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+SIGNATURES = (
+    Signature("module {0} does not exist in this vLLM (moved or removed).", "A vLLM module moved or was removed.",
+              message=r"No module named '(vllm[\w.]*)'", priority=20,
+              confirm=lambda api, _tb, m: (api.module(m.group(1)) is None, m.group(1))),
+)

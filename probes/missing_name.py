@@ -12,6 +12,7 @@ from __future__ import annotations
 from driftcheck.api_index import Missing, Resolved, Unknown
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
+from driftcheck.tbsigs import Signature
 
 RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import", raises=("ImportError", "AttributeError"))
 
@@ -84,3 +85,15 @@ def check(ctx: ScanContext):
                 RULE, f"`{symbol}` does not exist in {ctx.version_label()}: AttributeError when this line runs.",
                 use.loc, ctx.vllm_location(mod.path, 1) if mod else None, symbol, when="call", fix=False,
             )
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+def _confirm_cannot_import(api, _tb, m):
+    r = api.resolve(f"{m.group(2)}.{m.group(1)}")
+    return isinstance(r, Missing), f"{m.group(2)}.{m.group(1)}: {type(r).__name__}"
+
+
+SIGNATURES = (
+    Signature("{1} no longer defines {0} (renamed, moved or removed).", "A vLLM name moved or was removed.",
+              message=r"cannot import name '(\w+)' from '(vllm[\w.]*)'", confirm=_confirm_cannot_import, priority=10),
+)

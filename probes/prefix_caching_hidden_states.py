@@ -21,10 +21,9 @@ import re
 
 from driftcheck import bodies
 from driftcheck.context import ScanContext
+from driftcheck.facts import prefix_caching_default, prefix_caching_state
 from driftcheck.findings import Rule
 from driftcheck.usage import Loc, loc_of
-
-from .request_block_hasher import prefix_caching_state
 
 RULE = Rule("DC102", "prefix-caching-hidden-states", "Hidden-state capture with prefix caching on", "warning",
             fix="disable-prefix-caching", kind="behaviour")
@@ -157,7 +156,7 @@ def check(ctx: ScanContext):
         return
     first = capture[0]
     loc = cache_call.loc if cache_call is not None else first.loc
-    default = bodies.constructor_default(ctx.api, "vllm.config.CacheConfig", "enable_prefix_caching")
+    default = prefix_caching_default(ctx.api)
     yield ctx.finding(
         RULE,
         f"`{first.name}` captures hidden states in process ({first.how.replace('-', ' ')}) and {why}: in "

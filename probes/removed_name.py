@@ -17,6 +17,7 @@ from driftcheck.context import ScanContext
 from driftcheck.findings import Location, Rule
 from driftcheck.bodies import text_index_for
 from driftcheck.text_index import TextIndex
+from driftcheck.tbsigs import Fact, Signature
 
 RULE = Rule("DC008", "removed-name", "Name used on an untyped vLLM object is gone from the target", "error", fix="rename-method", raises=("AttributeError",))
 
@@ -105,3 +106,31 @@ def check(ctx: ScanContext):
                                   version=baseline.version).to_json(),
                 classes_affected=[f"{n.name}" for _o, n in gone[:12]], classes_total=len(still) + len(gone),
             )
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+NO_ATTRIBUTE = r"'(\w+)' object has no attribute '(\w+)'"
+
+
+def _confirm_missing_attr(api, _tb, m):
+    import difflib
+
+    cls, attr = m.group(1), m.group(2)
+    index = text_index_for(api)
+    classes = [c for rel in index.files_mentioning(f"class {cls}") for c in index.classes_in(rel) if c.name == cls]
+    if not classes:
+        return False, f"no class {cls} in this vLLM"
+    has = [c for c in classes if attr in c.members]
+    if has:
+        return False, f"{cls} defines '{attr}' at {has[0].path}:{has[0].members[attr]}"
+    near = difflib.get_close_matches(attr, list(classes[0].members), n=2, cutoff=0.4)
+    return True, f"{cls} ({classes[0].path}:{classes[0].line}) has no '{attr}'" + (f"; it has {', '.join(near)}" if near else "")
+
+
+SIGNATURES = (
+    Signature("{0} has no attribute '{1}' in this vLLM: renamed or removed.",
+              "A vLLM class lost an attribute or method (renamed or removed).",
+              message=NO_ATTRIBUTE, exc_types=("AttributeError",), wrapped=True, confirm=_confirm_missing_attr, priority=30,
+              facts=(Fact("get_input_embeddings became embed_input_ids in vLLM 0.11.1.",
+                          when=r"has no attribute 'get_input_embeddings'"),)),
+)

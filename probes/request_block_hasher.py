@@ -17,61 +17,15 @@ and `CacheConfig`'s default; it does not go by version numbers. Fixes: `disable-
 
 from __future__ import annotations
 
-import ast
-
 from driftcheck import bodies
 from driftcheck.context import ScanContext
 from driftcheck.errors import SourceError
+from driftcheck.facts import BLOCK_POOL, block_hash_requirement, is_request_class, prefix_caching_state
 from driftcheck.findings import Rule
+from driftcheck.tbsigs import Signature
 
 RULE = Rule("DC101", "request-block-hasher", "Request built without block_hasher while prefix caching is on", "error",
             fix="disable-prefix-caching", kind="behaviour", raises=("AssertionError", "IndexError"))
-
-BLOCK_POOL = "vllm.v1.core.block_pool.BlockPool"
-
-
-def block_hash_requirement(api) -> tuple[str, int, str] | None:
-    """(path, line, how) where cache_full_blocks needs request.block_hashes, or None."""
-    resolved, fn = bodies.method(api, BLOCK_POOL, "cache_full_blocks")
-    if fn is None:
-        return None
-    asserts = bodies.find_asserts(fn, "request.block_hashes", "len(")
-    if asserts:
-        a = asserts[0]
-        how = "assert" if a.msg is None else "assert-with-message"
-        return resolved.path, a.lineno, how
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Attribute) and node.attr == "block_hashes" and isinstance(node.value, ast.Name) and node.value.id == "request":
-            # The hashes are indexed per new full block: an empty list ends in IndexError.
-            subscripts = [s for s in ast.walk(fn) if isinstance(s, ast.Subscript) and "block_hash" in ast.unparse(s.value)]
-            line = subscripts[-1].lineno if subscripts else node.lineno
-            return resolved.path, line, "index"
-    return "", 0, "none"
-
-
-def prefix_caching_state(ctx: ScanContext) -> tuple[str, object, str]:
-    """('on'|'off'|'maybe', the client's CacheConfig call loc or None, explanation)."""
-    default = bodies.constructor_default(ctx.api, "vllm.config.CacheConfig", "enable_prefix_caching")
-    default_value = bodies.literal_src(default.value) if default and default.param else bodies.NOT_LITERAL
-    calls = [c for c in ctx.usage.calls if c.kind == "construct" and c.target.qualname.endswith(".CacheConfig")]
-    for call in calls:
-        kw = bodies.keyword(call.node, "enable_prefix_caching")
-        if kw is not None:
-            value = bodies.literal(kw.value)
-            if value is False:
-                return "off", call, "the client passes enable_prefix_caching=False"
-            if value is True:
-                return "on", call, "the client passes enable_prefix_caching=True"
-            return "maybe", call, f"the client passes enable_prefix_caching={ast.unparse(kw.value)}"
-        if call.shape.star_kwargs:
-            return "maybe", call, "the client passes **kwargs to CacheConfig"
-    where = "the client's CacheConfig(...) leaves" if calls else "the client builds no CacheConfig; the target's"
-    if default_value is True:
-        return "on", calls[0] if calls else None, f"{where} enable_prefix_caching at its default, True"
-    if default_value in (False, None):
-        return "off", calls[0] if calls else None, f"{where} enable_prefix_caching at its default, {default_value}"
-    return "maybe", calls[0] if calls else None, "the default of CacheConfig.enable_prefix_caching is not a literal"
-
 
 CACHE_BUILDERS = ("BlockPool(", "KVCacheManager(", "get_kv_cache_coordinator(")
 
@@ -92,11 +46,15 @@ def _drives_block_pool(ctx: ScanContext) -> bool:
 
 
 def check(ctx: ScanContext):
-    requests = [c for c in ctx.usage.calls if c.kind == "construct" and c.target.qualname == "vllm.v1.request.Request"]
+    requests = [c for c in ctx.usage.calls if c.kind == "construct" and is_request_class(c.target.qualname)]
     if not requests:
         return
     sig = ctx.api.constructor(requests[0].target)
-    if sig is None or sig.get("block_hasher") is None:
+    if sig is None:
+        yield ctx.unknown(RULE, f"cannot read the constructor of {requests[0].target.qualname} in {ctx.version_label()} to "
+                          "check whether Requests take a block_hasher", requests[0].loc, "Request(block_hasher=)")
+        return
+    if sig.get("block_hasher") is None:
         return  # this vLLM has no block_hasher: the requirement does not exist
     missing = [c for c in requests if bodies.keyword(c.node, "block_hasher") is None and not c.shape.star_kwargs]
     if not missing:
@@ -122,8 +80,34 @@ def check(ctx: ScanContext):
             RULE,
             f"Request(...) is built without block_hasher, so request.block_hashes stays empty; {why}, and in "
             f"{ctx.version_label()} cache_full_blocks needs those hashes: {failure} on the first scheduling step.",
-            c.loc, ctx.vllm_location(path, line), "vllm.v1.request.Request(block_hasher=)", when="call",
+            c.loc, ctx.vllm_location(path, line), f"{c.target.qualname}(block_hasher=)", when="call",
             severity="warning" if state == "maybe" or not drives else None,
             failure=how, prefix_caching=state,
             cache_config=ctx.client_location(cache_call.loc).to_json() if cache_call else None,
         )
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+def _confirm_block(api, tb, _m):
+    req = block_hash_requirement(api)
+    if req is None:
+        return False, "BlockPool.cache_full_blocks not found in this vLLM"
+    path, line, how = req
+    if how == "none":
+        return False, "this vLLM's cache_full_blocks does not need request.block_hashes"
+    wanted = "index" if tb.exc_type.endswith("IndexError") else "assert"
+    return how.startswith(wanted), f"{path}:{line} ({how})"
+
+
+SIGNATURES = (
+    Signature("BlockPool.cache_full_blocks asserted that the request has block hashes; a Request built by hand without "
+              "block_hasher has none while prefix caching is on.",
+              "vLLM 0.10.1+ asserts len(request.block_hashes) >= num_full_blocks in BlockPool.cache_full_blocks when prefix "
+              "caching is on, and CacheConfig.enable_prefix_caching defaults to True from 0.12.",
+              exc_types=("AssertionError",), needs_frame="cache_full_blocks", confirm=_confirm_block, priority=130),
+    Signature("cache_full_blocks indexed the request's block hashes, which are empty because the Request was built "
+              "without block_hasher while prefix caching is on.",
+              "vLLM 0.26+ resolves request.block_hashes in BlockPool.cache_full_blocks without an assert; an empty list "
+              "ends in IndexError.",
+              exc_types=("IndexError",), needs_frame="cache_full_blocks", confirm=_confirm_block, priority=120),
+)

@@ -18,10 +18,10 @@ import ast
 from driftcheck import bodies
 from driftcheck.astnodes import nodes_of, within
 from driftcheck.context import ScanContext
+from driftcheck.facts import executor_of, indexed_replies, single_reply
 from driftcheck.findings import Rule
 from driftcheck.usage import loc_of
-
-from . import unique_reply_rank as urr
+from driftcheck.tbsigs import Fact, Signature
 
 RULE = Rule("DC105", "tensor-truthiness", "Truthiness test on a value that may be a tensor", "error",
             fix="tensor-truthiness", kind="behaviour", raises=("RuntimeError",))
@@ -61,10 +61,10 @@ def check(ctx: ScanContext):
     for rpc in ctx.usage.rpcs:
         if not rpc.unique_reply_rank:
             continue
-        subs = urr.indexed_replies(rpc.file, rpc.node)
-        if not subs or urr.single_reply(ctx.api, urr.executor_of(ctx, rpc.node)) is None:
+        subs = indexed_replies(rpc.file, rpc.node)
+        where = single_reply(ctx.api, executor_of(ctx, rpc.node)) if subs else None
+        if where is None:
             continue
-        where = urr.single_reply(ctx.api, urr.executor_of(ctx, rpc.node))
         fn = next((f for f in ast.walk(rpc.file.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                    and f.lineno <= rpc.node.lineno <= (f.end_lineno or f.lineno)), rpc.file.tree)
         assigned = {t.id: a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and a.value in subs
@@ -101,3 +101,25 @@ def check(ctx: ScanContext):
                     "one value is ambiguous.",
                     loc_of(file, test), ctx.location_of(use.target), name, when="call",
                 )
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+def _confirm_reply(api, _tb, _m):
+    where = single_reply(api)
+    return (where is not None, f"{where[0]}:{where[1]} returns one reply for unique_reply_rank" if where else
+            "collective_rpc returns a list in this vLLM")
+
+
+HIDDEN_STATES_REPLY = r"if not \w*hidden_states\b"  # the client line of the speculators reply change (DC104)
+
+SIGNATURES = (
+    Signature("a truthiness test (`if not x:`) was applied to a tensor.",
+              "A value the client tests for truth is a tensor in this vLLM; bool() of a tensor with more than one "
+              "element raises.",
+              message=r"Boolean value of Tensor with more than one value is ambiguous", confirm=_confirm_reply, priority=80,
+              facts=(Fact("When the value came from collective_rpc(..., unique_reply_rank=r) and was indexed with [0], the "
+                          "root cause is DC104: that call returns the reply itself from vLLM 0.12, so [0] took the first "
+                          "tensor.", when=HIDDEN_STATES_REPLY, where="message"),
+                     Fact("collective_rpc(..., unique_reply_rank=r) returns the rank's reply itself from vLLM 0.12, so "
+                          "indexing it yields a tensor where a list was expected.", when=HIDDEN_STATES_REPLY))),
+)

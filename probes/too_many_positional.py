@@ -10,6 +10,7 @@ from __future__ import annotations
 from driftcheck.callcheck import bound_calls, when_of
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
+from driftcheck.tbsigs import Signature
 
 RULE = Rule("DC004", "too-many-positional", "Call passes more positional arguments than the target accepts", "error", raises=("TypeError",))
 
@@ -33,3 +34,10 @@ def check(ctx: ScanContext):
                     bc.use.loc, ctx.vllm_location(sig.path, problem.param.line if problem.param else sig.line),
                     bc.use.target.qualname, when=when_of(bc.use), signature=sig.render(),
                 ))
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+SIGNATURES = (
+    Signature("{0}() takes fewer positional arguments in this vLLM.", "A vLLM function takes fewer positional arguments.",
+              message=r"(\w+)\(\) takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given", priority=40),
+)

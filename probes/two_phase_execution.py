@@ -15,17 +15,18 @@ without calling `sample_tokens`. Fix: `call-sample-tokens`.
 from __future__ import annotations
 
 import ast
+import re
 
 from driftcheck import bodies
 from driftcheck.astnodes import nodes_of, within
 from driftcheck.context import ScanContext
+from driftcheck.facts import STATE_ERROR, has_sample_tokens, two_phase_state_error
 from driftcheck.findings import Rule
+from driftcheck.usage import loc_of
+from driftcheck.tbsigs import Signature
 
 RULE = Rule("DC103", "two-phase-execution", "execute_model() called without sample_tokens()", "error",
             fix="call-sample-tokens", kind="behaviour", raises=("RuntimeError",))
-
-STATE_ERROR = "sample_tokens() must be called"
-
 
 def _calls_named(tree: ast.AST, name: str) -> list[ast.Call]:
     return [n for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute) and n.func.attr == name]
@@ -60,12 +61,18 @@ def check(ctx: ScanContext):
                 sites += [(file, fn, c) for c in calls]
     if not sites:
         return
-    raise_at = bodies.find_text(ctx.api, STATE_ERROR, prefer="worker/gpu_model_runner")
+    raise_at = two_phase_state_error(ctx.api)
     if raise_at is None:
-        return  # the target has no two-phase protocol
+        defined = has_sample_tokens(ctx.api)
+        if defined is None:
+            return  # the target has no two-phase protocol
+        # The protocol is there but its error text moved or was reworded: cannot tell what a missing call does.
+        file, fn, call = sites[0]
+        yield ctx.unknown(RULE, f"{ctx.version_label()} defines sample_tokens ({defined[0]}:{defined[1]}) but no "
+                          f"\"{STATE_ERROR}\" error: cannot tell whether execute_model() without sample_tokens() fails",
+                          loc_of(file, call), "execute_model/sample_tokens")
+        return
     typed = {id(c.node): c for c in ctx.usage.calls if c.kind == "method" and c.target.qualname.endswith(".execute_model")}
-    from driftcheck.usage import loc_of
-
     for file, fn, call in sites:
         use = typed.get(id(call))
         if use is not None and use.target.owner is not None:
@@ -81,3 +88,18 @@ def check(ctx: ScanContext):
             "does not avoid it.",
             loc_of(file, call), ctx.vllm_location(path, line), "execute_model/sample_tokens", when="call",
         )
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+def _confirm_state(api, _tb, _m):
+    where = two_phase_state_error(api)
+    return (where is not None, f"{where[0]}:{where[1]}" if where else "no state error in this vLLM")
+
+
+SIGNATURES = (
+    Signature("execute_model() returned None and kept its state; the client called execute_model() again without "
+              "sample_tokens() in between.",
+              "From vLLM 0.11.1 execute_model() returns None and sample_tokens() must follow; async_scheduling=False does "
+              "not change this.",
+              message=re.escape(STATE_ERROR), prefer_frame="execute_model", confirm=_confirm_state, priority=110),
+)

@@ -14,6 +14,7 @@ import difflib
 from driftcheck.callcheck import bound_calls, when_of
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
+from driftcheck.tbsigs import Fact, Signature, called_name, confirm_param
 
 RULE = Rule("DC003", "unknown-keyword", "Call passes a keyword the target vLLM does not accept", "error", fix="drop-keyword", raises=("TypeError",))
 
@@ -40,3 +41,16 @@ def check(ctx: ScanContext):
                 when=when_of(bc.use), keyword=problem.name, renamed_to=renamed[0] if renamed else None,
                 signature=sig.render(),
             ))
+
+
+# ------------------------------------------------------------------------------------- traceback signatures
+UNEXPECTED_KW = r"(\w+)(?:\.__init__)?\(\) got an unexpected keyword argument '(\w+)'"
+
+SIGNATURES = (
+    Signature("{0}() no longer accepts '{1}' in this vLLM (parameter removed or renamed).",
+              "A vLLM function dropped or renamed a parameter.",
+              message=UNEXPECTED_KW, priority=60,
+              confirm=lambda api, tb, m: confirm_param(api, called_name(tb, m.group(1)), m.group(2), absent=True),
+              facts=(Fact("get_kv_cache_config_from_groups() lost kv_cache_specs= in vLLM 0.12.", when=r"'kv_cache_specs'"),
+                     Fact("Request() lost eos_token_id= after vLLM 0.16.", when=r"'eos_token_id'"))),
+)

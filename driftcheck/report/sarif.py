@@ -19,12 +19,12 @@ INFO_URI = "https://github.com/driftcheck/driftcheck"
 
 
 def _rules():
-    from driftcheck.probes import load_probes
+    from driftcheck.rules import entries
 
     out = []
-    for module in load_probes():
-        rule = module.RULE
-        doc = (module.__doc__ or rule.title).strip()
+    for e in entries():
+        rule = e.rule
+        doc = e.docs
         out.append({
             "id": rule.id,
             "name": rule.name,

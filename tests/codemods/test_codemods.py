@@ -1,4 +1,7 @@
-"""Each codemod on real before/after fixtures (speculators 0.3.0 files, real vLLM releases).
+"""Each codemod on the seed client end to end (speculators 0.3.0 files, real vLLM releases).
+
+The seed's files are kept once (fixtures/seed/); each fix's folder holds what the fix makes of them. Small
+cases from other clients, by rule id, are in test_cases_by_rule.py.
 
 For every fix: before -> after exactly (every other byte untouched), after -> after (no-op), and
 applying twice changes nothing. The `--guard` forms have their own pairs.
@@ -83,5 +86,5 @@ def test_every_fix_module_has_fixtures():
 
     for module in load_fixes():
         folder = FIXTURES / module.FIX.id
-        assert (folder / "before.py").is_file() and (folder / "after.py").is_file(), module.FIX.id
+        assert fixture(module.FIX.id, "before.py") and (folder / "after.py").is_file(), module.FIX.id
         assert module.__doc__ and module.FIX.rules

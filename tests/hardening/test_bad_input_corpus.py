@@ -139,7 +139,10 @@ CASES = [
     # ---- smoke (its own parser; this environment has no vLLM)
     ("smoke-bad-driver", lambda t: ["smoke", "--driver", "bogus"], 2, "invalid choice", None),
     ("smoke-no-vllm", lambda t: ["smoke"], 2, "no vLLM installed", None),
-    ("smoke-bad-python", lambda t: ["smoke", "--python", str(t / "nope" / "python")], 2, "", None),
+    ("smoke-bad-python", lambda t: ["smoke", "--python", str(t / "nope" / "python")], 2, "not an executable file", None),
+    # ---- bisect / compare
+    ("bisect-bad-not-in-range", lambda t: ["bisect", "--vllm", "0.16.0", "--client", "speculators==0.3.0", "--good", "0.16.0", "--bad", "0.11.0"], 2, "is not one of the 1 builds", None),
+    ("compare-missing-report", lambda t: ["compare", str(t / "old.json"), str(t / "new.json")], 2, "does not exist", None),
     # ---- rules
     ("rules-unknown", lambda t: ["rules", "DC999"], 2, "no rule named", None),
 ]
@@ -158,7 +161,15 @@ def test_bad_input(tmp_path, case):
 
 
 def test_corpus_is_large_enough():
+    """Every command of the CLI gets bad input, every case checks a phrase of its error, and no id repeats."""
+    from driftcheck.cli import COMMANDS
+
     assert len(CASES) >= 40
+    ids = [c[0] for c in CASES]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert [c[0] for c in CASES if not c[3].strip()] == []  # an empty phrase is in every stderr: it checks nothing
+    commands = {c[0].split("-", 1)[0] for c in CASES}
+    assert set(COMMANDS) <= commands, sorted(set(COMMANDS) - commands)
 
 
 def test_fix_on_read_only_client_writes_nothing(tmp_path):

@@ -87,14 +87,15 @@ def test_a_single_py_client_is_the_whole_client(tmp_path):
 
 
 def test_every_declared_fix_is_one_the_rules_findings_can_offer():
-    from driftcheck.fixes import fixes_by_id
-    from driftcheck.probes import all_rules
+    from driftcheck.rules import entries, entry, fix_modules
 
-    fixes = fixes_by_id()
-    for rule in all_rules():
+    fixes = {m.FIX.id: m for m in fix_modules()}
+    for e in entries():
+        rule = e.rule
         if rule.fix:
             assert rule.fix in fixes and rule.id in fixes[rule.fix].FIX.rules, rule.id
-    dc006 = next(r for r in all_rules() if r.id == "DC006")
+            assert rule.fix in e.fix_ids, rule.id  # the registry offers the rule's own fix
+    dc006 = entry("DC006").rule
     assert dc006.fix is None  # its findings pass fix=False: a similar name is a hint, not a proven rename
     assert "DC006" not in fixes["rename-method"].FIX.rules
     rules = run_cli("rules")

@@ -1,0 +1,14 @@
+# vllm 0.16.0
+# no drift for this rule here: the fix must leave this file byte for byte as it is
+import types
+
+from vllm.model_executor.models.llama import LlamaModel
+
+
+def _forward(self, input_ids, positions, inputs_embeds=None):
+    hidden = inputs_embeds if inputs_embeds is not None else self.embed_input_ids(input_ids)
+    return hidden
+
+
+def patch(model: LlamaModel):
+    model.forward = types.MethodType(_forward, model)

@@ -1,0 +1,70 @@
+"""DC101 request-block-hasher: Request built without block_hasher while prefix caching is on (probes/request_block_hasher.py).
+
+Hand-written clients and the seed pair on real vLLM releases: present where the drift is, absent where not.
+"""
+
+from __future__ import annotations
+
+from conftest import real_scan, source_line, vllm_sources
+from behaviour import _by_rule, _client_line, GEN, pinned, rules, scan_files, seed
+
+
+REQUEST_CLIENT = """
+    from vllm.config import CacheConfig
+    from vllm.v1.request import Request
+
+
+    def build(sp):
+        cache = CacheConfig(block_size=16{flag})
+        return cache, Request(request_id="r", prompt_token_ids=[1, 2], sampling_params=sp, pooling_params=None,
+                              eos_token_id=None{hasher})
+"""
+
+
+def test_dc101_off_when_prefix_caching_is_disabled(tmp_path):
+    src = REQUEST_CLIENT.format(flag=", enable_prefix_caching=False", hasher="")
+    assert rules(scan_files(tmp_path, {"c.py": src}, only=["DC101"])) == []
+
+
+def test_dc101_off_when_block_hasher_is_passed(tmp_path):
+    src = REQUEST_CLIENT.format(flag="", hasher=", block_hasher=lambda r: []")
+    assert rules(scan_files(tmp_path, {"c.py": src}, only=["DC101"])) == []
+
+
+def test_dc101_is_a_warning_when_the_flag_is_not_a_literal(tmp_path):
+    src = REQUEST_CLIENT.format(flag=", enable_prefix_caching=use_cache()", hasher="")
+    [f] = scan_files(tmp_path, {"c.py": src}, only=["DC101"]).findings
+    assert f.severity == "warning" and f.details["prefix_caching"] == "maybe" and f.client.line == 7
+
+
+def test_dc101_block_hasher_present_on_016_at_request_and_assert(seed):
+    [f] = _by_rule(seed, "DC101")
+    assert f.client.path == GEN and f.client.line == _client_line("req = Request(")
+    assert f.vllm.path == "vllm/v1/core/block_pool.py"
+    assert f.vllm.line == source_line(vllm_sources("0.16.0"), f.vllm.path, "assert len(request.block_hashes) >= num_full_blocks")
+    assert f.details["failure"] == "assert" and f.details["prefix_caching"] == "on"
+    assert "message-less AssertionError" in f.message
+
+
+def test_dc101_on_032_is_an_index_error_without_assert():
+    result = real_scan("0.32.0", "speculators==0.3.0")
+    [f] = _by_rule(result, "DC101")
+    assert f.details["failure"] == "index" and "IndexError" in f.message
+    assert "assert len(request.block_hashes)" not in (f.vllm.code or "")
+
+
+def test_dc101_absent_on_011_where_prefix_caching_defaults_off(pinned):
+    assert _by_rule(pinned, "DC101") == []
+
+
+def test_dc101_absent_when_client_disables_prefix_caching():
+    # speculators 0.4.0 passes enable_prefix_caching=False (and a block_hasher)
+    assert _by_rule(real_scan("0.16.0", "speculators==0.4.0"), "DC101") == []
+
+
+def test_dc101_knows_request_wherever_vllm_defines_it():
+    """The anchor is vLLM's v1 Request class, not one exact path: a move keeps the rule (or its unknown) working."""
+    from driftcheck.facts import REQUEST, is_request_class
+
+    assert is_request_class(REQUEST) and is_request_class("vllm.v1.request_types.Request")
+    assert not is_request_class("vllm.entrypoints.openai.protocol.Request") and not is_request_class("mylib.Request")

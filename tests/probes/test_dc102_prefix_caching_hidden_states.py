@@ -1,0 +1,76 @@
+"""DC102 prefix-caching-hidden-states: hidden-state capture with prefix caching on (probes/prefix_caching_hidden_states.py).
+
+Hand-written clients and the seed pair on real vLLM releases: present where the drift is, absent where not.
+"""
+
+from __future__ import annotations
+
+from conftest import real_scan, source_line, vllm_sources
+from behaviour import _by_rule, _client_line, scan_files, seed
+
+
+def test_dc102_extract_hidden_states_dict_without_prefix_caching_off(tmp_path):
+    src = """
+        from vllm import LLM
+
+
+        def make():
+            return LLM(model="m", speculative_config={"method": "extract_hidden_states", "num_speculative_tokens": 1})
+    """
+    [f] = scan_files(tmp_path, {"c.py": src}, only=["DC102"]).findings
+    assert f.client.line == 5 and f.when == "silent"
+
+
+def test_dc102_off_when_the_same_call_disables_prefix_caching(tmp_path):
+    src = """
+        from vllm import LLM
+
+
+        def make():
+            return LLM(model="m", enable_prefix_caching=False,
+                       speculative_config={"method": "extract_hidden_states", "num_speculative_tokens": 1})
+    """
+    assert scan_files(tmp_path, {"c.py": src}, only=["DC102"]).findings == []
+
+
+def test_dc102_ignores_docstrings_messages_and_comparisons(tmp_path):
+    src = '''
+        """Works with vLLM's extract_hidden_states method."""
+        from vllm.config import VllmConfig
+
+
+        def check(config: VllmConfig):
+            if config.speculative_config.method != "extract_hidden_states":
+                raise ValueError("needs the extract_hidden_states speculative method")
+    '''
+    assert scan_files(tmp_path, {"c.py": src}, only=["DC102"]).findings == []
+
+
+def test_dc102_cli_script_with_and_without_the_flag(tmp_path):
+    files = {
+        "c.py": "import vllm\n",
+        "serve.sh": """
+            vllm serve m \\
+              --speculative-config '{"method": "extract_hidden_states"}' \\
+              --kv-transfer-config '{"kv_connector": "ExampleHiddenStatesConnector"}'
+        """,
+        "serve_ok.sh": """
+            vllm serve m --no-enable-prefix-caching \\
+              --speculative-config '{"method": "extract_hidden_states"}'
+        """,
+    }
+    found = scan_files(tmp_path, files, only=["DC102"]).findings
+    assert sorted((f.client.path, f.client.line) for f in found) == [("serve.sh", 2), ("serve.sh", 3)]
+
+
+def test_dc102_prefix_caching_warning_present_on_016(seed):
+    [f] = _by_rule(seed, "DC102")
+    assert f.severity == "warning" and f.when == "silent"
+    assert f.client.line == _client_line("cache_config = CacheConfig(")
+    assert f.vllm.path == "vllm/config/cache.py"
+    assert f.vllm.line == source_line(vllm_sources("0.16.0"), f.vllm.path, "enable_prefix_caching: bool = True")
+
+
+def test_dc102_absent_when_prefix_caching_off():
+    assert _by_rule(real_scan("0.16.0", "speculators==0.4.0"), "DC102") == []
+    assert _by_rule(real_scan("0.11.0", "speculators==0.3.0"), "DC102") == []
