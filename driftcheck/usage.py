@@ -998,6 +998,14 @@ def _walk_scope(body: list[ast.stmt]):
 
 
 def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
+    usage, analyzers = prepare_client(client, api)
+    for analyzer in list(analyzers.values()):
+        _guarded_phase(lambda a: a.analyse(), analyzer, analyzers, usage)
+    return usage
+
+
+def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str, "_FileAnalyzer"]]:
+    """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
     usage = Usage(files=client.files)
     analyzers: dict[str, _FileAnalyzer] = {}
     # Phases over all files: what the client defines and patches anywhere is known before any use is checked.
@@ -1014,9 +1022,7 @@ def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
         analyzer = analyzers.get(module)
         if analyzer is not None:
             analyzer.add_worker_extension(cls_name)
-    for analyzer in list(analyzers.values()):
-        _guarded_phase(lambda a: a.analyse(), analyzer, analyzers, usage)
-    return usage
+    return usage, analyzers
 
 
 def _guarded_phase(phase, analyzer: "_FileAnalyzer", analyzers: dict, usage: Usage) -> None:
