@@ -306,7 +306,7 @@ def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -
                     _apply_guard(item, guards, probe.RULE)
                     items.append([slot, "f", _plain(item.to_json())])
                 else:
-                    items.append([slot, "u", _plain(item.to_json())])
+                    items.append([slot, "u1" if getattr(item, "once", False) else "u", _plain(item.to_json())])
         except DriftcheckError:
             raise
         except Exception as exc:  # a probe bug must never turn into a silent pass
@@ -330,6 +330,13 @@ class _Guards:
             f = next((f for f in self.run.source.files if f.rel == path), None)
             cache[path] = guards_of(f.tree) if f is not None else default
         return cache[path]
+
+
+def _worker_started() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent stops its workers; no Terminated traceback there
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
 
 
 def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
@@ -368,13 +375,20 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
         try:
             size = max(1, min(16, len(todo) // (workers * 8)))
             chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started)
+            try:
                 for done in pool.imap_unordered(_worker, chunks):
                     for i, raw in done:
                         if i == WHOLE:
                             whole = _codec(UnitResult).loads(raw)
                         else:
                             results[i] = _codec(UnitResult).loads(raw)
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
+            finally:
+                pool.join()
         finally:
             _RUN = None
     else:
@@ -402,10 +416,16 @@ def merge(results: list[UnitResult], n_probes: int) -> tuple[list[dict], list[di
     unknown: list[dict] = []
     errors: list[str] = []
     for slot in range(-1, n_probes):
+        once: set = set()  # "u1": asked once per client by the rule, at the first file that raises it
         for r in results:
             for s, kind, item in r.items:
-                if s == slot:
-                    (findings if kind == "f" else unknown).append(item)
+                if s != slot:
+                    continue
+                if kind == "u1":
+                    if item.get("symbol") in once:
+                        continue
+                    once.add(item.get("symbol"))
+                (findings if kind == "f" else unknown).append(item)
     for r in results:
         errors.extend(r.errors)
     baselines: dict[str, str] = {}

@@ -12,7 +12,7 @@ import ast
 
 from driftcheck import bodies
 from driftcheck.api_index import InSubclass, Missing, Resolved, Unknown
-from driftcheck.context import ScanContext
+from driftcheck.context import ScanContext, once_per_client
 from driftcheck.findings import Rule
 
 # No codemod: "similar" names are a hint, not a rename the target proves (DC008, which compares with the
@@ -62,7 +62,7 @@ def check(ctx: ScanContext):
         if isinstance(use.result, Unknown):
             if symbol not in seen_unknown:
                 seen_unknown.add(symbol)
-                yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol)
+                yield once_per_client(ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol))
             continue
         if isinstance(use.result, InSubclass) and not use.store:
             sub = use.result
