@@ -56,19 +56,6 @@ print(time.perf_counter() - t)
 """
 
 
-def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS in KiB, stdout) of one process and the workers it waited for."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - start
-    _, _, usage = os.wait4(proc.pid, 0) if proc.returncode is None else (0, 0, None)
-    rss = usage.ru_maxrss if usage else 0
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
-    return wall, rss, out.decode()
-
-
 def run_with_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
@@ -97,9 +84,7 @@ def main() -> int:
         name, _, version = args.client.partition("==")
         zips.append(fetch_sources([name], version, cache)[0])
     fresh = Path(tempfile.mkdtemp(prefix="dc-client-bench-"))
-    (fresh / "sources").mkdir()
-    for z in zips:
-        shutil.copy2(z, fresh / "sources" / z.name)
+    (fresh / "sources").symlink_to(cache / "sources")  # every fetched release (the client's baseline too); nothing else
     env = dict(os.environ, DRIFTCHECK_CACHE_DIR=str(fresh))
     if args.jobs:
         env["DRIFTCHECK_JOBS"] = str(args.jobs)
