@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, a version such as 0.16.0 (fetched, sources only), nightly, nightly@2026-09-17",
                      CLIENTS_HELP)
     scan.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, any case; repeatable)")
+    scan.add_argument("--jobs", "-j", type=int, action=_Once, help="processes for the client's files (default: $DRIFTCHECK_JOBS or one per core)")
     _add_output_args(scan, FORMATS, "text")
     scan.add_argument("--report-dir", metavar="DIR", action=_Once, help="also write driftcheck.{json,sarif,junit.xml,md} there (for CI)")
     scan.add_argument("--fail-on", choices=FAIL_ON, default="error", action=_Once, help="lowest severity that makes the exit code 1 (default: error)")
@@ -238,8 +239,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
         from .suppress import load_baseline
 
         baseline = load_baseline(args.baseline)
+    if args.jobs is not None and args.jobs < 1:
+        raise DriftcheckError("--jobs must be at least 1")
     options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=only, client_vllm=args.client_vllm,
-                          baseline_file=baseline)
+                          baseline_file=baseline, jobs=args.jobs)
     result = scan(vllm, clients, options)
     result.stats["coverage"] = coverage  # what each client held, and what was skipped and why
     if args.since:

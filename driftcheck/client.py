@@ -216,9 +216,7 @@ def load_client(tree: SourceTree, label: str, prefixes: list[str] | None = None,
     """Parse the client's files that import vLLM (only those matter to driftcheck)."""
     view = client_view(tree, prefixes)
     if only_vllm:
-        found = survey(tree, prefixes)
-        files = [parse_client_file(view, rel, data) for rel, data in found.importing]
-        return ClientSource(tree=view, files=files, label=label, scanned=found.looked_at, skipped=found.skipped)
+        return source_from_survey(tree, label, prefixes, survey(tree, prefixes))
     files: list[ClientFile] = []
     scanned = 0
     seen: set[str] = set()
@@ -229,6 +227,13 @@ def load_client(tree: SourceTree, label: str, prefixes: list[str] | None = None,
         scanned += 1
         files.append(parse_client_file(view, rel, view.read_bytes(rel)))
     return ClientSource(tree=view, files=files, label=label, scanned=scanned)
+
+
+def source_from_survey(tree: SourceTree, label: str, prefixes: list[str] | None, found: Survey) -> ClientSource:
+    """The client's vLLM-importing files parsed, from a survey already made (its bytes are read once)."""
+    view = client_view(tree, prefixes)
+    files = [parse_client_file(view, rel, data) for rel, data in found.importing]
+    return ClientSource(tree=view, files=files, label=label, scanned=found.looked_at, skipped=found.skipped)
 
 
 def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:

@@ -70,3 +70,9 @@ class ScanContext:
     def version_label(self, api: ApiIndex | None = None) -> str:
         api = api or self.api
         return f"vLLM {api.version}" if api.version else "the target vLLM"
+
+
+def once_per_client(item: UnknownResult) -> UnknownResult:
+    """Marks an unknown the rule asks once per client, at its first use (units.py keeps only the first file's)."""
+    item.once = True  # type: ignore[attr-defined]  (not part of the JSON: how results of several files merge)
+    return item

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,15 +12,15 @@ from . import __version__
 from .api_index import ApiIndex
 from .bodies import save_text_indexes
 from .cache import SummaryCache
-from .client import load_client
+from .client import client_view, source_from_survey, survey
 from .context import ScanContext
 from .errors import DriftcheckError
 from .findings import Finding, UnknownResult, summarise
-from .guards import guard_at, guards_of
+from .guards import guard_at
 from .suppress import apply_baseline, apply_inline
 from .provenance import provenance
 from .targets import Target, baseline_version, resolve_vllm
-from .usage import analyse_client
+from .units import ClientResult, UnitCache, code_digest, default_jobs, finding_from_json, merge, run_units, tree_digest, unknown_from_json
 
 
 @dataclass
@@ -31,6 +31,8 @@ class ScanOptions:
     client_vllm: str | None = None  # override of the vLLM the client was written for
     baseline_cache: dict | None = None  # share fetched baselines across repeated scans (fix, matrix)
     baseline_file: dict | None = None  # a loaded --baseline document: hides accepted findings
+    jobs: int | None = None  # worker processes for the client's files (None: $DRIFTCHECK_JOBS or every core)
+    unit_cache: bool = True  # reuse per-file and whole-client results (with use_cache)
 
 
 @dataclass
@@ -106,40 +108,54 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
 
     started = time.perf_counter()
     result = ScanResult(vllm=vllm, clients=clients)
+    api_given = api  # the fixer's in-memory rescans: an overlay client, never cached
     api = api or make_api(vllm, options)
     probes = load_probes(options.only)
     files_checked = 0
     uses_checked = 0
     lines_by_file: dict[str, list[str]] = {}
+    jobs = options.jobs if options.jobs is not None else default_jobs()
+    cache = UnitCache(options.cache_dir) if options.use_cache and options.unit_cache and api_given is None else None
+    counters = {"jobs": 1, "units_run": 0, "units_cached": 0, "client_cached": 0}
     for client in clients:
-        source = load_client(client.tree, client.location, client.prefixes or None)
-        files_checked += len(source.files)
-        lines_by_file.update({f.rel: f.lines for f in source.files})
-        usage = analyse_client(source, api)
+        view = client_view(client.tree, client.prefixes or None)
+        found = survey(client.tree, client.prefixes or None)
         loader, note = _baseline_loader(client, vllm, options, result)
         if loader is not None and options.baseline_cache is not None:
             loader = _memoised(loader, options.baseline_cache, client.name or client.location)
-        ctx = ScanContext(api, usage, source, client.name or client.location, vllm.version, loader, note)
-        uses_checked += usage.checked()
-        for rel, why in usage.unanalysed:
-            result.unknown.append(UnknownResult("DC000", f"{rel} was not analysed: {why}", client_name=client.name))
-        guards = {f.rel: guards_of(f.tree) for f in source.files}
-        for probe in probes:
-            try:
-                for item in probe.check(ctx):
-                    if isinstance(item, Finding):
-                        _apply_guard(item, guards, probe.RULE)
-                    (result.findings if isinstance(item, Finding) else result.unknown).append(item)
-            except DriftcheckError:
-                raise
-            except Exception as exc:  # a probe bug must never turn into a silent pass
-                where = traceback.extract_tb(exc.__traceback__)[-1]
-                message = f"internal error in {probe.RULE.id} {probe.RULE.name}: {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})"
-                result.internal_errors.append(message)
-                result.unknown.append(UnknownResult(probe.RULE.id, message, client_name=client.name))
+        key_base = _key_base(vllm, client, options, probes, api)
+        whole_key = tree_digest(view, key_base) if cache is not None else ""
+        done = cache.get(whole_key, ClientResult) if cache is not None else None
+        if done is not None:
+            counters["client_cached"] += 1
+            files_checked += done.files
+            pointed = {f["client"]["path"] for f in done.findings if f["client"]}
+            for rel, data in found.importing:
+                if rel in pointed:
+                    lines_by_file[rel] = _decoded(view, rel, data).splitlines()
+        else:
+            source = source_from_survey(client.tree, client.location, client.prefixes or None, found)
+            lines_by_file.update({f.rel: f.lines for f in source.files})
+            make_ctx = _ContextMaker(api, source, client.name or client.location, vllm.version, loader, note, result.baselines,
+                                     client.name or "client")
+            units, counts = run_units(api, source, probes, make_ctx, jobs, cache, key_base)
+            for k, v in counts.items():
+                counters[k] = max(counters[k], v) if k == "jobs" else counters[k] + v
+            findings, unknown, errors, uses, baselines = merge(units, len(probes))
+            done = ClientResult(len(source.files), uses, findings, unknown, errors, baselines)
+            if cache is not None and not any(v.startswith("unavailable") for v in done.baselines.values()):
+                cache.put(whole_key, done)
+            files_checked += len(source.files)
+        uses_checked += done.uses
+        result.baselines.update(done.baselines)
+        result.findings += [finding_from_json(f) for f in done.findings]
+        result.unknown += [unknown_from_json(u) for u in done.unknown]
+        result.internal_errors += done.errors
     save_text_indexes()  # whole-tree answers of immutable trees, for the next scan
     result.findings = _dedupe(result.findings)
     result.findings.sort(key=Finding.sort_key)
+    result.unknown = _dedupe_unknown(result.unknown)
+    result.internal_errors = list(dict.fromkeys(result.internal_errors))
     apply_inline(result.findings, lines_by_file)
     if options.baseline_file is not None:
         apply_baseline(result.findings, options.baseline_file)
@@ -149,6 +165,7 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
         "uses_checked": uses_checked,
         "vllm_files_parsed": api.parsed_files,
         "vllm_modules_read": len([m for m in api._modules.values() if m is not None]),
+        **counters,
     }
     return result
 
@@ -166,6 +183,39 @@ def _apply_guard(finding: Finding, guards: dict, rule) -> None:
     if finding.severity == "error":
         finding.severity = "warning"
         finding.message += f" The use is {guard.describe()}, so the client handles it."
+
+
+def _dedupe_unknown(unknown: list[UnknownResult]) -> list[UnknownResult]:
+    """One of each (a question asked from every file is one question), in a fixed order."""
+    seen: dict[str, UnknownResult] = {}
+    for u in unknown:
+        seen.setdefault(json.dumps(u.to_json(), sort_keys=True), u)
+    return sorted(seen.values(), key=lambda u: (u.client_name or "", u.client.path if u.client else "",
+                                                u.client.line if u.client else 0, u.rule, u.symbol or "", u.message))
+
+
+class _ContextMaker:
+    def __init__(self, api, source, client_name, version, loader, note, baselines: dict, baseline_key: str):
+        self.api, self.source, self.client_name, self.version, self.loader, self.note = api, source, client_name, version, loader, note
+        self.baseline_key = baseline_key
+        self.baselines = baselines  # what the loader records (in a worker: that worker's copy, sent back per unit)
+
+    def __call__(self, usage) -> ScanContext:
+        return ScanContext(self.api, usage, self.source, self.client_name, self.version, self.loader, self.note)
+
+
+def _key_base(vllm: Target, client: Target, options: ScanOptions, probes, api: ApiIndex) -> str:
+    """What every cached answer of this scan depends on besides the client's files."""
+    return json.dumps([code_digest(), vllm.tree.fingerprint(), vllm.name, vllm.version, api.package,
+                       client.name, client.version, client.location, client.declared_vllm(), options.client_vllm,
+                       [p.RULE.id for p in probes]], default=str)
+
+
+def _decoded(view, rel: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return view.read_text(rel)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -42,6 +42,7 @@ class Rule:
     fix: str | None = None  # fix id of the codemod that repairs it
     kind: str = "generic"  # generic | behaviour
     raises: tuple[str, ...] = ()  # the exceptions the drift raises: a `try` that catches one guards the use
+    whole_client: bool = False  # pairs uses of several client files (a store in one, a read in another)
 
 
 @dataclass

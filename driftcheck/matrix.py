@@ -94,7 +94,8 @@ def _scan_one(task: tuple) -> list[Cell]:
             if spec not in clients:
                 clients[spec] = resolve_client(spec, cache)
             client = clients[spec]
-            options = ScanOptions(cache_dir=cache, use_cache=use_cache, client_vllm=client_vllm, baseline_cache=baselines)
+            options = ScanOptions(cache_dir=cache, use_cache=use_cache, client_vllm=client_vllm, baseline_cache=baselines,
+                                  jobs=1)  # the matrix's own processes already fill the cores
             result = scan(target, [client], options)
         except DriftcheckError as exc:
             out.append(Cell(version, spec, "error", message=exc.one_line()))

@@ -141,6 +141,7 @@ class ZipTree(SourceTree):
         self.label = label or str(self.path)
         try:
             self._zip = zipfile.ZipFile(self.path)
+            self._pid = os.getpid()
             infos = self._zip.infolist()
         except FileNotFoundError:
             raise TargetError(f"{self.path} does not exist") from None
@@ -191,6 +192,8 @@ class ZipTree(SourceTree):
             raise SourceError(f"{self.path}!{rel} is {info.file_size} bytes, too large to be a source file")
         if info.file_size > 1024 * 1024 and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1):
             raise SourceError(f"{self.path}!{rel} inflates {info.file_size // max(info.compress_size, 1)}x: refused as a zip bomb")
+        if self._pid != os.getpid():  # a forked worker: its own file handle (a shared offset garbles reads)
+            self._zip, self._pid = zipfile.ZipFile(self.path), os.getpid()
         try:
             with self._zip.open(info) as fh:
                 data = fh.read(MAX_SOURCE_BYTES + 1)

@@ -1058,6 +1058,21 @@ def _walk_scope(body: list[ast.stmt]):
 
 
 def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
+    usage, analyzers = prepare_client(client, api)
+    for analyzer in list(analyzers.values()):
+        _guarded_phase(lambda a: a.analyse(), analyzer, analyzers, usage)
+    finish_client(usage, api)
+    return usage
+
+
+def finish_client(usage: Usage, api: ApiIndex) -> None:
+    """What needs every file's uses: members the client itself sets on typed objects (rules that read it
+    declare `Rule.whole_client`, so units.py runs them after every file was visited)."""
+    _credit_client_stores(usage, api)
+
+
+def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str, "_FileAnalyzer"]]:
+    """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
     usage = Usage(files=client.files)
     analyzers: dict[str, _FileAnalyzer] = {}
     # Phases over all files: what the client defines and patches anywhere is known before any use is checked.
@@ -1074,10 +1089,7 @@ def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
         analyzer = analyzers.get(module)
         if analyzer is not None:
             analyzer.add_worker_extension(cls_name)
-    for analyzer in list(analyzers.values()):
-        _guarded_phase(lambda a: a.analyse(), analyzer, analyzers, usage)
-    _credit_client_stores(usage, api)
-    return usage
+    return usage, analyzers
 
 
 def _credit_client_stores(usage: Usage, api: ApiIndex) -> None:

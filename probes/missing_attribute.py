@@ -12,12 +12,15 @@ import ast
 
 from driftcheck import bodies
 from driftcheck.api_index import InSubclass, Missing, Resolved, Unknown
-from driftcheck.context import ScanContext
+from driftcheck.context import ScanContext, once_per_client
 from driftcheck.findings import Rule
 
 # No codemod: "similar" names are a hint, not a rename the target proves (DC008, which compares with the
 # client's own vLLM, is the rule that renames), so a DC006 finding never offers one.
-RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error", raises=("AttributeError",))
+# whole_client: a member the client sets in one file exists where another file reads it, and a caller in one
+# file can contradict an annotation in another (usage.finish_client, _caller_contradicts)
+RULE = Rule("DC006", "missing-attribute", "Attribute or method not found on the target's vLLM class", "error",
+            raises=("AttributeError",), whole_client=True)
 
 
 MISMATCH_MIN = 3  # distinct attributes, all absent from the annotated class, before the annotation is doubted
@@ -133,7 +136,7 @@ def check(ctx: ScanContext):
         if isinstance(use.result, Unknown):
             if symbol not in seen_unknown:
                 seen_unknown.add(symbol)
-                yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol)
+                yield once_per_client(ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol))
             continue
         if isinstance(use.result, InSubclass) and not use.store:
             sub = use.result

@@ -10,7 +10,7 @@ the `move-import` fix rewrites the import.
 from __future__ import annotations
 
 from driftcheck.api_index import Missing, Resolved, Unknown
-from driftcheck.context import ScanContext
+from driftcheck.context import ScanContext, once_per_client
 from driftcheck.findings import Rule
 from driftcheck.tbsigs import Signature
 
@@ -76,7 +76,7 @@ def check(ctx: ScanContext):
             symbol = f"{use.module}.{use.attr}"
             if symbol not in unknown_seen:
                 unknown_seen.add(symbol)
-                yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol)
+                yield once_per_client(ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol))
             continue
         if isinstance(use.result, Missing):
             symbol = f"{use.module}.{use.attr}"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 
 from driftcheck.api_index import Resolved
 from driftcheck.bodies import text_index_for
@@ -200,13 +201,8 @@ def _call_sites(ctx: ScanContext, ov: _Override):
         if tree is None:
             continue
         mod = api.module(_module_of(rel))
-        parents: dict[int, ast.AST] = {}
-        for parent in ast.walk(tree):
-            for child in ast.iter_child_nodes(parent):
-                parents[id(child)] = parent
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == ov.name):
-                continue
+        parents, calls = _file_calls(api, rel, tree)
+        for node in calls.get(ov.name, ()):
             recv = node.func.value
             if isinstance(recv, ast.Call):
                 continue  # super().m(...): a vLLM subclass calling its parent, not the client's object
@@ -231,6 +227,26 @@ def _call_sites(ctx: ScanContext, ov: _Override):
                 reaches = isinstance(member, Resolved) and member.owner is not None and member.owner.qualname == ov.owner.qualname
             if reaches:
                 yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls
+
+
+_FILE_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _file_calls(api, rel: str, tree: ast.Module) -> tuple[dict, dict]:
+    """(child id -> parent, method name -> its `x.name(...)` calls in `ast.walk` order) of one target file,
+    walked once per scan however many overrides ask about it."""
+    per_api = _FILE_CALLS.setdefault(api, {})
+    found = per_api.get(rel)
+    if found is None or found[0] is not tree:
+        parents: dict[int, ast.AST] = {}
+        calls: dict[str, list[ast.Call]] = {}
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                parents[id(child)] = parent
+            if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute):
+                calls.setdefault(parent.func.attr, []).append(parent)
+        found = per_api[rel] = (tree, parents, calls)
+    return found[1], found[2]
 
 
 def _vllm_signature(api, ov: _Override):

@@ -46,19 +46,20 @@ def test_planted_pickles_never_run_and_garbage_entries_are_rebuilt(tmp_path):
     fresh = _scan(cache)
     summaries = sorted((cache / "summaries").rglob("*.json"))
     texts = sorted((cache / "text").glob("*.json"))
-    assert summaries and texts, "the scan cached nothing"
+    results = sorted((cache / "units").rglob("*.json"))  # per-file and whole-client results (units.py)
+    assert summaries and texts and results, "the scan cached nothing"
     assert not list(cache.rglob("*.pkl"))
     marker = tmp_path / "PICKLE-RAN"
     trap = pickle.dumps(_Trap(marker), protocol=pickle.HIGHEST_PROTOCOL)
-    for entry in summaries + texts:
+    for entry in summaries + texts + results:
         entry.write_bytes(trap)  # under the name driftcheck reads now
         entry.with_suffix(".pkl").write_bytes(trap)  # and under the name older versions read
     assert _scan(cache) == fresh
     assert not marker.exists(), "a cache entry was unpickled"
-    for entry in summaries + texts:
+    for entry in summaries + texts + results:
         json.loads(entry.read_bytes())  # rebuilt as data
     # garbage JSON, JSON of the wrong shape and a foreign layout are misses too, and are rewritten
-    for i, entry in enumerate(summaries):
+    for i, entry in enumerate(summaries + results):
         entry.write_bytes([b"{not json", b'["0000", [1, 2]]', json.dumps([_codec().layout, ["x"]]).encode()][i % 3])
     assert _scan(cache) == fresh
     for entry in summaries:
