@@ -96,16 +96,35 @@ def _caller_contradicts(ctx: ScanContext, use) -> str | None:
         return None
     owner = _enclosing_class(use.file.tree, fn)
     callee = owner.name if owner is not None and fn.name == "__init__" else fn.name
-    if _defined_names(ctx).get(callee, 0) != 1:
-        return None
+    unique = _defined_names(ctx).get(callee, 0) == 1
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     name = use.node.value.id
     bound = owner is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
     index = params.index(name) - (1 if bound else 0) if name in params else None
     for key, passed, path, line in ctx.usage.passed.get(callee, []):
-        if (key == name or key == index) and not _related(ctx, use.owner, passed):
+        # a name several client files define counts only at callers that import it from this file
+        if (unique or path == use.file.rel or _imports_from(ctx, path, callee, use.file.module)) \
+                and (key == name or key == index) and not _related(ctx, use.owner, passed):
             return f"{path}:{line} passes a `{passed.rsplit('.', 1)[-1]}`"
     return None
+
+
+def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:
+    """Whether client file `path` imports `name` from client module `module` (absolutely or relatively)."""
+    cache = ctx.options.setdefault("_dc006_imports", {})
+    if path not in cache:
+        file = next((f for f in ctx.usage.files if f.rel == path), None)
+        found: set[tuple[str, str]] = set()
+        for node in ast.walk(file.tree) if file is not None else ():
+            if isinstance(node, ast.ImportFrom):
+                base = file.module.split(".")
+                if file.rel.endswith("__init__.py"):
+                    base.append("")  # a package's relative imports start at the package itself
+                source = ".".join(base[:len(base) - node.level] + ([node.module] if node.module else [])) if node.level \
+                    else node.module or ""
+                found |= {(source, a.name) for a in node.names}
+        cache[path] = found
+    return (module, name) in cache[path]
 
 
 def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:

@@ -761,3 +761,39 @@ def test_a_function_behind_a_third_party_decorator_is_not_checked(tmp_path):
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC003"])
     assert sorted(f.symbol for f in _errors(result)) == ["vllm.kernels.plain(n_splits=)", "vllm.kernels.wrapped(n_splits=)"]
+
+
+def test_a_caller_that_imports_one_of_several_same_named_functions_is_evidence(tmp_path):
+    """vLLM 0.29.0 models/utils.py `get_spec_layer_idx_from_weight_name(config: "ModelConfig", ...)` is called by
+    34 model files with the Hugging Face config; another file defines a function of the same name."""
+    vllm = {"vllm/config.py": """
+        from transformers import PretrainedConfig
+
+        class ModelConfig:
+            def __init__(self):
+                self.hf_config: PretrainedConfig = load()
+    """}
+    client = {"vllm/models/utils.py": """
+        from vllm.config import ModelConfig
+
+        def spec_layer(config: "ModelConfig", name):
+            return config.num_hidden_layers
+    """, "vllm/models/other.py": """
+        from vllm.config import ModelConfig
+
+        def spec_layer(config, name):
+            return 0
+    """, "vllm/models/deepseek.py": """
+        from vllm.config import ModelConfig
+        from .utils import spec_layer
+
+        class Model:
+            def __init__(self, model_config: ModelConfig):
+                self.config = model_config.hf_config
+
+            def load(self, name):
+                return spec_layer(self.config, name)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert _errors(result) == []
+    assert [f.symbol for f in result.findings if f.details.get("annotation_doubted")] == ["vllm.config.ModelConfig.num_hidden_layers"]
