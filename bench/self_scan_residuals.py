@@ -43,10 +43,6 @@ VERDICTS = {
         "annotation-mismatch", "check_moe_marlin_supports_layer(layer: LinearBase, ...) is called with FusedMoE layers"),
     "vllm.distributed.device_communicators.base_device_communicator.All2AllManagerBase.prepare_workspace": (
         "latent-bug", "no class of the All2AllManagerBase hierarchy defines prepare_workspace in this release"),
-    "vllm.model_executor.layers.logits_processor.LogitsProcessor.base_layer": (
-        "annotation-mismatch", "InklingLogitsProcessor._lora_forward is called unbound with the LoRA wrapper as self "
-        "(`type(self.base_layer)._lora_forward(self, ...)`): its `self` is not a LogitsProcessor, and the wrapper has "
-        "base_layer"),
     "start_profile": ("latent-bug", "v0 ExecutorBase.start_profile sends collective_rpc('start_profile'); the workers "
                                     "of this release define profile(is_start), not start_profile"),
     "stop_profile": ("latent-bug", "as start_profile"),
@@ -54,18 +50,25 @@ VERDICTS = {
                                  "collective_rpc('reinitialize_distributed'); no worker class of this release defines it "
                                  "(only EngineCore and the executors do)"),
 }
-OUTSIDE_ASSIGNED = ("false-positive", "the attribute is set on the object by other code (a metadata builder, the runner); "
-                    "driftcheck only credits such assignments to nn.Module objects, to keep recall elsewhere")
-VERDICTS.update({
-    "vllm.model_executor.layers.attention.mla_attention.MLACommonPrefillMetadata." + name: OUTSIDE_ASSIGNED
-    for name in ("req_to_token", "req_pool_indices", "cpu_seq_lens", "extend_seq_lens", "extend_start_loc", "max_len_extend")
-})
-VERDICTS["vllm.v1.worker.lora_model_runner_mixin.LoRAModelRunnerMixin.jit_warmup_registry"] = OUTSIDE_ASSIGNED
 for _name in ("physical_to_logical_map", "logical_replica_count"):
     VERDICTS[f"vllm.distributed.eplb.eplb_state.EplbState.{_name}"] = (
         "latent-bug", "Worker reads model_runner.eplb_state.<name>, which moved to EplbModelState; vLLM's own line carries "
         "`# type: ignore[attr-defined]`")
-VERDICTS["vllm.kernels.helion.case_key.CaseKey.shape"] = ("unverified", "not triaged yet")
+VERDICTS.update({  # triaged by reading both sides (docs/triage/2026-12-01-self-scans-0.14-0.33.md)
+    "vllm.sequence.IntermediateTensors.get": (
+        "latent-bug", "gemma4 calls intermediate_tensors.get(...); IntermediateTensors (a dataclass with __getitem__) "
+        "has no get: AttributeError on every pipeline rank but the first (fixed by 0.29: intermediate_tensors[...])"),
+    "reinitialize_distributed": (
+        "latent-bug", "RayDistributedExecutor.reinitialize_distributed sends collective_rpc('reinitialize_distributed'); "
+        "no worker defines it after the elastic-EP refactor, and nothing calls the executor method any more"),
+    "vllm.third_party.tml_fa4.pipeline.CooperativeGroup": (
+        "latent-bug", "tml_fa4/pipeline.py imports only PipelineState, PipelineUserType, NamedBarrier and the Pipeline* "
+        "classes from cutlass.pipeline: no CooperativeGroup/Agent (branch taken only with use_combine_semaphore=True)"),
+    "vllm.third_party.tml_fa4.pipeline.Agent": ("latent-bug", "as CooperativeGroup"),
+    "vllm.third_party.tml_fa4.seqlen_info.SeqlenInfoQK(padded_offset_q_unscaled=)": (
+        "latent-bug", "SeqlenInfoQK is a frozen dataclass whose field padded_offset_q_unscaled has no default; mask.py "
+        "builds it without that field (SM100 head-dim-256 kernels)"),
+})
 ANNOTATED_AS_MODEL_CONFIG = ("annotation-mismatch", "step3 / kda layers annotate `config: ModelConfig` but receive the "
                              "Hugging Face model config, which has these fields")
 

@@ -739,18 +739,55 @@ class ApiIndex:
             expr = resolved.func.returns
         elif resolved.kind == "attribute":
             expr = resolved.type_expr
+            if expr and scope is not None and "self." in expr:
+                kinds = self.possible_types(resolved)  # built by a factory method: one class, or none
+                return kinds[0] if len(kinds) == 1 else None
         if not expr or scope is None:
             return None
         return self.class_from_annotation(scope, expr)
 
     def possible_types(self, resolved: Resolved) -> list[Resolved]:
-        """Each class an attribute may hold: its one type, or every class of `A | B` (assigned in different places)."""
+        """Each class an attribute may hold: its one type, every class of `A | B` (assigned in different places),
+        or each class a factory method builds (`self.model_runner: V1 = self._make_model_runner()` returning V2 or V1)."""
         expr = resolved.type_expr if resolved.kind == "attribute" else None
         if not expr or resolved.module is None:
             one = self.type_of(resolved)
             return [one] if one else []
-        found = [self.class_from_annotation(resolved.module, part) for part in split_union(expr)]
-        return [c for c in found if c is not None]
+        out: dict[str, Resolved] = {}
+        for part in split_union(expr):
+            for c in self._classes_of(resolved, part):
+                out.setdefault(c.qualname, c)
+        return list(out.values())
+
+    def _classes_of(self, resolved: Resolved, part: str) -> list[Resolved]:
+        built = _BUILT.fullmatch(part.strip())
+        if built and built.group(1).startswith("self.") and resolved.owner is not None:
+            factory = self.class_member(resolved.owner, built.group(1)[len("self."):])
+            made = self._built_by(factory) if isinstance(factory, Resolved) else []
+            if made:
+                return made
+            part = built.group(2)
+        c = self.class_from_annotation(resolved.module, part)
+        return [c] if c is not None else []
+
+    def _built_by(self, factory: Resolved) -> list[Resolved]:
+        """The classes a function's `return X(...)` statements build."""
+        if factory.func is None or factory.module is None:
+            return []
+        out = []
+        for name in factory.func.returns_built:
+            if ":" in name:
+                source, _, short = name.partition(":")
+                level = len(source) - len(source.lstrip("."))
+                package = factory.module.name.split(".") if factory.module.is_package else factory.module.name.split(".")[:-1]
+                base = ".".join(package[:len(package) - level + 1]) if level else ""
+                mod = source.lstrip(".")
+                found = self.resolve(".".join(p for p in (base, mod, short) if p))
+            else:
+                found = self.resolve_in_scope(factory.module, name)
+            if isinstance(found, Resolved) and found.kind == "class":
+                out.append(found)
+        return out
 
     def foreign_type(self, resolved: Resolved) -> str | None:
         """The class outside vLLM an attribute is annotated or built with (`hf_config: PretrainedConfig`), if one."""

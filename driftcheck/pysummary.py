@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 11  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 12  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -43,6 +43,9 @@ class FunctionInfo:
     # callables whose result it returns (`return tilelang.jit(...)(fn)` -> "tilelang.jit"): used as a
     # decorator, the decorated function becomes what they make
     hands_back: list[str] = field(default_factory=list)
+    # classes its `return X(...)` statements build: "Name.attr" as written, or ".pkg.mod:Name" for a name the
+    # function imports itself (`from vllm.v1.worker.gpu.model_runner import GPUModelRunner as V2; return V2(...)`)
+    returns_built: list[str] = field(default_factory=list)
 
     @property
     def is_static(self) -> bool:
@@ -333,7 +336,22 @@ def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, 
         wraps_dataclass=wraps,
         decorator_sets=_decorator_sets(node),
         hands_back=_hands_back(node),
+        returns_built=_returns_built(node),
     )
+
+
+def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    local: dict[str, str] = {}
+    built: list[str] = []
+    for stmt in _walk_statements(fn):
+        if isinstance(stmt, ast.ImportFrom):
+            for a in stmt.names:
+                local[a.asname or a.name] = f"{'.' * stmt.level}{stmt.module or ''}:{a.name}"
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
+            name = _dotted(stmt.value.func)
+            if name and name.rsplit(".", 1)[-1][:1].isupper():  # a class, by the naming convention vLLM keeps
+                built.append(name)
+    return list(dict.fromkeys(local.get(b, b) for b in built))  # in the order the returns come
 
 
 def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

@@ -491,11 +491,38 @@ class _FileAnalyzer:
                     members |= self.client_members(name, _seen | {cls_name})
         return members
 
-    def _declared_value(self, node: ast.AnnAssign, env: dict) -> object:
+    def _declared_value(self, node: ast.AnnAssign, env: dict, cls_name: str) -> object:
         """`self.x: A = B(...)` holds a B whatever the annotation says (it may not hold:
-        `self.model_runner: GPUModelRunner = GPUModelRunnerV2(...)  # type: ignore`); A when B is not a class."""
-        built = self.infer(node.value, env) if isinstance(node.value, ast.Call) else None
-        return built if isinstance(built, Instance) else self._annotation_value(node.annotation)
+        `self.model_runner: GPUModelRunner = GPUModelRunnerV2(...)  # type: ignore`); A when B is not a class.
+        `self.x: A = self.make()` holds what the client's `make` returns: no one type when it builds several."""
+        call = node.value if isinstance(node.value, ast.Call) else None
+        built = self.infer(call, env) if call is not None else None
+        if isinstance(built, Instance):
+            return built
+        func = call.func if call is not None else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            made = self._returned_instances(cls_name, func.attr)
+            if len(made) > 1:
+                return None
+            if made:
+                return made[0]
+        return self._annotation_value(node.annotation)
+
+    def _returned_instances(self, cls_name: str, method: str) -> list[Instance]:
+        """The vLLM classes a client method's `return X(...)` statements build (distinct, in order)."""
+        cls = self.classes.get(cls_name)
+        fn = next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == method),
+                  None) if cls is not None else None
+        if fn is None:
+            return []
+        env = self.build_env(fn, self.module_env, cls_name)
+        out: list[Instance] = []
+        for node in self._scope(fn.body):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
+                value = self.infer(node.value, env)
+                if isinstance(value, Instance) and all(v.cls.qualname != value.cls.qualname for v in out):
+                    out.append(value)
+        return out
 
     def _annotation_value(self, annotation: ast.expr) -> object:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -644,7 +671,7 @@ class _FileAnalyzer:
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first:
                                 self.client_class_members[name].add(t.attr)
                                 if isinstance(node, ast.AnnAssign):
-                                    value = self._declared_value(node, env)
+                                    value = self._declared_value(node, env, name)
                                 else:
                                     value = self.infer(value_node, env)
                                 previous = types.get(t.attr)

@@ -144,6 +144,19 @@ def _mro_names(api, cls: Resolved) -> set[str]:
     return {c.qualname for c in order}
 
 
+def _receiver_classes(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, recv: ast.expr) -> list[Resolved]:
+    """Each class the receiver may be (`self.model_runner`, built by a factory, is either runner)."""
+    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and scope_cls is not None and fn is not None:
+        args = getattr(fn, "args", None)
+        params = (args.posonlyargs + args.args) if args is not None else []
+        if params and recv.value.id == params[0].arg:
+            member = api.class_member(scope_cls, recv.attr)
+            if isinstance(member, Resolved) and member.kind == "attribute":
+                return api.possible_types(member)
+    one = _receiver_class(api, mod, scope_cls, fn, recv)
+    return [one] if one is not None else []
+
+
 def _receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, recv: ast.expr) -> Resolved | None:
     """The vLLM class a receiver is typed as: self, an annotated parameter, a typed self attribute."""
     args = (fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
@@ -218,15 +231,14 @@ def _call_sites(ctx: ScanContext, ov: _Override):
             scope_cls = None
             if cls_node is not None and mod is not None and cls_node.name in mod.classes and parents.get(id(cls_node)) is tree:
                 scope_cls = _class(api, f"{mod.name}.{cls_node.name}")
-            typed = _receiver_class(api, mod, scope_cls, fn, recv)
-            if typed is None:
-                continue
-            reaches = typed.qualname in holders
-            if not reaches and ov.how == "patch" and ov.owner.qualname in _mro_names(api, typed):
-                member = api.class_member(typed, ov.name)
-                reaches = isinstance(member, Resolved) and member.owner is not None and member.owner.qualname == ov.owner.qualname
-            if reaches:
-                yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls
+            for typed in _receiver_classes(api, mod, scope_cls, fn, recv):
+                reaches = typed.qualname in holders
+                if not reaches and ov.how == "patch" and ov.owner.qualname in _mro_names(api, typed):
+                    member = api.class_member(typed, ov.name)
+                    reaches = isinstance(member, Resolved) and member.owner is not None and member.owner.qualname == ov.owner.qualname
+                if reaches:
+                    yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls
+                    break
 
 
 _FILE_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

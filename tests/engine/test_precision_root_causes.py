@@ -797,3 +797,36 @@ def test_a_caller_that_imports_one_of_several_same_named_functions_is_evidence(t
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert _errors(result) == []
     assert [f.symbol for f in result.findings if f.details.get("annotation_doubted")] == ["vllm.config.ModelConfig.num_hidden_layers"]
+
+
+FACTORY_WORKER = """
+    from vllm.runner_v1 import GPUModelRunner
+
+    class Worker:
+        def __init__(self, v2):
+            self.v2 = v2
+            self.model_runner: GPUModelRunner = self._make_model_runner()
+
+        def _make_model_runner(self) -> "GPUModelRunner":
+            if self.v2:
+                from vllm.runner_v2 import GPUModelRunner as GPUModelRunnerV2
+                return GPUModelRunnerV2()  # type: ignore
+            return GPUModelRunner()
+
+        def dummy(self):
+            self.model_runner.execute_model(None, dummy_run=True)
+"""
+
+
+def test_an_attribute_a_factory_method_builds_holds_each_class_it_returns(tmp_path):
+    """vLLM 0.32.0 gpu_worker.py: `self.model_runner: GPUModelRunner = self._make_model_runner()`, which returns the
+    V2 runner (a different class of the same name) or the V1 one."""
+    runners = {k: v for k, v in RUNNERS.items() if k != "vllm/worker.py"}
+    inside = scan_trees(tmp_path / "inside", runners, {"vllm/worker.py": FACTORY_WORKER}, only=["DC003"])
+    outside = scan_trees(tmp_path / "outside", {**runners, "vllm/worker.py": FACTORY_WORKER}, {"plugin.py": """
+        from vllm.worker import Worker
+
+        def warm(worker: Worker):
+            worker.model_runner.execute_model(None, dummy_run=True)
+    """}, only=["DC003"])
+    assert _errors(inside) == [] and _errors(outside) == []
