@@ -56,6 +56,20 @@ class ClientSource:
                 return f
         return None
 
+    def module_tree(self, module: str) -> tuple[ast.Module, bool] | None:
+        """Any client module's AST and whether it is a package, whether or not it imports vLLM
+        (`worker_extension_cls` may name a package whose `__init__.py` only re-exports the class)."""
+        base = module.replace(".", "/")
+        for rel, package in ((f"{base}.py", False), (f"{base}/__init__.py", True)):
+            file = next((f for f in self.files if f.rel == rel), None)
+            if file is not None:
+                return file.tree, package
+            try:
+                return ast.parse(self.tree.read_text(rel)), package
+            except Exception:  # absent, unreadable or not Python: not this one
+                continue
+        return None
+
     def launch_files(self) -> list[LaunchFile]:
         """Files that may launch vLLM or build its configs, read once on first use: every other rule sees
         `files` (the ones importing vLLM) only."""

@@ -875,13 +875,25 @@ class _FileAnalyzer:
             self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, UnboundMethod):
             self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only, self._driven))
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc":
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc" and not self._own_dispatch(node.func.value, env):
             method = None
             first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "method"), None)
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 method = first.value
             urr = any(k.arg == "unique_reply_rank" for k in node.keywords)
             self.usage.rpcs.append(RpcUse(loc, method, node, self.file, urr))
+
+    def _own_dispatch(self, receiver: ast.expr, env: dict) -> bool:
+        """`self.collective_rpc(...)` in a client class that defines `collective_rpc` itself and derives from no
+        vLLM class: it dispatches to the client's own workers, not vLLM's (vLLM's own executors, scanned as a
+        client, are vLLM classes and still checked)."""
+        value = self.infer(receiver, env)
+        if not isinstance(value, ClientSelf) or "collective_rpc" not in self.client_members(value.cls_name):
+            return False
+        if self.client_class_vllm_bases.get(value.cls_name):
+            return False
+        own = self.api.resolve(f"{self.file.module}.{value.cls_name}") if self.file.module.split(".")[0] == self.package else None
+        return not (isinstance(own, Resolved) and own.kind == "class")
 
     def _visit_attribute(self, node: ast.Attribute, env: dict, runtime_only: bool) -> None:
         base = self.infer(node.value, env)

@@ -9,6 +9,8 @@ target's worker classes (`vllm/v1/worker/*worker*.py`) and on the client's own w
 
 from __future__ import annotations
 
+import ast
+
 from driftcheck.api_index import Resolved
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
@@ -40,19 +42,51 @@ def worker_classes(ctx: ScanContext) -> list[Resolved]:
     return out
 
 
-def _client_extension_methods(ctx: ScanContext) -> set[str]:
-    import ast
-
+def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[str]]:
+    """The methods of the client's worker extensions, and the dotted paths that could not be read."""
     names: set[str] = set()
+    unread: list[str] = []
     for dotted, _loc in ctx.usage.worker_extensions:
-        module, _, cls_name = dotted.rpartition(".")
-        file = ctx.client.by_module(module)
-        if file is None:
-            continue
-        for node in file.tree.body:
-            if isinstance(node, ast.ClassDef) and node.name == cls_name:
-                names.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return names
+        found = _class_methods(ctx, dotted, 0)
+        if found is None:
+            unread.append(dotted)
+        else:
+            names |= found
+    return names, unread
+
+
+def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None:
+    """Methods of the client class `pkg.mod.Class`, following `from x import Class` re-exports and client bases,
+    as `resolve_obj_by_qualname` imports it; None when it cannot be read."""
+    module, _, cls_name = dotted.rpartition(".")
+    found = ctx.client.module_tree(module) if module and depth < 8 else None
+    if found is None:
+        return None
+    tree, is_package = found
+    imported = _imported_names(tree, module, is_package)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls_name:
+            names = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            for base in node.bases:  # client bases add their methods (a vLLM base is a worker class already)
+                if isinstance(base, ast.Name) and base.id in imported:
+                    names |= _class_methods(ctx, imported[base.id], depth + 1) or set()
+            return names
+    if cls_name in imported:
+        return _class_methods(ctx, imported[cls_name], depth + 1)
+    return None
+
+
+def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """name -> dotted path of what `from x import name` binds at the top of a module."""
+    out: dict[str, str] = {}
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            source = ".".join(base + ([node.module] if node.module else []))
+            for a in node.names:
+                out[a.asname or a.name] = f"{source}.{a.name}"
+    return out
 
 
 def check(ctx: ScanContext):
@@ -66,7 +100,7 @@ def check(ctx: ScanContext):
         for r in rpcs:
             yield ctx.unknown(RULE, f"no worker classes found in {ctx.version_label()} to check `{r.method}` against", r.loc, r.method)
         return
-    extension = _client_extension_methods(ctx)
+    extension, unread = _client_extension_methods(ctx)
     for w in workers:  # a platform plugin's own worker (a client subclass of a vLLM worker) serves its methods too
         for c in ctx.api.mro(w)[0]:
             extension.update(ctx.usage.subclass_members.get(c.qualname, {}))
@@ -84,5 +118,9 @@ def check(ctx: ScanContext):
                    "AttributeError inside the workers after the model has loaded.")
         if unknown and len(unknown) == len(workers):
             yield ctx.unknown(RULE, message, r.loc, r.method)
+            continue
+        if unread:  # the client's own extension may define it
+            yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension {unread[0]} named by "
+                              "the client could not be read", r.loc, r.method)
             continue
         yield ctx.finding(RULE, message, r.loc, ctx.location_of(workers[0]), r.method, when="call")

@@ -1,0 +1,63 @@
+"""Shapes of code from real plugins driftcheck was not tuned on, each of which runs and was reported broken.
+
+Each case in tests/fixtures/plugin_shapes/<CASE>/ is a tiny fake vLLM (`vllm_src/`) and a client (`client/`,
+with a `main.py` that exercises it) reduced from a false error found in arctic-inference 0.2.0, vllm-spyre
+1.10.0, tpu-inference 0.32.0, vllm-omni 0.30.0 or vllm-beam-search-plugin 0.1.5 at the vLLM each declares
+(docs/triage/2026-12-01-unseen-plugins.md has the triage, with the plugin lines). Two checks per case: Python
+runs the client against the fake vLLM (so the code really works), and driftcheck reports no error for it.
+Cases whose cause is still open are strict xfails: fixing one makes its test pass and the xfail fail.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from driftcheck.engine import ScanOptions, scan
+from driftcheck.targets import resolve_client, resolve_vllm
+
+CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
+
+OPEN = {  # case -> the cause not fixed yet
+    "E_caller_guard": "the guard sits in the caller, around the call of the function that holds the use",
+    "F_dc101_no_dataflow": "DC101 pairs any Request(...) with any CacheConfig(...) without data flow",
+    "H_sysmodules_class_swap": "a class swapped into every loaded vllm module by a sys.modules loop",
+    "J_hasattr_else_fallback": "the else branch of `if hasattr(mod, 'New')` falls back to a different name",
+    "K_except_typeerror_fallback": "a legacy retry inside `except TypeError:` after a call that fits",
+    "L_chain_store_credit": "a member stored through an untyped attribute chain",
+    "M_version_dispatched_vendored": "vendored copies chosen by import_module on vllm.__version_tuple__",
+    "N_dc108_client_sets_layout": "DC108's precondition met by the client's own assignment",
+    "C_dc103_client_super": "DC103 on an execute_model that is the client's own",
+    "D_dc103_delegating_override": "DC103 on a pass-through execute_model override",
+    "G_patched_module_attr_fromimport": "a module attribute the client patches, imported by name",
+    "I_declared_base_mixin_member": "members a client subclass inherits from a client grandparent",
+}
+
+
+def _cases() -> list:
+    out = []
+    for case in sorted(p.name for p in CASES.iterdir() if p.is_dir()):
+        marks = [pytest.mark.xfail(strict=True, reason=OPEN[case])] if case in OPEN else []
+        out.append(pytest.param(case, marks=marks, id=case))
+    return out
+
+
+def test_every_case_runs_in_python():
+    for case in sorted(p for p in CASES.iterdir() if p.is_dir()):
+        env = {**os.environ, "PYTHONPATH": f"{case / 'vllm_src'}{os.pathsep}{case / 'client'}"}
+        done = subprocess.run([sys.executable, "main.py"], cwd=case / "client", env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{case.name}: {done.stderr[-400:]}"
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_no_error_on_code_that_runs(case, tmp_path):
+    root = CASES / case
+    result = scan(resolve_vllm(str(root / "vllm_src"), tmp_path), [resolve_client(str(root / "client"), tmp_path)],
+                  ScanOptions(cache_dir=tmp_path, use_cache=False))
+    assert result.internal_errors == []
+    errors = [f"{f.rule} {f.client.path}:{f.client.line} {f.message[:120]}" for f in result.findings if f.severity == "error"]
+    assert errors == []
