@@ -114,6 +114,8 @@ class Usage:
     # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach
     client_overrides: dict[str, dict[str, list]] = field(default_factory=dict)
     client_subclass_members: dict[str, set[str]] = field(default_factory=dict)  # client class -> its subclasses' members
+    # client class "module.Name" -> (its own members, the dotted names of its bases): ancestors across files
+    client_class_table: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict)
     # method name -> (file, line) of a call `type(x).m(obj, ...)`: its `self` may be an object of another class
     unbound_called: dict[str, tuple[str, int]] = field(default_factory=dict)
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
@@ -763,25 +765,51 @@ class _FileAnalyzer:
         self.client_class_vllm_bases[name] = [cls]
         return name
 
+    def _base_label(self, base: ast.expr) -> str | None:
+        """A base as "module.Name": a class of this file, or a name imported from another module."""
+        dotted = _base_name(base) or ""
+        first = dotted.split(".")[0]
+        if dotted in self.classes:
+            return f"{self.file.module}.{dotted}"
+        if first in self.foreign:
+            return f"{self.foreign[first]}.{dotted}" if self.foreign[first] else dotted
+        return None
+
+    def _inherited_members(self, name: str) -> set[str]:
+        """A client class's members with those of its client ancestors in any file (`class AsyncOmni(AsyncOmniBase,
+        EngineClient)` where AsyncOmniBase derives from OmniBase, defined in a third file)."""
+        out = set(self.client_members(name))
+        todo = [b for b in (self._base_label(b) for b in self.classes[name].bases) if b]
+        seen: set[str] = set()
+        while todo:
+            label = todo.pop()
+            if label in seen or len(seen) > 50:
+                continue
+            seen.add(label)
+            own, bases = self.usage.client_class_table.get(label, (set(), []))
+            out |= own
+            todo += bases
+        return out
+
+    def record_client_classes(self) -> None:
+        for name, cls in self.classes.items():
+            self.usage.client_class_table[f"{self.file.module}.{name}"] = (
+                set(self.client_members(name)), [b for b in (self._base_label(b) for b in cls.bases) if b])
+
     def register_subclasses(self) -> None:
         """Members client subclasses add to vLLM classes: a value typed as the base may be one of them."""
         for name, cls in self.classes.items():
             label = f"{self.file.module}.{name}"
             for base in cls.bases:  # and to the client's own classes, across files (template methods)
-                dotted = _base_name(base) or ""
-                first = dotted.split(".")[0]
-                if dotted in self.classes:
-                    base_label = f"{self.file.module}.{dotted}"
-                elif first in self.foreign:
-                    base_label = f"{self.foreign[first]}.{dotted}" if self.foreign[first] else dotted
-                else:
-                    continue
-                self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
+                base_label = self._base_label(base)
+                if base_label is not None:
+                    self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
+            inherited = self._inherited_members(name) if self.client_class_vllm_bases.get(name) else set()
             for vbase in self.client_class_vllm_bases.get(name, []):
                 order, _, _ = self.api.mro(vbase)
                 for c in order:
                     table = self.usage.subclass_members.setdefault(c.qualname, {})
-                    for member in self.client_members(name):
+                    for member in inherited:
                         table.setdefault(member, (label, self.file.rel, cls.lineno))
                     overrides = self.usage.client_overrides.setdefault(c.qualname, {})
                     for stmt in cls.body:
@@ -1116,7 +1144,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     analyzers: dict[str, _FileAnalyzer] = {}
     # Phases over all files: what the client defines and patches anywhere is known before any use is checked.
     phases = [lambda a: a.collect_imports(), lambda a: a.collect_patches(), lambda a: a.prepare_classes(),
-              lambda a: a.register_subclasses(), lambda a: a.collect_worker_extensions()]
+              lambda a: a.record_client_classes(), lambda a: a.register_subclasses(), lambda a: a.collect_worker_extensions()]
     for file in client.files:
         analyzers[file.module] = _FileAnalyzer(api, file, usage, api.package)
     for phase in phases:

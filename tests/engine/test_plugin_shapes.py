@@ -31,10 +31,7 @@ OPEN = {  # case -> the cause not fixed yet
     "L_chain_store_credit": "a member stored through an untyped attribute chain",
     "M_version_dispatched_vendored": "vendored copies chosen by import_module on vllm.__version_tuple__",
     "N_dc108_client_sets_layout": "DC108's precondition met by the client's own assignment",
-    "C_dc103_client_super": "DC103 on an execute_model that is the client's own",
-    "D_dc103_delegating_override": "DC103 on a pass-through execute_model override",
     "G_patched_module_attr_fromimport": "a module attribute the client patches, imported by name",
-    "I_declared_base_mixin_member": "members a client subclass inherits from a client grandparent",
 }
 
 
