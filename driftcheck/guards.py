@@ -24,7 +24,7 @@ _VERSION_WORD = re.compile(r"version", re.I)
 class Guard:
     start: int
     end: int
-    kind: str  # try | hasattr | version | isinstance
+    kind: str  # try | fallback | hasattr | version | isinstance
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks
@@ -35,14 +35,17 @@ class Guard:
         if self.kind == "hasattr" and self.names:
             # `if not hasattr(layer, "kv_cache"): continue` guards uses of kv_cache, not every line after it
             return any(re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
-        if self.kind != "try":
+        if self.kind not in ("try", "fallback"):
             return True
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
         if self.kind == "try":
-            names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
             return f"inside a try (line {self.line}) that catches {names}"
+        if self.kind == "fallback":
+            # `try: new_call() except TypeError: legacy_call()`: runs only where the try body failed
+            return f"in the `except {names}` fallback of a try (line {self.line}), which runs only if its body failed"
         return {"hasattr": "under a hasattr/getattr check", "version": "under a vLLM version check",
                 "isinstance": "under an isinstance check"}[self.kind] + f" (line {self.line})"
 
@@ -98,6 +101,7 @@ def _test_kind(test: ast.expr) -> str | None:
 
 def guards_of(tree: ast.AST) -> list[Guard]:
     out: list[Guard] = []
+    imported = _imported_names(tree)
     for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             catches: set[str] = set()
@@ -107,6 +111,11 @@ def guards_of(tree: ast.AST) -> list[Guard]:
             if catches and node.body:
                 start, end = _span(node.body)
                 out.append(Guard(start, end, "try", frozenset(catches), node.lineno))
+            for h in node.handlers:
+                names = _handler_names(h)
+                if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
+                    start, end = _span(h.body)
+                    out.append(Guard(start, end, "fallback", frozenset(names), node.lineno))
         elif isinstance(node, (ast.If, ast.IfExp)):
             kind = _test_kind(node.test)
             if kind is None:
@@ -120,14 +129,27 @@ def guards_of(tree: ast.AST) -> list[Guard]:
             # the test itself reads the attribute it checks; the branches hold the two answers
             branches = [node.body] + ([node.orelse] if node.orelse and kind != "isinstance" else [])
             names = _checked_names(node.test)
+            probes_module = kind == "hasattr" and _tests_imported_module(node.test, imported)
             out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names))
             for body in branches:
                 start, end = _span(body)
                 # the branch taken when `hasattr(x, "a")` holds runs on the vLLM that has `a` (and what came
                 # with it): all of it is guarded; the other branch only for the names checked
-                out.append(Guard(start, end, kind, frozenset(), node.lineno,
-                                 frozenset() if body is node.body and not _negated(node.test) else names))
+                # ...and `if hasattr(vllm_module, "New"): ... else: vllm_module.Old` is a version switch: its other
+                # branch is the client's code for the vLLM without `New`, whatever it uses
+                whole = (body is node.body and not _negated(node.test)) or probes_module
+                out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names))
     return out + _early_exit_guards(tree)
+
+
+def _imported_names(tree: ast.AST) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for n in nodes_of(tree, ast.Import, ast.ImportFrom) for a in n.names}
+
+
+def _tests_imported_module(test: ast.expr, imported: set[str]) -> bool:
+    """`hasattr(fused_moe, "X")` where `fused_moe` is a name the file imports (a module, not an object)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and n.args
+               and isinstance(n.args[0], ast.Name) and n.args[0].id in imported for n in ast.walk(test))
 
 
 def _early_exit_guards(tree: ast.AST) -> list[Guard]:

@@ -1170,6 +1170,7 @@ def _credit_client_stores(usage: Usage, api: ApiIndex) -> None:
         if use.store and isinstance(use.result, Missing):
             typed.setdefault(use.attr, []).append(use)
     by_name: dict[str, set[tuple[str, str]]] = {}  # file -> {(variable, attribute)} it assigns
+    chained: dict[tuple[str, str], str] | None = None  # (last receiver attribute, attribute) -> where, in any file
     for use in usage.attrs:
         if use.store or not isinstance(use.result, Missing):
             continue
@@ -1179,6 +1180,11 @@ def _credit_client_stores(usage: Usage, api: ApiIndex) -> None:
                 by_name[use.file.rel] = _named_stores(use.file.tree)
             if (use.node.value.id, use.attr) in by_name[use.file.rel]:
                 made = f"{use.file.rel} assigns {use.node.value.id}.{use.attr}"
+        elif made is None and isinstance(use.node.value, ast.Attribute):
+            # `vllm_config.scheduler_config._original_cls = ...` in a platform hook that types vllm_config as Any
+            if chained is None:
+                chained = _chained_stores(usage.files)
+            made = chained.get((use.node.value.attr, use.attr))
         if made is not None:
             use.result = External(f"client-set.{use.owner.qualname}.{use.attr} ({made})")
 
@@ -1189,6 +1195,16 @@ def _typed_store(use: AttrUse, stores, api: ApiIndex) -> str | None:
         if store.owner.qualname in mro or use.owner.qualname in {c.qualname for c in api.mro(store.owner)[0]}:
             return f"{store.loc.path}:{store.loc.line}"
     return None
+
+
+def _chained_stores(files) -> dict[tuple[str, str], str]:
+    out: dict[tuple[str, str], str] = {}
+    for file in files:
+        for node in nodes_of(file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute):
+                    out.setdefault((target.value.attr, target.attr), f"{file.rel}:{node.lineno}")
+    return out
 
 
 def _named_stores(tree: ast.AST) -> set[tuple[str, str]]:

@@ -58,6 +58,14 @@ def check(ctx: ScanContext):
             continue
         if not isinstance(result, Missing):
             continue
+        if (imp.module, imp.name) in ctx.usage.patched:
+            if imp.runtime_only:
+                continue  # the client sets it on the module (`parallel_state._SP = ...`) before such code runs
+            yield ctx.finding(
+                RULE, f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}; the client sets it on that "
+                "module itself, so this import-time import works only if that assignment ran first.",
+                imp.loc, ctx.vllm_location(mod.path, 1), symbol, when="import", severity="warning", fix=False)
+            continue
         moved = _moved_to(ctx, imp.name)
         message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
         message += " when this function runs." if imp.runtime_only else " at import time."

@@ -73,7 +73,13 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
             return names
     if cls_name in imported:
         return _class_methods(ctx, imported[cls_name], depth + 1)
-    return None
+    for node in tree.body:  # bound some other way (`Ext = make()`, `from x import *`): cannot tell
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == cls_name for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            return None
+    return set()  # the module has no such class: the extension adds nothing
 
 
 def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:

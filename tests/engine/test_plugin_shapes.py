@@ -26,12 +26,8 @@ OPEN = {  # case -> the cause not fixed yet
     "E_caller_guard": "the guard sits in the caller, around the call of the function that holds the use",
     "F_dc101_no_dataflow": "DC101 pairs any Request(...) with any CacheConfig(...) without data flow",
     "H_sysmodules_class_swap": "a class swapped into every loaded vllm module by a sys.modules loop",
-    "J_hasattr_else_fallback": "the else branch of `if hasattr(mod, 'New')` falls back to a different name",
-    "K_except_typeerror_fallback": "a legacy retry inside `except TypeError:` after a call that fits",
-    "L_chain_store_credit": "a member stored through an untyped attribute chain",
     "M_version_dispatched_vendored": "vendored copies chosen by import_module on vllm.__version_tuple__",
     "N_dc108_client_sets_layout": "DC108's precondition met by the client's own assignment",
-    "G_patched_module_attr_fromimport": "a module attribute the client patches, imported by name",
 }
 
 
