@@ -234,3 +234,27 @@ def engine_call_site(api, name: str) -> tuple[str, int] | None:
                 continue
             return rel, data.count(b"\n", 0, m.start()) + 1
     return None
+
+
+def setup_assigns(api, name: str) -> set[str]:
+    """The attributes vLLM's setup function `name` assigns (`resolve_kv_cache_layout` sets
+    `cache_config.kv_cache_layout`): a client that assigns one of them itself may have done the setup."""
+    index = bodies.text_index_for(api)
+
+    def compute():
+        out: set[str] = set()
+        for rel in index.files_mentioning(name):
+            data = index.blob(rel)
+            if f"def {name}(".encode() not in data:
+                continue
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError):
+                continue
+            for fn in ast.walk(tree):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == name:
+                    out |= {t.attr for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)}
+        return sorted(out)
+
+    return set(index.remember(f"setup-assigns:v1:{name}", compute))

@@ -28,6 +28,8 @@ class Guard:
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks
+    via: int = 0  # a function called only under this guard: the line of that call
+    where: str = ""  # kind "dispatched": the file:line that loads this module under a version check
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -36,10 +38,15 @@ class Guard:
             # `if not hasattr(layer, "kv_cache"): continue` guards uses of kv_cache, not every line after it
             return any(re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
         if self.kind not in ("try", "fallback"):
-            return True
+            return True  # version, isinstance, dispatched
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        if self.kind == "dispatched":
+            return f"in a module the client loads only by import_module under a vLLM version check ({self.where})"
+        if self.via:
+            inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names)
+            return f"in a function called only from line {self.via}, which is {inner.describe()}"
         names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
         if self.kind == "try":
             return f"inside a try (line {self.line}) that catches {names}"
@@ -82,7 +89,17 @@ def _checked_names(test: ast.expr) -> frozenset[str]:
                      and isinstance(n.args[1].value, str))
 
 
-def _test_kind(test: ast.expr) -> str | None:
+def _version_aliases(tree: ast.AST) -> set[str]:
+    """Names bound to a version (`release = vllm.__version_tuple__[:3]`): a test on them is a version check."""
+    out: set[str] = set()
+    for node in nodes_of(tree, ast.Assign):
+        if any(_VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) for n in ast.walk(node.value)
+               if isinstance(n, (ast.Name, ast.Attribute))):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def _test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset()) -> str | None:
     kinds = set()
     for node in ast.walk(test):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -91,7 +108,7 @@ def _test_kind(test: ast.expr) -> str | None:
             elif node.func.id == "isinstance":
                 kinds.add("isinstance")
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        if name and _VERSION_WORD.search(name):
+        if name and (_VERSION_WORD.search(name) or (isinstance(node, ast.Name) and name in aliases)):
             kinds.add("version")
     for kind in ("version", "hasattr", "isinstance"):
         if kind in kinds:
@@ -102,6 +119,7 @@ def _test_kind(test: ast.expr) -> str | None:
 def guards_of(tree: ast.AST) -> list[Guard]:
     out: list[Guard] = []
     imported = _imported_names(tree)
+    aliases = _version_aliases(tree)
     for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             catches: set[str] = set()
@@ -117,7 +135,7 @@ def guards_of(tree: ast.AST) -> list[Guard]:
                     start, end = _span(h.body)
                     out.append(Guard(start, end, "fallback", frozenset(names), node.lineno))
         elif isinstance(node, (ast.If, ast.IfExp)):
-            kind = _test_kind(node.test)
+            kind = _test_kind(node.test, aliases)
             if kind is None:
                 continue
             if isinstance(node, ast.IfExp):
@@ -139,7 +157,32 @@ def guards_of(tree: ast.AST) -> list[Guard]:
                 # branch is the client's code for the vLLM without `New`, whatever it uses
                 whole = (body is node.body and not _negated(node.test)) or probes_module
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names))
-    return out + _early_exit_guards(tree)
+    out += _early_exit_guards(tree)
+    return out + _caller_guards(tree, out)
+
+
+def _caller_guards(tree: ast.AST, guards: list[Guard]) -> list[Guard]:
+    """A private function of this file that is only ever called under a guard (`if getattr(envs, "X", None): return
+    self._legacy()`) runs only where the guard let it: its body is guarded the same way."""
+    calls: dict[str, list[int]] = {}
+    for node in nodes_of(tree, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+            and f.value.id in ("self", "cls") else None
+        if name:
+            calls.setdefault(name, []).append(node.lineno)
+    out: list[Guard] = []
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        if not fn.name.startswith("_") or fn.name.endswith("__"):
+            continue  # only private helpers have all their callers here (vLLM and other files call the rest)
+        lines = [n for n in calls.get(fn.name, []) if not fn.lineno <= n <= (fn.end_lineno or fn.lineno)]
+        covering = [min((g for g in guards if g.start <= n <= g.end), key=lambda g: g.end - g.start, default=None) for n in lines]
+        if not lines or any(g is None for g in covering) or not fn.body:
+            continue
+        first = covering[0]
+        start, end = _span(fn.body)
+        out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0]))
+    return out
 
 
 def _imported_names(tree: ast.AST) -> set[str]:
@@ -175,4 +218,56 @@ def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str 
     for g in guards:
         if g.covers(line, raises, text):
             return g
+    return None
+
+
+def dispatched_modules(files) -> dict[str, Guard]:
+    """Client modules loaded only by `import_module(".vendored_v028", __package__)` inside vLLM version checks and
+    never imported by name: per-release copies, of which the target runs at most the one for itself. A finding in
+    one is a warning at most (the client handles the other releases by not loading it)."""
+    loads: dict[str, list[tuple[str, int, bool]]] = {}
+    static: set[str] = set()
+    for f in files:
+        package = f.module if f.rel.endswith("__init__.py") else f.module.rpartition(".")[0]
+        version_guards = [g for g in guards_of_shallow(f.tree) if g.kind == "version"]
+        for node in nodes_of(f.tree, ast.Import, ast.ImportFrom, ast.Call):
+            if isinstance(node, ast.Import):
+                static |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = _relative(package, node.level, node.module or "")
+                static |= {base} | {f"{base}.{a.name}" for a in node.names}
+            elif (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "import_module" and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                name = node.args[0].value
+                level = len(name) - len(name.lstrip("."))
+                target = _relative(package, level, name.lstrip(".")) if level else name
+                guarded = any(g.start <= node.lineno <= g.end for g in version_guards)
+                loads.setdefault(target, []).append((f.rel, node.lineno, guarded))
+    out: dict[str, Guard] = {}
+    by_module = {f.module: f for f in files}
+    for module, where in loads.items():
+        if module in static or module not in by_module or not all(g for _, _, g in where):
+            continue
+        rel, line, _ = where[0]
+        out[by_module[module].rel] = Guard(1, 10 ** 9, "dispatched", frozenset(), line, where=f"{rel}:{line}")
+    return out
+
+
+def guards_of_shallow(tree: ast.AST) -> list[Guard]:
+    """The if/try guards of a tree without the derived ones (callers of private helpers)."""
+    return [g for g in guards_of(tree) if not g.via]
+
+
+def _relative(package: str, level: int, name: str) -> str:
+    parts = package.split(".") if package else []
+    base = parts[:len(parts) - (level - 1)] if level > 1 else parts
+    return ".".join(p for p in [*base, name] if p)
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted_name(node.value)
+        return f"{inner}.{node.attr}" if inner else None
     return None

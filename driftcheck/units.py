@@ -37,7 +37,7 @@ from . import __version__
 from .datacodec import Codec, CodecError
 from .errors import DriftcheckError
 from .findings import Finding, Location, UnknownResult
-from .guards import guards_of
+from .guards import dispatched_modules, guards_of
 from .pysummary import SCHEMA
 from .safe_write import write_bytes
 from .usage import Usage, finish_client, prepare_client
@@ -191,6 +191,7 @@ def global_digest(usage: Usage, source, file_order: list[str]) -> str:
         sorted(usage.client_set_attrs),
         [(d, repr(loc)) for d, loc in usage.worker_extensions],
         file_order,
+        sorted((rel, g.where) for rel, g in dispatched_modules(source.files).items()),  # guards from other files
     ]
     h = hashlib.sha1(repr(facts).encode())
     by_module = {f.module: f for f in source.files}
@@ -328,8 +329,12 @@ class _Guards:
     def get(self, path: str, default=None):
         cache = self.run.guards
         if path not in cache:
+            if "\0dispatched" not in cache:
+                cache["\0dispatched"] = dispatched_modules(self.run.source.files)
             f = next((f for f in self.run.source.files if f.rel == path), None)
             cache[path] = guards_of(f.tree) if f is not None else default
+            if path in cache["\0dispatched"]:
+                cache[path] = [*(cache[path] or []), cache["\0dispatched"][path]]
         return cache[path]
 
 

@@ -23,7 +23,7 @@ from driftcheck.api_index import Resolved
 from driftcheck.astnodes import nodes_of
 from driftcheck.context import ScanContext
 from driftcheck.errors import SourceError
-from driftcheck.facts import engine_call_site, precondition_index
+from driftcheck.facts import engine_call_site, precondition_index, setup_assigns
 from driftcheck.findings import Rule
 from driftcheck.tbsigs import Fact, Signature
 
@@ -42,6 +42,17 @@ def _called_names_in_source(api, target, preconditions: dict) -> list[str]:
     return [name for name in preconditions if f"{name}(" in body and re.search(rf"\b{re.escape(name)}\(", body)]
 
 
+def _client_assigns(ctx: ScanContext) -> dict[str, tuple[str, int]]:
+    """Attribute name -> where the client assigns it on some object (`cache_config.kv_cache_layout = ...`)."""
+    out: dict[str, tuple[str, int]] = {}
+    for file in ctx.usage.files:
+        for node in nodes_of(file.tree, ast.Assign, ast.AnnAssign):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Attribute):
+                    out.setdefault(t.attr, (file.rel, node.lineno))
+    return out
+
+
 def _client_calls(ctx: ScanContext) -> set[str]:
     names = set()
     for file in ctx.usage.files:
@@ -58,6 +69,7 @@ def check(ctx: ScanContext):
     if not preconditions:
         return
     client_calls = _client_calls(ctx)
+    client_assigns: dict[str, tuple[str, int]] | None = None
     done: set[tuple[str, int]] = set()
     for use in ctx.usage.calls:
         if use.driven_by_vllm:
@@ -84,8 +96,18 @@ def check(ctx: ScanContext):
             message = (f"{own}() in {ctx.version_label()} raises unless `{setup}(...)` ran first: \"{text.strip()[:150]}\". "
                        f"vLLM's own engine calls it at {where[0]}:{where[1]}; this client never does: {error} when this "
                        "line runs.")
+            if client_assigns is None:
+                client_assigns = _client_assigns(ctx)
+            done_by_client = next((a for a in sorted(setup_assigns(ctx.api, setup)) if a in client_assigns), None)
+            severity = None
+            if done_by_client:  # the client sets what the setup sets (`cache_config.kv_cache_layout = ...`)
+                path, line = client_assigns[done_by_client]
+                message += (f" The client assigns `{done_by_client}` itself ({path}:{line}), which is what `{setup}` "
+                            "sets, so it may meet the precondition.")
+                severity = "warning"
             yield ctx.finding(RULE, message, use.loc, ctx.vllm_location(rel, raise_line), f"{target.qualname} needs {setup}",
-                              when="call", setup=setup, engine_call=f"{where[0]}:{where[1]}")
+                              when="call", setup=setup, engine_call=f"{where[0]}:{where[1]}", severity=severity,
+                              fix=None if done_by_client else True)
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

@@ -23,11 +23,8 @@ from driftcheck.targets import resolve_client, resolve_vllm
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 
 OPEN = {  # case -> the cause not fixed yet
-    "E_caller_guard": "the guard sits in the caller, around the call of the function that holds the use",
     "F_dc101_no_dataflow": "DC101 pairs any Request(...) with any CacheConfig(...) without data flow",
     "H_sysmodules_class_swap": "a class swapped into every loaded vllm module by a sys.modules loop",
-    "M_version_dispatched_vendored": "vendored copies chosen by import_module on vllm.__version_tuple__",
-    "N_dc108_client_sets_layout": "DC108's precondition met by the client's own assignment",
 }
 
 
