@@ -17,6 +17,8 @@ and `CacheConfig`'s default; it does not go by version numbers. Fixes: `disable-
 
 from __future__ import annotations
 
+import ast
+
 from driftcheck import bodies
 from driftcheck.context import ScanContext
 from driftcheck.errors import SourceError
@@ -45,6 +47,23 @@ def _drives_block_pool(ctx: ScanContext) -> bool:
     return False
 
 
+def _hashes_set_by_client(call) -> bool:
+    """`req = Request(...); req.block_hashes = [...]` (or `.append`/`.extend`) in the same function: the client
+    supplies the hashes itself."""
+    fn = bodies.enclosing_function(call.file.tree, call.node)
+    if fn is None:
+        return False
+    names = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.value is call.node
+             for t in n.targets if isinstance(t, ast.Name)}
+    for n in ast.walk(fn):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.func.value] if isinstance(n, ast.Call) and \
+            isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and t.attr == "block_hashes" and isinstance(t.value, ast.Name) and t.value.id in names:
+                return True
+    return False
+
+
 def check(ctx: ScanContext):
     requests = [c for c in ctx.usage.calls if c.kind == "construct" and is_request_class(c.target.qualname)]
     if not requests:
@@ -56,7 +75,8 @@ def check(ctx: ScanContext):
         return
     if sig.get("block_hasher") is None:
         return  # this vLLM has no block_hasher: the requirement does not exist
-    missing = [c for c in requests if bodies.keyword(c.node, "block_hasher") is None and not c.shape.star_kwargs]
+    missing = [c for c in requests if bodies.keyword(c.node, "block_hasher") is None and not c.shape.star_kwargs
+               and not _hashes_set_by_client(c)]
     if not missing:
         return
     requirement = block_hash_requirement(ctx.api)

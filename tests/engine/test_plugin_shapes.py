@@ -23,7 +23,6 @@ from driftcheck.targets import resolve_client, resolve_vllm
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 
 OPEN = {  # case -> the cause not fixed yet
-    "F_dc101_no_dataflow": "DC101 pairs any Request(...) with any CacheConfig(...) without data flow",
     "H_sysmodules_class_swap": "a class swapped into every loaded vllm module by a sys.modules loop",
 }
 
