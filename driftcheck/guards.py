@@ -107,6 +107,8 @@ def _test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset())
                 kinds.add("hasattr")
             elif node.func.id == "isinstance":
                 kinds.add("isinstance")
+        if isinstance(node, ast.Call) and (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "find_spec":
+            kinds.add("version")  # `importlib.util.find_spec("vllm.profiler.wrapper") is None`: which vLLM this is
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         if name and (_VERSION_WORD.search(name) or (isinstance(node, ast.Name) and name in aliases)):
             kinds.add("version")
@@ -227,6 +229,7 @@ def dispatched_modules(files) -> dict[str, Guard]:
     one is a warning at most (the client handles the other releases by not loading it)."""
     loads: dict[str, list[tuple[str, int, bool]]] = {}
     static: set[str] = set()
+    loader_files: set[str] = set()
     for f in files:
         package = f.module if f.rel.endswith("__init__.py") else f.module.rpartition(".")[0]
         version_guards = [g for g in guards_of_shallow(f.tree) if g.kind == "version"]
@@ -236,13 +239,18 @@ def dispatched_modules(files) -> dict[str, Guard]:
             elif isinstance(node, ast.ImportFrom):
                 base = _relative(package, node.level, node.module or "")
                 static |= {base} | {f"{base}.{a.name}" for a in node.names}
-            elif (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "import_module" and node.args \
-                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                name = node.args[0].value
-                level = len(name) - len(name.lstrip("."))
-                target = _relative(package, level, name.lstrip(".")) if level else name
-                guarded = any(g.start <= node.lineno <= g.end for g in version_guards)
-                loads.setdefault(target, []).append((f.rel, node.lineno, guarded))
+            elif (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "import_module" and f.rel not in loader_files:
+                loader_files.add(f.rel)
+                # the names it loads: every module-like string of this file (`return ".vendored_v028", "schedule"`
+                # from a selector the call uses), each guarded or not by a version check
+                for const in nodes_of(f.tree, ast.Constant):
+                    name = const.value if isinstance(const.value, str) else ""
+                    if not re.fullmatch(r"\.*[A-Za-z_]\w*(?:\.\w+)*", name) or ("." not in name):
+                        continue
+                    level = len(name) - len(name.lstrip("."))
+                    target = _relative(package, level, name.lstrip(".")) if level else name
+                    guarded = any(g.start <= const.lineno <= g.end for g in version_guards)
+                    loads.setdefault(target, []).append((f.rel, const.lineno, guarded))
     out: dict[str, Guard] = {}
     by_module = {f.module: f for f in files}
     for module, where in loads.items():

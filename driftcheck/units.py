@@ -248,13 +248,20 @@ def _partition(usage: Usage) -> dict[str, dict[str, list]]:
     return out
 
 
+_PER_FILE = (*_LISTS, "worker_extensions", "unanalysed")
+_VISIT_TIME = ("passed", "unbound_called")  # filled by the visits themselves
+
+
+def _with_global_facts(g: Usage, lists: dict, files: list) -> Usage:
+    """A Usage holding `lists` and `files`, sharing every fact of the global phases (whatever fields they add)."""
+    shared = {f.name: getattr(g, f.name) for f in dataclasses.fields(Usage)
+              if f.name not in _PER_FILE and f.name not in _VISIT_TIME and f.name != "files"}
+    return Usage(**lists, files=files, **shared)
+
+
 def _unit_usage(run: _Run, file) -> Usage:
-    g = run.usage
     own = run.by_path.get(file.rel) or {}
-    lists = {name: list(own.get(name, ())) for name in (*_LISTS, "worker_extensions", "unanalysed")}
-    return Usage(**lists, client_set_attrs=g.client_set_attrs, files=[file], patched=g.patched,
-                 subclass_members=g.subclass_members, client_overrides=g.client_overrides,
-                 client_subclass_members=g.client_subclass_members)
+    return _with_global_facts(run.usage, {name: list(own.get(name, ())) for name in _PER_FILE}, [file])
 
 
 def run_unit(run: _Run, index: int) -> UnitResult:
@@ -273,9 +280,7 @@ def run_unit(run: _Run, index: int) -> UnitResult:
 def run_whole(run: _Run) -> UnitResult:
     """The whole-client rules: every file visited into one `Usage`, as a scan without units would."""
     g = run.usage
-    usage = Usage(**{name: list(getattr(g, name)) for name in (*_LISTS, "worker_extensions", "unanalysed")},
-                  client_set_attrs=g.client_set_attrs, files=g.files, patched=g.patched, subclass_members=g.subclass_members,
-                  client_overrides=g.client_overrides, client_subclass_members=g.client_subclass_members)
+    usage = _with_global_facts(g, {name: list(getattr(g, name)) for name in _PER_FILE}, g.files)
     for analyzer in list(run.analyzers.values()):
         _analyse(analyzer, usage)
     finish_client(usage, run.api)

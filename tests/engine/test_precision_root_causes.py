@@ -830,3 +830,48 @@ def test_an_attribute_a_factory_method_builds_holds_each_class_it_returns(tmp_pa
             worker.model_runner.execute_model(None, dummy_run=True)
     """}, only=["DC003"])
     assert _errors(inside) == [] and _errors(outside) == []
+
+
+def test_version_switches_that_pick_a_helper_or_a_vendored_module_guard_them(tmp_path):
+    """vllm-spyre 1.10.0: `if find_spec("vllm.profiler.wrapper") is None: return self._setup_legacy_profiler()`;
+    vllm-beam-search-plugin 0.1.5: a selector returns ".vendored_scheduler_v028" under `release == (0, 28, 0)`
+    and `import_module(name, package=__package__)` loads it."""
+    vllm = {"vllm/__init__.py": "__version__ = '0.28.0'\n__version_tuple__ = (0, 28, 0)\n", "vllm/envs.py": "VLLM_NEW = 1\n",
+            "vllm/sched.py": "class SchedulerOutput:\n    def __init__(self, n):\n        pass\n"}
+    client = {"pkg/worker.py": """
+        import importlib.util
+        import vllm.envs as envs
+
+        class Worker:
+            def setup(self):
+                if importlib.util.find_spec("vllm.profiler.wrapper") is None:
+                    return self._legacy()
+                return None
+
+            def _legacy(self):
+                return envs.VLLM_TORCH_PROFILER_DIR
+
+            def plain(self):
+                return envs.VLLM_GONE
+    """, "pkg/__init__.py": "", "pkg/adapter.py": """
+        from importlib import import_module
+        import vllm
+
+        def _select(version_tuple):
+            release = version_tuple[:3]
+            if release == (0, 28, 0):
+                return ".vendored_v028"
+            raise RuntimeError("unsupported")
+
+        def schedule():
+            return import_module(_select(vllm.__version_tuple__), package=__package__).run
+    """, "pkg/vendored_v028.py": """
+        from vllm.sched import SchedulerOutput
+
+        def run():
+            return SchedulerOutput(1, partial_tail_offloads=[])
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC002", "DC003"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.envs.VLLM_GONE"]
+    assert {f.symbol for f in result.findings if f.severity == "warning"} == {
+        "vllm.envs.VLLM_TORCH_PROFILER_DIR", "vllm.sched.SchedulerOutput(partial_tail_offloads=)"}

@@ -90,3 +90,27 @@ def test_dc103_absent_when_the_target_has_no_two_phase_protocol(tmp_path):
     single = EXECUTOR.replace("def sample_tokens", "def other")
     result = scan_trees(tmp_path, {"vllm/v1/executor/abstract.py": single}, DRIVER, only=["DC103"])
     assert result.findings == [] and result.unknown == []
+
+
+def test_dc103_off_for_the_clients_own_worker_built_in_another_file(tmp_path):
+    """tpu-inference 0.32.0 tests: `worker = TPUWorker(...); worker.execute_model(x)`, where the client's TPUWorker
+    (another file) defines execute_model itself; an untyped executor in the same test is still reported."""
+    files = {"pkg/worker.py": """
+        from vllm.v1.worker.worker_base import WorkerBase
+
+
+        class TPUWorker(WorkerBase):
+            def execute_model(self, scheduler_output):
+                return self.runner(scheduler_output)
+    """, "pkg/test_worker.py": """
+        from pkg.worker import TPUWorker
+        import vllm
+
+
+        def test_execute(out, executor):
+            worker = TPUWorker()
+            worker.execute_model(out)
+            executor.execute_model(out)
+    """}
+    found = scan_files(tmp_path, files, only=["DC103"]).findings
+    assert [(f.client.path, f.client.line) for f in found] == [("pkg/test_worker.py", 8)]
