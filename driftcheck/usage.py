@@ -116,8 +116,8 @@ class Usage:
     client_subclass_members: dict[str, set[str]] = field(default_factory=dict)  # client class -> its subclasses' members
     # client class "module.Name" -> (its own members, the dotted names of its bases): ancestors across files
     client_class_table: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict)
-    # method name -> (file, line) of a call `type(x).m(obj, ...)`: its `self` may be an object of another class
-    unbound_called: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # method name -> [(class of x, file, line)] for calls `type(x).m(obj, ...)`: m's `self` may be another object
+    unbound_called: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
     passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
 
@@ -878,8 +878,10 @@ class _FileAnalyzer:
         if callee is None:
             return
         if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
-                and _dotted(node.func.value.func) == "type" and node.args:
-            self.usage.unbound_called.setdefault(callee, (self.file.rel, node.lineno))  # `type(self.base_layer).m(self)`
+                and _dotted(node.func.value.func) == "type" and node.args and node.func.value.args:
+            of = self.infer(node.func.value.args[0], env)  # `type(self.base_layer).m(self)`: m of base_layer's class
+            if isinstance(of, Instance):
+                self.usage.unbound_called.setdefault(callee, []).append((of.cls.qualname, self.file.rel, node.lineno))
         args = [(i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
         args += [(k.arg, k.value) for k in node.keywords if k.arg]
         for key, arg in args:

@@ -133,9 +133,10 @@ def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:
     if isinstance(use.node.value, ast.Name):
         fn = bodies.enclosing_function(use.file.tree, use.node)
         params = fn.args.posonlyargs + fn.args.args if fn is not None else []
-        unbound = ctx.usage.unbound_called.get(fn.name) if params and params[0].arg == use.node.value.id else None
-        if unbound:
-            return f"but `{fn.name}` is also called unbound with another object as `{use.node.value.id}` ({unbound[0]}:{unbound[1]})"
+        calls = ctx.usage.unbound_called.get(fn.name, []) if params and params[0].arg == use.node.value.id else []
+        for of, path, line in calls:  # `type(x).m(obj)` with x of this class (or a relative): m's self is obj
+            if _related(ctx, use.owner, of):
+                return f"but `{fn.name}` is also called unbound with another object as `{use.node.value.id}` ({path}:{line})"
     key = _annotated_parameter(use)
     if key is None:
         return None

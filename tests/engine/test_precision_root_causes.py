@@ -698,26 +698,34 @@ def test_an_annotation_a_caller_contradicts_is_doubted(tmp_path):
 def test_self_of_a_method_called_unbound_with_another_object_is_doubted(tmp_path):
     """vLLM 0.32.0 inkling: the LoRA wrapper calls `type(self.base_layer)._lora_forward(self, ...)`, so inside
     `InklingLogitsProcessor._lora_forward`, `self` is the wrapper and `self.base_layer` exists."""
-    vllm = {"vllm/logits.py": "class LogitsProcessor:\n    def __init__(self):\n        self.scale = 1.0\n"}
+    vllm = {"vllm/logits.py": "class LogitsProcessor:\n    def __init__(self):\n        self.scale = 1.0\n",
+            "vllm/moe.py": "class FusedMoE:\n    def __init__(self):\n        self.w = 1\n"}
     client = {"inkling.py": """
         from vllm.logits import LogitsProcessor
+        from vllm.moe import FusedMoE
 
         class Wrapper:
-            def __init__(self, base_layer):
+            def __init__(self, base_layer: LogitsProcessor):
                 self.base_layer = base_layer
 
             def forward(self, x):
-                return type(self.base_layer)._lora_forward(self, x)
+                return type(self.base_layer)._lora_forward(self, x) + type(self.base_layer).forward(self, x)
 
         class InklingLogitsProcessor(LogitsProcessor):
             def _lora_forward(self, x):
                 return self.base_layer.scale * x
 
-            def forward(self, x):
+            def compute(self, x):
                 return self.no_such_member
+
+        class ZeroExpertMoE(FusedMoE):  # its forward is not the one the wrapper calls unbound
+
+            def forward(self, x):
+                return self.select_experts(x)
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
-    assert [f.symbol for f in _errors(result)] == ["vllm.logits.LogitsProcessor.no_such_member"]
+    assert sorted(f.symbol for f in _errors(result)) == ["vllm.logits.LogitsProcessor.no_such_member",
+                                                         "vllm.moe.FusedMoE.select_experts"]
     assert [f.symbol for f in result.findings if f.details.get("annotation_doubted")] == ["vllm.logits.LogitsProcessor.base_layer"]
 
 
