@@ -880,8 +880,15 @@ class _FileAnalyzer:
         if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
                 and _dotted(node.func.value.func) == "type" and node.args and node.func.value.args:
             of = self.infer(node.func.value.args[0], env)  # `type(self.base_layer).m(self)`: m of base_layer's class
-            if isinstance(of, Instance):
-                self.usage.unbound_called.setdefault(callee, []).append((of.cls.qualname, self.file.rel, node.lineno))
+            owner = of.cls.qualname if isinstance(of, Instance) else None
+            first = self.infer(node.args[0], env)
+            if owner is None and isinstance(first, ClientSelf) and callee in self.client_members(first.cls_name):
+                # `if hasattr(self, "base_layer"): type(self.base_layer).m(self)` inside the class that defines m:
+                # m's `self` is whatever this `self` is, which the hasattr says may be a wrapper
+                vbases = self.client_class_vllm_bases.get(first.cls_name) or []
+                owner = vbases[0].qualname if vbases else f"{self.file.module}.{first.cls_name}"
+            if owner is not None:
+                self.usage.unbound_called.setdefault(callee, []).append((owner, self.file.rel, node.lineno))
         args = [(i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
         args += [(k.arg, k.value) for k in node.keywords if k.arg]
         for key, arg in args:

@@ -883,3 +883,26 @@ def test_version_switches_that_pick_a_helper_or_a_vendored_module_guard_them(tmp
     assert [f.symbol for f in _errors(result)] == ["vllm.envs.VLLM_GONE"]
     assert {f.symbol for f in result.findings if f.severity == "warning"} == {
         "vllm.envs.VLLM_TORCH_PROFILER_DIR", "vllm.sched.SchedulerOutput(partial_tail_offloads=)"}
+
+
+def test_self_passed_on_through_type_of_a_member_is_doubted(tmp_path):
+    """vLLM 0.32.0 inkling (the form it really has): inside the class itself, `if hasattr(self, "base_layer"):
+    return type(self.base_layer)._lora_forward(self, ...)`; `_lora_forward` then reads `self.base_layer`."""
+    vllm = {"vllm/logits.py": "class LogitsProcessor:\n    def __init__(self):\n        self.scale = 1.0\n"}
+    client = {"inkling.py": """
+        from vllm.logits import LogitsProcessor
+
+        class InklingLogitsProcessor(LogitsProcessor):
+            def forward(self, x):
+                if hasattr(self, "base_layer"):
+                    return type(self.base_layer)._lora_forward(self, x)
+                return self.scale * x
+
+            def _lora_forward(self, x):
+                return self.base_layer.scale * x
+
+            def other(self):
+                return self.no_such_member
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.logits.LogitsProcessor.no_such_member"]
