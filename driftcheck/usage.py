@@ -181,6 +181,7 @@ class ClientFunc:
 REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
 NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "builtins", "dataclasses", "enum", "types",
                      "functools", "torch", "numpy", "pydantic"}
+_BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
 _ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
 
 
@@ -566,6 +567,7 @@ class _FileAnalyzer:
                 env.pop(arg.arg, None)
         # a parameter the body rebinds holds either value: its annotation counts as one of its assignments
         assigned_types: dict[str, list[object]] = {a.arg: [env[a.arg]] for a in args if a.arg in env}
+        bindings: dict[str, list[tuple[int, object]]] = {a.arg: [(fn.lineno, env[a.arg])] for a in args if a.arg in env}
         local_imports: dict[str, object] = {}
         self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local_imports)
         _settle(local_imports)
@@ -594,13 +596,17 @@ class _FileAnalyzer:
                                  for n in _bound_names(item.optional_vars)]
             for name, value in target_value:
                 assigned_types.setdefault(name, []).append(value)
+                bindings.setdefault(name, []).append((node.lineno, value))
                 env[name] = value
+        conflicted: dict[str, list[tuple[int, object]]] = {}
         for name, values in assigned_types.items():
             if len(values) < 2:
                 continue
             first = values[0]
             if any(type(v) is not type(first) or (isinstance(v, Instance) and v.cls.qualname != first.cls.qualname) for v in values):
                 env[name] = None  # conflicting assignments: do not guess
+                conflicted[name] = sorted(bindings.get(name, []), key=lambda b: b[0])
+        env[_BINDINGS] = conflicted
         for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
             env[name] = None
         return env
@@ -895,6 +901,11 @@ class _FileAnalyzer:
             if not isinstance(arg, (ast.Name, ast.Attribute)):
                 continue
             value = self.infer(arg, env)
+            if value is None and isinstance(arg, ast.Name) and arg.id in env.get(_BINDINGS, {}):
+                # `config = config.hf_config` above this call: the binding that last precedes it (straight-line
+                # code; evidence only, never a type for checking)
+                before = [v for line, v in env[_BINDINGS][arg.id] if line < node.lineno]
+                value = before[-1] if before else None
             qualname = value.cls.qualname if isinstance(value, Instance) else value.qualname if isinstance(value, Foreign) else None
             if qualname is not None:
                 self.usage.passed.setdefault(callee, []).append((key, qualname, self.file.rel, node.lineno))

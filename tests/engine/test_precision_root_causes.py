@@ -906,3 +906,30 @@ def test_self_passed_on_through_type_of_a_member_is_doubted(tmp_path):
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [f.symbol for f in _errors(result)] == ["vllm.logits.LogitsProcessor.no_such_member"]
+
+
+def test_a_caller_that_rebinds_the_argument_first_is_evidence(tmp_path):
+    """vLLM 0.11.1 step3_text.py: `def __init__(self, config: ModelConfig): config = config.hf_config; ...
+    FusedMoEBlock(config=config)`, and `FusedMoEBlock(config: ModelConfig)` reads the MoE fields of the HF config."""
+    vllm = {"vllm/config.py": """
+        from transformers import PretrainedConfig
+
+        class ModelConfig:
+            def __init__(self):
+                self.hf_config: PretrainedConfig = load()
+    """}
+    client = {"vllm/models/step3_text.py": """
+        from vllm.config import ModelConfig
+
+        class FusedMoEBlock:
+            def __init__(self, config: ModelConfig):
+                self.n = config.moe_num_experts
+
+        class DecoderLayer:
+            def __init__(self, config: ModelConfig):
+                config = config.hf_config
+                self.moe = FusedMoEBlock(config=config)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert _errors(result) == []
+    assert [f.symbol for f in result.findings if f.details.get("annotation_doubted")] == ["vllm.config.ModelConfig.moe_num_experts"]
