@@ -54,6 +54,24 @@ for _name in ("physical_to_logical_map", "logical_replica_count"):
     VERDICTS[f"vllm.distributed.eplb.eplb_state.EplbState.{_name}"] = (
         "latent-bug", "Worker reads model_runner.eplb_state.<name>, which moved to EplbModelState; vLLM's own line carries "
         "`# type: ignore[attr-defined]`")
+VERDICTS.update({  # found by the full sweep (bench/precision.py), each read on both sides
+    "vllm.distributed.eplb.eplb_state.EplbState.rearrange(global_expert_load=)": (
+        "latent-bug", "the elastic-EP scale-down path passes global_expert_load=; EplbState.rearrange takes "
+        "global_expert_loads (0.11.1, 0.11.2): TypeError when scaling down"),
+    "vllm.model_executor.layers.mla.MLAModules(indexer_rotary_emb=)": (
+        "latent-bug", "MLAModules is a dataclass whose indexer_rotary_emb field has no default in 0.12.0 (0.13.0 added "
+        "= None); kimi_linear / openpangu build it without: TypeError building their MLA attention"),
+    "vllm.model_executor.layers.rotary_embedding.get_rope(rotary_dim=)": (
+        "latent-bug", "jais2 (0.13.0) passes rotary_dim=, which get_rope(head_size, max_position, is_neox_style, "
+        "rope_parameters, ...) no longer takes: TypeError building the model"),
+    "vllm.model_executor.layers.fused_moe.layer.FusedMoE.make_expert_params_mapping(model=)": (
+        "latent-bug", "glm4_moe_lite.get_expert_mapping (0.15.x) calls SharedFusedMoE.make_expert_params_mapping "
+        "without its required first argument `model`: TypeError when the expert mapping is built"),
+})
+for _owner in ("layer.FusedMoE", "routed_experts.RoutedExperts"):
+    VERDICTS[f"vllm.model_executor.layers.fused_moe.{_owner}.humming_metas"] = (
+        "false-positive", "the third-party `humming` library creates it on the layer "
+        "(`HummingMethod.prepare_layer_meta(layer, ...)` in the humming quant method); driftcheck does not read it")
 VERDICTS.update({  # triaged by reading both sides (docs/triage/2026-12-01-self-scans-0.14-0.33.md)
     "vllm.sequence.IntermediateTensors.get": (
         "latent-bug", "gemma4 calls intermediate_tensors.get(...); IntermediateTensors (a dataclass with __getitem__) "

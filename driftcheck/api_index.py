@@ -454,6 +454,9 @@ class ApiIndex:
             found = self.resolve_in_scope(target.module, deco)
             if isinstance(found, External) and _reshapes(found.qualname):
                 return found.qualname
+            if isinstance(found, (Missing, Unknown)) and deco.split(".")[0] in target.module.bindings:
+                # `@tilelang.jit(...)` where `tilelang` is imported in one branch and `= None` in the other
+                return f"{deco} (not readable)"
             if isinstance(found, Resolved) and found.func is not None and found.module is not None:
                 for inner in found.func.hands_back:
                     made = self.resolve_in_scope(found.module, inner)
