@@ -462,6 +462,8 @@ class ApiIndex:
                     made = self.resolve_in_scope(found.module, inner)
                     if isinstance(made, External) and _reshapes(made.qualname):
                         return f"{found.qualname} -> {made.qualname}"
+                    if isinstance(made, (Missing, Unknown)) and inner.split(".")[0] in found.module.bindings:
+                        return f"{found.qualname} -> {inner} (not readable)"  # `global tilelang; import tilelang` later
         return None
 
     def _decorator_creating(self, order: list[Resolved], name: str) -> str | None:

@@ -771,13 +771,21 @@ def test_a_function_behind_a_third_party_decorator_is_not_checked(tmp_path):
         @tilelang.jit(out_idx=[-1])
         def fused_ops(x):
             pass
+
+        def lazy_jit(fn):
+            return tilelang.jit(pass_configs={})(fn)
+
+        @lazy_jit
+        def fused_lazy(x):
+            pass
     """, "vllm/platforms.py": "def on_gpu():\n    return False\n"}
     client = {"use.py": """
         from vllm.kernels import fused, plain, wrapped
-        from vllm.ops import fused_ops
+        from vllm.ops import fused_lazy, fused_ops
 
         def run(x):
-            return fused(x, n_splits=4), plain(x, n_splits=4), wrapped(x, n_splits=4), fused_ops(x, n_splits=4)
+            return (fused(x, n_splits=4), plain(x, n_splits=4), wrapped(x, n_splits=4), fused_ops(x, n_splits=4),
+                    fused_lazy(x, n_splits=4))
     """}
     result = scan_trees(tmp_path, vllm, client, only=["DC003"])
     assert sorted(f.symbol for f in _errors(result)) == ["vllm.kernels.plain(n_splits=)", "vllm.kernels.wrapped(n_splits=)"]
