@@ -66,6 +66,16 @@ def _own_method(tree: ast.AST, fn: ast.AST, call: ast.Call) -> bool:
     return False
 
 
+def _runners_without_state_check(ctx: ScanContext, raising_file: str) -> list[str]:
+    """Model-runner classes of other files that define execute_model and never raise the state error."""
+    index = bodies.text_index_for(ctx.api)
+    out = []
+    for cls in index.classes_defining("execute_model"):
+        if cls.path != raising_file and "ModelRunner" in cls.name and STATE_ERROR.encode() not in index.blob(cls.path):
+            out.append(f"{cls.path.removeprefix(ctx.api.package + '/')}:{cls.line} {cls.name}")
+    return sorted(out)
+
+
 def check(ctx: ScanContext):
     sites = []
     for file in ctx.usage.files:
@@ -91,20 +101,30 @@ def check(ctx: ScanContext):
                           loc_of(file, call), "execute_model/sample_tokens")
         return
     typed = {id(c.node): c for c in ctx.usage.calls if c.kind == "method" and c.target.qualname.endswith(".execute_model")}
+    others = None
     for file, fn, call in sites:
         use = typed.get(id(call))
+        severity, also = None, ""
         if use is not None and use.target.owner is not None:
             owner = use.target.owner
             if not isinstance(ctx.api.class_member(owner, "sample_tokens"), type(use.target)):
                 continue  # this executor has no sample_tokens: single-phase protocol
+        elif use is None:
+            if others is None:
+                others = _runners_without_state_check(ctx, raise_at[0])
+            if others:  # `runner: Any`: it may be the runner whose execute_model keeps no state (vLLM's V2 runner)
+                severity = "warning"
+                also = (f" The receiver's class is not known, and {others[0]} runs execute_model without that check, "
+                        "so this fails only when the object is the other runner.")
         path, line = raise_at
         yield ctx.finding(
             RULE,
             f"`{ast.unparse(call.func)}(...)` in `{fn.name}` is never followed by sample_tokens(): in {ctx.version_label()} "
             "execute_model() returns None and keeps its state, so the next execute_model() raises RuntimeError: "
             "State error: sample_tokens() must be called after execute_model() returns None. async_scheduling=False "
-            "does not avoid it.",
+            "does not avoid it." + also,
             loc_of(file, call), ctx.vllm_location(path, line), "execute_model/sample_tokens", when="call",
+            severity=severity,
         )
 
 

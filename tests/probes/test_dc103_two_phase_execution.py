@@ -114,3 +114,45 @@ def test_dc103_off_for_the_clients_own_worker_built_in_another_file(tmp_path):
     """}
     found = scan_files(tmp_path, files, only=["DC103"]).findings
     assert [(f.client.path, f.client.line) for f in found] == [("pkg/test_worker.py", 8)]
+
+
+def test_dc103_untyped_receiver_is_a_warning_where_another_runner_keeps_no_state(tmp_path):
+    """vLLM 0.33.0 benchmarks/forward: `runner: Any = ...model_runner; runner.execute_model(...)` with the V2 runner
+    selected by an environment variable: its execute_model keeps no state, so only the V1 runner would fail."""
+    vllm = {
+        "vllm/v1/executor/multiproc_executor.py": """
+            class MultiprocExecutor:
+                def execute_model(self, out):
+                    pass
+
+                def sample_tokens(self, grammar):
+                    pass
+        """,
+        "vllm/v1/worker/gpu_model_runner.py": """
+            class GPUModelRunner:
+                def execute_model(self, out):
+                    if self.execute_model_state is not None:
+                        raise RuntimeError("State error: sample_tokens() must be called after execute_model() returns None.")
+
+                def sample_tokens(self, grammar):
+                    pass
+        """,
+        "vllm/v1/worker/gpu/model_runner.py": """
+            class GPUModelRunner:
+                def execute_model(self, out):
+                    self.execute_model_state = out
+        """,
+    }
+    client = {"bench.py": """
+        from typing import Any
+        from vllm.v1.executor.multiproc_executor import MultiprocExecutor
+
+
+        def run(runner: Any, executor: MultiprocExecutor, out):
+            runner.execute_model(out)
+
+        def drive(executor: MultiprocExecutor, out):
+            executor.execute_model(out)
+    """}
+    found = scan_trees(tmp_path, vllm, client, only=["DC103"]).findings
+    assert [(f.client.line, f.severity) for f in found] == [(6, "warning"), (9, "error")]
