@@ -603,7 +603,7 @@ class _FileAnalyzer:
             if len(values) < 2:
                 continue
             first = values[0]
-            if any(type(v) is not type(first) or (isinstance(v, Instance) and v.cls.qualname != first.cls.qualname) for v in values):
+            if any(not _same_value(v, first) for v in values):  # `TileScheduler = A` here, `= B` there
                 env[name] = None  # conflicting assignments: do not guess
                 conflicted[name] = sorted(bindings.get(name, []), key=lambda b: b[0])
         env[_BINDINGS] = conflicted

@@ -953,3 +953,30 @@ def test_a_caller_that_rebinds_the_argument_first_is_evidence(tmp_path):
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert _errors(result) == []
     assert [f.symbol for f in result.findings if f.details.get("annotation_doubted")] == ["vllm.config.ModelConfig.moe_num_experts"]
+
+
+def test_a_name_bound_to_different_classes_has_no_one_class(tmp_path):
+    """vLLM 0.33.0 tml_fa4 flash_fwd_combine.py picks `TileScheduler = DynamicPersistentVarlenScheduler` in one
+    branch and `= SingleTileScheduler` in another, then calls it with the arguments of the one it picked."""
+    vllm = {"vllm/sched.py": """
+        class Single:
+            def __init__(self, params):
+                pass
+
+        class Dynamic:
+            def __init__(self, params, work, pipeline):
+                pass
+    """}
+    client = {"combine.py": """
+        from vllm.sched import Dynamic, Single
+
+        def make(dynamic):
+            if dynamic:
+                TileScheduler = Dynamic
+            else:
+                TileScheduler = Single
+            return TileScheduler(1, 2, 3) if dynamic else TileScheduler(1), Single(1, 2)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC004"])
+    # only `Single(1, 2)`: `TileScheduler(1, 2, 3)` may be either class
+    assert [(f.client.line, f.client.col) for f in _errors(result)] == [(8, 69)]
