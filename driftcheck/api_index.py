@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from .cache import SummaryCache
 from .external_apis import TORCH_NN_MODULE
 from .errors import SourceError
-from .pysummary import ClassInfo, FunctionInfo, ModuleInfo, split_union, summarise_source
+from .pysummary import ClassInfo, FunctionInfo, ModuleInfo, resolve_relative, split_union, summarise_source
 from .signatures import KWONLY, POS, POSONLY, VARARG, VARKW, Param, Signature
 from .sources import SourceTree
 
@@ -784,10 +784,8 @@ class ApiIndex:
             if ":" in name:
                 source, _, short = name.partition(":")
                 level = len(source) - len(source.lstrip("."))
-                package = factory.module.name.split(".") if factory.module.is_package else factory.module.name.split(".")[:-1]
-                base = ".".join(package[:len(package) - level + 1]) if level else ""
-                mod = source.lstrip(".")
-                found = self.resolve(".".join(p for p in (base, mod, short) if p))
+                mod = resolve_relative(factory.module.name, factory.module.is_package, level, source.lstrip(".") or None)
+                found = self.resolve(f"{mod}.{short}" if mod else short)
             else:
                 found = self.resolve_in_scope(factory.module, name)
             if isinstance(found, Resolved) and found.kind == "class":

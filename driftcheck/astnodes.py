@@ -31,3 +31,24 @@ def within(nodes: list, fn: ast.AST) -> list:
     """Those of `nodes` inside `fn`'s lines (what `ast.walk(fn)` would reach, nested functions included)."""
     start, end = fn.lineno, getattr(fn, "end_lineno", fn.lineno) or fn.lineno
     return [n for n in nodes if start <= getattr(n, "lineno", 0) <= end]
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def attribute_stores(tree: ast.AST) -> list[tuple[ast.Attribute, int]]:
+    """Every `x.attr = ...` (also `+=`, annotated, and inside tuple targets) in `tree`, with its statement's line."""
+    out: list[tuple[ast.Attribute, int]] = []
+    for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            out += [(t, node.lineno) for t in ast.walk(target) if isinstance(t, ast.Attribute) and isinstance(t.ctx, ast.Store)]
+    return out

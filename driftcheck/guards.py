@@ -11,7 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from .astnodes import nodes_of
+from .astnodes import dotted_name, nodes_of
+from .pysummary import resolve_relative
 
 _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 
@@ -107,7 +108,7 @@ def _test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset())
                 kinds.add("hasattr")
             elif node.func.id == "isinstance":
                 kinds.add("isinstance")
-        if isinstance(node, ast.Call) and (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "find_spec":
+        if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rsplit(".", 1)[-1] == "find_spec":
             kinds.add("version")  # `importlib.util.find_spec("vllm.profiler.wrapper") is None`: which vLLM this is
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         if name and (_VERSION_WORD.search(name) or (isinstance(node, ast.Name) and name in aliases)):
@@ -120,7 +121,7 @@ def _test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset())
 
 def guards_of(tree: ast.AST) -> list[Guard]:
     out: list[Guard] = []
-    imported = _imported_names(tree)
+    imported = _imported_roots(tree)
     aliases = _version_aliases(tree)
     for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
@@ -187,7 +188,7 @@ def _caller_guards(tree: ast.AST, guards: list[Guard]) -> list[Guard]:
     return out
 
 
-def _imported_names(tree: ast.AST) -> set[str]:
+def _imported_roots(tree: ast.AST) -> set[str]:
     return {(a.asname or a.name).split(".")[0] for n in nodes_of(tree, ast.Import, ast.ImportFrom) for a in n.names}
 
 
@@ -229,28 +230,27 @@ def dispatched_modules(files) -> dict[str, Guard]:
     one is a warning at most (the client handles the other releases by not loading it)."""
     loads: dict[str, list[tuple[str, int, bool]]] = {}
     static: set[str] = set()
-    loader_files: set[str] = set()
     for f in files:
-        package = f.module if f.rel.endswith("__init__.py") else f.module.rpartition(".")[0]
-        version_guards = [g for g in guards_of_shallow(f.tree) if g.kind == "version"]
-        for node in nodes_of(f.tree, ast.Import, ast.ImportFrom, ast.Call):
+        is_package = f.rel.endswith("__init__.py")
+        for node in nodes_of(f.tree, ast.Import, ast.ImportFrom):
             if isinstance(node, ast.Import):
                 static |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                base = _relative(package, node.level, node.module or "")
+            else:
+                base = resolve_relative(f.module, is_package, node.level, node.module)
                 static |= {base} | {f"{base}.{a.name}" for a in node.names}
-            elif (_dotted_name(node.func) or "").rsplit(".", 1)[-1] == "import_module" and f.rel not in loader_files:
-                loader_files.add(f.rel)
-                # the names it loads: every module-like string of this file (`return ".vendored_v028", "schedule"`
-                # from a selector the call uses), each guarded or not by a version check
-                for const in nodes_of(f.tree, ast.Constant):
-                    name = const.value if isinstance(const.value, str) else ""
-                    if not re.fullmatch(r"\.*[A-Za-z_]\w*(?:\.\w+)*", name) or ("." not in name):
-                        continue
-                    level = len(name) - len(name.lstrip("."))
-                    target = _relative(package, level, name.lstrip(".")) if level else name
-                    guarded = any(g.start <= const.lineno <= g.end for g in version_guards)
-                    loads.setdefault(target, []).append((f.rel, const.lineno, guarded))
+        if not any((dotted_name(c.func) or "").rsplit(".", 1)[-1] == "import_module" for c in nodes_of(f.tree, ast.Call)):
+            continue
+        # the names it loads: every module-like string of this file (`return ".vendored_v028", "schedule"` from a
+        # selector the call uses), each guarded or not by a version check
+        version_guards = [g for g in guards_of(f.tree) if g.kind == "version"]
+        for const in nodes_of(f.tree, ast.Constant):
+            name = const.value if isinstance(const.value, str) else ""
+            if "." not in name or not re.fullmatch(r"\.*[A-Za-z_]\w*(?:\.\w+)*", name):
+                continue
+            level = len(name) - len(name.lstrip("."))
+            target = resolve_relative(f.module, is_package, level, name.lstrip("."))
+            guarded = any(g.start <= const.lineno <= g.end for g in version_guards)
+            loads.setdefault(target, []).append((f.rel, const.lineno, guarded))
     out: dict[str, Guard] = {}
     by_module = {f.module: f for f in files}
     for module, where in loads.items():
@@ -259,23 +259,3 @@ def dispatched_modules(files) -> dict[str, Guard]:
         rel, line, _ = where[0]
         out[by_module[module].rel] = Guard(1, 10 ** 9, "dispatched", frozenset(), line, where=f"{rel}:{line}")
     return out
-
-
-def guards_of_shallow(tree: ast.AST) -> list[Guard]:
-    """The if/try guards of a tree without the derived ones (callers of private helpers)."""
-    return [g for g in guards_of(tree) if not g.via]
-
-
-def _relative(package: str, level: int, name: str) -> str:
-    parts = package.split(".") if package else []
-    base = parts[:len(parts) - (level - 1)] if level > 1 else parts
-    return ".".join(p for p in [*base, name] if p)
-
-
-def _dotted_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted_name(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    return None

@@ -12,6 +12,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
+from .astnodes import dotted_name
 from .signatures import Signature, signature_from_args
 
 SCHEMA = 12  # bump when the summary's shape changes (invalidates the on-disk cache)
@@ -131,15 +132,7 @@ class ModuleInfo:
     identifier_strings: list[str] = field(default_factory=list)  # string constants that are identifiers (for dynamic_names)
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
+_dotted = dotted_name
 
 
 def _decorator_name(node: ast.expr) -> str:

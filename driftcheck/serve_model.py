@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from .api_index import ApiIndex, Resolved
 from .bodies import text_index_for
 from .datacodec import Codec, CodecError
+from .pysummary import resolve_relative
 from .signatures import VARARG, VARKW
 
 INDEX_KEY = "serve_config_drift:v2"
@@ -341,13 +342,9 @@ def _local_imports(mod, node: ast.AST) -> dict[str, str]:
     for sub in ast.walk(node):
         if not isinstance(sub, ast.ImportFrom):
             continue
-        base = sub.module or ""
-        if sub.level:
-            parts = mod.name.split(".")
-            keep = len(parts) - sub.level + (1 if mod.is_package else 0)
-            if keep <= 0:
-                continue
-            base = ".".join(parts[:keep] + ([sub.module] if sub.module else []))
+        if sub.level and sub.level > len(mod.name.split(".")) - (0 if mod.is_package else 1):
+            continue  # above the top package
+        base = resolve_relative(mod.name, mod.is_package, sub.level, sub.module)
         for alias in sub.names:
             out[alias.asname or alias.name] = f"{base}.{alias.name}"
     return out

@@ -179,7 +179,7 @@ def tree_digest(view, extra: str) -> str:
 _QUOTED_MODULE = re.compile(r"""["'](\w+(?:\.\w+)+)["']""")
 
 
-def global_digest(usage: Usage, source, file_order: list[str]) -> str:
+def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict) -> str:
     """What a unit reads besides its own file: the facts of the global phases, the order of the files they
     were gathered in, the files named as worker extensions, and where the client spells dotted module
     names as strings (the one whole-tree text search a rule makes over the client)."""
@@ -191,7 +191,7 @@ def global_digest(usage: Usage, source, file_order: list[str]) -> str:
         sorted(usage.client_set_attrs),
         [(d, repr(loc)) for d, loc in usage.worker_extensions],
         file_order,
-        sorted((rel, g.where) for rel, g in dispatched_modules(source.files).items()),  # guards from other files
+        sorted((rel, g.where) for rel, g in dispatched.items()),  # guards that come from other files
     ]
     h = hashlib.sha1(repr(facts).encode())
     by_module = {f.module: f for f in source.files}
@@ -223,6 +223,7 @@ class _Run:
     by_path: dict
     probes: list
     make_ctx: Any
+    dispatched: dict = field(default_factory=dict)  # guards.dispatched_modules: a file's guard from other files
     guards: dict = field(default_factory=dict)
 
 
@@ -334,12 +335,10 @@ class _Guards:
     def get(self, path: str, default=None):
         cache = self.run.guards
         if path not in cache:
-            if "\0dispatched" not in cache:
-                cache["\0dispatched"] = dispatched_modules(self.run.source.files)
             f = next((f for f in self.run.source.files if f.rel == path), None)
             cache[path] = guards_of(f.tree) if f is not None else default
-            if path in cache["\0dispatched"]:
-                cache[path] = [*(cache[path] or []), cache["\0dispatched"][path]]
+            if path in self.run.dispatched:
+                cache[path] = [*(cache[path] or []), self.run.dispatched[path]]
         return cache[path]
 
 
@@ -363,9 +362,9 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
     """Every file's unit result, in file order; and counters for the stats."""
     global _RUN
     usage, analyzers = prepare_client(source, api)
-    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx)
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files))
     order = [f.rel for f in source.files]
-    gdigest = global_digest(usage, source, order) if cache is not None else ""
+    gdigest = global_digest(usage, source, order, run.dispatched) if cache is not None else ""
     results: list[UnitResult | None] = [None] * len(source.files)
     keys: list[str] = []
     todo: list[int] = []

@@ -15,7 +15,7 @@ import builtins
 from dataclasses import dataclass, field
 
 from .api_index import ApiIndex, External, InSubclass, Missing, Resolved
-from .astnodes import nodes_of
+from .astnodes import attribute_stores, dotted_name, nodes_of
 from .client import ClientFile, ClientSource
 from .external_apis import TORCH_NN_MODULE
 from .pysummary import resolve_relative
@@ -237,15 +237,7 @@ def call_shape(node: ast.Call) -> CallShape:
     )
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
+_dotted = dotted_name
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -1218,24 +1210,19 @@ def _typed_store(use: AttrUse, stores, api: ApiIndex) -> str | None:
 
 
 def _chained_stores(files) -> dict[tuple[str, str], str]:
+    """(last receiver attribute, attribute) -> where, for `a.b.attr = ...` anywhere in the client."""
     out: dict[tuple[str, str], str] = {}
     for file in files:
-        for node in nodes_of(file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute):
-                    out.setdefault((target.value.attr, target.attr), f"{file.rel}:{node.lineno}")
+        for t, line in attribute_stores(file.tree):
+            if isinstance(t.value, ast.Attribute):
+                out.setdefault((t.value.attr, t.attr), f"{file.rel}:{line}")
     return out
 
 
 def _named_stores(tree: ast.AST) -> set[tuple[str, str]]:
-    out: set[tuple[str, str]] = set()
-    for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
-        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-            for t in ast.walk(target):
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and isinstance(t.ctx, ast.Store) \
-                        and t.value.id not in ("self", "cls"):  # each class's `self` is another object
-                    out.add((t.value.id, t.attr))
-    return out
+    """(variable, attribute) for `var.attr = ...` in a file; each class's `self` is another object, so not those."""
+    return {(t.value.id, t.attr) for t, _line in attribute_stores(tree)
+            if isinstance(t.value, ast.Name) and t.value.id not in ("self", "cls")}
 
 
 def _guarded_phase(phase, analyzer: "_FileAnalyzer", analyzers: dict, usage: Usage) -> None:

@@ -20,7 +20,7 @@ import ast
 import re
 
 from driftcheck.api_index import Resolved
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import attribute_stores, nodes_of
 from driftcheck.context import ScanContext
 from driftcheck.errors import SourceError
 from driftcheck.facts import engine_call_site, precondition_index, setup_assigns
@@ -46,10 +46,8 @@ def _client_assigns(ctx: ScanContext) -> dict[str, tuple[str, int]]:
     """Attribute name -> where the client assigns it on some object (`cache_config.kv_cache_layout = ...`)."""
     out: dict[str, tuple[str, int]] = {}
     for file in ctx.usage.files:
-        for node in nodes_of(file.tree, ast.Assign, ast.AnnAssign):
-            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(t, ast.Attribute):
-                    out.setdefault(t.attr, (file.rel, node.lineno))
+        for t, line in attribute_stores(file.tree):
+            out.setdefault(t.attr, (file.rel, line))
     return out
 
 

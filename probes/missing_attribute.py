@@ -12,8 +12,10 @@ import ast
 
 from driftcheck import bodies
 from driftcheck.api_index import InSubclass, Missing, Resolved, Unknown
+from driftcheck.astnodes import nodes_of
 from driftcheck.context import ScanContext, once_per_client
 from driftcheck.findings import Rule
+from driftcheck.pysummary import resolve_relative
 
 # No codemod: "similar" names are a hint, not a rename the target proves (DC008, which compares with the
 # client's own vLLM, is the rule that renames), so a DC006 finding never offers one.
@@ -64,18 +66,14 @@ def _defined_names(ctx: ScanContext) -> dict[str, int]:
     if cached is None:
         cached = {}
         for file in ctx.usage.files:
-            for node in ast.walk(file.tree):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    cached[node.name] = cached.get(node.name, 0) + 1
+            for node in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                cached[node.name] = cached.get(node.name, 0) + 1
         ctx.options["_dc006_defined_names"] = cached
     return cached
 
 
 def _enclosing_class(tree: ast.AST, fn: ast.AST) -> ast.ClassDef | None:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and fn in node.body:
-            return node
-    return None
+    return next((node for node in nodes_of(tree, ast.ClassDef) if fn in node.body), None)
 
 
 def _related(ctx: ScanContext, declared: Resolved, passed: str) -> bool:
@@ -115,14 +113,9 @@ def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:
     if path not in cache:
         file = next((f for f in ctx.usage.files if f.rel == path), None)
         found: set[tuple[str, str]] = set()
-        for node in ast.walk(file.tree) if file is not None else ():
-            if isinstance(node, ast.ImportFrom):
-                base = file.module.split(".")
-                if file.rel.endswith("__init__.py"):
-                    base.append("")  # a package's relative imports start at the package itself
-                source = ".".join(base[:len(base) - node.level] + ([node.module] if node.module else [])) if node.level \
-                    else node.module or ""
-                found |= {(source, a.name) for a in node.names}
+        for node in nodes_of(file.tree, ast.ImportFrom) if file is not None else ():
+            source = resolve_relative(file.module, file.rel.endswith("__init__.py"), node.level, node.module)
+            found |= {(source, a.name) for a in node.names}
         cache[path] = found
     return (module, name) in cache[path]
 

@@ -14,6 +14,7 @@ import ast
 from driftcheck.api_index import Resolved
 from driftcheck.context import ScanContext
 from driftcheck.findings import Rule
+from driftcheck.pysummary import resolve_relative
 
 RULE = Rule("DC007", "unknown-rpc-method", "collective_rpc names a method no worker class defines", "error", raises=("AttributeError", "RuntimeError"))
 
@@ -85,11 +86,9 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
 def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
     """name -> dotted path of what `from x import name` binds at the top of a module."""
     out: dict[str, str] = {}
-    package = module.split(".") if is_package else module.split(".")[:-1]
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
-            source = ".".join(base + ([node.module] if node.module else []))
+            source = resolve_relative(module, is_package, node.level, node.module)
             for a in node.names:
                 out[a.asname or a.name] = f"{source}.{a.name}"
     return out
