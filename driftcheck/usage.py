@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 from dataclasses import dataclass, field
 
-from .api_index import ApiIndex, External, InSubclass, Missing, Resolved
-from .astnodes import attribute_stores, dotted_name, nodes_of
+from .api_index import ApiIndex, External, InSubclass, Missing, Resolved, Unknown
+from .astnodes import attribute_stores, dotted_name, nodes_of, root_name
 from .client import ClientFile, ClientSource
 from .external_apis import TORCH_NN_MODULE
 from .pysummary import resolve_relative
@@ -204,6 +205,24 @@ def _same_value(a: object, b: object) -> bool:
     return a == b
 
 
+ANY_MODULE = "<every loaded module>"  # Usage.patched key: a name the client sets on each module in sys.modules
+
+
+def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
+    """Names bound to each loaded module by a loop over `sys.modules` (`for name, module in list(sys.modules.items())`)."""
+    out: set[str] = set()
+    for loop in nodes_of(tree, ast.For):
+        if not any(dotted_name(n) == "sys.modules" for n in ast.walk(loop.iter) if isinstance(n, ast.Attribute)):
+            continue
+        values = any(isinstance(n, ast.Attribute) and n.attr == "values" for n in ast.walk(loop.iter))
+        target = loop.target
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
+            out.add(target.elts[1].id)  # .items(): (name, module)
+        elif isinstance(target, ast.Name) and values:
+            out.add(target.id)  # .values(): module
+    return out
+
+
 def _base_name(base: ast.expr) -> str | None:
     """The dotted name of a class base, `Patch[Target]` read as `Patch`."""
     return _dotted(base.value if isinstance(base, ast.Subscript) else base)
@@ -274,6 +293,8 @@ class _FileAnalyzer:
         self._setters: set[str] | None = None  # functions of this file that set attributes by a given name
         self._scopes: dict[int, list[ast.AST]] = {}  # id(body) -> its scope's nodes (the tree outlives the analyzer)
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
+        self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
+        self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
 
     # -------------------------------------------------------------- imports
     def collect_imports(self) -> None:
@@ -426,7 +447,7 @@ class _FileAnalyzer:
                 return None
             return self._value_of(self.api.module_member(mod, attr))
         if isinstance(base, Instance):
-            if self._patched_on(base.cls, attr):
+            if self._patched_on(base.cls, attr) or self._replaced(base.cls):
                 return None
             result = self.api.class_member(base.cls, attr)
             if isinstance(result, Resolved):
@@ -467,6 +488,14 @@ class _FileAnalyzer:
             return True
         source = self.foreign.get(first)
         return source is not None and source.split(".")[0] not in NOT_PATCH_MODULES
+
+    def _replaced(self, cls: Resolved) -> bool:
+        """The client puts its own class in the place of this vLLM class in the module that defines it (`request.
+        StreamingUpdate = OmniStreamingUpdate`, or on every loaded module): a value of it may be the client's class."""
+        if not self.usage.patched:
+            return False
+        name = cls.qualname.rsplit(".", 1)[-1]
+        return (cls.qualname.rsplit(".", 1)[0], name) in self.usage.patched or (ANY_MODULE, name) in self.usage.patched
 
     def _patched_on(self, cls: Resolved, attr: str) -> bool:
         """The client sets `attr` on this class (or one of its bases) itself."""
@@ -693,7 +722,9 @@ class _FileAnalyzer:
     # --------------------------------------------------------------- patches
     def collect_patches(self) -> None:
         """What the client sets on vLLM classes and modules (`Cls.m = f`, `setattr(Cls, "m", f)`, `mod._X = None`):
-        those names exist at run time, and a function set on a class is that class's method."""
+        those names exist at run time, and a function set on a class is that class's method. A name set on each
+        module of a loop over `sys.modules` is set on every vLLM module (`ANY_MODULE`)."""
+        loaded = _sys_modules_loop_names(self.file.tree)
         for node in nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call):
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -712,6 +743,9 @@ class _FileAnalyzer:
             for obj, attr, value in pairs:
                 if not (isinstance(obj, ast.Name) and obj.id == "self"):
                     self.usage.client_set_attrs.add(attr)
+                if isinstance(obj, ast.Name) and obj.id in loaded:
+                    self.usage.patched.add((ANY_MODULE, attr))
+                    continue
                 base = self.infer(obj, self.module_env)
                 if isinstance(base, ModRef):
                     self.usage.patched.add((base.module, attr))
@@ -907,7 +941,7 @@ class _FileAnalyzer:
         loc = loc_of(self.file, node)
         self._record_passed_types(node, env)
         shape = call_shape(node)
-        if isinstance(func, ClassRef):
+        if isinstance(func, ClassRef) and not self._replaced(func.cls):
             self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, FuncRef):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))
@@ -943,9 +977,9 @@ class _FileAnalyzer:
             return
         if isinstance(base, Instance):
             self.reported.add(key)
-            if self._patched_on(base.cls, node.attr):
+            if self._patched_on(base.cls, node.attr) or self._replaced(base.cls):
                 return
-            result = self._look_up(base.cls, node.attr, store)
+            result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file))
         elif isinstance(base, ModRef) and not store:
             mod = self.api.module(base.module)
@@ -971,7 +1005,57 @@ class _FileAnalyzer:
                     e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
                 # a mixin of a Protocol: the concrete class it is mixed into supplies what the Protocol leaves out
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
+            result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _handed_to_unread(self, node: ast.Attribute) -> str | None:
+        """`HummingMethod.prepare_layer_meta(layer=self.layer)` with HummingMethod from a third-party package: code
+        driftcheck does not read gets `self.layer` and may set attributes on it (`self.layer.humming_metas`). The
+        callee and line when this file hands the receiver itself to such a function, in the same class (for
+        `self...`) or the same function."""
+        if self._handed is None:
+            self._handed, self._scope_of = {}, {}
+            own = {f.module.split(".")[0] for f in self.usage.files}
+            self._index_handed(self.file.tree, None, None, own)
+        scopes = self._scope_of.get(id(node))
+        if scopes is None:
+            return None
+        dump = ast.dump(node.value)
+        scope = scopes[0] if root_name(node.value) in ("self", "cls") else scopes[1]
+        return self._handed.get((scope, dump))
+
+    def _index_handed(self, node: ast.AST, cls: int | None, fn: int | None, own: set[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                self._index_handed(child, id(child), None, own)
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                self._index_handed(child, cls, id(child), own)
+                continue
+            if isinstance(child, ast.Attribute):
+                self._scope_of[id(child)] = (cls, fn)
+            elif isinstance(child, ast.Call):
+                callee = dotted_name(child.func) or ""
+                source = self.foreign.get(callee.split(".")[0])
+                root = (source or "").split(".")[0]
+                if root and root not in own and root not in sys.stdlib_module_names:
+                    imported = source.split(".")[0] == callee.split(".")[0]  # `import x` vs `from x import f`
+                    where = f"`{callee if imported else source + '.' + callee}` (line {child.lineno})"
+                    for arg in [*child.args, *(k.value for k in child.keywords)]:
+                        arg = arg.value if isinstance(arg, ast.Starred) else arg
+                        scope = cls if root_name(arg) in ("self", "cls") else fn
+                        self._handed.setdefault((scope, ast.dump(arg)), where)
+            self._index_handed(child, cls, fn, own)
+
+    def _unread_may_set(self, node: ast.Attribute, result: object) -> object:
+        """A member no class defines, read from an object this file hands to code driftcheck does not read: unknown."""
+        if not isinstance(result, Missing) or isinstance(node.ctx, (ast.Store, ast.Del)):
+            return result
+        callee = self._handed_to_unread(node)
+        if callee is None:
+            return result
+        return Unknown(result.qualname, f"`{ast.unparse(node.value)}` is handed to {callee}, which driftcheck does not "
+                       f"read and which may set '{node.attr}' on it")
 
     def _look_up(self, cls: Resolved, attr: str, store: bool = False) -> object:
         """A member of a vLLM-typed value: the declared class first, then the classes the value may really be."""
