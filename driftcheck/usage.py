@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -54,6 +55,7 @@ class CallUse:
     file: ClientFile
     runtime_only: bool = True
     driven_by_vllm: bool = False  # in a method of a client subclass of a vLLM class: vLLM's engine calls this code
+    via_super: bool = False  # `super().m(...)`: the base's own method, whatever subclasses override
 
 
 @dataclass
@@ -167,6 +169,13 @@ class ClientSelf:
 
 
 @dataclass
+class SuperOf:
+    """`super()` in a method of a client class: members come from the class's bases, not the class."""
+
+    cls_name: str
+
+
+@dataclass
 class UnboundMethod:
     """`Cls.method` read on the class: called with an explicit `self`."""
 
@@ -204,6 +213,61 @@ def _same_value(a: object, b: object) -> bool:
         return a.cls.qualname == b.cls.qualname
     return a == b
 
+
+def _members_set_from_outside(tree: ast.AST, classes: set[str]) -> dict[str, set[str]]:
+    """Members this file adds to its own classes from outside their bodies: `Cls.x = ...`, `setattr(Cls, "x", ...)`,
+    and `setattr(Cls, name, property(...))` in a loop over literal names, also when the names are a parameter
+    of the function holding the loop and every call of it in the file passes literal names."""
+    out: dict[str, set[str]] = {}
+    calls = nodes_of(tree, ast.Call)
+    by_variable: dict[str, list[str]] = {}  # setattr(Cls, <variable>, ...): variable -> classes
+    for call in calls:
+        if isinstance(call.func, ast.Name) and call.func.id == "setattr" and len(call.args) >= 2 \
+                and isinstance(call.args[0], ast.Name) and call.args[0].id in classes:
+            name = call.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                out.setdefault(call.args[0].id, set()).add(name.value)
+            elif isinstance(name, ast.Name):
+                by_variable.setdefault(name.id, []).append(call.args[0].id)
+    if by_variable:  # rare: only then look for the loops that bind those variables
+        for fn in [tree, *nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)]:
+            params = [] if isinstance(fn, ast.Module) else [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            body = fn.body
+            for loop in (n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.For)):
+                if not (isinstance(loop.target, ast.Name) and loop.target.id in by_variable):
+                    continue
+                names = _literal_names(loop.iter)
+                if names is None and isinstance(loop.iter, ast.Name) and loop.iter.id in params:
+                    names = _names_passed(calls, fn.name, params.index(loop.iter.id), loop.iter.id)
+                for cls in by_variable[loop.target.id] if names else ():
+                    out.setdefault(cls, set()).update(names)
+    for target, _line in attribute_stores(tree):
+        if isinstance(target.value, ast.Name) and target.value.id in classes:
+            out.setdefault(target.value.id, set()).add(target.attr)
+    return out
+
+
+def _literal_names(node: ast.expr) -> list[str] | None:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [e.value for e in node.elts]
+    return None
+
+
+def _names_passed(calls: list[ast.Call], fn_name: str, index: int, param: str) -> list[str] | None:
+    """The literal names every call of `fn_name` in the file passes for one parameter (None if any passes other)."""
+    out: list[str] = []
+    sites = [c for c in calls if isinstance(c.func, ast.Name) and c.func.id == fn_name]
+    for call in sites:
+        value = call.args[index] if index < len(call.args) else next((k.value for k in call.keywords if k.arg == param), None)
+        names = _literal_names(value) if value is not None else None
+        if names is None:
+            return None
+        out += names
+    return out or None
+
+
+_DOTTED_CLASS = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # `pkg.mod.Cls`, as resolve_obj_by_qualname takes it
 
 ANY_MODULE = "<every loaded module>"  # Usage.patched key: a name the client sets on each module in sys.modules
 
@@ -424,6 +488,9 @@ class _FileAnalyzer:
             base = self.infer(node.value, env)
             return self._member_value(base, node.attr)
         if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "super" and "super" not in env \
+                    and "super" not in self.module_env and "super" not in self.functions:
+                return self._super(node, env)
             func = self.infer(node.func, env)
             if isinstance(func, ClassRef):
                 return Instance(func.cls)
@@ -466,6 +533,17 @@ class _FileAnalyzer:
                 return BoundMethod(result, base.cls)
             if isinstance(result, Resolved) and result.kind == "class":
                 return ClassRef(result)
+            return None
+        if isinstance(base, SuperOf):
+            if attr in self._ancestor_members(base.cls_name) or not self._vllm_bases_decide(base.cls_name, attr):
+                return None  # a client base (or a base driftcheck does not read) comes first in the MRO
+            vbases = self.client_class_vllm_bases.get(base.cls_name, [])
+            if attr == "__init__":  # the next base's constructor, as vLLM builds it (dataclass fields, pydantic...)
+                return ClassRef(vbases[0]) if len(vbases) == 1 else None
+            for vbase in vbases:
+                value = self._member_value(Instance(vbase), attr)
+                if value is not None:
+                    return value
             return None
         if isinstance(base, ClientSelf):
             if attr in self.client_members(base.cls_name):
@@ -656,6 +734,8 @@ class _FileAnalyzer:
                     members.add(stmt.target.id)
             self.client_class_members[name] = members
             self.client_class_vllm_bases[name] = vbases
+        for name, added in _members_set_from_outside(self.file.tree, set(self.classes)).items():
+            self.client_class_members[name] |= added
         for name, grafted in self.patch_bases.items():
             if name in self.client_class_vllm_bases:
                 self.client_class_vllm_bases[name] += grafted
@@ -807,6 +887,42 @@ class _FileAnalyzer:
             return f"{self.foreign[first]}.{dotted}" if self.foreign[first] else dotted
         return None
 
+    def _super(self, node: ast.Call, env: dict) -> SuperOf | None:
+        """`super()` / `super(Cls, self)` inside a method of a client class of this file with vLLM bases."""
+        if node.args:
+            value = self.infer(node.args[1], env) if len(node.args) == 2 else None
+            named = node.args[0].id if isinstance(node.args[0], ast.Name) else None
+            if not (isinstance(value, ClientSelf) and named == value.cls_name):
+                return None  # super(Other, self): some other class's next base
+        else:
+            selves = {v.cls_name for v in env.values() if isinstance(v, ClientSelf)}
+            value = ClientSelf(selves.pop()) if len(selves) == 1 else None
+        if value is None or value.cls_name not in self.classes or not self.client_class_vllm_bases.get(value.cls_name):
+            return None
+        return SuperOf(value.cls_name)
+
+    def _ancestor_members(self, name: str) -> set[str]:
+        """Members of a client class's client ancestors (in this file or others), not its own."""
+        out: set[str] = set()
+        for base in self.classes[name].bases:
+            dotted = _base_name(base)
+            if dotted in self.classes:
+                out |= self._inherited_members(dotted)
+                continue
+            label = self._base_label(base)
+            if label in self.usage.client_class_table:
+                own, bases = self.usage.client_class_table[label]
+                out |= own
+                todo, seen = list(bases), {label}
+                while todo and len(seen) < 50:
+                    nxt = todo.pop()
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        more, further = self.usage.client_class_table.get(nxt, (set(), []))
+                        out |= more
+                        todo += further
+        return out
+
     def _inherited_members(self, name: str) -> set[str]:
         """A client class's members with those of its client ancestors in any file (`class AsyncOmni(AsyncOmniBase,
         EngineClient)` where AsyncOmniBase derives from OmniBase, defined in a third file)."""
@@ -850,10 +966,16 @@ class _FileAnalyzer:
                                 (f"{label}.{stmt.name}", signature_from_args(stmt.args, self.file.rel, stmt.lineno)))
 
     def collect_worker_extensions(self) -> None:
-        """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault` or an item assignment."""
+        """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault`, an item assignment, or the
+        default of a field or variable of that name (a dataclass of server flags); the string may come from a
+        function of this file that returns it."""
         key = "worker_extension_cls"
-        for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign):
+        for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign, ast.AnnAssign):
             values: list[ast.expr] = []
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                    (t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "").lower() == key
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+                values.append(node.value)
             if isinstance(node, ast.keyword) and node.arg == key:
                 values.append(node.value)
             elif isinstance(node, ast.Dict):
@@ -865,8 +987,22 @@ class _FileAnalyzer:
                                                       and t.slice.value == key for t in node.targets):
                 values.append(node.value)
             for value in values:
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    self.usage.worker_extensions.append((value.value, loc_of(self.file, value)))
+                for text in self._strings_of(value):
+                    if _DOTTED_CLASS.match(text):  # not the empty default of a config field
+                        self.usage.worker_extensions.append((text, loc_of(self.file, value)))
+
+    def _strings_of(self, value: ast.expr) -> list[str]:
+        """A string constant, or the constants a function of this file returns when called (`self._ext_cls()`)."""
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return [value.value]
+        name = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else \
+            value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None
+        out: list[str] = []
+        for fn in nodes_of(self.file.tree, ast.FunctionDef) if name else ():
+            returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)] if fn.name == name else []
+            if returns and all(isinstance(r, ast.Constant) and isinstance(r.value, str) for r in returns):
+                out += [r.value for r in returns]
+        return out
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
@@ -946,7 +1082,9 @@ class _FileAnalyzer:
         elif isinstance(func, FuncRef):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, BoundMethod):
-            self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven))
+            via_super = isinstance(node.func, ast.Attribute) and isinstance(self.infer(node.func.value, env), SuperOf)
+            self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
+                                            via_super))
         elif isinstance(func, UnboundMethod):
             self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only, self._driven))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc" and not self._own_dispatch(node.func.value, env):
@@ -1246,6 +1384,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     for phase in phases:
         for analyzer in list(analyzers.values()):
             _guarded_phase(phase, analyzer, analyzers, usage)
+    usage.worker_extensions += _extension_defaults(client, {f.rel for f in client.files})
     # A worker extension named by string becomes part of the worker: its `self` is a vLLM worker.
     for dotted, _loc in usage.worker_extensions:
         module, _, cls_name = dotted.rpartition(".")
@@ -1253,6 +1392,40 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
         if analyzer is not None:
             analyzer.add_worker_extension(cls_name)
     return usage, analyzers
+
+
+def _extension_defaults(client: ClientSource, seen: set[str]) -> list[tuple[str, Loc]]:
+    """A worker extension the client names in a file that imports no vLLM: the default of a field or variable of
+    that name (areal's `worker_extension_cls: str = "areal...Ext"` in a dataclass of server flags, which reach
+    vLLM's own argument parser) or `add_argument("--worker-extension-cls", default=...)`."""
+    out: list[tuple[str, Loc]] = []
+    for rel in client.tree.iter_files(""):
+        if rel in seen:
+            continue
+        try:
+            text = client.tree.read_text(rel)
+        except Exception:  # unreadable: nothing to add
+            continue
+        if "worker_extension_cls" not in text and "worker-extension-cls" not in text:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for node in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.Call):
+            if isinstance(node, ast.Call):
+                flag = node.args[0] if node.args and isinstance(node.args[0], ast.Constant) else None
+                value = next((k.value for k in node.keywords if k.arg == "default"), None) \
+                    if flag is not None and flag.value == "--worker-extension-cls" else None
+            else:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                named = any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")).lower() == "worker_extension_cls"
+                            for t in targets)
+                value = node.value if named else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and _DOTTED_CLASS.match(value.value):
+                line = value.lineno
+                out.append((value.value, Loc(rel, line, value.col_offset + 1, text.splitlines()[line - 1].strip())))
+    return out
 
 
 def _credit_client_stores(usage: Usage, api: ApiIndex) -> None:
