@@ -144,7 +144,7 @@ def _is_probe(node: ast.expr) -> bool:
 
 def _probed(test: ast.expr) -> frozenset[str]:
     """The objects a test probes with hasattr/getattr, as source text (`spec`, `self.runner`)."""
-    return frozenset(ast.unparse(n.args[0]) for n in ast.walk(test) if _is_probe(n))
+    return frozenset(d for d in (dotted_name(n.args[0]) for n in ast.walk(test) if _is_probe(n)) if d)
 
 
 def _test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), probes: dict | None = None) -> str | None:
@@ -228,8 +228,8 @@ def _shape_switches(tree: ast.AST) -> list[Guard]:
         if not node.orelse:
             continue
         tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
-        calls = [{ast.unparse(c.func): c for c in _calls_in(branch)} for branch in (node.body, node.orelse)]
-        for callee in calls[0].keys() & calls[1].keys():
+        calls = [{dotted_name(c.func) or _super_callee(c.func): c for c in _calls_in(branch)} for branch in (node.body, node.orelse)]
+        for callee in (calls[0].keys() & calls[1].keys()) - {None}:
             passed = [{n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name)}
                       for c in (calls[0][callee], calls[1][callee])]
             if tested & (passed[0] ^ passed[1]):
@@ -238,6 +238,14 @@ def _shape_switches(tree: ast.AST) -> list[Guard]:
                     out.append(Guard(start, end, "version", frozenset(), node.lineno))
                 break
     return out
+
+
+def _super_callee(func: ast.expr) -> str | None:
+    """`super().__init__` as "super().__init__" (dotted_name reads only chains on a name)."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) \
+            and func.value.func.id == "super":
+        return f"super().{func.attr}"
+    return None
 
 
 def _calls_in(body: list[ast.stmt]) -> list[ast.Call]:
@@ -392,7 +400,7 @@ def replaced_elsewhere(files) -> dict[str, list[Guard]]:
                 defined.setdefault(node.name, []).append((f, node))
     out: dict[str, list[Guard]] = {}
     for f in files:
-        read = {(ast.unparse(n.value), n.attr) for n in nodes_of(f.tree, ast.Attribute) if isinstance(n.ctx, ast.Load)}
+        read: set | None = None  # (owner, method) the file reads, computed only for a file that replaces one
         for stmt in f.tree.body:
             for target in stmt.targets if isinstance(stmt, ast.Assign) else []:
                 if not isinstance(target, ast.Attribute):
@@ -400,7 +408,11 @@ def replaced_elsewhere(files) -> dict[str, list[Guard]]:
                 owner = target.value
                 cls_name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else None
                 homes = defined.get(cls_name or "", [])
-                if len(homes) != 1 or homes[0][0] is f or (ast.unparse(owner), target.attr) in read:
+                if len(homes) != 1 or homes[0][0] is f:
+                    continue
+                if read is None:
+                    read = {(dotted_name(n.value), n.attr) for n in nodes_of(f.tree, ast.Attribute) if isinstance(n.ctx, ast.Load)}
+                if (dotted_name(owner), target.attr) in read:
                     continue
                 home, cls = homes[0]
                 for fn in cls.body:
