@@ -105,8 +105,11 @@ _VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")
 
 def _version_aliases(tree: ast.AST) -> set[str]:
     """Names bound to a version (`release = vllm.__version_tuple__[:3]`) or to a check of one
-    (`HAS_X = is_vllm_available(min_version="0.28.0")`): a test on them is a version check."""
-    out: set[str] = set()
+    (`HAS_X = is_vllm_available(min_version="0.28.0")`), and the file's functions that read a signature
+    (`_has_argument(fn, "inputs")`): a test on them is a version check."""
+    out: set[str] = {fn.name for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)
+                     if any((dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION
+                            for c in ast.walk(fn) if isinstance(c, ast.Call))}
     for node in nodes_of(tree, ast.Assign):
         if any(_VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) for n in ast.walk(node.value)
                if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
@@ -365,8 +368,8 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
             for stmt in block:
                 if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
                         and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-                    kind = _test_kind(stmt.test.operand)
-                    if kind in ("isinstance", "hasattr") and (stmt.end_lineno or stmt.lineno) < end:
+                    kind = _test_kind(stmt.test.operand, aliases)
+                    if kind in ("isinstance", "hasattr", "version") and (stmt.end_lineno or stmt.lineno) < end:
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
                                          _checked_names(stmt.test.operand)))
                 elif isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and (stmt.end_lineno or stmt.lineno) < end \

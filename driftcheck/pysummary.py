@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .astnodes import dotted_name
 from .signatures import Signature, signature_from_args
 
-SCHEMA = 12  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 13  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -27,6 +27,7 @@ class Binding:
     target: str = ""  # import: dotted "module.name" (or module for module-import); alias: expression
     type_only: bool = False  # bound only under `if TYPE_CHECKING:`
     fallback: "Binding | None" = None  # the `except ImportError:` binding used when this one fails to import
+    optional: bool = False  # bound in a `try` whose handler binds nothing instead: absent when the try failed
 
 
 @dataclass
@@ -234,6 +235,8 @@ class _Summariser:
                     handler_binding = self.info.bindings.get(name)
                     if handler_binding is not binding and handler_binding is not None:
                         binding.fallback = handler_binding
+                    elif handler_binding is None or handler_binding is binding:
+                        binding.optional = bool(node.handlers)
                     self.info.bindings[name] = binding
                 self._block(node.orelse, type_only)
                 self._block(node.finalbody, type_only)

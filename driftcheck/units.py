@@ -186,6 +186,7 @@ def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict,
     names as strings (the one whole-tree text search a rule makes over the client)."""
     facts = [
         sorted(usage.patched),
+        sorted((k, [c.qualname for c in v]) for k, v in usage.grafted_classes.items()),
         sorted((k, sorted(v.items())) for k, v in usage.subclass_members.items()),
         sorted((k, sorted((m, repr(v)) for m, v in d.items())) for k, d in usage.client_overrides.items()),
         sorted((k, sorted(v)) for k, v in usage.client_subclass_members.items()),

@@ -112,6 +112,7 @@ class Usage:
     files: list[ClientFile] = field(default_factory=list)
     unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, why) for files we could not follow
     patched: set[tuple[str, str]] = field(default_factory=set)  # (vLLM module/class qualname, name) the client sets
+    grafted_classes: dict[str, list] = field(default_factory=dict)  # client class -> vLLM classes another file copies its methods onto
     # vLLM class -> member -> (client subclass, file, line) for members that client subclasses add
     subclass_members: dict[str, dict[str, tuple[str, str, int]]] = field(default_factory=dict)
     # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach
@@ -364,6 +365,16 @@ class _FileAnalyzer:
     def collect_imports(self) -> None:
         self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env)
         _settle(self.module_env)
+        # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`)
+        bound: dict[str, list[ast.expr]] = {}
+        for node in self.file.tree.body:
+            for t in node.targets if isinstance(node, ast.Assign) else []:
+                if isinstance(t, ast.Name):
+                    bound.setdefault(t.id, []).append(node.value)
+        for name, values in bound.items():
+            if len(values) == 1 and isinstance(values[0], ast.Name) and name not in self.module_env \
+                    and isinstance(self.module_env.get(values[0].id), (ClassRef, ModRef)):
+                self.module_env[name] = self.module_env[values[0].id]
         for node in self.file.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
@@ -736,7 +747,8 @@ class _FileAnalyzer:
             self.client_class_vllm_bases[name] = vbases
         for name, added in _members_set_from_outside(self.file.tree, set(self.classes)).items():
             self.client_class_members[name] |= added
-        for name, grafted in self.patch_bases.items():
+        for name, grafted in [*self.patch_bases.items(),
+                              *((n, self.usage.grafted_classes.get(f"{self.file.module}.{n}", [])) for n in self.classes)]:
             if name in self.client_class_vllm_bases:
                 self.client_class_vllm_bases[name] += grafted
         for name in self.classes:  # a client class inherits the vLLM bases of its client bases
@@ -862,10 +874,38 @@ class _FileAnalyzer:
         return self._setters
 
     def _graft(self, value: ast.expr | None, cls: Resolved) -> None:
+        """`Cls.m = f` / `Cls.m = ClientCls.m`: the function becomes a method of the vLLM class, and what it stores on
+        `self` becomes that class's member (`Cls.__init__ = _patched_init` setting `self._ids`)."""
         if isinstance(value, ast.Name) and value.id in self.functions:
+            fn = self.functions[value.id]
+            if not self._may_be_a_method(fn, cls):
+                return
             self.patched_functions[value.id] = cls
+            params = fn.args.posonlyargs + fn.args.args
+            if params:
+                for target, _line in attribute_stores(fn):
+                    if isinstance(target.value, ast.Name) and target.value.id == params[0].arg:
+                        self.usage.patched.add((cls.qualname, target.attr))
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
             self.patch_bases.setdefault(value.value.id, []).append(cls)
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.foreign:
+            # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
+            label = f"{self.foreign[value.value.id]}.{value.value.id}"
+            self.usage.grafted_classes.setdefault(label, []).append(cls)
+
+    def _may_be_a_method(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> bool:
+        """Whether a function set on a vLLM class takes the instance first: not when its first parameter is
+        annotated as something else (`def _repair(param_dict: dict, ...)`, a helper also set on the class)."""
+        params = fn.args.posonlyargs + fn.args.args
+        if not params or any(_dotted(d) == "staticmethod" for d in fn.decorator_list):
+            return False
+        note = params[0].annotation
+        if note is None:
+            return True
+        value = self._annotation_value(note)
+        return isinstance(value, Instance) and cls.qualname in {c.qualname for c in self.api.mro(value.cls)[0]} \
+            or isinstance(value, Instance) and value.cls.qualname in {c.qualname for c in self.api.mro(cls)[0]} \
+            or (isinstance(note, ast.Constant) and isinstance(note.value, str) and note.value.rsplit(".", 1)[-1] == cls.qualname.rsplit(".", 1)[-1])
 
     def _patch_self(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> str:
         """A synthetic client class for a module function set on a vLLM class: its `self` is that class."""
