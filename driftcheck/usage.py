@@ -360,6 +360,7 @@ class _FileAnalyzer:
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
         self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
         self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
+        self._unread_reexports: dict[str, str] = {}  # names this file imports from vLLM that vLLM takes from elsewhere
 
     # -------------------------------------------------------------- imports
     def collect_imports(self) -> None:
@@ -1201,6 +1202,13 @@ class _FileAnalyzer:
         if self._handed is None:
             self._handed, self._scope_of = {}, {}
             own = {f.module.split(".")[0] for f in self.usage.files}
+            self._unread_reexports = {}  # `from vllm.utils.humming import HummingMethod`: vLLM hands out humming's class
+            for imp in nodes_of(self.file.tree, ast.ImportFrom):
+                if not imp.level and (imp.module or "").split(".")[0] == self.package:
+                    for alias in imp.names:
+                        found = self.api.resolve(f"{imp.module}.{alias.name}") if alias.name != "*" else None
+                        if isinstance(found, (External, Unknown)):  # another package's, or served by __getattr__
+                            self._unread_reexports[alias.asname or alias.name] = found.qualname
             self._index_handed(self.file.tree, None, None, own)
         scopes = self._scope_of.get(id(node))
         if scopes is None:
@@ -1221,11 +1229,14 @@ class _FileAnalyzer:
                 self._scope_of[id(child)] = (cls, fn)
             elif isinstance(child, ast.Call):
                 callee = dotted_name(child.func) or ""
-                source = self.foreign.get(callee.split(".")[0])
+                first, _, rest = callee.partition(".")
+                source = self.foreign.get(first)
+                reexported = self._unread_reexports.get(first) if source is None else None
                 root = (source or "").split(".")[0]
-                if root and root not in own and root not in sys.stdlib_module_names:
-                    imported = source.split(".")[0] == callee.split(".")[0]  # `import x` vs `from x import f`
-                    where = f"`{callee if imported else source + '.' + callee}` (line {child.lineno})"
+                if reexported or (root and root not in own and root not in sys.stdlib_module_names):
+                    imported = source is not None and source.split(".")[0] == first  # `import x` vs `from x import f`
+                    name = callee if imported else f"{reexported}.{rest}".rstrip(".") if reexported else f"{source}.{callee}"
+                    where = f"`{name}` (line {child.lineno})"
                     for arg in [*child.args, *(k.value for k in child.keywords)]:
                         arg = arg.value if isinstance(arg, ast.Starred) else arg
                         scope = cls if root_name(arg) in ("self", "cls") else fn

@@ -1250,3 +1250,34 @@ def test_the_same_call_with_and_without_what_the_test_checks_is_a_switch(tmp_pat
     result = scan_trees(tmp_path, vllm, client, only=["DC005"])
     assert sorted((f.client.line, f.severity) for f in result.findings) == [
         (8, "warning"), (13, "error"), (15, "error")]
+
+
+def test_an_object_handed_to_unread_code_through_a_vllm_wrapper_is_unknown_too(tmp_path):
+    """vLLM 0.27.1 imports humming's HummingMethod through its own `vllm.utils.humming` (a module __getattr__),
+    inside the method: the callee is still code driftcheck does not read."""
+    vllm = {
+        "vllm/layer.py": "class FusedMoE:\n    def __init__(self):\n        self.num_experts = 4\n",
+        "vllm/utils_lib.py": "def __getattr__(name):\n    import thirdlib\n    return getattr(thirdlib, name)\n",
+    }
+    client = {"experts.py": """
+        from vllm.layer import FusedMoE
+
+        class Experts:
+            def __init__(self, layer: FusedMoE):
+                self.layer = layer
+                from vllm.utils_lib import Method
+                Method.prepare(layer=self.layer)
+
+            def size(self):
+                return self.layer.lib_metas
+
+        class Plain:
+            def __init__(self, layer: FusedMoE):
+                self.layer = layer
+
+            def size(self):
+                return self.layer.lib_metas
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.client.line, f.severity) for f in result.findings] == [(17, "error")]
+    assert any("`vllm.utils_lib.Method.prepare` (line 7)" in u.message for u in result.unknown)
