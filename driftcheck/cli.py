@@ -11,8 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import __version__
-from .errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DriftcheckError
+from driftcheck import __version__
+from driftcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DriftcheckError
 
 FORMATS = ["text", "json", "sarif", "junit", "markdown", "github"]
 FAIL_ON = ["error", "warning", "info", "never"]
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cache_dir(args: argparse.Namespace) -> Path:
-    from .cache import default_cache_dir
+    from driftcheck.storage.cache import default_cache_dir
 
     return Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else default_cache_dir()
 
@@ -141,7 +141,7 @@ def _cache_dir(args: argparse.Namespace) -> Path:
 def _write_output(path: str, text: str) -> None:
     """-o, --report-dir, baselines, matrix files: through safe_write (a symlink is written through, a device
     or FIFO as a stream, never replaced)."""
-    from .safe_write import write_bytes
+    from driftcheck.storage.safe_write import write_bytes
 
     target = Path(path).expanduser()
     if target.is_dir():
@@ -185,7 +185,7 @@ def _require_checked(clients, allow_empty: bool) -> dict:
 
     A gate that reports "0 findings" for a client with no file importing vLLM (an empty folder, the
     wrong package, a file over the size limit) has checked nothing; that is not a pass."""
-    from .client import survey
+    from driftcheck.client_model.client import survey
 
     notes = {}
     total = 0
@@ -209,7 +209,7 @@ def _require_checked(clients, allow_empty: bool) -> dict:
 
 
 def exit_code_for(result, fail_on: str, accept_unknown: bool) -> int:
-    from .findings import SEVERITY_RANK
+    from driftcheck.rules.findings import SEVERITY_RANK
 
     if result.internal_errors:
         return EXIT_USAGE
@@ -224,10 +224,10 @@ def exit_code_for(result, fail_on: str, accept_unknown: bool) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from .engine import ScanOptions, scan
-    from .report import render
-    from .selection import resolve_rules
-    from .targets import resolve_clients, resolve_vllm
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.report import render
+    from driftcheck.rules.selection import resolve_rules
+    from driftcheck.sources.targets import resolve_clients, resolve_vllm
 
     only = resolve_rules(args.select)
     cache_dir = _cache_dir(args)
@@ -236,7 +236,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     coverage = _require_checked(clients, args.allow_empty)
     baseline = None
     if args.baseline:
-        from .suppress import load_baseline
+        from driftcheck.scan.suppress import load_baseline
 
         baseline = load_baseline(args.baseline)
     if args.jobs is not None and args.jobs < 1:
@@ -246,7 +246,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     result = scan(vllm, clients, options)
     result.stats["coverage"] = coverage  # what each client held, and what was skipped and why
     if args.since:
-        from .compare import apply_since, render_text, since_label
+        from driftcheck.gate.compare import apply_since, render_text, since_label
 
         since = _since_scan(args.since, clients, cache_dir, options)
         cmp = apply_since(result, since)
@@ -254,7 +254,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.write_baseline:
         import json
 
-        from .suppress import baseline_document
+        from driftcheck.scan.suppress import baseline_document
 
         doc = baseline_document(result.findings, vllm.version)
         _write_output(args.write_baseline, json.dumps(doc, indent=2) + "\n")
@@ -280,8 +280,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def _since_scan(spec: str, clients, cache_dir: Path, options):
     """The scan of the same clients on the --since vLLM ('declared': the one the first declaring client names)."""
-    from .engine import scan
-    from .targets import baseline_version, resolve_vllm
+    from driftcheck.scan.pipeline import scan
+    from driftcheck.sources.targets import baseline_version, resolve_vllm
 
     if spec == "declared":
         reqs = [c.declared_vllm() for c in clients]
@@ -295,15 +295,15 @@ def _since_scan(spec: str, clients, cache_dir: Path, options):
 def cmd_bisect(args: argparse.Namespace) -> int:
     import json
 
-    from .bisect import render_text, run_bisect
-    from .releases import expand
+    from driftcheck.gate.bisect import render_text, run_bisect
+    from driftcheck.sources.releases import expand
 
     cache_dir = _cache_dir(args)
     specs = _client_specs(args.client) or [n for n in ("speculators",) if _installed(n)]
     if not specs:
         raise DriftcheckError("no --client given and speculators is not installed", "pass --client speculators==0.4.0")
     builds = expand(args.vllm, cache_dir)
-    from .targets import resolve_clients
+    from driftcheck.sources.targets import resolve_clients
 
     _require_checked(resolve_clients(specs, cache_dir), args.allow_empty)
     report = run_bisect(builds, specs, cache_dir, args.good, args.bad, args.fail_on, args.client_vllm, not args.no_cache)
@@ -314,7 +314,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import json
 
-    from .compare import compare_reports, load_report, new_at_or_above, render_text, report_label
+    from driftcheck.gate.compare import compare_reports, load_report, new_at_or_above, render_text, report_label
 
     old, new = load_report(args.old), load_report(args.new)
     cmp = compare_reports(old, new)
@@ -323,8 +323,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from .rules import entries, entry, signature_fix
-    from .selection import resolve_rules
+    from driftcheck.rules.registry import entries, entry, signature_fix
+    from driftcheck.rules.selection import resolve_rules
 
     if args.rule:
         resolve_rules([args.rule], option="rules")  # a word that names nothing: the usual one-line error, exit 2
@@ -357,11 +357,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
-    from .engine import ScanOptions, scan
-    from .findings import SEVERITY_RANK
-    from .fixer import FixOptions, apply_locked, plan_fixes
-    from .selection import resolve_only
-    from .targets import resolve_clients, resolve_vllm
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.rules.findings import SEVERITY_RANK
+    from driftcheck.fix.fixer import FixOptions, apply_locked, plan_fixes
+    from driftcheck.rules.selection import resolve_only
+    from driftcheck.sources.targets import resolve_clients, resolve_vllm
 
     if args.only:
         resolve_only(args.only)  # a typo is exit 2 before anything is fetched or read
@@ -429,10 +429,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
 
 def _run_matrix(args):
-    from .matrix import run_matrix
-    from .ranges import compute_range
-    from .releases import expand
-    from .targets import DEFAULT_CLIENTS, resolve_clients
+    from driftcheck.gate.matrix import run_matrix
+    from driftcheck.gate.ranges import compute_range
+    from driftcheck.sources.releases import expand
+    from driftcheck.sources.targets import DEFAULT_CLIENTS, resolve_clients
 
     cache_dir = _cache_dir(args)
     specs = _client_specs(args.client) or [n for n in DEFAULT_CLIENTS if _installed(n)]
@@ -458,8 +458,8 @@ def _installed(name: str) -> bool:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from .provenance import provenance
-    from .report import matrix_report
+    from driftcheck.sources.provenance import provenance
+    from driftcheck.report import matrix_report
 
     matrix, ranges = _run_matrix(args)
     out = Path(args.out)
@@ -530,7 +530,7 @@ def _read_input(path: str) -> str:
 def cmd_explain(args: argparse.Namespace) -> int:
     import json
 
-    from .explain import NotATraceback, explain_parsed, parse_traceback
+    from driftcheck.report.explain import NotATraceback, explain_parsed, parse_traceback
 
     text = _read_input(args.file)
     try:
@@ -539,8 +539,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise DriftcheckError(f"{exc}", "paste the whole traceback, from 'Traceback (most recent call last):' on") from None
     api = None
     if args.vllm:
-        from .engine import ScanOptions, make_api
-        from .targets import resolve_vllm
+        from driftcheck.scan.pipeline import ScanOptions, make_api
+        from driftcheck.sources.targets import resolve_vllm
 
         target = resolve_vllm(args.vllm, _cache_dir(args))
         api = make_api(target, ScanOptions(cache_dir=_cache_dir(args)))
@@ -570,7 +570,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_smoke(args: argparse.Namespace) -> int:
     try:
-        from .runner.cli import main as smoke_main
+        from driftcheck.runner.cli import main as smoke_main
     except ImportError as exc:
         raise DriftcheckError(f"the smoke runner is not available ({exc})") from None
     return smoke_main(args.args)
@@ -590,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    from .progress import configure
+    from driftcheck.report.progress import configure
 
     configure(quiet=getattr(args, "quiet", False))
     return _guarded(args.command, lambda: COMMANDS[args.command](args))
@@ -620,7 +620,7 @@ def _guarded(command: str, run) -> int:
 
 
 def entry() -> None:
-    from .signals import terminate_cleanly
+    from driftcheck.storage.signals import terminate_cleanly
 
     with terminate_cleanly():  # SIGTERM: children stopped, partial downloads removed, one line, exit 143
         sys.exit(main())

@@ -1,4 +1,4 @@
-"""Regenerate driftcheck/external_apis.py from the sources of the external classes vLLM code subclasses.
+"""Regenerate driftcheck/vllm_model/external_apis.py from the sources of the external classes vLLM code subclasses.
 
     python scripts/gen_external_apis.py path/to/torch/nn/modules/module.py
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from driftcheck.pysummary import summarise_source  # noqa: E402
+from driftcheck.vllm_model.pysummary import summarise_source  # noqa: E402
 
 
 def members_of(source: str, module: str, cls: str) -> list[str]:
@@ -23,7 +23,7 @@ def main() -> None:
     path = Path(sys.argv[1])
     names = members_of(path.read_text(), "torch.nn.modules.module", "Module")
     version = sys.argv[2] if len(sys.argv) > 2 else "unknown"
-    out = Path(__file__).resolve().parents[1] / "driftcheck" / "external_apis.py"
+    out = Path(__file__).resolve().parents[1] / "driftcheck" / "vllm_model" / "external_apis.py"
     body = ",\n".join(f"    {n!r}" for n in names)
     out.write_text(
         '"""Members of external base classes that vLLM code subclasses, read from their sources.\n\n'

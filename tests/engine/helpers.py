@@ -10,12 +10,12 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-from driftcheck.api_index import ApiIndex
-from driftcheck.client import load_client
-from driftcheck.engine import ScanOptions, ScanResult, scan
-from driftcheck.sources import FolderTree
-from driftcheck.targets import resolve_client, resolve_vllm
-from driftcheck.usage import Usage, analyse_client
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.client_model.client import load_client
+from driftcheck.scan.pipeline import ScanOptions, ScanResult, scan
+from driftcheck.sources.sources import FolderTree
+from driftcheck.sources.targets import resolve_client, resolve_vllm
+from driftcheck.client_model.usage import Usage, analyse_client
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -187,7 +187,7 @@ SAMPLE_CLIENT = {
 def sample_result(tmp_path: Path, client_files: dict[str, str] | None = None) -> ScanResult:
     """Errors (DC002, DC005), a warning (DC009), an unknown (DC008, no baseline) and one info
     finding added by hand (no generic probe emits info), against the miniature vLLM."""
-    from driftcheck.findings import Finding, Location
+    from driftcheck.rules.findings import Finding, Location
 
     result = scan_client(tmp_path, client_files or SAMPLE_CLIENT, only=["DC002", "DC005", "DC008", "DC009"])
     result.findings.append(Finding(

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from driftcheck.signatures import KWONLY, POS, CallShape, check_call
+from driftcheck.vllm_model.signatures import KWONLY, POS, CallShape, check_call
 
 from engine.helpers import file_line, index
 

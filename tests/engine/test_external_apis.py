@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.external_apis import TORCH_NN_MODULE, TORCH_VERSION
+from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE, TORCH_VERSION
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from gen_external_apis import members_of  # noqa: E402

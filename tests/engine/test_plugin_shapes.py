@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 

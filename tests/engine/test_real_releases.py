@@ -11,8 +11,8 @@ import functools
 import pytest
 
 from conftest import CACHE_DIR, client_sources, vllm_sources
-from driftcheck.engine import ScanOptions, ScanResult, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, ScanResult, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 from engine.helpers import def_line, defines_at, field_line, line_of, param_line, zip_text
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from driftcheck.api_index import External, Missing, Resolved, Unknown
+from driftcheck.vllm_model.api_index import External, Missing, Resolved, Unknown
 
 from engine.helpers import file_line, index
 
@@ -92,7 +92,7 @@ def test_unreadable_base_makes_lookups_unknown(tmp_path):
         """,
     })
     model = api.resolve("vllm.model.Model")
-    # nn.Module's members are read from torch's sources (driftcheck/external_apis.py): a name that neither
+    # nn.Module's members are read from torch's sources (driftcheck/vllm_model/external_apis.py): a name that neither
     # nn.Module nor the class defines is missing (registered buffers and parameters are attributes too)
     assert isinstance(api.class_member(model, "parameters"), External)
     assert isinstance(api.class_member(model, "whatever"), Missing)

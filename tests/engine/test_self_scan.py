@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import vllm_sources
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 EXPECTED = json.loads((Path(__file__).parent / "self_scan_expected.json").read_text())
 

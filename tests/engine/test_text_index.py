@@ -12,8 +12,8 @@ import zipfile
 import pytest
 
 from conftest import vllm_sources
-from driftcheck.sources import FolderTree
-from driftcheck.text_index import TextIndex, _classes_by_line, _classes_fast
+from driftcheck.sources.sources import FolderTree
+from driftcheck.vllm_model.text_index import TextIndex, _classes_by_line, _classes_fast
 
 from engine.helpers import line_of, write_tree
 

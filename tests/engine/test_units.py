@@ -1,4 +1,4 @@
-"""Per-file units (driftcheck/units.py): the same report serially, in worker processes and from the caches.
+"""Per-file units (driftcheck/scan/units.py): the same report serially, in worker processes and from the caches.
 
 A small multi-file client against the miniature vLLM: a patch set in one file that another file's use
 depends on, a client subclass in one file used from another, plain drift in several files.
@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from driftcheck import units
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan import units
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 from engine.helpers import MINIVLLM, write_tree
 

@@ -1,0 +1,444 @@
+"""The client's analysis in per-file units: parallel on all cores, cached per file content and target.
+
+`usage.prepare_client` runs the phases that need every file (imports, patches, client classes and their
+vLLM bases, members client subclasses add, worker extensions). What is left is one *unit* per client
+file: visit that file (`_FileAnalyzer.analyse`) and run every rule on a `Usage` that holds only that
+file's uses next to the global facts. A unit reads the global facts, its own file, the target and (through
+`ctx.client`) the client's tree; it never reads another unit's uses, so units run in any order, in forked
+worker processes, and their results are merged per rule in file order: the same report however many
+processes ran it (tests/engine/test_units.py compares a serial and a parallel scan byte for byte).
+
+Two caches, both JSON through `datacodec` and written atomically (`safe_write`), never pickles:
+
+* a unit's result, keyed by (the file's content, a digest of the global facts and of what rules read
+  outside the file, the target tree, the rule selection, driftcheck's own code, `SCHEMA`); a changed file
+  re-runs its unit, and a change to the global facts (a new patch, a new client subclass) re-runs all;
+* the whole client's result, keyed by the content of every file of the client's tree: a scan where nothing
+  changed parses nothing.
+
+`DRIFTCHECK_JOBS` (or `--jobs`) sets the worker count; the default is every core, and one core (or a
+client too small to pay for the workers) runs in this process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import re
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driftcheck import __version__
+from driftcheck.storage.datacodec import Codec, CodecError
+from driftcheck.errors import DriftcheckError
+from driftcheck.rules.findings import Finding, Location, UnknownResult
+from driftcheck.client_model.guards import dispatched_modules, guards_of
+from driftcheck.vllm_model.pysummary import SCHEMA
+from driftcheck.storage.safe_write import write_bytes
+from driftcheck.client_model.usage import Usage, finish_client, prepare_client
+
+UNIT_FORMAT = 1
+# Behaviour rules that pair facts from several client files (an LLM built in one file, a worker extension that
+# captures hidden states in another) run once over the whole client; the rest run per file. DC109 reads only
+# the file that defines each override (tests/engine/test_units.py holds it to the whole-client answer).
+PER_FILE_BEHAVIOUR = {"override-signature-drift"}
+
+
+def per_file(probe) -> bool:
+    return (probe.RULE.kind == "generic" and not probe.RULE.whole_client) or probe.RULE.name in PER_FILE_BEHAVIOUR
+MIN_FILES_FOR_POOL = 48  # below this, forking workers costs more than it saves
+
+
+def default_jobs() -> int:
+    env = os.environ.get("DRIFTCHECK_JOBS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+# ------------------------------------------------------------------------------------ stored data
+@dataclass
+class UnitResult:
+    uses: int  # uses of vLLM looked up in this file (the precision denominator)
+    items: list[list[Any]]  # [probe slot, "f" | "u", the finding's / unknown's JSON]; slot -1: DC000
+    errors: list[str] = field(default_factory=list)  # internal errors of rules, in rule order
+    baselines: dict[str, str] = field(default_factory=dict)  # the client's own vLLM, as loaded by a rule
+
+
+@dataclass
+class ClientResult:
+    files: int
+    uses: int
+    findings: list[Any]
+    unknown: list[Any]
+    errors: list[str]
+    baselines: dict[str, str]
+
+
+@functools.lru_cache(maxsize=None)
+def _codec(cls: type) -> Codec:
+    return Codec(cls)
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """driftcheck's own sources (rules included): an edited rule never reuses an old answer."""
+    h = hashlib.sha1(f"{__version__}\0{SCHEMA}\0{UNIT_FORMAT}".encode())
+    root = Path(__file__).resolve().parents[1]  # the driftcheck package (this module is driftcheck/scan/units.py)
+    for folder in (root, root.parent / "probes"):
+        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
+            try:
+                h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
+            except OSError:
+                continue
+    return h.hexdigest()
+
+
+class UnitCache:
+    def __init__(self, root: Path):
+        self.root = root / "units" / f"u{UNIT_FORMAT}-s{SCHEMA}"
+        self.enabled = True
+
+    def _path(self, key: str, kind: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}.json"
+
+    def get(self, key: str, cls: type):
+        if not self.enabled:
+            return None
+        try:
+            raw = self._path(key, cls.__name__).read_bytes()
+        except OSError:
+            return None
+        try:
+            return _codec(cls).loads(raw)
+        except (CodecError, TypeError, ValueError, RecursionError):
+            return None  # damaged or foreign: a miss, rewritten by the next put
+
+    def put(self, key: str, value) -> None:
+        if not self.enabled:
+            return
+        try:
+            payload = _codec(type(value)).dumps(value)
+        except (CodecError, TypeError, ValueError):
+            return
+        try:
+            write_bytes(self._path(key, type(value).__name__), payload, durable=False)
+        except OSError:
+            self.enabled = False
+
+
+def _plain(value):
+    """JSON data as the report will hold it (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+def finding_from_json(d: dict) -> Finding:
+    return Finding(rule=d["rule"], name=d["name"], severity=d["severity"], message=d["message"], symbol=d["symbol"],
+                   client=_location(d["client"]), vllm=_location(d["vllm"]), fix=d["fix"], when=d["when"],
+                   details=d.get("details", {}), client_name=d.get("client_name"), suppressed=d.get("suppressed"))
+
+
+def unknown_from_json(d: dict) -> UnknownResult:
+    return UnknownResult(d["rule"], d["message"], _location(d.get("client")), d.get("symbol"), d.get("client_name"))
+
+
+def _location(d: dict | None) -> Location | None:
+    if d is None:
+        return None
+    return Location(d["path"], d["line"], d.get("code", ""), d.get("col"), d.get("end_line"), d.get("end_col"), d.get("version"))
+
+
+# ------------------------------------------------------------------------------------ digests
+def _sha(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def tree_digest(view, extra: str) -> str:
+    """Every file of the client's tree (the .py files, and the scripts and configs rules read)."""
+    h = hashlib.sha1(extra.encode())
+    for rel in sorted(set(view.iter_files("", suffix=""))):
+        try:
+            data = view.read_bytes(rel)
+        except Exception:  # unreadable: its name still counts
+            data = b"\xff"
+        h.update(f"{rel}\0{len(data)}\0".encode() + hashlib.sha1(data).digest())
+    return h.hexdigest()
+
+
+_QUOTED_MODULE = re.compile(r"""["'](\w+(?:\.\w+)+)["']""")
+
+
+def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict) -> str:
+    """What a unit reads besides its own file: the facts of the global phases, the order of the files they
+    were gathered in, the files named as worker extensions, and where the client spells dotted module
+    names as strings (the one whole-tree text search a rule makes over the client)."""
+    facts = [
+        sorted(usage.patched),
+        sorted((k, sorted(v.items())) for k, v in usage.subclass_members.items()),
+        sorted((k, sorted((m, repr(v)) for m, v in d.items())) for k, d in usage.client_overrides.items()),
+        sorted((k, sorted(v)) for k, v in usage.client_subclass_members.items()),
+        sorted(usage.client_set_attrs),
+        [(d, repr(loc)) for d, loc in usage.worker_extensions],
+        file_order,
+        sorted((rel, g.where) for rel, g in dispatched.items()),  # guards that come from other files
+    ]
+    h = hashlib.sha1(repr(facts).encode())
+    by_module = {f.module: f for f in source.files}
+    for dotted, _loc in usage.worker_extensions:
+        f = by_module.get(dotted.rpartition(".")[0])
+        if f is not None:
+            h.update(f"{f.rel}\0".encode() + _sha(f.text.encode()).encode())
+    spelled: dict[str, str] = {}
+    for rel in source.tree.iter_files(""):
+        try:
+            text = source.tree.read_text(rel)
+        except Exception:
+            continue
+        for m in _QUOTED_MODULE.finditer(text):
+            spelled.setdefault(m.group(1), f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+    h.update(repr(sorted(spelled.items())).encode())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------------ one unit
+@dataclass
+class _Run:
+    """Everything a unit needs; set before the workers fork, so they inherit it without copying."""
+
+    api: Any
+    source: Any
+    usage: Usage
+    analyzers: dict
+    by_path: dict
+    probes: list
+    make_ctx: Any
+    dispatched: dict = field(default_factory=dict)  # guards.dispatched_modules: a file's guard from other files
+    guards: dict = field(default_factory=dict)
+
+
+_RUN: _Run | None = None
+WHOLE = -1  # the task number of the whole-client rules
+_LISTS = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound")
+
+
+def _partition(usage: Usage) -> dict[str, dict[str, list]]:
+    """The global phases' per-file entries (imports, worker-extension methods...), by file."""
+    out: dict[str, dict[str, list]] = {}
+
+    def slot(path: str) -> dict[str, list]:
+        return out.setdefault(path, {name: [] for name in (*_LISTS, "worker_extensions", "unanalysed")})
+
+    for name in _LISTS:
+        for item in getattr(usage, name):
+            slot(item.loc.path)[name].append(item)
+    for item in usage.worker_extensions:
+        slot(item[1].path)["worker_extensions"].append(item)
+    for item in usage.unanalysed:
+        slot(item[0])["unanalysed"].append(item)
+    return out
+
+
+_PER_FILE = (*_LISTS, "worker_extensions", "unanalysed")
+_VISIT_TIME = ("passed", "unbound_called")  # filled by the visits themselves
+
+
+def _with_global_facts(g: Usage, lists: dict, files: list) -> Usage:
+    """A Usage holding `lists` and `files`, sharing every fact of the global phases (whatever fields they add)."""
+    shared = {f.name: getattr(g, f.name) for f in dataclasses.fields(Usage)
+              if f.name not in _PER_FILE and f.name not in _VISIT_TIME and f.name != "files"}
+    return Usage(**lists, files=files, **shared)
+
+
+def _unit_usage(run: _Run, file) -> Usage:
+    own = run.by_path.get(file.rel) or {}
+    return _with_global_facts(run.usage, {name: list(own.get(name, ())) for name in _PER_FILE}, [file])
+
+
+def run_unit(run: _Run, index: int) -> UnitResult:
+    file = run.source.files[index]
+    usage = _unit_usage(run, file)
+    analyzer = run.analyzers.get(file.module)
+    if analyzer is not None and analyzer.file is file:
+        _analyse(analyzer, usage)
+    items: list[list[Any]] = []
+    for rel, why in usage.unanalysed:
+        items.append([-1, "u", UnknownResult("DC000", f"{rel} was not analysed: {why}", client_name=run.make_ctx.client_name).to_json()])
+    return _run_probes(run, usage, [(slot, p) for slot, p in enumerate(run.probes) if per_file(p)], items,
+                       usage.checked())
+
+
+def run_whole(run: _Run) -> UnitResult:
+    """The whole-client rules: every file visited into one `Usage`, as a scan without units would."""
+    g = run.usage
+    usage = _with_global_facts(g, {name: list(getattr(g, name)) for name in _PER_FILE}, g.files)
+    for analyzer in list(run.analyzers.values()):
+        _analyse(analyzer, usage)
+    finish_client(usage, run.api)
+    whole = [(slot, p) for slot, p in enumerate(run.probes) if not per_file(p)]
+    return _run_probes(run, usage, whole, [], 0) if whole else UnitResult(0, [])
+
+
+def _analyse(analyzer, usage: Usage) -> None:
+    """One file's visit into `usage` (fresh `reported`: a unit and the whole-client pass both visit it)."""
+    shared, analyzer.usage = analyzer.usage, usage
+    analyzer.reported = set()
+    try:
+        analyzer.analyse()
+    except RecursionError:
+        usage.unanalysed.append((analyzer.file.rel, "expressions nested too deeply to follow"))
+    finally:
+        analyzer.usage = shared
+
+
+def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -> UnitResult:
+    from driftcheck.scan.pipeline import _apply_guard  # engine imports this module
+
+    ctx = run.make_ctx(usage)
+    guards = _Guards(run)
+    errors: list[str] = []
+    for slot, probe in probes:
+        try:
+            for item in probe.check(ctx):
+                if isinstance(item, Finding):
+                    _apply_guard(item, guards, probe.RULE)
+                    items.append([slot, "f", _plain(item.to_json())])
+                else:
+                    items.append([slot, "u1" if getattr(item, "once", False) else "u", _plain(item.to_json())])
+        except DriftcheckError:
+            raise
+        except Exception as exc:  # a probe bug must never turn into a silent pass
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            message = (f"internal error in {probe.RULE.id} {probe.RULE.name}: {type(exc).__name__}: {exc} "
+                       f"({Path(where.filename).name}:{where.lineno})")
+            errors.append(message)
+            items.append([slot, "u", UnknownResult(probe.RULE.id, message, client_name=run.make_ctx.client_name).to_json()])
+    return UnitResult(uses, items, errors, {k: v for k, v in run.make_ctx.baselines.items() if k == run.make_ctx.baseline_key})
+
+
+class _Guards:
+    """guards_of(file) for the files findings point at, computed on first use (once per process)."""
+
+    def __init__(self, run: _Run):
+        self.run = run
+
+    def get(self, path: str, default=None):
+        cache = self.run.guards
+        if path not in cache:
+            f = next((f for f in self.run.source.files if f.rel == path), None)
+            cache[path] = guards_of(f.tree) if f is not None else default
+            if path in self.run.dispatched:
+                cache[path] = [*(cache[path] or []), self.run.dispatched[path]]
+        return cache[path]
+
+
+def _worker_started() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent stops its workers; no Terminated traceback there
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
+    assert _RUN is not None
+    out = [(i, _codec(UnitResult).dumps(run_whole(_RUN) if i == WHOLE else run_unit(_RUN, i))) for i in chunk]
+    from driftcheck.vllm_model.bodies import save_text_indexes
+
+    save_text_indexes()  # whole-tree answers this worker found, for later scans (merged on save)
+    return out
+
+
+def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None, key_base: str) -> tuple[list[UnitResult], dict]:
+    """Every file's unit result, in file order; and counters for the stats."""
+    global _RUN
+    usage, analyzers = prepare_client(source, api)
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files))
+    order = [f.rel for f in source.files]
+    gdigest = global_digest(usage, source, order, run.dispatched) if cache is not None else ""
+    results: list[UnitResult | None] = [None] * len(source.files)
+    keys: list[str] = []
+    todo: list[int] = []
+    for i, f in enumerate(source.files):
+        key = _sha(f"{key_base}\0{gdigest}\0{f.rel}\0{f.module}".encode() + _sha(f.text.encode()).encode()) if cache else ""
+        keys.append(key)
+        hit = cache.get(key, UnitResult) if cache is not None else None
+        if hit is not None:
+            results[i] = hit
+        else:
+            todo.append(i)
+    whole: UnitResult | None = None
+    workers = min(jobs, len(todo))
+    if workers > 1 and len(todo) >= MIN_FILES_FOR_POOL and _can_fork():
+        import multiprocessing
+
+        _RUN = run
+        try:
+            size = max(1, min(16, len(todo) // (workers * 8)))
+            chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started)
+            try:
+                for done in pool.imap_unordered(_worker, chunks):
+                    for i, raw in done:
+                        if i == WHOLE:
+                            whole = _codec(UnitResult).loads(raw)
+                        else:
+                            results[i] = _codec(UnitResult).loads(raw)
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
+            finally:
+                pool.join()
+        finally:
+            _RUN = None
+    else:
+        workers = 1
+        for i in todo:
+            results[i] = _codec(UnitResult).decode(_codec(UnitResult).encode(run_unit(run, i)))
+        whole = _codec(UnitResult).decode(_codec(UnitResult).encode(run_whole(run)))
+    if cache is not None:
+        for i in todo:
+            if not any(v.startswith("unavailable") for v in results[i].baselines.values()):
+                cache.put(keys[i], results[i])
+    return [*results, whole], {"jobs": workers, "units_run": len(todo), "units_cached": len(source.files) - len(todo)}  # type: ignore[return-value]
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def merge(results: list[UnitResult], n_probes: int) -> tuple[list[dict], list[dict], list[str], int, dict]:
+    """(findings, unknowns, internal errors, uses) in the serial order: DC000 first, then rule by rule, each
+    rule's items file by file."""
+    findings: list[dict] = []
+    unknown: list[dict] = []
+    errors: list[str] = []
+    for slot in range(-1, n_probes):
+        once: set = set()  # "u1": asked once per client by the rule, at the first file that raises it
+        for r in results:
+            for s, kind, item in r.items:
+                if s != slot:
+                    continue
+                if kind == "u1":
+                    if item.get("symbol") in once:
+                        continue
+                    once.add(item.get("symbol"))
+                (findings if kind == "f" else unknown).append(item)
+    for r in results:
+        errors.extend(r.errors)
+    baselines: dict[str, str] = {}
+    for r in results:
+        baselines.update(r.baselines)
+    return findings, unknown, list(dict.fromkeys(errors)), sum(r.uses for r in results), baselines
