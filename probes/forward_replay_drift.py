@@ -23,7 +23,7 @@ import re
 from driftcheck.vllm_model import bodies
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
-from driftcheck.client_model.usage import loc_of
+from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.tbsigs import Fact, Signature
 
 FIX_ID = "replay-layer-arguments"

@@ -43,7 +43,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
 from driftcheck.vllm_model.serve_model import Parser, ServeModel, serve_model
-from driftcheck.client_model.usage import Loc
+from driftcheck.client_model.uses import Loc
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
             "error", kind="behaviour", raises=("SystemExit", "ValueError", "ValidationError", "TypeError"))

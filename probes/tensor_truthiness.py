@@ -20,7 +20,7 @@ from driftcheck.astnodes import nodes_of, within
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import executor_of, indexed_replies, single_reply
 from driftcheck.rules.findings import Rule
-from driftcheck.client_model.usage import loc_of
+from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.tbsigs import Fact, Signature
 
 RULE = Rule("DC105", "tensor-truthiness", "Truthiness test on a value that may be a tensor", "error",

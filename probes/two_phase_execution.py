@@ -22,7 +22,7 @@ from driftcheck.astnodes import nodes_of, within
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import STATE_ERROR, has_sample_tokens, two_phase_state_error
 from driftcheck.rules.findings import Rule
-from driftcheck.client_model.usage import loc_of
+from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.tbsigs import Signature
 
 RULE = Rule("DC103", "two-phase-execution", "execute_model() called without sample_tokens()", "error",

@@ -19,7 +19,7 @@ import ast
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import executor_found, executor_of, indexed_replies, single_reply
 from driftcheck.rules.findings import Rule
-from driftcheck.client_model.usage import loc_of
+from driftcheck.client_model.uses import loc_of
 
 RULE = Rule("DC104", "unique-reply-rank", "Indexing the single reply of collective_rpc(unique_reply_rank=)", "error",
             fix="unwrap-unique-reply", kind="behaviour", raises=("TypeError", "IndexError"))

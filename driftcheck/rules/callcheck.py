@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from driftcheck.vllm_model.api_index import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.signatures import CallProblem, Signature, check_call
-from driftcheck.client_model.usage import CallUse
+from driftcheck.client_model.uses import CallUse
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from driftcheck.vllm_model.api_index import ApiIndex, Resolved
 from driftcheck.client_model.client import ClientSource
 from driftcheck.rules.findings import Finding, Location, Rule, UnknownResult
-from driftcheck.client_model.usage import Loc, Usage
+from driftcheck.client_model.uses import Loc, Usage
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 `usage.prepare_client` runs the phases that need every file (imports, patches, client classes and their
 vLLM bases, members client subclasses add, worker extensions). What is left is one *unit* per client
-file: visit that file (`_FileAnalyzer.analyse`) and run every rule on a `Usage` that holds only that
+file: visit that file (`FileAnalyzer.analyse`) and run every rule on a `Usage` that holds only that
 file's uses next to the global facts. A unit reads the global facts, its own file, the target and (through
 `ctx.client`) the client's tree; it never reads another unit's uses, so units run in any order, in forked
 worker processes, and their results are merged per rule in file order: the same report however many
@@ -40,7 +40,8 @@ from driftcheck.rules.findings import Finding, Location, UnknownResult
 from driftcheck.client_model.guards import dispatched_modules, guards_of
 from driftcheck.vllm_model.pysummary import SCHEMA
 from driftcheck.storage.safe_write import write_bytes
-from driftcheck.client_model.usage import Usage, finish_client, prepare_client
+from driftcheck.client_model.usage import finish_client, prepare_client
+from driftcheck.client_model.uses import Usage
 
 UNIT_FORMAT = 1
 # Behaviour rules that pair facts from several client files (an LLM built in one file, a worker extension that

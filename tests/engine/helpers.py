@@ -15,7 +15,8 @@ from driftcheck.client_model.client import load_client
 from driftcheck.scan.pipeline import ScanOptions, ScanResult, scan
 from driftcheck.sources.sources import FolderTree
 from driftcheck.sources.targets import resolve_client, resolve_vllm
-from driftcheck.client_model.usage import Usage, analyse_client
+from driftcheck.client_model.usage import analyse_client
+from driftcheck.client_model.uses import Usage
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
