@@ -14,7 +14,7 @@ import ast
 
 import libcst as cst
 
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.fix.codemod import (
     Fix, FixContext, FixOutcome, Targeted, append_arg, code_of, ensure_import, expr, run_transformer,
 )

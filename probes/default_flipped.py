@@ -11,7 +11,7 @@ True from 0.12. Reported as a warning when the flag flips between off/on/auto, e
 from __future__ import annotations
 
 from driftcheck.vllm_model import bodies
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Location, Rule
 

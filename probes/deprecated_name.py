@@ -7,7 +7,7 @@ breaks in a later release; the finding shows where the name really lives now.
 
 from __future__ import annotations
 
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 

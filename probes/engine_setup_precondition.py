@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.astnodes import attribute_stores, nodes_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.errors import SourceError

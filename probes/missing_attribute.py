@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.vllm_model import bodies
-from driftcheck.vllm_model.api_index import InSubclass, Missing, Resolved, Unknown
+from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknown
 from driftcheck.astnodes import nodes_of
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule

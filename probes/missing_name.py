@@ -9,7 +9,7 @@ the `move-import` fix rewrites the import.
 
 from __future__ import annotations
 
-from driftcheck.vllm_model.api_index import Missing, Resolved, Unknown
+from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature

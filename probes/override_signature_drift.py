@@ -32,7 +32,7 @@ import ast
 import re
 import weakref
 
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule

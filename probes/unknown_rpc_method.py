@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.pysummary import resolve_relative

@@ -7,7 +7,8 @@ import ast
 
 from driftcheck.astnodes import attribute_stores
 from driftcheck.client_model.uses import AttrUse, Usage
-from driftcheck.vllm_model.api_index import ApiIndex, External, Missing
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.resolved import External, Missing
 
 
 def credit_client_stores(usage: Usage, api: ApiIndex) -> None:

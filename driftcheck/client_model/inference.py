@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 
 
 # ----------------------------------------------------------------------------- inferred values

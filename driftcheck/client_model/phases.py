@@ -12,7 +12,7 @@ from driftcheck.client_model.inference import (
     ABSENT, ClassRef, Instance, ModRef, REGISTRARS, base_name, same_value, settle_absent,
 )
 from driftcheck.client_model.uses import ImportUse, loc_of
-from driftcheck.vllm_model.api_index import External, Missing, Resolved
+from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.signatures import signature_from_args
 

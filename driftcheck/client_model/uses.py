@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientFile
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import CallShape
 
 

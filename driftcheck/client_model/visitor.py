@@ -18,7 +18,8 @@ from driftcheck.client_model.phases import ClientPhases
 from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
 )
-from driftcheck.vllm_model.api_index import ApiIndex, External, InSubclass, Missing, Resolved
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 
 

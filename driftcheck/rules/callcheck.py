@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.signatures import CallProblem, Signature, check_call
 from driftcheck.client_model.uses import CallUse

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from driftcheck.vllm_model.api_index import ApiIndex, Resolved
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.client_model.client import ClientSource
 from driftcheck.rules.findings import Finding, Location, Rule, UnknownResult
 from driftcheck.client_model.uses import Loc, Usage

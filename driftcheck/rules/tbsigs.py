@@ -112,7 +112,7 @@ def called_name(tb, name: str) -> str:
 
 def confirm_param(api, name: str, param: str, required: bool | None = None, absent: bool = False) -> tuple[bool, str]:
     """Does `name` (a top-level class or function of the target) have parameter `param` (required / absent)?"""
-    from driftcheck.vllm_model.api_index import Resolved
+    from driftcheck.vllm_model.resolved import Resolved
     from driftcheck.vllm_model.bodies import text_index_for
 
     index = text_index_for(api)

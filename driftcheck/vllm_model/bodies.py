@@ -9,7 +9,8 @@ import ast
 import weakref
 from dataclasses import dataclass
 
-from driftcheck.vllm_model.api_index import ApiIndex, Resolved
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import Param
 from driftcheck.vllm_model.text_index import TextIndex
 

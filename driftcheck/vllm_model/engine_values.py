@@ -13,7 +13,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from driftcheck.vllm_model.api_index import ApiIndex, Resolved
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.signatures import Signature
 

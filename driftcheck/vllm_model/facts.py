@@ -23,7 +23,7 @@ import ast
 import re
 
 from driftcheck.vllm_model import bodies
-from driftcheck.vllm_model.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 
 # ------------------------------------------------------------------------------------------------ anchors
 BLOCK_POOL = "vllm.v1.core.block_pool.BlockPool"

@@ -21,7 +21,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from driftcheck.vllm_model.api_index import ApiIndex, Resolved
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.storage.datacodec import Codec, CodecError
 from driftcheck.vllm_model.pysummary import resolve_relative

@@ -6,7 +6,7 @@ matters, that a wrong member on the inferred object becomes a finding at the rig
 
 from __future__ import annotations
 
-from driftcheck.vllm_model.api_index import Missing, Resolved
+from driftcheck.vllm_model.resolved import Missing, Resolved
 
 from engine.helpers import by_rule, fixture_usage, line_of, scan_client, vline
 

@@ -3,7 +3,7 @@ whether the function refuses every other name (closed) or might serve anything (
 
 from __future__ import annotations
 
-from driftcheck.vllm_model.api_index import Missing, Resolved, Unknown
+from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 
 from engine.helpers import by_rule, file_line, index, scan_trees
 

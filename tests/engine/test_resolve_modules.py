@@ -6,7 +6,7 @@ Each test builds the smallest vLLM tree that exercises one rule and checks both 
 
 from __future__ import annotations
 
-from driftcheck.vllm_model.api_index import External, Missing, Resolved, Unknown
+from driftcheck.vllm_model.resolved import External, Missing, Resolved, Unknown
 
 from engine.helpers import file_line, index
 
