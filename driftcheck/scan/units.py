@@ -38,7 +38,7 @@ from driftcheck.storage.datacodec import Codec, CodecError
 from driftcheck.errors import DriftcheckError
 from driftcheck.rules.findings import Finding, Location, UnknownResult
 from driftcheck.client_model.guards import dispatched_modules, guards_of
-from driftcheck.vllm_model.pysummary import SCHEMA
+from driftcheck.vllm_model.module_summary import SCHEMA
 from driftcheck.storage.safe_write import write_bytes
 from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage

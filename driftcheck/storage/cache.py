@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from driftcheck.storage.datacodec import Codec, CodecError
-from driftcheck.vllm_model.pysummary import SCHEMA, ModuleInfo
+from driftcheck.vllm_model.module_summary import SCHEMA, ModuleInfo
 from driftcheck.storage.safe_write import write_bytes
 
 

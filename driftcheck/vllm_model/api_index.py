@@ -19,7 +19,8 @@ from driftcheck.vllm_model.classes import ClassLookup
 from driftcheck.vllm_model.constructors import Constructors
 from driftcheck.vllm_model.created_elsewhere import CreatedElsewhere
 from driftcheck.vllm_model.names import NameResolution
-from driftcheck.vllm_model.pysummary import ModuleInfo, summarise_source
+from driftcheck.vllm_model.module_summary import ModuleInfo
+from driftcheck.vllm_model.pysummary import summarise_source
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.value_types import ValueTypes
 

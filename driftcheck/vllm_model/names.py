@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 
-from driftcheck.vllm_model.pysummary import ModuleInfo
+from driftcheck.vllm_model.module_summary import ModuleInfo
 from driftcheck.vllm_model.resolved import External, Missing, Resolved, Result, Unknown, close_matches
 
 

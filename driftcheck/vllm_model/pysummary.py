@@ -1,148 +1,22 @@
-"""One module's `ast`, summarised into plain data: names, imports, classes, functions, fields.
-
-The summary is resolution-free (it never looks at another module), so it can be cached by the
-file's content hash and reused across vLLM versions that ship the same file. Cross-module work
-(re-exports, MRO, constructors) happens in `api_index`.
+"""One module's AST summarised into plain data (module_summary.py), without importing it: the bindings
+of its top level (imports, assignments, `__all__`, `TYPE_CHECKING` and try/except blocks), its classes
+(class_summary.py) and functions (function_summary.py), a module `__getattr__`'s name map; relative
+imports resolved. Summaries are cached by content hash (`SCHEMA`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections import deque
-from dataclasses import dataclass, field
 
 from driftcheck.astnodes import dotted_name
-from driftcheck.vllm_model.signatures import Signature, signature_from_args
-
-SCHEMA = 12  # bump when the summary's shape changes (invalidates the on-disk cache)
-
-
-@dataclass
-class Binding:
-    """A module-level name: what it is and where it was bound."""
-
-    kind: str  # class | function | import | module-import | assign | alias
-    line: int
-    target: str = ""  # import: dotted "module.name" (or module for module-import); alias: expression
-    type_only: bool = False  # bound only under `if TYPE_CHECKING:`
-    fallback: "Binding | None" = None  # the `except ImportError:` binding used when this one fails to import
-
-
-@dataclass
-class FunctionInfo:
-    name: str
-    line: int
-    end_line: int
-    signature: Signature
-    decorators: list[str] = field(default_factory=list)
-    returns: str | None = None
-    wraps_dataclass: bool = False  # body calls `dataclass(...)`: a decorator like vLLM's @config
-    # attributes it sets on the first parameter of itself or of a function it defines: used as a decorator,
-    # it creates them on what it decorates (`def wrapped(instance, ...): instance.registry = ...`)
-    decorator_sets: list[str] = field(default_factory=list)
-    # callables whose result it returns (`return tilelang.jit(...)(fn)` -> "tilelang.jit"): used as a
-    # decorator, the decorated function becomes what they make
-    hands_back: list[str] = field(default_factory=list)
-    # classes its `return X(...)` statements build: "Name.attr" as written, or ".pkg.mod:Name" for a name the
-    # function imports itself (`from vllm.v1.worker.gpu.model_runner import GPUModelRunner as V2; return V2(...)`)
-    returns_built: list[str] = field(default_factory=list)
-
-    @property
-    def is_static(self) -> bool:
-        return "staticmethod" in self.decorators
-
-    @property
-    def is_classmethod(self) -> bool:
-        return "classmethod" in self.decorators
-
-    @property
-    def is_property(self) -> bool:
-        return any(d in ("property", "cached_property", "functools.cached_property") or d.endswith(".setter") for d in self.decorators)
-
-
-@dataclass
-class FieldInfo:
-    """A class-level annotated name, the raw material of dataclass constructors."""
-
-    name: str
-    line: int
-    annotation: str
-    has_value: bool
-    has_default: bool
-    default: str | None = None
-    init: bool = True
-    kw_only: bool | None = None  # None: decided by the class decorator
-
-    @property
-    def is_classvar(self) -> bool:
-        return self.annotation.startswith(("ClassVar", "typing.ClassVar"))
-
-    @property
-    def is_initvar(self) -> bool:
-        return self.annotation.startswith(("InitVar", "dataclasses.InitVar"))
-
-    @property
-    def is_kw_only_marker(self) -> bool:
-        return self.annotation in ("KW_ONLY", "dataclasses.KW_ONLY")
-
-
-@dataclass
-class ClassInfo:
-    name: str
-    line: int
-    end_line: int
-    bases: list[str]
-    decorators: list[str]
-    decorator_kwargs: dict[str, str]
-    methods: dict[str, FunctionInfo] = field(default_factory=dict)
-    fields: list[FieldInfo] = field(default_factory=list)
-    class_attrs: dict[str, int] = field(default_factory=dict)
-    instance_attrs: dict[str, tuple[int, str | None]] = field(default_factory=dict)  # name -> (line, type expr)
-    dynamic_attrs: bool = False  # defines __getattr__/__getattribute__
-    class_kwargs: dict[str, str] = field(default_factory=dict)  # `class C(Base, total=False, kw_only=True)`
-    dynamic_names: bool = False  # `setattr(self, name, ...)` / `self.register_buffer(name, ...)` with a computed name
-
-
-@dataclass
-class GetattrInfo:
-    """A module-level `__getattr__`: the names it serves and whether it refuses all others."""
-
-    line: int
-    names: dict[str, str | None] = field(default_factory=dict)  # name -> dotted target, or None if opaque
-    closed: bool = False
-    deprecated: bool = False
-
-
-@dataclass
-class ModuleInfo:
-    name: str
-    path: str
-    is_package: bool
-    bindings: dict[str, Binding] = field(default_factory=dict)
-    classes: dict[str, ClassInfo] = field(default_factory=dict)
-    functions: dict[str, FunctionInfo] = field(default_factory=dict)
-    star_imports: list[str] = field(default_factory=list)
-    all_names: list[str] | None = None
-    getattr: GetattrInfo | None = None
-    dicts: dict[str, dict[str, str]] = field(default_factory=dict)
-    syntax_error: str | None = None
-    lines: int = 0
-    dynamic_globals: bool = False  # hands `globals()` to code (protobuf `_pb2`, generated modules): names made at import
-    identifier_strings: list[str] = field(default_factory=list)  # string constants that are identifiers (for dynamic_names)
-
-
-_dotted = dotted_name
-
-
-def _decorator_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    return _dotted(node) or ast.unparse(node)
+from driftcheck.vllm_model.class_summary import assigned_names, summarise_class
+from driftcheck.vllm_model.function_summary import summarise_function
+from driftcheck.vllm_model.module_summary import Binding, GetattrInfo, ModuleInfo
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    name = _dotted(test)
+    name = dotted_name(test)
     return name in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
@@ -253,7 +127,7 @@ class _Summariser:
                     info.all_names = (info.all_names or []) + names
             return
         for target in targets:
-            for name_node in _assigned_names(target):
+            for name_node in assigned_names(target):
                 name = name_node.id
                 if name == "__all__":
                     names = _string_list(value) if value is not None else None
@@ -262,23 +136,12 @@ class _Summariser:
                     continue
                 kind, expr = "assign", ""
                 if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name):
-                    kind, expr = "alias", _dotted(value) or ""
+                    kind, expr = "alias", dotted_name(value) or ""
                 if isinstance(value, ast.Dict) and isinstance(target, ast.Name):
                     mapping = _string_dict(value)
                     if mapping is not None:
                         info.dicts[name] = mapping
                 self._bind(name, Binding(kind, node.lineno, expr, type_only))
-
-
-def _assigned_names(target: ast.expr) -> list[ast.Name]:
-    if isinstance(target, ast.Name):
-        return [target]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        out: list[ast.Name] = []
-        for elt in target.elts:
-            out.extend(_assigned_names(elt.value if isinstance(elt, ast.Starred) else elt))
-        return out
-    return []
 
 
 def _string_list(node: ast.expr) -> list[str] | None:
@@ -311,287 +174,6 @@ def _string_dict(node: ast.Dict) -> dict[str, str] | None:
     return out
 
 
-def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool = True) -> FunctionInfo:
-    wraps = False
-    for sub in ast.walk(node) if scan_calls else ():
-        if isinstance(sub, ast.Call):
-            name = _dotted(sub.func) or ""
-            if name.split(".")[-1] == "dataclass":
-                wraps = True
-                break
-    return FunctionInfo(
-        name=node.name,
-        line=node.lineno,
-        end_line=getattr(node, "end_lineno", node.lineno) or node.lineno,
-        signature=signature_from_args(node.args, path, node.lineno),
-        decorators=[_decorator_name(d) for d in node.decorator_list],
-        returns=ast.unparse(node.returns) if node.returns is not None else None,
-        wraps_dataclass=wraps,
-        decorator_sets=_decorator_sets(node),
-        hands_back=_hands_back(node),
-        returns_built=_returns_built(node),
-    )
-
-
-def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    local: dict[str, str] = {}
-    built: list[str] = []
-    for stmt in _walk_statements(fn):
-        if isinstance(stmt, ast.ImportFrom):
-            for a in stmt.names:
-                local[a.asname or a.name] = f"{'.' * stmt.level}{stmt.module or ''}:{a.name}"
-        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
-            name = _dotted(stmt.value.func)
-            if name and name.rsplit(".", 1)[-1][:1].isupper():  # a class, by the naming convention vLLM keeps
-                built.append(name)
-    return list(dict.fromkeys(local.get(b, b) for b in built))  # in the order the returns come
-
-
-def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    params = {a.arg for a in fn.args.posonlyargs + fn.args.args}
-    out = []
-    for stmt in _walk_statements(fn):
-        call = stmt.value if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) else None
-        # `return other(fn)` or `return other(...)(fn)`: the function handed to something else
-        if call is not None and any(isinstance(a, ast.Name) and a.id in params for a in call.args):
-            name = _dotted(call.func.func if isinstance(call.func, ast.Call) else call.func)
-            if name:
-                out.append(name)
-    return sorted(set(out))
-
-
-def _decorator_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """What `fn`, used as a decorator, sets on what it decorates: on the first parameter of a wrapper it
-    defines, or on its own first parameter when it returns it (a class decorator)."""
-    sets: list[str] = []
-    returns_first = False
-    params = fn.args.posonlyargs + fn.args.args
-    for stmt in _walk_statements(fn):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt is not fn:
-            sets += _first_param_sets(stmt)
-        elif isinstance(stmt, ast.Return) and params and isinstance(stmt.value, ast.Name) and stmt.value.id == params[0].arg:
-            returns_first = True
-    if returns_first:
-        sets += _first_param_sets(fn)
-    return sorted(set(sets))
-
-
-def _first_param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    params = fn.args.posonlyargs + fn.args.args
-    if not params:
-        return []
-    first = params[0].arg
-    return [t.attr for stmt in _walk_statements(fn) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
-            for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for t in _attr_targets(target)
-            if isinstance(t.value, ast.Name) and t.value.id == first]
-
-
-def _field_call_info(value: ast.expr) -> tuple[bool, str | None, bool, bool | None]:
-    """(has_default, default_src, init, kw_only) for `field(...)`/`Field(...)` or a plain value."""
-    if isinstance(value, ast.Call):
-        fname = (_dotted(value.func) or "").split(".")[-1]
-        if fname in ("field", "Field"):
-            kws = {k.arg: k.value for k in value.keywords if k.arg}
-            has_default = "default" in kws or "default_factory" in kws
-            default_src = ast.unparse(kws["default"]) if "default" in kws else (
-                ast.unparse(kws["default_factory"]) + "()" if "default_factory" in kws else None
-            )
-            if fname == "Field" and value.args:
-                first = value.args[0]
-                if not (isinstance(first, ast.Constant) and first.value is Ellipsis):
-                    has_default, default_src = True, ast.unparse(first)
-            init = True
-            if "init" in kws and isinstance(kws["init"], ast.Constant) and kws["init"].value is False:
-                init = False
-            kw_only = None
-            if "kw_only" in kws and isinstance(kws["kw_only"], ast.Constant):
-                kw_only = bool(kws["kw_only"].value)
-            return has_default, default_src, init, kw_only
-    return True, ast.unparse(value), True, None
-
-
-def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, scan_setattr: bool = True) -> ClassInfo:
-    deco_kwargs: dict[str, str] = {}
-    for d in node.decorator_list:
-        if isinstance(d, ast.Call):
-            for k in d.keywords:
-                if k.arg:
-                    deco_kwargs[k.arg] = ast.unparse(k.value)
-    cls = ClassInfo(
-        name=node.name,
-        line=node.lineno,
-        end_line=getattr(node, "end_lineno", node.lineno) or node.lineno,
-        bases=[ast.unparse(b) for b in node.bases],
-        decorators=[_decorator_name(d) for d in node.decorator_list],
-        decorator_kwargs=deco_kwargs,
-    )
-    for k in node.keywords:
-        if k.arg == "metaclass":
-            cls.decorator_kwargs["__metaclass__"] = ast.unparse(k.value)
-        if k.arg:
-            cls.class_kwargs[k.arg] = ast.unparse(k.value)
-    for stmt in _flatten_class_body(node.body):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = summarise_function(stmt, path, scan_calls=scan_calls)
-            if ("overload" in fn.decorators or "typing.overload" in fn.decorators) and stmt.name in cls.methods:
-                continue
-            if any(d.endswith((".setter", ".deleter")) for d in fn.decorators) and stmt.name in cls.methods:
-                continue
-            cls.methods[stmt.name] = fn
-            if stmt.name in ("__getattr__", "__getattribute__"):
-                cls.dynamic_attrs = True
-            _collect_instance_attrs(stmt, cls, full_walk=scan_setattr)
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            annotation = ast.unparse(stmt.annotation)
-            if stmt.value is None:
-                has_default, default, init, kw_only = False, None, True, None
-            else:
-                has_default, default, init, kw_only = _field_call_info(stmt.value)
-            cls.fields.append(
-                FieldInfo(stmt.target.id, stmt.lineno, annotation, stmt.value is not None, has_default, default, init, kw_only)
-            )
-        elif isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                for name in _assigned_names(target):
-                    cls.class_attrs.setdefault(name.id, stmt.lineno)
-            if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and _is_attrs_field(stmt.value):
-                # attrs' `x = attr.ib(...)`: an init field with no annotation
-                has_default, default, init, kw_only = _field_call_info(stmt.value)
-                if not any(k.arg in ("default", "factory") for k in stmt.value.keywords):
-                    has_default, default = False, None
-                else:
-                    has_default = True
-                cls.fields.append(FieldInfo(stmt.targets[0].id, stmt.lineno, "", True, has_default, default, init, kw_only))
-        elif isinstance(stmt, ast.ClassDef):
-            cls.class_attrs.setdefault(stmt.name, stmt.lineno)
-    return cls
-
-
-def _is_attrs_field(value: ast.expr) -> bool:
-    return isinstance(value, ast.Call) and (_dotted(value.func) or "") in ("attr.ib", "attr.attrib", "attrs.field", "attr.field")
-
-
-def _flatten_class_body(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Class bodies sometimes define members under `if`/`try`; treat them as defined."""
-    out: list[ast.stmt] = []
-    for stmt in body:
-        if isinstance(stmt, ast.If):
-            out.extend(_flatten_class_body(stmt.body))
-            out.extend(_flatten_class_body(stmt.orelse))
-        elif isinstance(stmt, ast.Try):
-            out.extend(_flatten_class_body(stmt.body))
-            for h in stmt.handlers:
-                out.extend(_flatten_class_body(h.body))
-            out.extend(_flatten_class_body(stmt.orelse))
-            out.extend(_flatten_class_body(stmt.finalbody))
-        else:
-            out.append(stmt)
-    return out
-
-
-_STATEMENT_FIELDS = ("items", "body", "handlers", "orelse", "finalbody", "cases")  # in each node type's _fields order
-
-
-def _walk_statements(fn: ast.AST):
-    """ast.walk restricted to statements (and except handlers, match cases, with-items), in the same
-    breadth-first order: the nodes an assignment to `self.x` can be, without visiting expressions."""
-    todo = deque([fn])
-    while todo:
-        node = todo.popleft()
-        yield node
-        for name in _STATEMENT_FIELDS:
-            children = getattr(node, name, None)
-            if children and type(children) is list:
-                todo.extend(children)
-
-
-_MODULE_REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
-
-
-def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, full_walk: bool = True) -> None:
-    """Attributes assigned on the first parameter anywhere in `fn`. `full_walk=False` skips expressions:
-    only right when the module never calls `setattr` (the one expression-level form)."""
-    if not fn.args.args and not fn.args.posonlyargs:
-        return
-    first = (fn.args.posonlyargs + fn.args.args)[0].arg
-    param_annotations = {a.arg: a.annotation for a in fn.args.args + fn.args.kwonlyargs if a.annotation is not None}
-    for sub in ast.walk(fn) if full_walk else _walk_statements(fn):
-        targets: list[ast.expr] = []
-        annotation: str | None = None
-        value: ast.expr | None = None
-        if isinstance(sub, ast.Assign):
-            targets, value = sub.targets, sub.value
-        elif isinstance(sub, ast.AnnAssign):
-            targets, value, annotation = [sub.target], sub.value, ast.unparse(sub.annotation)
-        elif isinstance(sub, ast.AugAssign):
-            targets = [sub.target]
-        elif isinstance(sub, (ast.For, ast.AsyncFor, ast.withitem)):
-            targets = [sub.target] if isinstance(sub, (ast.For, ast.AsyncFor)) else [sub.optional_vars] if sub.optional_vars else []
-        elif isinstance(sub, ast.Call) and _dotted(sub.func) == "setattr" and len(sub.args) >= 2:
-            obj, name = sub.args[0], sub.args[1]
-            if isinstance(obj, ast.Name) and obj.id == first and isinstance(name, ast.Constant) and isinstance(name.value, str):
-                cls.instance_attrs.setdefault(name.value, (sub.lineno, None))
-            elif isinstance(obj, ast.Name) and obj.id == first:
-                cls.dynamic_names = True
-            continue
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
-                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args \
-                and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
-            # torch.nn.Module serves registered buffers/parameters/submodules as attributes
-            cls.instance_attrs.setdefault(sub.args[0].value, (sub.lineno, None))
-            continue
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
-                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args:
-            cls.dynamic_names = True
-            continue
-        for target in targets:
-            for t in _attr_targets(target):
-                if isinstance(t.value, ast.Name) and t.value.id == first:
-                    type_expr = annotation
-                    ctor = _dotted(value.func) if isinstance(value, ast.Call) else None
-                    if ctor and annotation is not None and ctor != annotation:
-                        # `self.x: A = B(...)` holds a B if B is a class, whatever A says: "B(A)" (see api_index)
-                        type_expr = f"{ctor}({annotation})"
-                    elif type_expr is None and ctor:
-                        type_expr = ctor
-                    elif type_expr is None and isinstance(value, ast.Name) and value.id in param_annotations:
-                        type_expr = ast.unparse(param_annotations[value.id])
-                    declared_only = annotation is not None and type_expr == annotation  # a bare declaration is authoritative
-                    prev = cls.instance_attrs.get(t.attr)
-                    if prev is None or (prev[1] is None and type_expr) or (declared_only and prev[1] != annotation):
-                        cls.instance_attrs[t.attr] = (t.lineno, type_expr)
-                    elif type_expr and prev[1] and type_expr not in split_union(prev[1]):
-                        # `self.experts = MegaMoEExperts(...)` here, `= FusedMoEFactory(...)` there: one of these,
-                        # not one type (a union resolves to no single class)
-                        cls.instance_attrs[t.attr] = (prev[0], f"{prev[1]} | {type_expr}")
-
-
-def split_union(expr: str) -> list[str]:
-    """`A | B(C | None) | None` -> ["A", "B(C | None)", "None"]: the `|` outside brackets and parentheses."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(expr):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            parts.append(expr[start:i].strip())
-            start = i + 1
-    parts.append(expr[start:].strip())
-    return parts
-
-
-def _attr_targets(target: ast.expr) -> list[ast.Attribute]:
-    if isinstance(target, ast.Attribute):
-        return [target]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        out: list[ast.Attribute] = []
-        for elt in target.elts:
-            out.extend(_attr_targets(elt.value if isinstance(elt, ast.Starred) else elt))
-        return out
-    return []
-
-
 def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleInfo) -> GetattrInfo:
     """Read the lazy-import / deprecated-alias maps served by a module `__getattr__`."""
     result = GetattrInfo(line=fn.lineno)
@@ -608,7 +190,7 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                     for elt in right.elts:
                         if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
                             result.names.setdefault(elt.value, None)
-        if isinstance(sub, ast.Call) and (_dotted(sub.func) or "").endswith("warn"):
+        if isinstance(sub, ast.Call) and (dotted_name(sub.func) or "").endswith("warn"):
             result.deprecated = True
     # `if name == "x": from m import x; return x` -> x comes from m.
     for sub in ast.walk(fn):

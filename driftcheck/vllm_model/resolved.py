@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from driftcheck.vllm_model.pysummary import ClassInfo, FunctionInfo, ModuleInfo
+from driftcheck.vllm_model.module_summary import ClassInfo, FunctionInfo, ModuleInfo
 
 
 @dataclass

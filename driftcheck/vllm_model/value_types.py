@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.vllm_model.pysummary import ModuleInfo, resolve_relative, split_union
+from driftcheck.vllm_model.class_summary import split_union
+from driftcheck.vllm_model.module_summary import ModuleInfo
+from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import External, Resolved
 
 
