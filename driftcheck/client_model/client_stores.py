@@ -1,5 +1,4 @@
-"""Members the client itself sets on typed objects (run by `finish_client` once every file was visited).
-"""
+"""Members the client itself sets on typed objects (run by `finish_client` once every file was visited)."""
 
 from __future__ import annotations
 

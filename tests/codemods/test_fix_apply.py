@@ -124,7 +124,7 @@ def slow_replace(src, dst):
             time.sleep(60)  # killed here: between writing the temp file and renaming it
     return real_replace(src, dst)
 fixer.os.replace = slow_replace
-from driftcheck.cli import main
+from driftcheck.cli.main import main
 sys.exit(main(sys.argv[4:]))
 """
 
@@ -171,7 +171,7 @@ def plan_then_wait(*args, **kwargs):
         time.sleep(0.05)  # both runs have read the same old file before either writes
     return plan
 fixer.plan_fixes = plan_then_wait
-from driftcheck.cli import main
+from driftcheck.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 

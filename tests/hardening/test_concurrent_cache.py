@@ -56,7 +56,7 @@ def slow(src, dst):
     return real(src, dst)
 driftcheck.sources.fetch.os.replace = slow   # the sources zip
 driftcheck.storage.safe_write.os.replace = slow   # cache entries (the same os module: one patch covers both)
-from driftcheck.cli import main
+from driftcheck.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 
