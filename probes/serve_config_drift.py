@@ -42,7 +42,8 @@ import difflib
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
-from driftcheck.vllm_model.serve_model import Parser, ServeModel, serve_model
+from driftcheck.vllm_model.serve_model import ServeModel, serve_model
+from driftcheck.vllm_model.serve_parser import Parser
 from driftcheck.client_model.uses import Loc
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",

@@ -10,8 +10,6 @@ from driftcheck.errors import EXIT_USAGE
 
 
 FORMATS = ["text", "json", "sarif", "junit", "markdown", "github"]
-
-
 FAIL_ON = ["error", "warning", "info", "never"]
 
 

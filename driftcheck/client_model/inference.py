@@ -67,15 +67,9 @@ class ClientFunc:
 
 
 REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
-
-
 NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "builtins", "dataclasses", "enum", "types",
                      "functools", "torch", "numpy", "pydantic"}
-
-
 BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
-
-
 ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
 
 

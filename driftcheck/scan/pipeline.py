@@ -20,10 +20,8 @@ from driftcheck.client_model.guards import guard_at
 from driftcheck.scan.suppress import apply_baseline, apply_inline
 from driftcheck.sources.provenance import provenance
 from driftcheck.sources.targets import Target, baseline_version, resolve_vllm
-from driftcheck.scan.units import (
-    ClientResult, UnitCache, code_digest, default_jobs, finding_from_json, merge, run_units, tree_digest,
-    unknown_from_json,
-)
+from driftcheck.scan.unit_cache import ClientResult, UnitCache, code_digest, finding_from_json, tree_digest, unknown_from_json
+from driftcheck.scan.units import default_jobs, merge, run_units
 
 
 @dataclass

@@ -8,7 +8,7 @@ file's uses next to the global facts. A unit reads the global facts, its own fil
 worker processes, and their results are merged per rule in file order: the same report however many
 processes ran it (tests/engine/test_units.py compares a serial and a parallel scan byte for byte).
 
-Two caches, both JSON through `datacodec` and written atomically (`safe_write`), never pickles:
+Two caches (unit_cache.py), both JSON through `datacodec` and written atomically (`safe_write`), never pickles:
 
 * a unit's result, keyed by (the file's content, a digest of the global facts and of what rules read
   outside the file, the target tree, the rule selection, driftcheck's own code, `SCHEMA`); a changed file
@@ -23,27 +23,21 @@ client too small to pay for the workers) runs in this process.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
 import json
 import os
-import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driftcheck import __version__
-from driftcheck.storage.datacodec import Codec, CodecError
-from driftcheck.errors import DriftcheckError
-from driftcheck.rules.findings import Finding, Location, UnknownResult
 from driftcheck.client_model.guards import dispatched_modules, guards_of
-from driftcheck.vllm_model.module_summary import SCHEMA
-from driftcheck.storage.safe_write import write_bytes
 from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage
+from driftcheck.errors import DriftcheckError
+from driftcheck.rules.findings import Finding, UnknownResult
+from driftcheck.scan.unit_cache import UnitCache, UnitResult, codec_for, global_digest, sha
 
-UNIT_FORMAT = 1
+
 # Behaviour rules that pair facts from several client files (an LLM built in one file, a worker extension that
 # captures hidden states in another) run once over the whole client; the rest run per file. DC109 reads only
 # the file that defines each override (tests/engine/test_units.py holds it to the whole-client answer).
@@ -68,148 +62,9 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-# ------------------------------------------------------------------------------------ stored data
-@dataclass
-class UnitResult:
-    uses: int  # uses of vLLM looked up in this file (the precision denominator)
-    items: list[list[Any]]  # [probe slot, "f" | "u", the finding's / unknown's JSON]; slot -1: DC000
-    errors: list[str] = field(default_factory=list)  # internal errors of rules, in rule order
-    baselines: dict[str, str] = field(default_factory=dict)  # the client's own vLLM, as loaded by a rule
-
-
-@dataclass
-class ClientResult:
-    files: int
-    uses: int
-    findings: list[Any]
-    unknown: list[Any]
-    errors: list[str]
-    baselines: dict[str, str]
-
-
-@functools.lru_cache(maxsize=None)
-def _codec(cls: type) -> Codec:
-    return Codec(cls)
-
-
-@functools.lru_cache(maxsize=1)
-def code_digest() -> str:
-    """driftcheck's own sources (rules included): an edited rule never reuses an old answer."""
-    h = hashlib.sha1(f"{__version__}\0{SCHEMA}\0{UNIT_FORMAT}".encode())
-    root = Path(__file__).resolve().parents[1]  # the driftcheck package (this module is driftcheck/scan/units.py)
-    for folder in (root, root.parent / "probes"):
-        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
-            try:
-                h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
-            except OSError:
-                continue
-    return h.hexdigest()
-
-
-class UnitCache:
-    def __init__(self, root: Path):
-        self.root = root / "units" / f"u{UNIT_FORMAT}-s{SCHEMA}"
-        self.enabled = True
-
-    def _path(self, key: str, kind: str) -> Path:
-        return self.root / kind / key[:2] / f"{key}.json"
-
-    def get(self, key: str, cls: type):
-        if not self.enabled:
-            return None
-        try:
-            raw = self._path(key, cls.__name__).read_bytes()
-        except OSError:
-            return None
-        try:
-            return _codec(cls).loads(raw)
-        except (CodecError, TypeError, ValueError, RecursionError):
-            return None  # damaged or foreign: a miss, rewritten by the next put
-
-    def put(self, key: str, value) -> None:
-        if not self.enabled:
-            return
-        try:
-            payload = _codec(type(value)).dumps(value)
-        except (CodecError, TypeError, ValueError):
-            return
-        try:
-            write_bytes(self._path(key, type(value).__name__), payload, durable=False)
-        except OSError:
-            self.enabled = False
-
-
 def _plain(value):
     """JSON data as the report will hold it (tuples become lists)."""
     return json.loads(json.dumps(value))
-
-
-def finding_from_json(d: dict) -> Finding:
-    return Finding(rule=d["rule"], name=d["name"], severity=d["severity"], message=d["message"], symbol=d["symbol"],
-                   client=_location(d["client"]), vllm=_location(d["vllm"]), fix=d["fix"], when=d["when"],
-                   details=d.get("details", {}), client_name=d.get("client_name"), suppressed=d.get("suppressed"))
-
-
-def unknown_from_json(d: dict) -> UnknownResult:
-    return UnknownResult(d["rule"], d["message"], _location(d.get("client")), d.get("symbol"), d.get("client_name"))
-
-
-def _location(d: dict | None) -> Location | None:
-    if d is None:
-        return None
-    return Location(d["path"], d["line"], d.get("code", ""), d.get("col"), d.get("end_line"), d.get("end_col"), d.get("version"))
-
-
-# ------------------------------------------------------------------------------------ digests
-def _sha(data: bytes) -> str:
-    return hashlib.sha1(data).hexdigest()
-
-
-def tree_digest(view, extra: str) -> str:
-    """Every file of the client's tree (the .py files, and the scripts and configs rules read)."""
-    h = hashlib.sha1(extra.encode())
-    for rel in sorted(set(view.iter_files("", suffix=""))):
-        try:
-            data = view.read_bytes(rel)
-        except Exception:  # unreadable: its name still counts
-            data = b"\xff"
-        h.update(f"{rel}\0{len(data)}\0".encode() + hashlib.sha1(data).digest())
-    return h.hexdigest()
-
-
-_QUOTED_MODULE = re.compile(r"""["'](\w+(?:\.\w+)+)["']""")
-
-
-def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict) -> str:
-    """What a unit reads besides its own file: the facts of the global phases, the order of the files they
-    were gathered in, the files named as worker extensions, and where the client spells dotted module
-    names as strings (the one whole-tree text search a rule makes over the client)."""
-    facts = [
-        sorted(usage.patched),
-        sorted((k, sorted(v.items())) for k, v in usage.subclass_members.items()),
-        sorted((k, sorted((m, repr(v)) for m, v in d.items())) for k, d in usage.client_overrides.items()),
-        sorted((k, sorted(v)) for k, v in usage.client_subclass_members.items()),
-        sorted(usage.client_set_attrs),
-        [(d, repr(loc)) for d, loc in usage.worker_extensions],
-        file_order,
-        sorted((rel, g.where) for rel, g in dispatched.items()),  # guards that come from other files
-    ]
-    h = hashlib.sha1(repr(facts).encode())
-    by_module = {f.module: f for f in source.files}
-    for dotted, _loc in usage.worker_extensions:
-        f = by_module.get(dotted.rpartition(".")[0])
-        if f is not None:
-            h.update(f"{f.rel}\0".encode() + _sha(f.text.encode()).encode())
-    spelled: dict[str, str] = {}
-    for rel in source.tree.iter_files(""):
-        try:
-            text = source.tree.read_text(rel)
-        except Exception:
-            continue
-        for m in _QUOTED_MODULE.finditer(text):
-            spelled.setdefault(m.group(1), f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
-    h.update(repr(sorted(spelled.items())).encode())
-    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------------ one unit
@@ -352,7 +207,7 @@ def _worker_started() -> None:
 
 def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
     assert _RUN is not None
-    out = [(i, _codec(UnitResult).dumps(run_whole(_RUN) if i == WHOLE else run_unit(_RUN, i))) for i in chunk]
+    out = [(i, codec_for(UnitResult).dumps(run_whole(_RUN) if i == WHOLE else run_unit(_RUN, i))) for i in chunk]
     from driftcheck.vllm_model.bodies import save_text_indexes
 
     save_text_indexes()  # whole-tree answers this worker found, for later scans (merged on save)
@@ -370,7 +225,7 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
     keys: list[str] = []
     todo: list[int] = []
     for i, f in enumerate(source.files):
-        key = _sha(f"{key_base}\0{gdigest}\0{f.rel}\0{f.module}".encode() + _sha(f.text.encode()).encode()) if cache else ""
+        key = sha(f"{key_base}\0{gdigest}\0{f.rel}\0{f.module}".encode() + sha(f.text.encode()).encode()) if cache else ""
         keys.append(key)
         hit = cache.get(key, UnitResult) if cache is not None else None
         if hit is not None:
@@ -391,9 +246,9 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
                 for done in pool.imap_unordered(_worker, chunks):
                     for i, raw in done:
                         if i == WHOLE:
-                            whole = _codec(UnitResult).loads(raw)
+                            whole = codec_for(UnitResult).loads(raw)
                         else:
-                            results[i] = _codec(UnitResult).loads(raw)
+                            results[i] = codec_for(UnitResult).loads(raw)
                 pool.close()
             except BaseException:
                 pool.terminate()
@@ -405,8 +260,8 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
     else:
         workers = 1
         for i in todo:
-            results[i] = _codec(UnitResult).decode(_codec(UnitResult).encode(run_unit(run, i)))
-        whole = _codec(UnitResult).decode(_codec(UnitResult).encode(run_whole(run)))
+            results[i] = codec_for(UnitResult).decode(codec_for(UnitResult).encode(run_unit(run, i)))
+        whole = codec_for(UnitResult).decode(codec_for(UnitResult).encode(run_whole(run)))
     if cache is not None:
         for i in todo:
             if not any(v.startswith("unavailable") for v in results[i].baselines.values()):

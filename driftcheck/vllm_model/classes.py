@@ -18,11 +18,7 @@ CLOSED_EXTERNAL_BASES = {
     "enum.StrEnum", "enum.Flag", "enum.IntFlag", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict",
     "torch.nn.Module", "typing_extensions.NamedTuple",
 }
-
-
 _ENUM_MEMBERS = {"name", "value", "_name_", "_value_", "_missing_", "_member_map_", "_value2member_map_", "_member_names_"}
-
-
 KNOWN_EXTERNAL_MEMBERS = {
     "torch.nn.Module": TORCH_NN_MODULE,
     "enum.Enum": _ENUM_MEMBERS,
@@ -226,8 +222,6 @@ def _module_of(rel: str) -> str:
 
 _PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
                      "functools.cached_property", "cached_property", "overload", "typing.overload"}
-
-
 # third-party decorators known to hand back a function called as the original is
 _KEEPS_SIGNATURE = ("functools.", "contextlib.", "typing.", "typing_extensions.", "abc.", "torch.no_grad", "torch.inference_mode",
                     "torch.enable_grad", "torch.compile", "torch.jit.", "torch._dynamo.", "torch.compiler.", "torch.library.",

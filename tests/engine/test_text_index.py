@@ -13,7 +13,8 @@ import pytest
 
 from conftest import vllm_sources
 from driftcheck.sources.sources import FolderTree
-from driftcheck.vllm_model.text_index import TextIndex, _classes_by_line, _classes_fast
+from driftcheck.vllm_model.class_scanner import classes_by_line as _classes_by_line, classes_fast as _classes_fast
+from driftcheck.vllm_model.text_index import TextIndex
 
 from engine.helpers import line_of, write_tree
 
