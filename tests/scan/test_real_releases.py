@@ -14,7 +14,7 @@ from conftest import CACHE_DIR, client_sources, vllm_sources
 from driftcheck.scan.pipeline import ScanOptions, ScanResult, scan
 from driftcheck.sources.targets import resolve_client, resolve_vllm
 
-from engine.helpers import def_line, defines_at, field_line, line_of, param_line, zip_text
+from scan.helpers import def_line, defines_at, field_line, line_of, param_line, zip_text
 
 pytestmark = pytest.mark.network
 

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import client_sources, run_cli, vllm_sources
 
-from engine.helpers import MINIVLLM, write_tree
+from scan.helpers import MINIVLLM, write_tree
 
 SEVERITIES = {"error", "warning", "info"}
 

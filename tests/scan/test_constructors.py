@@ -14,7 +14,7 @@ import pytest
 
 from driftcheck.vllm_model.signatures import KWONLY, POS, CallShape, check_call
 
-from engine.helpers import file_line, index
+from scan.helpers import file_line, index
 
 DATACLASS_BODY = """
     from dataclasses import KW_ONLY, InitVar, dataclass, field

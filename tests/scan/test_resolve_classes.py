@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from driftcheck.vllm_model.resolved import External, Missing, Resolved, Unknown
 
-from engine.helpers import file_line, index
+from scan.helpers import file_line, index
 
 HIERARCHY = {
     "vllm/worker/base.py": """

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import run_cli, vllm_sources
 
-from engine.helpers import MINIVLLM, write_tree
+from scan.helpers import MINIVLLM, write_tree
 
 
 def assert_usage_error(proc, *fragments: str) -> str:

@@ -6,7 +6,7 @@ Module level -> `when == "import"`; inside a function -> `"call"`; inside try/ex
 
 from __future__ import annotations
 
-from engine.helpers import line_of, scan_client, vline
+from scan.helpers import line_of, scan_client, vline
 
 CLIENT = """
     from typing import TYPE_CHECKING

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from engine.helpers import scan_trees
+from scan.helpers import scan_trees
 
 
 def _errors(result, rule=None):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
-from engine.helpers import by_rule, fixture_usage, line_of, scan_client, vline
+from scan.helpers import by_rule, fixture_usage, line_of, scan_client, vline
 
 SCHED = "vllm.v1.core.sched.scheduler.Scheduler"
 

@@ -1,6 +1,6 @@
-"""Helpers for engine tests: write tiny fake `vllm/` trees and clients, scan them, find lines.
+"""Helpers for scan tests: write tiny fake `vllm/` trees and clients, scan them, find lines.
 
-Synthetic trees are written under pytest's tmp_path (or read from tests/engine/fixtures/), so each
+Synthetic trees are written under pytest's tmp_path (or read from tests/scan/fixtures/), so each
 test shows the exact vLLM code a resolution rule has to understand next to its assertions.
 """
 
