@@ -45,6 +45,13 @@ def dotted_name(node: ast.expr) -> str | None:
     return None
 
 
+def root_name(node: ast.expr) -> str | None:
+    """The name an attribute / subscript chain starts from: `self` for `self.layer.w[0]`."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def attribute_stores(tree: ast.AST) -> list[tuple[ast.Attribute, int]]:
     """Every `x.attr = ...` (also `+=`, annotated, and inside tuple targets) in `tree`, with its statement's line."""
     out: list[tuple[ast.Attribute, int]] = []

@@ -60,20 +60,37 @@ def _class(api, qualname: str) -> Resolved | None:
     return found if isinstance(found, Resolved) and found.kind == "class" else None
 
 
+_BY_FILE: dict[int, tuple[dict, dict]] = {}  # id(subclass_members) -> (it, rel -> [(vqual, [(member, where)])])
+
+
+def _members_in(subclass_members: dict, files: dict) -> list:
+    """subclass_members' entries made in `files`, in its order: a unit of one file skips every other file's
+    (the global table is shared by all the units of a scan)."""
+    held = _BY_FILE.get(id(subclass_members))
+    if held is None or held[0] is not subclass_members:
+        by_rel: dict[str, dict[str, list]] = {}
+        for vqual, members in subclass_members.items():
+            for member, where in members.items():
+                by_rel.setdefault(where[1], {}).setdefault(vqual, []).append((member, where))
+        _BY_FILE.clear()  # one scan's table at a time
+        held = _BY_FILE[id(subclass_members)] = (subclass_members, by_rel)
+    if len(files) == 1:
+        return list(held[1].get(next(iter(files)), {}).items())
+    return [(vqual, [(m, w) for m, w in members.items() if w[1] in files]) for vqual, members in subclass_members.items()]
+
+
 def _overrides(ctx: ScanContext) -> list[_Override]:
     """Client methods that stand in for a vLLM method: subclass and patch-class members, functions set on a class."""
     api, usage = ctx.api, ctx.usage
     by_rel = {f.rel: f for f in usage.files}
     out: list[_Override] = []
     seen: set[tuple] = set()
-    for vqual, members in usage.subclass_members.items():
+    for vqual, members in _members_in(usage.subclass_members, by_rel):
         vcls = None
-        for member, (label, rel, _line) in members.items():
+        for member, (label, rel, _line) in members:
             if member.startswith("__") or (label, member) in seen:
                 continue
-            file = by_rel.get(rel)
-            if file is None:
-                continue
+            file = by_rel[rel]
             cls_name = label.rsplit(".", 1)[-1]
             cdef = next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
             fn = next((n for n in cdef.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == member),
@@ -204,9 +221,7 @@ def _call_sites(ctx: ScanContext, ov: _Override):
     mro = api.mro(ov.owner)[0]
     holders = {c.qualname for c in mro}
     short_names = {c.qualname.rsplit(".", 1)[-1] for c in mro}
-    call = re.compile(rb"\." + re.escape(ov.name.encode()) + rb"\s*\(")
-    files = [rel for rel in index.files_mentioning(ov.name) if call.search(index.blob(rel))]
-    files = [rel for rel in files if any(s.encode() in index.blob(rel) for s in short_names)]
+    files = [rel for rel in _files_calling(api, index, ov.name) if any(s.encode() in index.blob(rel) for s in short_names)]
     if len(files) > MAX_CALL_FILES:
         return None
     for rel in files:
@@ -242,6 +257,16 @@ def _call_sites(ctx: ScanContext, ov: _Override):
 
 
 _FILE_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_FILES_CALLING: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _files_calling(api, index, name: str) -> list[str]:
+    """The target's files with a `.name(` call, searched once per scan per method name (many overrides share one)."""
+    per_api = _FILES_CALLING.setdefault(api, {})
+    if name not in per_api:
+        call = re.compile(rb"\." + re.escape(name.encode()) + rb"\s*\(")
+        per_api[name] = [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
+    return per_api[name]
 
 
 def _file_calls(api, rel: str, tree: ast.Module) -> tuple[dict, dict]:

@@ -33,10 +33,11 @@ CACHE_BUILDERS = ("BlockPool(", "KVCacheManager(", "get_kv_cache_coordinator(")
 
 
 def _drives_block_pool(ctx: ScanContext) -> bool:
-    """Whether the client itself builds something that schedules with a block pool (a Scheduler, a
-    KVCacheManager): only then does its hand-built Request reach cache_full_blocks for certain."""
+    """Whether the client itself builds something that schedules with a caching block pool (a Scheduler, a
+    KVCacheManager): only then does its hand-built Request reach cache_full_blocks for certain. One built with
+    `enable_caching=False` never caches full blocks."""
     for use in ctx.usage.calls:
-        if use.kind != "construct":
+        if use.kind != "construct" or _caching_off(use.node):
             continue
         try:
             text = ctx.api.tree.read_text(use.target.path)
@@ -45,6 +46,11 @@ def _drives_block_pool(ctx: ScanContext) -> bool:
         if any(builder in text for builder in CACHE_BUILDERS):
             return True
     return False
+
+
+def _caching_off(node: ast.Call) -> bool:
+    found = bodies.keyword(node, "enable_caching")
+    return found is not None and isinstance(found.value, ast.Constant) and found.value.value is False
 
 
 def _hashes_set_by_client(call) -> bool:

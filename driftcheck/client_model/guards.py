@@ -25,7 +25,7 @@ _VERSION_WORD = re.compile(r"version", re.I)
 class Guard:
     start: int
     end: int
-    kind: str  # try | fallback | hasattr | version | isinstance
+    kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks
@@ -35,6 +35,8 @@ class Guard:
     def covers(self, line: int, raises: tuple[str, ...], text: str = "") -> bool:
         if not self.start <= line <= self.end:
             return False
+        if self.kind == "replaced":
+            return True  # a body that never runs
         if self.kind == "hasattr" and self.names:
             # `if not hasattr(layer, "kv_cache"): continue` guards uses of kv_cache, not every line after it
             return any(re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
@@ -43,6 +45,9 @@ class Guard:
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        if self.kind == "replaced":
+            name = next(iter(self.names), "")
+            return f"in the body of `{name}`, which line {self.line} replaces at import (this body never runs)"
         if self.kind == "dispatched":
             return f"in a module the client loads only by import_module under a vLLM version check ({self.where})"
         if self.via:
@@ -160,8 +165,34 @@ def guards_of(tree: ast.AST) -> list[Guard]:
                 # branch is the client's code for the vLLM without `New`, whatever it uses
                 whole = (body is node.body and not _negated(node.test)) or probes_module
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names))
-    out += _early_exit_guards(tree)
+    out += _early_exit_guards(tree) + _replaced_methods(tree)
     return out + _caller_guards(tree, out)
+
+
+def _replaced_methods(tree: ast.AST) -> list[Guard]:
+    """`MyMoE.forward = patched_forward` at module level after `class MyMoE` defines `forward`: the original body
+    never runs (unless the file reads `MyMoE.forward` first to wrap it, or calls it through super())."""
+    body = getattr(tree, "body", [])
+    classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+    read = {(n.value.id, n.attr) for n in nodes_of(tree, ast.Attribute)
+            if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)}
+    supered = {n.func.attr for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute)
+               and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "super"}
+    out: list[Guard] = []
+    for stmt in body:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        for target in stmt.targets:
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+                continue
+            cls = classes.get(target.value.id)
+            if cls is None or cls.lineno > stmt.lineno or (cls.name, target.attr) in read or target.attr in supered:
+                continue
+            for fn in cls.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == target.attr and fn.body:
+                    start, end = _span(fn.body)
+                    out.append(Guard(start, end, "replaced", frozenset(), stmt.lineno, names=frozenset({fn.name})))
+    return out
 
 
 def _caller_guards(tree: ast.AST, guards: list[Guard]) -> list[Guard]:

@@ -92,6 +92,9 @@ def same_value(a: object, b: object) -> bool:
     return a == b
 
 
+ANY_MODULE = "<every loaded module>"  # Usage.patched key: a name the client sets on each module in sys.modules
+
+
 def base_name(base: ast.expr) -> str | None:
     """The dotted name of a class base, `Patch[Target]` read as `Patch`."""
     return dotted_name(base.value if isinstance(base, ast.Subscript) else base)
@@ -164,7 +167,7 @@ class ValueInference:
                 return None
             return self._value_of(self.api.module_member(mod, attr))
         if isinstance(base, Instance):
-            if self._patched_on(base.cls, attr):
+            if self._patched_on(base.cls, attr) or self._replaced(base.cls):
                 return None
             result = self.api.class_member(base.cls, attr)
             if isinstance(result, Resolved):
@@ -205,6 +208,14 @@ class ValueInference:
             return True
         source = self.foreign.get(first)
         return source is not None and source.split(".")[0] not in NOT_PATCH_MODULES
+
+    def _replaced(self, cls: Resolved) -> bool:
+        """The client puts its own class in the place of this vLLM class in the module that defines it (`request.
+        StreamingUpdate = OmniStreamingUpdate`, or on every loaded module): a value of it may be the client's class."""
+        if not self.usage.patched:
+            return False
+        name = cls.qualname.rsplit(".", 1)[-1]
+        return (cls.qualname.rsplit(".", 1)[0], name) in self.usage.patched or (ANY_MODULE, name) in self.usage.patched
 
     def _patched_on(self, cls: Resolved, attr: str) -> bool:
         """The client sets `attr` on this class (or one of its bases) itself."""

@@ -9,12 +9,27 @@ import ast
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.inference import (
-    ABSENT, ClassRef, Instance, ModRef, REGISTRARS, base_name, same_value, settle_absent,
+    ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, base_name, same_value, settle_absent,
 )
 from driftcheck.client_model.uses import ImportUse, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.signatures import signature_from_args
+
+
+def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
+    """Names bound to each loaded module by a loop over `sys.modules` (`for name, module in list(sys.modules.items())`)."""
+    out: set[str] = set()
+    for loop in nodes_of(tree, ast.For):
+        if not any(dotted_name(n) == "sys.modules" for n in ast.walk(loop.iter) if isinstance(n, ast.Attribute)):
+            continue
+        values = any(isinstance(n, ast.Attribute) and n.attr == "values" for n in ast.walk(loop.iter))
+        target = loop.target
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
+            out.add(target.elts[1].id)  # .items(): (name, module)
+        elif isinstance(target, ast.Name) and values:
+            out.add(target.id)  # .values(): module
+    return out
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -217,7 +232,9 @@ class ClientPhases:
     # --------------------------------------------------------------- patches
     def collect_patches(self) -> None:
         """What the client sets on vLLM classes and modules (`Cls.m = f`, `setattr(Cls, "m", f)`, `mod._X = None`):
-        those names exist at run time, and a function set on a class is that class's method."""
+        those names exist at run time, and a function set on a class is that class's method. A name set on each
+        module of a loop over `sys.modules` is set on every vLLM module (`ANY_MODULE`)."""
+        loaded = _sys_modules_loop_names(self.file.tree)
         for node in nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call):
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -236,6 +253,9 @@ class ClientPhases:
             for obj, attr, value in pairs:
                 if not (isinstance(obj, ast.Name) and obj.id == "self"):
                     self.usage.client_set_attrs.add(attr)
+                if isinstance(obj, ast.Name) and obj.id in loaded:
+                    self.usage.patched.add((ANY_MODULE, attr))
+                    continue
                 base = self.infer(obj, self.module_env)
                 if isinstance(base, ModRef):
                     self.usage.patched.add((base.module, attr))

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 
-from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.astnodes import dotted_name, nodes_of, root_name
 from driftcheck.client_model.client import ClientFile
 from driftcheck.client_model.inference import (
     BINDINGS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, UnboundMethod, ValueInference,
@@ -19,7 +20,7 @@ from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
 )
 from driftcheck.vllm_model.api_index import ApiIndex
-from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved
+from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Unknown
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 
 
@@ -43,6 +44,8 @@ class FileAnalyzer(ClientPhases, ValueInference):
         self._setters: set[str] | None = None  # functions of this file that set attributes by a given name
         self._scopes: dict[int, list[ast.AST]] = {}  # id(body) -> its scope's nodes (the tree outlives the analyzer)
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
+        self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
+        self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
@@ -117,7 +120,7 @@ class FileAnalyzer(ClientPhases, ValueInference):
         loc = loc_of(self.file, node)
         self._record_passed_types(node, env)
         shape = call_shape(node)
-        if isinstance(func, ClassRef):
+        if isinstance(func, ClassRef) and not self._replaced(func.cls):
             self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, FuncRef):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))
@@ -153,9 +156,9 @@ class FileAnalyzer(ClientPhases, ValueInference):
             return
         if isinstance(base, Instance):
             self.reported.add(key)
-            if self._patched_on(base.cls, node.attr):
+            if self._patched_on(base.cls, node.attr) or self._replaced(base.cls):
                 return
-            result = self._look_up(base.cls, node.attr, store)
+            result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file))
         elif isinstance(base, ModRef) and not store:
             mod = self.api.module(base.module)
@@ -181,7 +184,57 @@ class FileAnalyzer(ClientPhases, ValueInference):
                     e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
                 # a mixin of a Protocol: the concrete class it is mixed into supplies what the Protocol leaves out
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
+            result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _handed_to_unread(self, node: ast.Attribute) -> str | None:
+        """`HummingMethod.prepare_layer_meta(layer=self.layer)` with HummingMethod from a third-party package: code
+        driftcheck does not read gets `self.layer` and may set attributes on it (`self.layer.humming_metas`). The
+        callee and line when this file hands the receiver itself to such a function, in the same class (for
+        `self...`) or the same function."""
+        if self._handed is None:
+            self._handed, self._scope_of = {}, {}
+            own = {f.module.split(".")[0] for f in self.usage.files}
+            self._index_handed(self.file.tree, None, None, own)
+        scopes = self._scope_of.get(id(node))
+        if scopes is None:
+            return None
+        dump = ast.dump(node.value)
+        scope = scopes[0] if root_name(node.value) in ("self", "cls") else scopes[1]
+        return self._handed.get((scope, dump))
+
+    def _index_handed(self, node: ast.AST, cls: int | None, fn: int | None, own: set[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                self._index_handed(child, id(child), None, own)
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                self._index_handed(child, cls, id(child), own)
+                continue
+            if isinstance(child, ast.Attribute):
+                self._scope_of[id(child)] = (cls, fn)
+            elif isinstance(child, ast.Call):
+                callee = dotted_name(child.func) or ""
+                source = self.foreign.get(callee.split(".")[0])
+                root = (source or "").split(".")[0]
+                if root and root not in own and root not in sys.stdlib_module_names:
+                    imported = source.split(".")[0] == callee.split(".")[0]  # `import x` vs `from x import f`
+                    where = f"`{callee if imported else source + '.' + callee}` (line {child.lineno})"
+                    for arg in [*child.args, *(k.value for k in child.keywords)]:
+                        arg = arg.value if isinstance(arg, ast.Starred) else arg
+                        scope = cls if root_name(arg) in ("self", "cls") else fn
+                        self._handed.setdefault((scope, ast.dump(arg)), where)
+            self._index_handed(child, cls, fn, own)
+
+    def _unread_may_set(self, node: ast.Attribute, result: object) -> object:
+        """A member no class defines, read from an object this file hands to code driftcheck does not read: unknown."""
+        if not isinstance(result, Missing) or isinstance(node.ctx, (ast.Store, ast.Del)):
+            return result
+        callee = self._handed_to_unread(node)
+        if callee is None:
+            return result
+        return Unknown(result.qualname, f"`{ast.unparse(node.value)}` is handed to {callee}, which driftcheck does not "
+                       f"read and which may set '{node.attr}' on it")
 
     def _look_up(self, cls: Resolved, attr: str, store: bool = False) -> object:
         """A member of a vLLM-typed value: the declared class first, then the classes the value may really be."""

@@ -184,7 +184,8 @@ def _apply_guard(finding: Finding, guards: dict, rule) -> None:
     finding.fix = None
     if finding.severity == "error":
         finding.severity = "warning"
-        finding.message += f" The use is {guard.describe()}, so the client handles it."
+        handled = "" if guard.kind == "replaced" else ", so the client handles it"  # dead code handles nothing
+        finding.message += f" The use is {guard.describe()}{handled}."
 
 
 def _dedupe_unknown(unknown: list[UnknownResult]) -> list[UnknownResult]:

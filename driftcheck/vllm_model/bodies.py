@@ -6,6 +6,7 @@ Behaviour probes decide from what the target's code does, never from its version
 from __future__ import annotations
 
 import ast
+import bisect
 import weakref
 from dataclasses import dataclass
 
@@ -134,12 +135,24 @@ def keyword(call: ast.Call, name: str) -> ast.keyword | None:
 
 
 def enclosing_function(tree: ast.AST, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    best = None
-    for fn in functions_of(tree):
-        if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
-            if best is None or fn.lineno >= best.lineno:
-                best = fn
-    return best
+    """The innermost function whose lines hold the node's: of those, the one that starts last."""
+    fns, starts = _by_start(tree)
+    for i in range(bisect.bisect_right(starts, node.lineno) - 1, -1, -1):
+        if node.lineno <= (fns[i].end_lineno or fns[i].lineno):
+            return fns[i]
+    return None
+
+
+_BY_START: "weakref.WeakKeyDictionary[ast.AST, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _by_start(tree: ast.AST) -> tuple[list, list[int]]:
+    found = _BY_START.get(tree)
+    if found is None:
+        # a stable sort keeps ast.walk order among functions starting on one line (the outer one first)
+        fns = sorted(functions_of(tree), key=lambda f: f.lineno)
+        found = _BY_START[tree] = (fns, [f.lineno for f in fns])
+    return found
 
 
 _FUNCTIONS: "weakref.WeakKeyDictionary[ast.AST, list]" = weakref.WeakKeyDictionary()

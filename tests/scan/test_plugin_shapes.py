@@ -5,7 +5,7 @@ with a `main.py` that exercises it) reduced from a false error found in arctic-i
 1.10.0, tpu-inference 0.32.0, vllm-omni 0.30.0 or vllm-beam-search-plugin 0.1.5 at the vLLM each declares
 (docs/triage/2026-12-01-unseen-plugins.md has the triage, with the plugin lines). Two checks per case: Python
 runs the client against the fake vLLM (so the code really works), and driftcheck reports no error for it.
-Cases whose cause is still open are strict xfails: fixing one makes its test pass and the xfail fail.
+Cases whose cause is still open are strict xfails (OPEN): fixing one makes its test pass and the xfail fail.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 
-OPEN = {  # case -> the cause not fixed yet
-    "H_sysmodules_class_swap": "a class swapped into every loaded vllm module by a sys.modules loop",
-}
+OPEN: dict[str, str] = {}  # case -> the cause not fixed yet (none today)
 
 
 def _cases() -> list:

@@ -980,3 +980,105 @@ def test_a_name_bound_to_different_classes_has_no_one_class(tmp_path):
     result = scan_trees(tmp_path, vllm, client, only=["DC004"])
     # only `Single(1, 2)`: `TileScheduler(1, 2, 3)` may be either class
     assert [(f.client.line, f.client.col) for f in _errors(result)] == [(8, 69)]
+
+
+def test_a_member_read_from_an_object_handed_to_unread_code_is_unknown(tmp_path):
+    """vLLM 0.22's fused_humming_moe.py hands `self.layer` to the third-party humming library, which sets
+    `layer.humming_metas`; a read of it there is unknown. The same read from an object that is not handed
+    over (another method's parameter, another class's `self.layer`, or one handed only to the stdlib) stays an error."""
+    vllm = {
+        "vllm/layer.py": "class FusedMoE:\n    def __init__(self):\n        self.num_experts = 4\n",
+    }
+    client = {"experts.py": """
+        import copy
+        from thirdlib import prepare
+        from vllm.layer import FusedMoE
+
+        class Experts:
+            def __init__(self, layer: FusedMoE):
+                self.layer = layer
+                prepare(layer=self.layer)
+
+            def size(self):
+                return self.layer.lib_metas["w"], self.layer.num_experts
+
+            def other(self, layer: FusedMoE):
+                return layer.lib_metas
+
+        class Plain:
+            def __init__(self, layer: FusedMoE):
+                self.layer = layer
+                copy.copy(self.layer)
+
+            def size(self):
+                return self.layer.lib_metas
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert sorted((f.client.line, f.severity) for f in result.findings) == [(14, "error"), (22, "error")]
+    [unknown] = [u for u in result.unknown if "handed" in u.message]
+    assert "`thirdlib.prepare` (line 8)" in unknown.message and "lib_metas" in unknown.message
+
+
+def test_a_vllm_class_the_client_replaces_is_not_checked_as_vllm_s(tmp_path):
+    """vllm-omni sets its own StreamingUpdate on every loaded vllm module (a loop over sys.modules); a direct
+    `request.Cls = Mine` does the same for one module. Values typed as the replaced class may be the client's
+    class; a class left alone is still checked."""
+    vllm = {
+        "vllm/request.py": "class StreamingUpdate:\n    max_tokens: int = 0\n\nclass Request:\n    max_tokens: int = 0\n",
+        "vllm/outputs.py": "class Output:\n    text: str = ''\n",
+    }
+    client = {
+        "patch.py": """
+            import sys
+
+            import vllm.outputs
+            from mine import MyOutput, MyUpdate
+
+            for name, module in list(sys.modules.items()):
+                if hasattr(module, "StreamingUpdate"):
+                    module.StreamingUpdate = MyUpdate
+            vllm.outputs.Output = MyOutput
+        """,
+        "use.py": """
+            from vllm.outputs import Output
+            from vllm.request import Request, StreamingUpdate
+
+            def finish(update: StreamingUpdate, out: Output, req: Request):
+                return update.extra_info, out.extra_text, req.extra_info
+        """,
+    }
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.symbol, f.severity) for f in result.findings] == [("vllm.request.Request.extra_info", "error")]
+
+
+def test_a_method_body_replaced_at_import_is_a_warning(tmp_path):
+    """vllm-rbln defines `forward` on a class and replaces it at module level (`MyMoE.forward = patched`): the
+    original body never runs. A replacement that wraps the original (reads `MyMoE.forward`) keeps it live."""
+    vllm = {"vllm/moe.py": "class Experts:\n    def __init__(self):\n        self.top_k = 2\n"}
+    client = {"model.py": """
+        from vllm.moe import Experts
+
+        class MyMoE:
+            def __init__(self):
+                self.experts = Experts()
+
+            def forward(self, h):
+                return self.experts.is_internal_router
+
+        class Wrapped:
+            def __init__(self):
+                self.experts = Experts()
+
+            def forward(self, h):
+                return self.experts.is_internal_router
+
+        def patched(self, h):
+            return h
+
+        MyMoE.forward = patched
+        _original = Wrapped.forward
+        Wrapped.forward = lambda self, h: _original(self, h)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert sorted((f.client.line, f.severity) for f in result.findings) == [(8, "warning"), (15, "error")]
+    assert "which line 20 replaces at import (this body never runs)." in result.findings[0].message
