@@ -32,20 +32,28 @@ RULE = Rule("DC101", "request-block-hasher", "Request built without block_hasher
 CACHE_BUILDERS = ("BlockPool(", "KVCacheManager(", "get_kv_cache_coordinator(")
 
 
-def _drives_block_pool(ctx: ScanContext) -> bool:
-    """Whether the client itself builds something that schedules with a caching block pool (a Scheduler, a
+def _block_pools(ctx: ScanContext) -> list[tuple[str, bool]]:
+    """(client file, caching on) of each thing the client builds that schedules with a block pool (a Scheduler, a
     KVCacheManager): only then does its hand-built Request reach cache_full_blocks for certain. One built with
     `enable_caching=False` never caches full blocks."""
+    out = []
     for use in ctx.usage.calls:
-        if use.kind != "construct" or _caching_off(use.node):
+        if use.kind != "construct":
             continue
         try:
             text = ctx.api.tree.read_text(use.target.path)
         except SourceError:  # unreadable: cannot tell, so do not claim certainty
             continue
         if any(builder in text for builder in CACHE_BUILDERS):
-            return True
-    return False
+            out.append((use.loc.path, not _caching_off(use.node)))
+    return out
+
+
+def _drives_block_pool(pools: list[tuple[str, bool]], path: str) -> bool:
+    """Whether the Requests built in `path` reach a caching block pool: the pools built in that same file decide
+    (tpu-inference's tests build their KVCacheManager with caching off next to the Requests), else any pool."""
+    here = [on for where, on in pools if where == path]
+    return any(here) if here else any(on for _, on in pools)
 
 
 def _caching_off(node: ast.Call) -> bool:
@@ -97,7 +105,7 @@ def check(ctx: ScanContext):
     state, cache_call, why = prefix_caching_state(ctx)
     if state == "off":
         return
-    drives = _drives_block_pool(ctx)
+    pools = _block_pools(ctx)
     failure = ("a message-less AssertionError in BlockPool.cache_full_blocks" if how == "assert" else
                "an AssertionError in BlockPool.cache_full_blocks" if how == "assert-with-message" else
                "IndexError: list index out of range inside BlockPool.cache_full_blocks")
@@ -107,7 +115,7 @@ def check(ctx: ScanContext):
             f"Request(...) is built without block_hasher, so request.block_hashes stays empty; {why}, and in "
             f"{ctx.version_label()} cache_full_blocks needs those hashes: {failure} on the first scheduling step.",
             c.loc, ctx.vllm_location(path, line), f"{c.target.qualname}(block_hasher=)", when="call",
-            severity="warning" if state == "maybe" or not drives else None,
+            severity="warning" if state == "maybe" or not _drives_block_pool(pools, c.loc.path) else None,
             failure=how, prefix_caching=state,
             cache_config=ctx.client_location(cache_call.loc).to_json() if cache_call else None,
         )

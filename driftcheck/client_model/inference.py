@@ -54,6 +54,13 @@ class ClientSelf:
 
 
 @dataclass
+class SuperOf:
+    """`super()` in a method of a client class: members come from the class's bases, not the class."""
+
+    cls_name: str
+
+
+@dataclass
 class UnboundMethod:
     """`Cls.method` read on the class: called with an explicit `self`."""
 
@@ -144,6 +151,9 @@ class ValueInference:
             base = self.infer(node.value, env)
             return self._member_value(base, node.attr)
         if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "super" and "super" not in env \
+                    and "super" not in self.module_env and "super" not in self.functions:
+                return self._super(node, env)
             func = self.infer(node.func, env)
             if isinstance(func, ClassRef):
                 return Instance(func.cls)
@@ -186,6 +196,17 @@ class ValueInference:
                 return BoundMethod(result, base.cls)
             if isinstance(result, Resolved) and result.kind == "class":
                 return ClassRef(result)
+            return None
+        if isinstance(base, SuperOf):
+            if attr in self._ancestor_members(base.cls_name) or not self._vllm_bases_decide(base.cls_name, attr):
+                return None  # a client base (or a base driftcheck does not read) comes first in the MRO
+            vbases = self.client_class_vllm_bases.get(base.cls_name, [])
+            if attr == "__init__":  # the next base's constructor, as vLLM builds it (dataclass fields, pydantic...)
+                return ClassRef(vbases[0]) if len(vbases) == 1 else None
+            for vbase in vbases:
+                value = self._member_value(Instance(vbase), attr)
+                if value is not None:
+                    return value
             return None
         if isinstance(base, ClientSelf):
             if attr in self.client_members(base.cls_name):

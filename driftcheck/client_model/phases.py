@@ -1,20 +1,18 @@
-"""The phases that run over every client file before any use is checked: imports (a try body's import
-wins over its `except ImportError:` fallback), the patches the client sets on vLLM classes and modules,
-client classes and their vLLM bases, members client subclasses add, and worker extensions named by string.
+"""The phases that run over every client file before any use is checked (the first two; the class
+phases are in client_classes.py): imports (a try body's import wins over its `except ImportError:`
+fallback) and the patches the client sets on vLLM classes and modules (a loop over `sys.modules` sets a
+name on every module).
 """
 
 from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import dotted_name, nodes_of
-from driftcheck.client_model.inference import (
-    ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, base_name, same_value, settle_absent,
-)
+from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of
+from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.uses import ImportUse, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
-from driftcheck.vllm_model.signatures import signature_from_args
 
 
 def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
@@ -53,6 +51,16 @@ class ClientPhases:
     def collect_imports(self) -> None:
         self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env)
         settle_absent(self.module_env)
+        # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`)
+        bound: dict[str, list[ast.expr]] = {}
+        for node in self.file.tree.body:
+            for t in node.targets if isinstance(node, ast.Assign) else []:
+                if isinstance(t, ast.Name):
+                    bound.setdefault(t.id, []).append(node.value)
+        for name, values in bound.items():
+            if len(values) == 1 and isinstance(values[0], ast.Name) and name not in self.module_env \
+                    and isinstance(self.module_env.get(values[0].id), (ClassRef, ModRef)):
+                self.module_env[name] = self.module_env[values[0].id]
         for node in self.file.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
@@ -142,93 +150,6 @@ class ClientPhases:
             value = self._value_of(result)
             env[alias.asname or alias.name] = ABSENT if isinstance(result, Missing) else value
 
-    # ------------------------------------------------------------- classes
-    def prepare_classes(self) -> None:
-        for name, cls in self.classes.items():
-            members: set[str] = set()
-            vbases: list[Resolved] = []
-            for base in cls.bases:
-                value = self.infer(base, {})
-                if isinstance(value, ClassRef):
-                    vbases.append(value.cls)
-                elif isinstance(base, ast.Subscript) and self._is_patch_base(base.value):
-                    # `class P(SomePatch[GPUModelRunner])`: P's methods are grafted onto the class in brackets
-                    for arg in base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]:
-                        target = self.infer(arg, {})
-                        if isinstance(target, ClassRef):
-                            vbases.append(target.cls)
-            for stmt in cls.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    members.add(stmt.name)
-                elif isinstance(stmt, ast.Assign):
-                    members.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-                elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                    members.add(stmt.target.id)
-            self.client_class_members[name] = members
-            self.client_class_vllm_bases[name] = vbases
-        for name, grafted in self.patch_bases.items():
-            if name in self.client_class_vllm_bases:
-                self.client_class_vllm_bases[name] += grafted
-        for name in self.classes:  # a client class inherits the vLLM bases of its client bases
-            for ancestor in self._client_ancestors(name):
-                for vbase in self.client_class_vllm_bases.get(ancestor, []):
-                    if all(v.qualname != vbase.qualname for v in self.client_class_vllm_bases[name]):
-                        self.client_class_vllm_bases[name].append(vbase)
-        # Two rounds so that `self.a = X(); self.b = self.a.f()` settles.
-        for _ in range(2):
-            for name, cls in self.classes.items():
-                types: dict[str, object] = self.self_types.setdefault(name, {})
-                conflicting = self._conflicting.setdefault(name, set())
-                for stmt in cls.body:
-                    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        continue
-                    env = self.build_env(stmt, self.module_env, name)
-                    first = (stmt.args.posonlyargs + stmt.args.args)[0].arg if (stmt.args.posonlyargs + stmt.args.args) else None
-                    for node in self._scope(stmt.body):
-                        targets: list[ast.expr] = []
-                        value_node = None
-                        if isinstance(node, ast.Assign):
-                            targets, value_node = node.targets, node.value
-                        elif isinstance(node, ast.AnnAssign):
-                            targets = [node.target]
-                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
-                                and node.func.value.id == first and node.args and isinstance(node.args[0], ast.Constant) \
-                                and isinstance(node.args[0].value, str) and (node.func.attr in REGISTRARS or node.func.attr == "setattr"):
-                            self.client_class_members[name].add(node.args[0].value)  # nn.Module's registered members
-                        if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rstrip("_").endswith("setattr") \
-                                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == first \
-                                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-                            # setattr(self, "x", v) and object.__setattr__(self, "x", v)
-                            self.client_class_members[name].add(node.args[1].value)
-                        for t in targets:
-                            if isinstance(t, (ast.Tuple, ast.List)):
-                                # `(self.a, self.b) = ...`: members, types unknown
-                                for elt in ast.walk(t):
-                                    if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == first:
-                                        self.client_class_members[name].add(elt.attr)
-                                continue
-                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first:
-                                self.client_class_members[name].add(t.attr)
-                                if isinstance(node, ast.AnnAssign):
-                                    value = self._declared_value(node, env, name)
-                                else:
-                                    value = self.infer(value_node, env)
-                                previous = types.get(t.attr)
-                                if t.attr in conflicting:
-                                    continue
-                                if value is None and not (isinstance(value_node, ast.Constant) and value_node.value is None) \
-                                        and not isinstance(node, ast.AnnAssign):
-                                    # `self.experts = ClientExperts(...)` in one branch, `= vllm.Factory(...)` in
-                                    # another: a value we cannot type makes the attribute's type unknown
-                                    conflicting.add(t.attr)
-                                    types.pop(t.attr, None)
-                                    continue
-                                if previous is not None and value is not None and not same_value(previous, value):
-                                    conflicting.add(t.attr)  # `self.drafter = A(...)` here, `= B(...)` there: do not guess
-                                    types.pop(t.attr, None)
-                                elif value is not None:
-                                    types[t.attr] = value
-
     # --------------------------------------------------------------- patches
     def collect_patches(self) -> None:
         """What the client sets on vLLM classes and modules (`Cls.m = f`, `setattr(Cls, "m", f)`, `mod._X = None`):
@@ -292,10 +213,38 @@ class ClientPhases:
         return self._setters
 
     def _graft(self, value: ast.expr | None, cls: Resolved) -> None:
+        """`Cls.m = f` / `Cls.m = ClientCls.m`: the function becomes a method of the vLLM class, and what it stores on
+        `self` becomes that class's member (`Cls.__init__ = _patched_init` setting `self._ids`)."""
         if isinstance(value, ast.Name) and value.id in self.functions:
+            fn = self.functions[value.id]
+            if not self._may_be_a_method(fn, cls):
+                return
             self.patched_functions[value.id] = cls
+            params = fn.args.posonlyargs + fn.args.args
+            if params:
+                for target, _line in attribute_stores(fn):
+                    if isinstance(target.value, ast.Name) and target.value.id == params[0].arg:
+                        self.usage.patched.add((cls.qualname, target.attr))
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
             self.patch_bases.setdefault(value.value.id, []).append(cls)
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.foreign:
+            # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
+            label = f"{self.foreign[value.value.id]}.{value.value.id}"
+            self.usage.grafted_classes.setdefault(label, []).append(cls)
+
+    def _may_be_a_method(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> bool:
+        """Whether a function set on a vLLM class takes the instance first: not when its first parameter is
+        annotated as something else (`def _repair(param_dict: dict, ...)`, a helper also set on the class)."""
+        params = fn.args.posonlyargs + fn.args.args
+        if not params or any(dotted_name(d) == "staticmethod" for d in fn.decorator_list):
+            return False
+        note = params[0].annotation
+        if note is None:
+            return True
+        value = self._annotation_value(note)
+        return isinstance(value, Instance) and cls.qualname in {c.qualname for c in self.api.mro(value.cls)[0]} \
+            or isinstance(value, Instance) and value.cls.qualname in {c.qualname for c in self.api.mro(cls)[0]} \
+            or (isinstance(note, ast.Constant) and isinstance(note.value, str) and note.value.rsplit(".", 1)[-1] == cls.qualname.rsplit(".", 1)[-1])
 
     def _patch_self(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> str:
         """A synthetic client class for a module function set on a vLLM class: its `self` is that class."""
@@ -306,94 +255,3 @@ class ClientPhases:
                                            and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == first}
         self.client_class_vllm_bases[name] = [cls]
         return name
-
-    def _base_label(self, base: ast.expr) -> str | None:
-        """A base as "module.Name": a class of this file, or a name imported from another module."""
-        dotted = base_name(base) or ""
-        first = dotted.split(".")[0]
-        if dotted in self.classes:
-            return f"{self.file.module}.{dotted}"
-        if first in self.foreign:
-            return f"{self.foreign[first]}.{dotted}" if self.foreign[first] else dotted
-        return None
-
-    def _inherited_members(self, name: str) -> set[str]:
-        """A client class's members with those of its client ancestors in any file (`class AsyncOmni(AsyncOmniBase,
-        EngineClient)` where AsyncOmniBase derives from OmniBase, defined in a third file)."""
-        out = set(self.client_members(name))
-        todo = [b for b in (self._base_label(b) for b in self.classes[name].bases) if b]
-        seen: set[str] = set()
-        while todo:
-            label = todo.pop()
-            if label in seen or len(seen) > 50:
-                continue
-            seen.add(label)
-            own, bases = self.usage.client_class_table.get(label, (set(), []))
-            out |= own
-            todo += bases
-        return out
-
-    def record_client_classes(self) -> None:
-        for name, cls in self.classes.items():
-            self.usage.client_class_table[f"{self.file.module}.{name}"] = (
-                set(self.client_members(name)), [b for b in (self._base_label(b) for b in cls.bases) if b])
-
-    def register_subclasses(self) -> None:
-        """Members client subclasses add to vLLM classes: a value typed as the base may be one of them."""
-        for name, cls in self.classes.items():
-            label = f"{self.file.module}.{name}"
-            for base in cls.bases:  # and to the client's own classes, across files (template methods)
-                base_label = self._base_label(base)
-                if base_label is not None:
-                    self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
-            inherited = self._inherited_members(name) if self.client_class_vllm_bases.get(name) else set()
-            for vbase in self.client_class_vllm_bases.get(name, []):
-                order, _, _ = self.api.mro(vbase)
-                for c in order:
-                    table = self.usage.subclass_members.setdefault(c.qualname, {})
-                    for member in inherited:
-                        table.setdefault(member, (label, self.file.rel, cls.lineno))
-                    overrides = self.usage.client_overrides.setdefault(c.qualname, {})
-                    for stmt in cls.body:
-                        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            overrides.setdefault(stmt.name, []).append(
-                                (f"{label}.{stmt.name}", signature_from_args(stmt.args, self.file.rel, stmt.lineno)))
-
-    def collect_worker_extensions(self) -> None:
-        """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault` or an item assignment."""
-        key = "worker_extension_cls"
-        for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign):
-            values: list[ast.expr] = []
-            if isinstance(node, ast.keyword) and node.arg == key:
-                values.append(node.value)
-            elif isinstance(node, ast.Dict):
-                values += [v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value == key]
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("setdefault", "update") \
-                    and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == key:
-                values.append(node.args[1])
-            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
-                                                      and t.slice.value == key for t in node.targets):
-                values.append(node.value)
-            for value in values:
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    self.usage.worker_extensions.append((value.value, loc_of(self.file, value)))
-
-    def _client_ancestors(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
-        out: set[str] = set()
-        cls = self.classes.get(cls_name)
-        if cls is None or cls_name in _seen:
-            return out
-        for base in cls.bases:
-            name = base_name(base)
-            if name in self.classes:
-                out |= {name} | self._client_ancestors(name, _seen | {cls_name})
-        return out
-
-    def add_worker_extension(self, class_name: str) -> None:
-        cls = self.classes.get(class_name)
-        if cls is None:
-            return
-        members = set(self.client_class_members.get(class_name, set()))
-        for stmt in cls.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.usage.bound.append(self._bound(stmt, "worker-extension", f"{class_name}.{stmt.name}", members))

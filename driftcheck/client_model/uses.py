@@ -43,6 +43,7 @@ class CallUse:
     file: ClientFile
     runtime_only: bool = True
     driven_by_vllm: bool = False  # in a method of a client subclass of a vLLM class: vLLM's engine calls this code
+    via_super: bool = False  # `super().m(...)`: the base's own method, whatever subclasses override
 
 
 @dataclass
@@ -99,6 +100,7 @@ class Usage:
     files: list[ClientFile] = field(default_factory=list)
     unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, why) for files we could not follow
     patched: set[tuple[str, str]] = field(default_factory=set)  # (vLLM module/class qualname, name) the client sets
+    grafted_classes: dict[str, list] = field(default_factory=dict)  # client class -> vLLM classes another file copies its methods onto
     # vLLM class -> member -> (client subclass, file, line) for members that client subclasses add
     subclass_members: dict[str, dict[str, tuple[str, str, int]]] = field(default_factory=dict)
     # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach

@@ -11,9 +11,10 @@ import sys
 
 from driftcheck.astnodes import dotted_name, nodes_of, root_name
 from driftcheck.client_model.client import ClientFile
+from driftcheck.client_model.client_classes import ClientClasses
 from driftcheck.client_model.inference import (
-    BINDINGS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, UnboundMethod, ValueInference,
-    base_name,
+    BINDINGS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf, UnboundMethod,
+    ValueInference, base_name,
 )
 from driftcheck.client_model.phases import ClientPhases
 from driftcheck.client_model.uses import (
@@ -24,7 +25,7 @@ from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolv
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 
 
-class FileAnalyzer(ClientPhases, ValueInference):
+class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def __init__(self, api: ApiIndex, file: ClientFile, usage: Usage, package: str):
         self.api = api
         self.file = file
@@ -125,7 +126,9 @@ class FileAnalyzer(ClientPhases, ValueInference):
         elif isinstance(func, FuncRef):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, BoundMethod):
-            self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven))
+            via_super = isinstance(node.func, ast.Attribute) and isinstance(self.infer(node.func.value, env), SuperOf)
+            self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
+                                            via_super))
         elif isinstance(func, UnboundMethod):
             self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only, self._driven))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc" and not self._own_dispatch(node.func.value, env):

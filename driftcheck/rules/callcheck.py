@@ -59,7 +59,7 @@ def bound_calls(ctx: ScanContext) -> list[BoundCall]:
         sig = signature_for(ctx, use)
         problems = check_call(sig, use.shape) if sig is not None else []
         out.append(BoundCall(use, sig, problems, callee_label(use),
-                             _fitting_override(ctx, use) if problems and use.kind == "method" else None))
+                             _fitting_override(ctx, use) if problems and use.kind == "method" and not use.via_super else None))
     ctx.options["_bound_calls"] = out
     return out
 

@@ -177,7 +177,8 @@ def _apply_guard(finding: Finding, guards: dict, rule) -> None:
     if finding.client is None:
         return
     text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
-    guard = guard_at(guards.get(finding.client.path, []), finding.client.line, rule.raises, text)
+    guard = guard_at(guards.get(finding.client.path, []), finding.client.line, rule.raises, text,
+                     guards.expression(finding.client))
     if guard is None:
         return
     finding.details["guarded"] = guard.describe()

@@ -130,12 +130,14 @@ def tree_digest(view, extra: str) -> str:
 _QUOTED_MODULE = re.compile(r"""["'](\w+(?:\.\w+)+)["']""")
 
 
-def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict) -> str:
+def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict, reached: frozenset = frozenset(),
+                  replaced: dict | None = None) -> str:
     """What a unit reads besides its own file: the facts of the global phases, the order of the files they
     were gathered in, the files named as worker extensions, and where the client spells dotted module
     names as strings (the one whole-tree text search a rule makes over the client)."""
     facts = [
         sorted(usage.patched),
+        sorted((k, [c.qualname for c in v]) for k, v in usage.grafted_classes.items()),
         sorted((k, sorted(v.items())) for k, v in usage.subclass_members.items()),
         sorted((k, sorted((m, repr(v)) for m, v in d.items())) for k, d in usage.client_overrides.items()),
         sorted((k, sorted(v)) for k, v in usage.client_subclass_members.items()),
@@ -143,6 +145,8 @@ def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict)
         [(d, repr(loc)) for d, loc in usage.worker_extensions],
         file_order,
         sorted((rel, g.where) for rel, g in dispatched.items()),  # guards that come from other files
+        sorted(reached),  # ...and the names other files reach (a function only this file uses)
+        sorted((rel, g.where) for rel, gs in (replaced or {}).items() for g in gs),  # bodies other files replace
     ]
     h = hashlib.sha1(repr(facts).encode())
     by_module = {f.module: f for f in source.files}

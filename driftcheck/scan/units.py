@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driftcheck.client_model.guards import dispatched_modules, guards_of
+from driftcheck.client_model.cross_file_guards import dispatched_modules, replaced_elsewhere
+from driftcheck.client_model.guards import guards_of, reached_names
 from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage
 from driftcheck.errors import DriftcheckError
@@ -81,6 +82,8 @@ class _Run:
     make_ctx: Any
     dispatched: dict = field(default_factory=dict)  # guards.dispatched_modules: a file's guard from other files
     guards: dict = field(default_factory=dict)
+    reached: frozenset = frozenset()  # guards.reached_names: what other files may call of a file
+    replaced: dict = field(default_factory=dict)  # guards.replaced_elsewhere: method bodies other files replace
 
 
 _RUN: _Run | None = None
@@ -89,23 +92,21 @@ _LISTS = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound")
 
 
 def _partition(usage: Usage) -> dict[str, dict[str, list]]:
-    """The global phases' per-file entries (imports, worker-extension methods...), by file."""
+    """The global phases' per-file entries (imports, files not analysed), by file."""
     out: dict[str, dict[str, list]] = {}
 
     def slot(path: str) -> dict[str, list]:
-        return out.setdefault(path, {name: [] for name in (*_LISTS, "worker_extensions", "unanalysed")})
+        return out.setdefault(path, {name: [] for name in (*_LISTS, "unanalysed")})
 
     for name in _LISTS:
         for item in getattr(usage, name):
             slot(item.loc.path)[name].append(item)
-    for item in usage.worker_extensions:
-        slot(item[1].path)["worker_extensions"].append(item)
     for item in usage.unanalysed:
         slot(item[0])["unanalysed"].append(item)
     return out
 
 
-_PER_FILE = (*_LISTS, "worker_extensions", "unanalysed")
+_PER_FILE = (*_LISTS, "unanalysed")  # worker_extensions is global: one file names the class, another calls it
 _VISIT_TIME = ("passed", "unbound_called")  # filled by the visits themselves
 
 
@@ -192,10 +193,21 @@ class _Guards:
         cache = self.run.guards
         if path not in cache:
             f = next((f for f in self.run.source.files if f.rel == path), None)
-            cache[path] = guards_of(f.tree) if f is not None else default
+            cache[path] = guards_of(f.tree, self.run.reached) if f is not None else default
             if path in self.run.dispatched:
                 cache[path] = [*(cache[path] or []), self.run.dispatched[path]]
+            if path in self.run.replaced:
+                cache[path] = [*(cache[path] or []), *self.run.replaced[path]]
         return cache[path]
+
+    def expression(self, where) -> str:
+        """The source of what a finding points at (`other.missing_here`), not its whole line: a guard of one
+        object's other spelling must not cover another object's use on the same line."""
+        f = next((f for f in self.run.source.files if f.rel == where.path), None)
+        if f is None or not where.col or not where.end_col or (where.end_line or where.line) != where.line \
+                or not 0 < where.line <= len(f.lines):
+            return where.code
+        return f.lines[where.line - 1][where.col - 1:where.end_col - 1] or where.code
 
 
 def _worker_started() -> None:
@@ -218,9 +230,10 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
     """Every file's unit result, in file order; and counters for the stats."""
     global _RUN
     usage, analyzers = prepare_client(source, api)
-    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files))
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files),
+               reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files))
     order = [f.rel for f in source.files]
-    gdigest = global_digest(usage, source, order, run.dispatched) if cache is not None else ""
+    gdigest = global_digest(usage, source, order, run.dispatched, run.reached, run.replaced) if cache is not None else ""
     results: list[UnitResult | None] = [None] * len(source.files)
     keys: list[str] = []
     todo: list[int] = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from driftcheck.vllm_model.signatures import Signature
 
 
-SCHEMA = 12  # bump when the summary's shape changes (invalidates the on-disk cache)
+SCHEMA = 13  # bump when the summary's shape changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -21,6 +21,7 @@ class Binding:
     target: str = ""  # import: dotted "module.name" (or module for module-import); alias: expression
     type_only: bool = False  # bound only under `if TYPE_CHECKING:`
     fallback: "Binding | None" = None  # the `except ImportError:` binding used when this one fails to import
+    optional: bool = False  # bound in a `try` whose handler binds nothing instead: absent when the try failed
 
 
 @dataclass

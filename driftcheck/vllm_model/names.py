@@ -148,6 +148,11 @@ class NameResolution:
             if module.split(".")[0] != self.package:
                 return External(binding.target)
             target_mod = self.module(module)
+            if target_mod is None and binding.optional:
+                # `try: from vllm.spinloop import spinloop except ImportError: pass`: a compiled extension or
+                # another build has it; the sources read do not say whether the target's does
+                return Unknown(qual, f"`{mod.name}` imports it from `{module}` only if that imports, and `{module}` is "
+                               f"not in the sources read (a compiled extension, or another build's module)")
             if target_mod is None:
                 return Missing(binding.target, f"re-exported from missing module '{module}'", mod.path, binding.line)
             return self.module_member(target_mod, attr, _depth + 1)

@@ -108,6 +108,8 @@ class _Summariser:
                     handler_binding = self.info.bindings.get(name)
                     if handler_binding is not binding and handler_binding is not None:
                         binding.fallback = handler_binding
+                    elif handler_binding is None or handler_binding is binding:
+                        binding.optional = bool(node.handlers)
                     self.info.bindings[name] = binding
                 self._block(node.orelse, type_only)
                 self._block(node.finalbody, type_only)

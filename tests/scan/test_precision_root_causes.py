@@ -1082,3 +1082,171 @@ def test_a_method_body_replaced_at_import_is_a_warning(tmp_path):
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert sorted((f.client.line, f.severity) for f in result.findings) == [(8, "warning"), (15, "error")]
     assert "which line 20 replaces at import (this body never runs)." in result.findings[0].message
+
+
+def test_probe_and_version_idioms_guard_only_what_they_probe(tmp_path):
+    """Shapes from trl, memkv-vllm and verl: a flag bound to a version check made with a keyword; a getattr bound to
+    a name with an early return (the rest is the other spelling on the same object); `getattr(...) or fallback`;
+    a public function used only on the old-vLLM branch of a dispatcher. What none of them guards stays an error."""
+    vllm = {
+        "vllm/spec.py": "class OffloadingSpec:\n    def __init__(self):\n        self.blocks_per_chunk = 4\n",
+        "vllm/other.py": "class Other:\n    pass\n",
+    }
+    client = {"compat.py": """
+        from importlib.metadata import version as _v
+
+        import vllm.spec as spec_mod
+        from vllm.other import Other
+        from vllm.spec import OffloadingSpec
+
+        def _v_at_least(min_version):
+            return _v("vllm") >= min_version
+
+        HAS_NEW = _v_at_least(min_version="0.28.0")
+        if HAS_NEW:
+            from vllm.spec import NewThing
+        else:
+            from vllm.spec import OldThing
+
+        Spec = getattr(spec_mod, "Spec", None) or spec_mod.SpecV0
+
+        def blocks(spec: OffloadingSpec, other: Other):
+            found = getattr(spec, "blocks_per_chunk", None)
+            if found is not None:
+                return found
+            return spec.block_size_factor, other.missing_here
+
+        def legacy(spec: OffloadingSpec):
+            return spec.legacy_only
+
+        def dispatch(new):
+            if HAS_NEW:
+                return None
+            return legacy
+
+        def caller():
+            return blocks(None, None)
+
+        def unguarded(spec: OffloadingSpec):
+            return spec.nowhere
+    """}
+    result = scan_trees(tmp_path, vllm, client)
+    assert sorted(f"{f.symbol} {f.severity}" for f in result.findings if f.rule in ("DC002", "DC006")) == [
+        "vllm.other.Other.missing_here error", "vllm.spec.NewThing warning",
+        "vllm.spec.OffloadingSpec.block_size_factor warning", "vllm.spec.OffloadingSpec.legacy_only warning",
+        "vllm.spec.OffloadingSpec.nowhere error", "vllm.spec.OldThing warning", "vllm.spec.SpecV0 warning"]
+
+
+def test_names_a_loop_sets_on_a_client_class_are_its_members(tmp_path):
+    """vllm-kvblockd: `setattr(MyConnector, name, property(...))` in a helper looping over the names every call
+    passes as literals. A name no call passes stays missing."""
+    vllm = {"vllm/base.py": "class KVConnectorBase:\n    def __init__(self):\n        self.role = 'worker'\n"}
+    client = {"conn.py": """
+        from vllm.base import KVConnectorBase
+
+        class MyConnector(KVConnectorBase):
+            def shutdown(self):
+                return self._prefetch_ex, self._slab_disabled, self._never_set
+
+        def _alias(owner, names):
+            for name in names:
+                setattr(MyConnector, name, property(lambda self, _n=name: getattr(getattr(self, owner), _n)))
+
+        _alias("_loader", ("_prefetch_ex", "_slab_disabled"))
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [f.symbol for f in _errors(result)] == ["vllm.base.KVConnectorBase._never_set"]
+
+
+def test_super_calls_are_checked_against_the_next_vllm_base(tmp_path):
+    """verl 0.9.1 calls `super().__init__(config, vllm_config, device, model)` on vLLM 0.24's 3-parameter
+    WeightTransferEngine.__init__: a TypeError that no override can absorb. A client base in between, or a call
+    that fits, is no finding."""
+    vllm = {"vllm/base.py": """
+        class WeightTransferEngine:
+            def __init__(self, config, parallel_config, model):
+                self.config = config
+
+            def send(self, x):
+                return x
+    """}
+    client = {"eng.py": """
+        from vllm.base import WeightTransferEngine
+
+        class Mine(WeightTransferEngine):
+            def __init__(self, config, vllm_config, device, model):
+                super().__init__(config, vllm_config, device, model)
+                super(Mine, self).send(1, 2)
+
+        class Fits(WeightTransferEngine):
+            def __init__(self, config, parallel_config, model):
+                super().__init__(config, parallel_config, model=model)
+                super().send(1)
+
+        class Mixin:
+            def send(self, a, b):
+                return a
+
+        class Mixed(Mixin, WeightTransferEngine):
+            def go(self):
+                return super().send(1, 2)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC003", "DC004", "DC005"])
+    assert sorted((f.client.line, f.severity) for f in result.findings) == [(5, "error"), (6, "error")]
+
+
+def test_a_flag_that_reads_a_signature_is_a_version_check(tmp_path):
+    """memkv-vllm: `ACCEPTS = "lookup_timeout_s" in inspect.signature(Base.__init__).parameters`, then
+    `if ACCEPTS: super().__init__(..., lookup_timeout_s=t) else: super().__init__(...)`."""
+    vllm = {"vllm/lookup.py": "class AsyncLookupManager:\n    def __init__(self, tier_type):\n        self.tier_type = tier_type\n"}
+    client = {"lookup.py": """
+        import inspect
+
+        from vllm.lookup import AsyncLookupManager
+
+        ACCEPTS = "lookup_timeout_s" in inspect.signature(AsyncLookupManager.__init__).parameters
+
+        class Mine(AsyncLookupManager):
+            def __init__(self, tier_type, timeout=5.0):
+                if ACCEPTS:
+                    super().__init__(tier_type=tier_type, lookup_timeout_s=timeout)
+                else:
+                    super().__init__(tier_type=tier_type)
+
+        class Unguarded(AsyncLookupManager):
+            def __init__(self, tier_type, timeout=5.0):
+                super().__init__(tier_type=tier_type, lookup_timeout_s=timeout)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC003"])
+    assert sorted((f.client.line, f.severity) for f in result.findings) == [(10, "warning"), (16, "error")]
+
+
+def test_the_same_call_with_and_without_what_the_test_checks_is_a_switch(tmp_path):
+    """lmcache 0.4.7-0.5.6: `if kv_cache_config is not None: super().__init__(..., kv_cache_config=...) else:
+    super().__init__(...)`; vLLM's factory picks the branch. A call that differs in nothing the test checks is
+    still checked."""
+    vllm = {"vllm/base.py": """
+        class KVConnectorBase_V1:
+            def __init__(self, vllm_config, role, kv_cache_config):
+                self._vllm_config = vllm_config
+    """}
+    client = {"conn.py": """
+        from vllm.base import KVConnectorBase_V1
+
+        class Dynamic(KVConnectorBase_V1):
+            def __init__(self, vllm_config, role, kv_cache_config=None):
+                if kv_cache_config is not None:
+                    super().__init__(vllm_config=vllm_config, role=role, kv_cache_config=kv_cache_config)
+                else:
+                    super().__init__(vllm_config=vllm_config, role=role)
+
+        class Broken(KVConnectorBase_V1):
+            def __init__(self, vllm_config, role, debug=False):
+                if debug:
+                    super().__init__(vllm_config=vllm_config, role=role)
+                else:
+                    super().__init__(vllm_config, role)
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC005"])
+    assert sorted((f.client.line, f.severity) for f in result.findings) == [
+        (8, "warning"), (13, "error"), (15, "error")]
