@@ -101,7 +101,7 @@ class ClientClasses:
         for name, added in _members_set_from_outside(self.file.tree, set(self.classes)).items():
             self.client_class_members[name] |= added
         for name, grafted in [*self.patch_bases.items(),
-                              *((n, self.usage.grafted_classes.get(f"{self.file.module}.{n}", [])) for n in self.classes)]:
+                              *((n, self._grafted_from_elsewhere(n)) for n in self.classes)]:
             if name in self.client_class_vllm_bases:
                 self.client_class_vllm_bases[name] += grafted
         for name in self.classes:  # a client class inherits the vLLM bases of its client bases
@@ -163,6 +163,13 @@ class ClientClasses:
                                     types.pop(t.attr, None)
                                 elif value is not None:
                                     types[t.attr] = value
+
+    def _grafted_from_elsewhere(self, name: str) -> list:
+        """vLLM classes other files copy this class's methods onto. They name it by import (`from vllm_ascend.ops.gdn
+        import X`), which is this module's name or, for a client given as its package folder, ends with it."""
+        own = f"{self.file.module}.{name}"
+        return [c for label, classes in self.usage.grafted_classes.items() if label == own or label.endswith("." + own)
+                for c in classes]
 
     def _base_label(self, base: ast.expr) -> str | None:
         """A base as "module.Name": a class of this file, or a name imported from another module."""

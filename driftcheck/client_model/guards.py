@@ -151,7 +151,9 @@ def _shape_switches(tree: ast.AST) -> list[Guard]:
     for node in nodes_of(tree, ast.If):
         if not node.orelse:
             continue
-        tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+        tested = _presence_tested(node.test)
+        if not tested:
+            continue
         calls = [{dotted_name(c.func) or _super_callee(c.func): c for c in _calls_in(branch)} for branch in (node.body, node.orelse)]
         for callee in (calls[0].keys() & calls[1].keys()) - {None}:
             passed = [{n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name)}
@@ -162,6 +164,16 @@ def _shape_switches(tree: ast.AST) -> list[Guard]:
                     out.append(Guard(start, end, "version", frozenset(), node.lineno))
                 break
     return out
+
+
+def _presence_tested(test: ast.expr) -> set[str]:
+    """The name a test only checks for presence: `x`, `not x`, `x is None`, `x is not None`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        test = test.left
+    return {test.id} if isinstance(test, ast.Name) else set()
 
 
 def _super_callee(func: ast.expr) -> str | None:
