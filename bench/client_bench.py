@@ -32,9 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from driftcheck.cache import default_cache_dir  # noqa: E402
-from driftcheck.fetch import fetch_sources  # noqa: E402
-from driftcheck.targets import VLLM_DISTS  # noqa: E402
+from driftcheck.storage.cache import default_cache_dir  # noqa: E402
+from driftcheck.sources.fetch import fetch_sources  # noqa: E402
+from driftcheck.sources.targets import VLLM_DISTS  # noqa: E402
 
 FLOOR = """
 import ast, pathlib, sys, time

@@ -49,10 +49,10 @@ from packaging.version import Version
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from driftcheck.cache import default_cache_dir  # noqa: E402
+from driftcheck.storage.cache import default_cache_dir  # noqa: E402
 from driftcheck.errors import DriftcheckError  # noqa: E402
-from driftcheck.fetch import fetch_sources  # noqa: E402
-from driftcheck.releases import _is_final as is_final, _pip_index_versions as pip_versions  # noqa: E402
+from driftcheck.sources.fetch import fetch_sources  # noqa: E402
+from driftcheck.sources.releases import _is_final as is_final, _pip_index_versions as pip_versions  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 MAX_LISTED = 50  # error findings listed per pair in its JSON (counts are always complete)

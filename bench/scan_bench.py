@@ -49,11 +49,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from driftcheck.cache import default_cache_dir  # noqa: E402
-from driftcheck.engine import ScanOptions, scan  # noqa: E402
-from driftcheck.fetch import fetch_sources, sources_path  # noqa: E402
+from driftcheck.storage.cache import default_cache_dir  # noqa: E402
+from driftcheck.scan.pipeline import ScanOptions, scan  # noqa: E402
+from driftcheck.sources.fetch import fetch_sources, sources_path  # noqa: E402
 from driftcheck.probes import load_probes  # noqa: E402
-from driftcheck.targets import VLLM_DISTS, baseline_version, resolve_client, resolve_vllm  # noqa: E402
+from driftcheck.sources.package_metadata import declared_vllm_version  # noqa: E402
+from driftcheck.sources.targets import VLLM_DISTS, resolve_client, resolve_vllm  # noqa: E402
 
 
 def prepare_sources(cache: Path, vllm_versions: list[str], client: str) -> tuple[list[Path], str | None]:
@@ -62,7 +63,7 @@ def prepare_sources(cache: Path, vllm_versions: list[str], client: str) -> tuple
     zips = [fetch_sources([name], version, cache)[0]]
     target = resolve_client(client, cache)
     req = target.declared_vllm()
-    baseline = baseline_version(req) if req else None
+    baseline = declared_vllm_version(req) if req else None
     for v in sorted(set(vllm_versions) | ({baseline} if baseline else set())):
         zips.append(fetch_sources(VLLM_DISTS, v, cache)[0])
     return zips, baseline

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Write tests/engine/self_scan_expected.json: the errors a release's self-scan still reports, each with a verdict.
+"""Write tests/scan/self_scan_expected.json: the errors a release's self-scan still reports, each with a verdict.
 
     python bench/self_scan_residuals.py 0.11.0=/tmp/self-0.11.0.json 0.16.0=... 0.32.0=...
 

@@ -1,3 +1,3 @@
-from driftcheck.cli import entry
+from driftcheck.cli.main import entry
 
 entry()

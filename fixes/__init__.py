@@ -1,9 +1,9 @@
 """The codemod registry. One module per fix; the module name is the fix id with underscores.
 
-Contract: each module defines `FIX` (a `driftcheck.codemod.Fix`: id, the rule ids it repairs, its
+Contract: each module defines `FIX` (a `driftcheck.fix.codemod.Fix`: id, the rule ids it repairs, its
 applicability) and `transform(source, findings, ctx) -> FixOutcome`. A fix never imports another fix: shared
-editing helpers live in driftcheck.codemod, shared vLLM questions in driftcheck.facts. The rule registry
-(driftcheck.rules) lists, per rule, the fixes whose `FIX.rules` name it. Modules run in the order
+editing helpers live in driftcheck.fix.codemod, shared vLLM questions in driftcheck.vllm_model.facts. The rule registry
+(driftcheck.rules.registry) lists, per rule, the fixes whose `FIX.rules` name it. Modules run in the order
 below, one at a time, with a rescan in between (so line numbers are always fresh).
 """
 

@@ -14,11 +14,13 @@ import ast
 
 import libcst as cst
 
-from driftcheck.api_index import Resolved
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, code_of, ensure_import, expr, run_transformer
-from driftcheck.engine_values import engine_value
-from driftcheck.findings import Finding
-from driftcheck.signatures import Signature
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.fix.codemod import (
+    Fix, FixContext, FixOutcome, Targeted, append_arg, code_of, ensure_import, expr, run_transformer,
+)
+from driftcheck.vllm_model.engine_values import engine_value
+from driftcheck.rules.findings import Finding
+from driftcheck.vllm_model.signatures import Signature
 
 FIX = Fix("add-argument", ("DC005",), "Pass a newly required argument with the value the target's engine uses")
 

@@ -14,8 +14,10 @@ import ast
 
 import libcst as cst
 
-from driftcheck.codemod import UNSAFE, Fix, FixContext, FixOutcome, Targeted, append_arg, expr, insert_after_imports, run_transformer
-from driftcheck.findings import Finding
+from driftcheck.fix.codemod import (
+    UNSAFE, Fix, FixContext, FixOutcome, Targeted, append_arg, expr, insert_after_imports, run_transformer,
+)
+from driftcheck.rules.findings import Finding
 
 FIX = Fix("add-block-hasher", ("DC101",), "Pass block_hasher built the way vLLM's engine core builds it", UNSAFE)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, run_transformer
-from driftcheck.findings import Finding
+from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, run_transformer
+from driftcheck.rules.findings import Finding
 
 FIX = Fix("call-sample-tokens", ("DC103",), "Call sample_tokens(None) after an execute_model() that returned None")
 

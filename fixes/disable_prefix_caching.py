@@ -17,9 +17,9 @@ import re
 
 import libcst as cst
 
-from driftcheck import bodies
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, run_transformer
-from driftcheck.findings import Finding, Location
+from driftcheck.vllm_model import bodies
+from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, run_transformer
+from driftcheck.rules.findings import Finding, Location
 
 FIX = Fix("disable-prefix-caching", ("DC101", "DC102"), "Turn prefix caching off in the config the client builds")
 

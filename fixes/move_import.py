@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, run_transformer
-from driftcheck.findings import Finding
+from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, run_transformer
+from driftcheck.rules.findings import Finding
 
 FIX = Fix("move-import", ("DC001", "DC002", "DC009"), "Import from the module that defines the name in the target")
 

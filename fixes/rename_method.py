@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, expr, run_transformer
-from driftcheck.findings import Finding
+from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, expr, run_transformer
+from driftcheck.rules.findings import Finding
 
 FIX = Fix("rename-method", ("DC008",), "Use the target's new name for a renamed method or attribute")
 

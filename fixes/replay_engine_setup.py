@@ -15,8 +15,8 @@ import ast
 
 import libcst as cst
 
-from driftcheck.codemod import Fix, FixContext, FixOutcome, ensure_import
-from driftcheck.findings import Finding
+from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, ensure_import
+from driftcheck.rules.findings import Finding
 
 FIX = Fix("replay-engine-setup", ("DC108",), "Run the engine-core setup step the call needs, as vLLM's engine does")
 

@@ -36,8 +36,8 @@ import textwrap
 
 import libcst as cst
 
-from driftcheck.codemod import Fix, FixContext, FixOutcome, expr, insert_after_imports
-from driftcheck.findings import Finding
+from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, expr, insert_after_imports
+from driftcheck.rules.findings import Finding
 
 FIX = Fix("replay-layer-arguments", ("DC106",), "Pass the decoder layers what the target's own model forward passes them")
 

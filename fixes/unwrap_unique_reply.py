@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from driftcheck.codemod import Fix, FixContext, FixOutcome, Targeted, run_transformer
-from driftcheck.findings import Finding
+from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, run_transformer
+from driftcheck.rules.findings import Finding
 
 FIX = Fix("unwrap-unique-reply", ("DC104",), "Use the single reply of collective_rpc(unique_reply_rank=) as is")
 

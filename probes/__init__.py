@@ -1,10 +1,10 @@
 """The rule modules, in the order a scan runs them. One module per rule; the module name is the rule's name.
 
-Contract: each module defines `RULE` (a `driftcheck.findings.Rule` with a stable id),
-`check(ctx: driftcheck.context.ScanContext) -> Iterable[Finding | UnknownResult]` (the detector) and, when
-the rule's drift raises, `SIGNATURES` (`driftcheck.tbsigs.Signature`s: what `driftcheck explain` matches).
-The module docstring is the rule's documentation. A rule module imports facts (driftcheck.facts), never
-another rule module. driftcheck.rules joins each module with the fixes that repair it: that registry is
+Contract: each module defines `RULE` (a `driftcheck.rules.findings.Rule` with a stable id),
+`check(ctx: driftcheck.rules.context.ScanContext) -> Iterable[Finding | UnknownResult]` (the detector) and, when
+the rule's drift raises, `SIGNATURES` (`driftcheck.rules.tbsigs.Signature`s: what `driftcheck explain` matches).
+The module docstring is the rule's documentation. A rule module imports facts (driftcheck.vllm_model.facts), never
+another rule module. driftcheck.rules.registry joins each module with the fixes that repair it: that registry is
 what scan, explain, SARIF, `driftcheck rules` and `fix` read.
 """
 

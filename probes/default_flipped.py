@@ -10,10 +10,10 @@ True from 0.12. Reported as a warning when the flag flips between off/on/auto, e
 
 from __future__ import annotations
 
-from driftcheck import bodies
-from driftcheck.api_index import Resolved
-from driftcheck.context import ScanContext
-from driftcheck.findings import Location, Rule
+from driftcheck.vllm_model import bodies
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Location, Rule
 
 RULE = Rule("DC107", "default-flipped", "Default of a config field the client relies on changed", "info", kind="behaviour")
 

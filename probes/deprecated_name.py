@@ -7,9 +7,9 @@ breaks in a later release; the finding shows where the name really lives now.
 
 from __future__ import annotations
 
-from driftcheck.api_index import Resolved
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
 
 RULE = Rule("DC009", "deprecated-name", "Imported vLLM name is a deprecated alias in the target", "warning", fix="move-import", raises=("ImportError", "AttributeError"))
 

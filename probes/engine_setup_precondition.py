@@ -19,13 +19,13 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.api_index import Resolved
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.astnodes import attribute_stores, nodes_of
-from driftcheck.context import ScanContext
+from driftcheck.rules.context import ScanContext
 from driftcheck.errors import SourceError
-from driftcheck.facts import engine_call_site, precondition_index, setup_assigns
-from driftcheck.findings import Rule
-from driftcheck.tbsigs import Fact, Signature
+from driftcheck.vllm_model.facts import engine_call_site, precondition_index, setup_assigns
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Fact, Signature
 
 RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core setup the client never does", "error",
             fix="replay-engine-setup", kind="behaviour", raises=("ValueError", "RuntimeError", "AssertionError"))

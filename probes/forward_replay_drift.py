@@ -20,11 +20,11 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck import bodies
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.usage import loc_of
-from driftcheck.tbsigs import Fact, Signature
+from driftcheck.vllm_model import bodies
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.client_model.uses import loc_of
+from driftcheck.rules.tbsigs import Fact, Signature
 
 FIX_ID = "replay-layer-arguments"
 RULE = Rule("DC106", "forward-replay-drift", "Replaced forward passes decoder layers fewer arguments than vLLM's", "warning",
@@ -129,7 +129,7 @@ def _signature_at(text: str, line: int):
     """The Signature of the `def` starting at `line`, parsed from its header text alone (fast: no module parse)."""
     import textwrap
 
-    from driftcheck.signatures import signature_from_args
+    from driftcheck.vllm_model.signatures import signature_from_args
 
     lines = text.splitlines()
     header: list[str] = []

@@ -9,10 +9,10 @@ the `add-argument` fix passes the value the target's own engine uses.
 
 from __future__ import annotations
 
-from driftcheck.callcheck import bound_calls, when_of
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.tbsigs import Fact, Signature, called_name, confirm_param
+from driftcheck.rules.callcheck import bound_calls, when_of
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Fact, Signature, called_name, confirm_param
 
 RULE = Rule("DC005", "missing-argument", "Call omits an argument the target vLLM requires", "error", fix="add-argument", raises=("TypeError", "ValueError", "ValidationError"))
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck import bodies
-from driftcheck.api_index import InSubclass, Missing, Resolved, Unknown
+from driftcheck.vllm_model import bodies
+from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknown
 from driftcheck.astnodes import nodes_of
-from driftcheck.context import ScanContext, once_per_client
-from driftcheck.findings import Rule
-from driftcheck.pysummary import resolve_relative
+from driftcheck.rules.context import ScanContext, once_per_client
+from driftcheck.rules.findings import Rule
+from driftcheck.vllm_model.pysummary import resolve_relative
 
 # No codemod: "similar" names are a hint, not a rename the target proves (DC008, which compares with the
 # client's own vLLM, is the rule that renames), so a DC006 finding never offers one.

@@ -9,10 +9,10 @@ the target, where it went.
 
 from __future__ import annotations
 
-from driftcheck.context import ScanContext
+from driftcheck.rules.context import ScanContext
 from driftcheck.errors import SourceError
-from driftcheck.findings import Rule
-from driftcheck.tbsigs import Signature
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Signature
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
 
@@ -40,7 +40,7 @@ def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None
     build copies in, such as `vllm._C` or `vllm.vllm_flash_attn`), though the sources read here lack it."""
     import re
 
-    from driftcheck.bodies import text_index_for
+    from driftcheck.vllm_model.bodies import text_index_for
 
     index = text_index_for(ctx.api)
     parent, _, leaf = module.rpartition(".")

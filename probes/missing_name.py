@@ -9,16 +9,16 @@ the `move-import` fix rewrites the import.
 
 from __future__ import annotations
 
-from driftcheck.api_index import Missing, Resolved, Unknown
-from driftcheck.context import ScanContext, once_per_client
-from driftcheck.findings import Rule
-from driftcheck.tbsigs import Signature
+from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
+from driftcheck.rules.context import ScanContext, once_per_client
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Signature
 
 RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import", raises=("ImportError", "AttributeError"))
 
 
 def _moved_to(ctx: ScanContext, name: str) -> list[str]:
-    from driftcheck.bodies import text_index_for
+    from driftcheck.vllm_model.bodies import text_index_for
 
     index = text_index_for(ctx.api)
     out = []

@@ -32,12 +32,12 @@ import ast
 import re
 import weakref
 
-from driftcheck.api_index import Resolved
-from driftcheck.bodies import text_index_for
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.signatures import check_call, signature_from_args
-from driftcheck.usage import call_shape, loc_of
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.vllm_model.signatures import check_call, signature_from_args
+from driftcheck.client_model.uses import call_shape, loc_of
 
 RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
             "error", kind="behaviour", raises=("TypeError",))

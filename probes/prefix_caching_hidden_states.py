@@ -19,11 +19,11 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck import bodies
-from driftcheck.context import ScanContext
-from driftcheck.facts import prefix_caching_default, prefix_caching_state
-from driftcheck.findings import Rule
-from driftcheck.usage import Loc, loc_of
+from driftcheck.vllm_model import bodies
+from driftcheck.rules.context import ScanContext
+from driftcheck.vllm_model.facts import prefix_caching_default, prefix_caching_state
+from driftcheck.rules.findings import Rule
+from driftcheck.client_model.uses import Loc, loc_of
 
 RULE = Rule("DC102", "prefix-caching-hidden-states", "Hidden-state capture with prefix caching on", "warning",
             fix="disable-prefix-caching", kind="behaviour")

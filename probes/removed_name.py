@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from driftcheck.context import ScanContext
-from driftcheck.findings import Location, Rule
-from driftcheck.bodies import text_index_for
-from driftcheck.text_index import TextIndex
-from driftcheck.tbsigs import Fact, Signature
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Location, Rule
+from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.text_index import TextIndex
+from driftcheck.rules.tbsigs import Fact, Signature
 
 RULE = Rule("DC008", "removed-name", "Name used on an untyped vLLM object is gone from the target", "error", fix="rename-method", raises=("AttributeError",))
 

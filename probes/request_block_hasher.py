@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck import bodies
-from driftcheck.context import ScanContext
+from driftcheck.vllm_model import bodies
+from driftcheck.rules.context import ScanContext
 from driftcheck.errors import SourceError
-from driftcheck.facts import BLOCK_POOL, block_hash_requirement, is_request_class, prefix_caching_state
-from driftcheck.findings import Rule
-from driftcheck.tbsigs import Signature
+from driftcheck.vllm_model.facts import BLOCK_POOL, block_hash_requirement, is_request_class, prefix_caching_state
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Signature
 
 RULE = Rule("DC101", "request-block-hasher", "Request built without block_hasher while prefix caching is on", "error",
             fix="disable-prefix-caching", kind="behaviour", raises=("AssertionError", "IndexError"))

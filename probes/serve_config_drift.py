@@ -9,7 +9,7 @@ run `vllm serve --flag ...`. On a vLLM whose parser lacks a flag, the server exi
 `method` outside the release's `Literal` a ValidationError, a connector name the KV connector factory does
 not register `ValueError: Unsupported connector type` while the engine starts.
 
-What is checked, all read from the target's sources (`driftcheck/serve_model.py`), never from a list:
+What is checked, all read from the target's sources (`driftcheck/vllm_model/serve_model.py`), never from a list:
 - **flags** of `vllm serve` / `-m vllm.entrypoints.cli.main serve` / `-m vllm.entrypoints.openai.api_server`,
   against the parser followed from the serve subcommand (or the api_server's `__main__`): literal
   `add_argument` flags, the dataclass fields `get_kwargs(cls)` loops turn into flags, `--no-x` for bool
@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import difflib
 
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
-from driftcheck.serve_model import Parser, ServeModel, serve_model
-from driftcheck.usage import Loc
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
+from driftcheck.vllm_model.serve_model import ServeModel, serve_model
+from driftcheck.vllm_model.serve_parser import Parser
+from driftcheck.client_model.uses import Loc
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
             "error", kind="behaviour", raises=("SystemExit", "ValueError", "ValidationError", "TypeError"))

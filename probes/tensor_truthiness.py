@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck import bodies
+from driftcheck.vllm_model import bodies
 from driftcheck.astnodes import nodes_of, within
-from driftcheck.context import ScanContext
-from driftcheck.facts import executor_of, indexed_replies, single_reply
-from driftcheck.findings import Rule
-from driftcheck.usage import loc_of
-from driftcheck.tbsigs import Fact, Signature
+from driftcheck.rules.context import ScanContext
+from driftcheck.vllm_model.facts import executor_of, indexed_replies, single_reply
+from driftcheck.rules.findings import Rule
+from driftcheck.client_model.uses import loc_of
+from driftcheck.rules.tbsigs import Fact, Signature
 
 RULE = Rule("DC105", "tensor-truthiness", "Truthiness test on a value that may be a tensor", "error",
             fix="tensor-truthiness", kind="behaviour", raises=("RuntimeError",))

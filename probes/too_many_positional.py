@@ -7,10 +7,10 @@ inserted in the middle, positional calls bind values to the wrong names silently
 
 from __future__ import annotations
 
-from driftcheck.callcheck import bound_calls, when_of
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.tbsigs import Signature
+from driftcheck.rules.callcheck import bound_calls, when_of
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Signature
 
 RULE = Rule("DC004", "too-many-positional", "Call passes more positional arguments than the target accepts", "error", raises=("TypeError",))
 

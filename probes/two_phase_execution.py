@@ -17,13 +17,13 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck import bodies
+from driftcheck.vllm_model import bodies
 from driftcheck.astnodes import nodes_of, within
-from driftcheck.context import ScanContext
-from driftcheck.facts import STATE_ERROR, has_sample_tokens, two_phase_state_error
-from driftcheck.findings import Rule
-from driftcheck.usage import loc_of
-from driftcheck.tbsigs import Signature
+from driftcheck.rules.context import ScanContext
+from driftcheck.vllm_model.facts import STATE_ERROR, has_sample_tokens, two_phase_state_error
+from driftcheck.rules.findings import Rule
+from driftcheck.client_model.uses import loc_of
+from driftcheck.rules.tbsigs import Signature
 
 RULE = Rule("DC103", "two-phase-execution", "execute_model() called without sample_tokens()", "error",
             fix="call-sample-tokens", kind="behaviour", raises=("RuntimeError",))

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.context import ScanContext
-from driftcheck.facts import executor_found, executor_of, indexed_replies, single_reply
-from driftcheck.findings import Rule
-from driftcheck.usage import loc_of
+from driftcheck.rules.context import ScanContext
+from driftcheck.vllm_model.facts import executor_found, executor_of, indexed_replies, single_reply
+from driftcheck.rules.findings import Rule
+from driftcheck.client_model.uses import loc_of
 
 RULE = Rule("DC104", "unique-reply-rank", "Indexing the single reply of collective_rpc(unique_reply_rank=)", "error",
             fix="unwrap-unique-reply", kind="behaviour", raises=("TypeError", "IndexError"))

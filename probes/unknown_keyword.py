@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import difflib
 
-from driftcheck.callcheck import bound_calls, when_of
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.tbsigs import Fact, Signature, called_name, confirm_param
+from driftcheck.rules.callcheck import bound_calls, when_of
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Fact, Signature, called_name, confirm_param
 
 RULE = Rule("DC003", "unknown-keyword", "Call passes a keyword the target vLLM does not accept", "error", fix="drop-keyword", raises=("TypeError",))
 

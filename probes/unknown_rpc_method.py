@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.api_index import Resolved
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.pysummary import resolve_relative
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.vllm_model.pysummary import resolve_relative
 
 RULE = Rule("DC007", "unknown-rpc-method", "collective_rpc names a method no worker class defines", "error", raises=("AttributeError", "RuntimeError"))
 

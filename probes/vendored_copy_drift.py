@@ -26,10 +26,10 @@ import ast
 import difflib
 import hashlib
 
-from driftcheck.bodies import text_index_for
-from driftcheck.context import ScanContext
-from driftcheck.findings import Rule
-from driftcheck.usage import loc_of
+from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.client_model.uses import loc_of
 
 RULE = Rule("DC110", "vendored-copy-drift", "Client copy of a vLLM function whose original changed since the client's vLLM",
             "warning", kind="behaviour")

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from driftcheck.cache import default_cache_dir
-from driftcheck.fetch import fetch_sources, sources_intact
+from driftcheck.storage.cache import default_cache_dir
+from driftcheck.sources.fetch import fetch_sources, sources_intact
 
 REPO = Path(__file__).resolve().parent.parent
 USER_CACHE = default_cache_dir()  # read before DRIFTCHECK_CACHE_DIR is pointed at the test cache
@@ -148,8 +148,8 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
 @functools.lru_cache(maxsize=None)
 def real_scan(vllm_version: str, client_spec: str, client_vllm: str | None = None):
     """Scan a real client release against a real vLLM release (memoised for the session)."""
-    from driftcheck.engine import ScanOptions, scan
-    from driftcheck.targets import resolve_client, resolve_vllm
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
 
     vllm = resolve_vllm(vllm_version, CACHE_DIR)
     client = resolve_client(client_spec, CACHE_DIR)

@@ -42,9 +42,9 @@ STEPS = [
 
 def prepare() -> None:
     sys.path.insert(0, str(REPO))
-    from driftcheck.engine import ScanOptions
-    from driftcheck.fixer import FixOptions, apply_plan, plan_fixes
-    from driftcheck.targets import resolve_client, resolve_vllm
+    from driftcheck.scan.pipeline import ScanOptions
+    from driftcheck.fix.fixer import FixOptions, apply_plan, plan_fixes
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
 
     cache = Path(os.environ.get("DRIFTCHECK_CACHE_DIR", "/tmp/dc-cache"))
     wheel = next((WORK / "dl").glob("vllm-0.22.0-*.whl"))

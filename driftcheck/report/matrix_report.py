@@ -111,7 +111,7 @@ def to_png(matrix, ranges, path) -> bool:
     png = io.BytesIO()
     fig.savefig(png, format="png")
     plt.close(fig)
-    from driftcheck.safe_write import write_bytes
+    from driftcheck.storage.safe_write import write_bytes
 
     write_bytes(path, png.getvalue())  # as every other report: never renamed over a link or a device
     return True

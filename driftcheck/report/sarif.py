@@ -19,7 +19,7 @@ INFO_URI = "https://github.com/driftcheck/driftcheck"
 
 
 def _rules():
-    from driftcheck.rules import entries
+    from driftcheck.rules.registry import entries
 
     out = []
     for e in entries():

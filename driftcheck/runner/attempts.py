@@ -20,9 +20,9 @@ def run_child(python: str, args: list[str], out_json: Path, log: Path, env: dict
 
 def explain(tracebacks: list[str]) -> list[dict] | None:
     """The explain engine's diagnoses (rule, name, message, fix) for each traceback, deduplicated;
-    None when driftcheck.explain is not there."""
+    None when driftcheck.report.explain is not there."""
     try:
-        from driftcheck.explain import explain_text
+        from driftcheck.report.explain import explain_text
     except ImportError:
         return None
     hits: dict = {}

@@ -16,7 +16,7 @@ JUNIT_NAME = "smoke-junit.xml"
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    from driftcheck.safe_write import write_text  # atomic for files; a link is written through, a device streamed
+    from driftcheck.storage.safe_write import write_text  # atomic for files; a link is written through, a device streamed
 
     write_text(path, text)
 

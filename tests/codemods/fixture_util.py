@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 from conftest import CACHE_DIR
-from driftcheck.engine import ScanOptions
-from driftcheck.fixer import FixOptions, plan_fixes
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions
+from driftcheck.fix.fixer import FixOptions, plan_fixes
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CASES_DIR = Path(__file__).resolve().parent / "cases"  # small before/after cases by rule id: cases/<DCxxx>/<fix>/

@@ -71,7 +71,7 @@ def test_code_without_the_drift_is_left_alone(tmp_path, rule, fix, noop):
 
 
 def test_every_fix_has_cases_by_rule_and_every_case_names_a_real_rule_and_fix():
-    from driftcheck.rules import fix_modules, registry
+    from driftcheck.rules.registry import fix_modules, registry
 
     rules = registry()
     fixes = {m.FIX.id: m for m in fix_modules()}

@@ -67,9 +67,9 @@ def test_block_hasher_helper_is_read_from_the_targets_engine_core(tmp_path):
     """0.16's EngineCore builds the hasher from vllm_config alone: the helper copies it. 0.32's needs the
     KV-cache config (resolve_kv_cache_block_sizes), which a Request call site does not have: the fix
     declines rather than guess."""
-    from driftcheck.api_index import ApiIndex
+    from driftcheck.vllm_model.api_index import ApiIndex
     from driftcheck.fixes.add_block_hasher import engine_recipe, helper_source
-    from driftcheck.targets import resolve_vllm
+    from driftcheck.sources.targets import resolve_vllm
 
     from conftest import CACHE_DIR
 

@@ -93,10 +93,10 @@ def test_read_only_file_is_refused_and_left_alone(tmp_path):
 
 
 def test_file_changed_between_read_and_write_is_refused(tmp_path):
-    from driftcheck.engine import ScanOptions
+    from driftcheck.scan.pipeline import ScanOptions
     from driftcheck.errors import DriftcheckError
-    from driftcheck.fixer import FixOptions, apply_plan, plan_fixes
-    from driftcheck.targets import resolve_client, resolve_vllm
+    from driftcheck.fix.fixer import FixOptions, apply_plan, plan_fixes
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
 
     client_dir = installed_copy(tmp_path)
     client = resolve_client(str(client_dir), CACHE_DIR)
@@ -113,7 +113,7 @@ def test_file_changed_between_read_and_write_is_refused(tmp_path):
 
 KILLER = r"""
 import os, sys, time
-import driftcheck.fixer as fixer
+import driftcheck.fix.fixer as fixer
 real_replace = os.replace
 calls = {"n": 0}
 def slow_replace(src, dst):
@@ -124,7 +124,7 @@ def slow_replace(src, dst):
             time.sleep(60)  # killed here: between writing the temp file and renaming it
     return real_replace(src, dst)
 fixer.os.replace = slow_replace
-from driftcheck.cli import main
+from driftcheck.cli.main import main
 sys.exit(main(sys.argv[4:]))
 """
 
@@ -160,7 +160,7 @@ def test_kill_during_apply_leaves_each_file_old_or_new(tmp_path, kill_at):
 
 BARRIER = r"""
 import sys, time
-import driftcheck.fixer as fixer
+import driftcheck.fix.fixer as fixer
 real_plan = fixer.plan_fixes
 def plan_then_wait(*args, **kwargs):
     plan = real_plan(*args, **kwargs)
@@ -171,7 +171,7 @@ def plan_then_wait(*args, **kwargs):
         time.sleep(0.05)  # both runs have read the same old file before either writes
     return plan
 fixer.plan_fixes = plan_then_wait
-from driftcheck.cli import main
+from driftcheck.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 

@@ -89,9 +89,9 @@ def test_values_are_read_from_the_target_not_from_a_table():
 
 # ------------------------------------------------------------------ the patched replay, run
 def _target(version):
-    from driftcheck import bodies
-    from driftcheck.api_index import ApiIndex
-    from driftcheck.targets import resolve_vllm
+    from driftcheck.vllm_model import bodies
+    from driftcheck.vllm_model.api_index import ApiIndex
+    from driftcheck.sources.targets import resolve_vllm
 
     t = resolve_vllm(version, CACHE_DIR)
     api = ApiIndex(t.tree, t.version)
@@ -267,9 +267,9 @@ def test_target_names_become_the_clients(tmp_path):
 
 
 def test_a_name_the_client_uses_is_left_for_a_person(tmp_path):
-    from driftcheck.engine import ScanOptions
-    from driftcheck.fixer import FixOptions, plan_fixes
-    from driftcheck.targets import resolve_client, resolve_vllm
+    from driftcheck.scan.pipeline import ScanOptions
+    from driftcheck.fix.fixer import FixOptions, plan_fixes
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
 
     source = SYNTHETIC.format(extra="\n    llama_4_scaling = 1.0  # the client's own")
     (tmp_path / "client").mkdir()

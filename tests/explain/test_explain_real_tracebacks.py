@@ -80,7 +80,7 @@ def test_unrelated_traceback_is_no_known_drift():
 def test_stdin_and_worker_wrapper():
     text = (FIXTURES / "vllm-0.16.0-get-input-embeddings.txt").read_text()
     assert "Worker failed with error" in text
-    from driftcheck.explain import explain_text, parse_traceback
+    from driftcheck.report.explain import explain_text, parse_traceback
 
     tb = parse_traceback(text)
     assert tb.inner and "get_input_embeddings" in tb.inner

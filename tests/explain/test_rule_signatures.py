@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
-from driftcheck.explain import explain_text
+from driftcheck.report.explain import explain_text
 
 
 def _tb(code: str, exc: str, path: str = "/home/me/client/gen.py") -> str:
@@ -63,8 +63,8 @@ def test_missing_argument_fact_only_for_scheduler_block_size():
 
 
 def test_every_signature_belongs_to_one_registered_rule_and_names_a_real_fix():
-    from driftcheck import explain
-    from driftcheck.rules import entries, fix_modules, signature_fix, traceback_signatures
+    from driftcheck.report import explain
+    from driftcheck.rules.registry import entries, fix_modules, signature_fix, traceback_signatures
 
     assert not hasattr(explain, "PATTERNS")  # no second table of rules in explain
     fixes = {m.FIX.id for m in fix_modules()}

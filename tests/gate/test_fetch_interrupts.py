@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import vllm_sources
-from driftcheck.fetch import fetch_sources, sources_intact
+from driftcheck.sources.fetch import fetch_sources, sources_intact
 
 from .fetch_helpers import FAKE_PIP, client_folder, fake_pip_env, tiny_vllm_wheel
 

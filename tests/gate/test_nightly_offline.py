@@ -8,10 +8,11 @@ import math
 import pytest
 
 from conftest import run_cli
-from driftcheck import bisect, nightly
-from driftcheck.compare import compare
+from driftcheck.gate import bisect
+from driftcheck.sources import nightly
+from driftcheck.gate.compare import compare
 from driftcheck.errors import DriftcheckError
-from driftcheck.findings import Finding, Location
+from driftcheck.rules.findings import Finding, Location
 
 BUILDS = ["0.27.2.dev202608200648", "0.27.2.dev202608210649", "0.28.1.dev202608250650", "0.28.1.dev202608281259",
           "0.28.1.dev202608281818", "0.29.1.dev202609091054", "0.29.1.dev202609091055", "0.30.1.dev202609231158"]
@@ -93,7 +94,7 @@ def test_bisection_finds_every_edge_in_log_scans(monkeypatch, tmp_path):
     monkeypatch.setattr(bisect._Scanner, "findings", findings)
     monkeypatch.setattr(bisect._Scanner, "prefetch", lambda self, version: None)
     monkeypatch.setattr(bisect, "_evidence_diff", lambda *a: ([], "not read"))
-    monkeypatch.setattr("driftcheck.targets.resolve_client", lambda spec, cache: object())
+    monkeypatch.setattr("driftcheck.sources.targets.resolve_client", lambda spec, cache: object())
     report = bisect.run_bisect(builds, ["client"], tmp_path)
     [c] = report.clients
     edges = {e.rule: e for e in c.edges}
@@ -120,7 +121,7 @@ def test_bisection_over_an_unreadable_stretch_says_so(monkeypatch, tmp_path):
     monkeypatch.setattr(bisect._Scanner, "findings", findings)
     monkeypatch.setattr(bisect._Scanner, "prefetch", lambda self, version: None)
     monkeypatch.setattr(bisect, "_evidence_diff", lambda *a: ([], None))
-    monkeypatch.setattr("driftcheck.targets.resolve_client", lambda spec, cache: object())
+    monkeypatch.setattr("driftcheck.sources.targets.resolve_client", lambda spec, cache: object())
     [c] = bisect.run_bisect(builds, ["client"], tmp_path).clients
     [e] = c.edges
     assert (e.last_good, e.first_bad) == (builds[0], builds[5]) and e.skipped == builds[1:5]

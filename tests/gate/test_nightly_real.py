@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from conftest import CACHE_DIR, REPO, real_scan, run_cli
-from driftcheck import nightly
-from driftcheck.bisect import run_bisect
-from driftcheck.releases import expand
+from driftcheck.sources import nightly
+from driftcheck.gate.bisect import run_bisect
+from driftcheck.sources.releases import expand
 
 pytestmark = pytest.mark.network
 CLIENT = "speculators==0.4.0"

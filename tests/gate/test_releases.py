@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from conftest import REPO, vllm_sources
-from driftcheck.releases import expand, known_releases, list_releases
+from driftcheck.sources.releases import expand, known_releases, list_releases
 
 from .fetch_helpers import FAKE_PIP, client_folder
 CPU = ["0.17.0", "0.16.0", "0.15.1", "0.15.0", "0.11.0.post2", "0.11.0", "0.8.5"]

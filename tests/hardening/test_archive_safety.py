@@ -10,8 +10,8 @@ import pytest
 
 from conftest import run_cli
 from driftcheck.errors import SourceError
-from driftcheck.fetch import strip_wheel
-from driftcheck.sources import ZipTree
+from driftcheck.sources.fetch import strip_wheel
+from driftcheck.sources.sources import ZipTree
 
 OK_VLLM = {"vllm/__init__.py": "", "vllm/_version.py": '__version__ = "9.9.9"\n',
            "vllm/config/__init__.py": "def f(a):\n    return a\n"}

@@ -162,7 +162,7 @@ def test_bad_input(tmp_path, case):
 
 def test_corpus_is_large_enough():
     """Every command of the CLI gets bad input, every case checks a phrase of its error, and no id repeats."""
-    from driftcheck.cli import COMMANDS
+    from driftcheck.cli.main import COMMANDS
 
     assert len(CASES) >= 40
     ids = [c[0] for c in CASES]

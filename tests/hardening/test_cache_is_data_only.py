@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CACHE_DIR, run_cli, vllm_sources
-from driftcheck.cache import SummaryCache, _codec
-from driftcheck.datacodec import Codec, CodecError
-from driftcheck.pysummary import summarise_source
+from driftcheck.storage.cache import SummaryCache, _codec
+from driftcheck.storage.datacodec import Codec, CodecError
+from driftcheck.vllm_model.pysummary import summarise_source
 
 
 class _Trap:

@@ -48,15 +48,15 @@ def test_two_scans_fetch_and_fill_one_cache_at_once(tmp_path):
 
 KILLER = r"""
 import os, sys, time
-import driftcheck.fetch, driftcheck.safe_write
+import driftcheck.sources.fetch, driftcheck.storage.safe_write
 real = os.replace
 def slow(src, dst):
     open(sys.argv[1], "w").write("ready")
     time.sleep(60)
     return real(src, dst)
-driftcheck.fetch.os.replace = slow   # the sources zip
-driftcheck.safe_write.os.replace = slow   # cache entries (the same os module: one patch covers both)
-from driftcheck.cli import main
+driftcheck.sources.fetch.os.replace = slow   # the sources zip
+driftcheck.storage.safe_write.os.replace = slow   # cache entries (the same os module: one patch covers both)
+from driftcheck.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 

@@ -87,7 +87,7 @@ def test_a_single_py_client_is_the_whole_client(tmp_path):
 
 
 def test_every_declared_fix_is_one_the_rules_findings_can_offer():
-    from driftcheck.rules import entries, entry, fix_modules
+    from driftcheck.rules.registry import entries, entry, fix_modules
 
     fixes = {m.FIX.id: m for m in fix_modules()}
     for e in entries():

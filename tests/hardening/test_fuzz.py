@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CACHE_DIR, client_sources, vllm_sources
-from driftcheck.client import ClientParseError
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.client_model.client import ClientParseError
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 VLLM_FILES = ["vllm/v1/core/block_pool.py", "vllm/v1/core/sched/scheduler.py", "vllm/v1/request.py",
               "vllm/config/scheduler.py", "vllm/config/__init__.py", "vllm/v1/core/kv_cache_utils.py",

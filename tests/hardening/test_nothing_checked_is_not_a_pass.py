@@ -49,7 +49,7 @@ def test_unknown_fix_only_is_exit_2_with_rules_and_fixes(tmp_path, word):
 
 
 def test_fix_only_matches_rule_names_and_fix_ids_in_any_case(tmp_path):
-    from driftcheck.selection import resolve_only
+    from driftcheck.rules.selection import resolve_only
 
     assert resolve_only(["dc003", "Drop_Keyword", "prefix-caching-hidden-states"]) == (["DC003", "DC102"], ["drop-keyword"])
 

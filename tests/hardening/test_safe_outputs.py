@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import client_sources, run_cli
-from driftcheck.safe_write import write_bytes
+from driftcheck.storage.safe_write import write_bytes
 
 SCAN = ("scan", "--vllm", "0.16.0", "--client", "speculators==0.3.0")
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"

@@ -85,7 +85,7 @@ def test_fetch_never_builds_from_source():
     """The fetch command line asks for wheels only and no dependencies."""
     import inspect
 
-    from driftcheck import fetch
+    from driftcheck.sources import fetch
 
     source = inspect.getsource(fetch._pip_download)
     assert '"--no-deps"' in source and '"--only-binary=:all:"' in source

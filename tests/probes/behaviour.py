@@ -13,8 +13,8 @@ import textwrap
 import pytest
 
 from conftest import CACHE_DIR, client_sources, real_scan, source_line
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"
 WORKER = "speculators/data_generation/custom_worker.py"

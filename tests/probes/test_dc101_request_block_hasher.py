@@ -64,7 +64,7 @@ def test_dc101_absent_when_client_disables_prefix_caching():
 
 def test_dc101_knows_request_wherever_vllm_defines_it():
     """The anchor is vLLM's v1 Request class, not one exact path: a move keeps the rule (or its unknown) working."""
-    from driftcheck.facts import REQUEST, is_request_class
+    from driftcheck.vllm_model.facts import REQUEST, is_request_class
 
     assert is_request_class(REQUEST) and is_request_class("vllm.v1.request_types.Request")
     assert not is_request_class("vllm.entrypoints.openai.protocol.Request") and not is_request_class("mylib.Request")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conftest import real_scan, source_line, vllm_sources
 from behaviour import _by_rule, _client_line, pinned, scan_files, seed
-from engine.helpers import scan_trees
+from scan.helpers import scan_trees
 
 
 def test_dc103_off_when_sample_tokens_follows(tmp_path):

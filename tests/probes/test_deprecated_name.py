@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.helpers import scan_client, vline
+from scan.helpers import scan_client, vline
 
 
 def test_present_points_at_the_new_home(tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from conftest import CACHE_DIR, client_sources, real_scan, source_line, vllm_sources  # noqa: F401
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.helpers import scan_client, vline
+from scan.helpers import scan_client, vline
 
 SCHED = "vllm/v1/core/sched/scheduler.py"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.helpers import line_of, scan_client, vline
+from scan.helpers import line_of, scan_client, vline
 
 EXEC = "vllm/v1/executor/multiproc_executor.py"
 CLIENT = """
@@ -65,7 +65,7 @@ def test_absent_for_members_found_through_the_mro(tmp_path):
 
 
 def test_nn_module_members_are_known_from_torch_sources(tmp_path):
-    # nn.Module is read from torch's sources (driftcheck/external_apis.py): its API exists, a name that
+    # nn.Module is read from torch's sources (driftcheck/vllm_model/external_apis.py): its API exists, a name that
     # neither it nor the model class defines (and no code assigns) is an error, not unknown.
     client = {"c.py": """
         from vllm.model_executor.models.llama import LlamaModel

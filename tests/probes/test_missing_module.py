@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.helpers import scan_client
+from scan.helpers import scan_client
 
 
 def test_present_with_where_it_moved(tmp_path):

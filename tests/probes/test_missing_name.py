@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from engine.helpers import MINIVLLM, scan_client
+from scan.helpers import MINIVLLM, scan_client
 
 
 def test_present_with_similar_names(tmp_path):

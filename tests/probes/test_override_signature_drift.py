@@ -6,8 +6,8 @@ import textwrap
 import zipfile
 
 from conftest import CACHE_DIR, vllm_sources  # noqa: F401
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 RUNNER = """
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner

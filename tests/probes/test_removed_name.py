@@ -3,7 +3,7 @@ types.MethodType) that the matching classes of the client's baseline vLLM had an
 
 from __future__ import annotations
 
-from engine.helpers import MINIVLLM, MINIVLLM_OLD, line_of, scan_client, vline
+from scan.helpers import MINIVLLM, MINIVLLM_OLD, line_of, scan_client, vline
 
 PATCH = """
     import types

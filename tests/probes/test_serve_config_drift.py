@@ -15,8 +15,8 @@ import textwrap
 import pytest
 
 from conftest import CACHE_DIR, client_sources, real_scan, run_cli, source_line, vllm_sources
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 FACTORY = "vllm/distributed/kv_transfer/kv_connector/factory.py"
 

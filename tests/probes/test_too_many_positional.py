@@ -3,7 +3,7 @@ given twice (a parameter was inserted before a keyword the client also passes)."
 
 from __future__ import annotations
 
-from engine.helpers import scan_client, vline
+from scan.helpers import scan_client, vline
 
 
 def test_present_too_many(tmp_path):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.helpers import line_of, scan_client, vline
+from scan.helpers import line_of, scan_client, vline
 
 KV = "vllm/v1/core/kv_cache_utils.py"
 

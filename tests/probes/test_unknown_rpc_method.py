@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.helpers import scan_client, vline
+from scan.helpers import scan_client, vline
 
 GEN = """
     from vllm.v1.executor.multiproc_executor import MultiprocExecutor

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 from conftest import CACHE_DIR, client_sources, real_scan, source_line  # noqa: F401
-from driftcheck.engine import ScanOptions, scan
-from driftcheck.targets import resolve_client, resolve_vllm
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 
 CONNECTOR = "hs_connectors/mooncake_hidden_states_connector.py"
 ORIGINAL = "vllm/distributed/kv_transfer/kv_connector/v1/example_hidden_states_connector.py"

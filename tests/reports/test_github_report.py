@@ -6,7 +6,7 @@ import re
 
 from driftcheck.report import render
 
-from engine.helpers import sample_result
+from scan.helpers import sample_result
 
 COMMAND = re.compile(r"^::(error|warning|notice) (?P<props>[^:]*)::(?P<msg>.*)$")
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from driftcheck.report import render
 
-from engine.helpers import sample_result, scan_client
+from scan.helpers import sample_result, scan_client
 
 
 def test_counts_match_failures_and_testcases(tmp_path):

@@ -6,7 +6,7 @@ import json
 
 from driftcheck.report import render
 
-from engine.helpers import sample_result, scan_client
+from scan.helpers import sample_result, scan_client
 
 
 def test_markdown_summary_tables_and_unknowns(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from driftcheck.probes import load_probes
 from driftcheck.report import render
 
-from engine.helpers import SAMPLE_CLIENT, sample_result
+from scan.helpers import SAMPLE_CLIENT, sample_result
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 

@@ -119,9 +119,9 @@ def test_deepseek_generator_on_vllm_0_32_passes_after_fix_and_needs_dc106(tmp_pa
     assert any("ModelConfig(dtype='float32')" in o for o in a["notes"]["overrides"])
 
     # the control: every fix but DC106's; the replay then drops llama_4_scaling and nothing raises
-    from driftcheck.engine import ScanOptions
-    from driftcheck.fixer import FixOptions, apply_plan, plan_fixes
-    from driftcheck.targets import resolve_client, resolve_vllm
+    from driftcheck.scan.pipeline import ScanOptions
+    from driftcheck.fix.fixer import FixOptions, apply_plan, plan_fixes
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
 
     control = released_client(tmp_path / "control")
     target, client = resolve_vllm(str(site_packages(env) / "vllm"), CACHE_DIR), resolve_client(str(control), CACHE_DIR)

@@ -1,0 +1,81 @@
+"""`driftcheck fix`: the codemods for what a scan found (a dry-run diff, or written with `--apply`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from driftcheck.cli.common import args_cache_dir, client_specs, emit, require_checked
+from driftcheck.errors import EXIT_FINDINGS, EXIT_OK
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.rules.findings import SEVERITY_RANK
+    from driftcheck.fix.fixer import FixOptions, apply_locked, plan_fixes
+    from driftcheck.rules.selection import resolve_only
+    from driftcheck.sources.targets import resolve_clients, resolve_vllm
+
+    if args.only:
+        resolve_only(args.only)  # a typo is exit 2 before anything is fetched or read
+    cache_dir = args_cache_dir(args)
+    vllm = resolve_vllm(args.vllm, cache_dir)
+    clients = resolve_clients(client_specs([args.client] if args.client is not None else None), cache_dir)
+    require_checked(clients, args.allow_empty)
+    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, client_vllm=args.client_vllm)
+    fix_options = FixOptions(only=args.only, unsafe=args.unsafe, guard=args.guard)
+    changed = 0
+    remaining_errors = 0
+    report = {"vllm": vllm.to_json(), "applied": bool(args.apply), "clients": []}
+    diffs = []
+    for client in clients:
+        plan = plan_fixes(vllm, client, options, fix_options)
+        written, replanned = [], False
+        if args.apply and plan.changes:
+            plan, written, replanned = apply_locked(vllm, client, options, fix_options, plan, backup=not args.no_backup)
+            if replanned:
+                sys.stderr.write(f"driftcheck: files of {client.name or client.location} changed while planning "
+                                 "(another fix?): planned again from what is on disk now\n")
+        entry = {"client": client.to_json(), "changes": [], "not_fixed": [], "notes": list(plan.notes),
+                 "written": [str(p) for p in written], "replanned": replanned}
+        for change in plan.changes:
+            changed += 1
+            if not args.apply:
+                diffs.append(change.diff())
+            ids = sorted({fix_id for fix_id, _f in change.applied})
+            sys.stderr.write(f"{change.display}: {len(change.applied)} fix(es) [{', '.join(ids)}]\n")
+            entry["changes"].append({"path": change.rel, "fixes": [{"fix": fix_id, "rule": f.rule, "line": f.client.line if f.client else None}
+                                                                   for fix_id, f in change.applied],
+                                     **({} if args.apply else {"diff": change.diff()})})
+        for note in plan.notes:
+            sys.stderr.write(f"  value: {note}\n")
+        for finding, why in plan.skipped:
+            where = f"{finding.client.path}:{finding.client.line}" if finding.client else ""
+            sys.stderr.write(f"  not fixed: {finding.rule} {where}: {why}\n")
+            entry["not_fixed"].append({"rule": finding.rule, "path": finding.client.path if finding.client else None,
+                                       "line": finding.client.line if finding.client else None, "why": why})
+        if written:
+            sys.stderr.write(f"wrote {len(written)} file(s)" + ("" if args.no_backup else " (backups: *.driftcheck.bak)") + "\n")
+            after = scan(vllm, [client], options)
+        else:
+            after = plan.final
+        left = [f for f in after.visible() if SEVERITY_RANK[f.severity] >= SEVERITY_RANK["error"]]
+        remaining_errors += len(left) + len(after.unknown)
+        verb = "after --apply" if args.apply else "after these changes"
+        sys.stderr.write(f"{client.name or client.location}: {len(left)} error(s) and {len(after.unknown)} unknown left "
+                         f"{verb} against vLLM {vllm.version or '?'}\n")
+        for f in left:
+            sys.stderr.write(f"  {f.rule} {f.client.path if f.client else ''}:{f.client.line if f.client else ''} {f.message[:140]}\n")
+        for u in after.unknown:
+            sys.stderr.write(f"  unknown {u.rule}: {u.message[:160]}\n")
+        entry["left"] = {"errors": [f.to_json() for f in left], "unknown": [u.to_json() for u in after.unknown]}
+        report["clients"].append(entry)
+    if args.format == "json":
+        import json
+
+        emit(args, json.dumps(report, indent=2) + "\n")
+    elif diffs or args.output:
+        emit(args, "".join(diffs))
+    if args.apply:
+        return EXIT_FINDINGS if remaining_errors else EXIT_OK
+    return EXIT_FINDINGS if changed else EXIT_OK

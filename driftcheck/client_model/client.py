@@ -1,0 +1,270 @@
+"""The client side's files: which ones reach into vLLM, parsed once and shared by every probe."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from driftcheck.errors import DriftcheckError, SourceError
+from driftcheck.sources.sources import SourceTree
+
+SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
+VLLM_IMPORT = re.compile(rb"^\s*(from\s+vllm[\s.]|import\s+vllm\b)", re.M)
+
+
+class ClientParseError(DriftcheckError):
+    """A client file that imports vLLM but cannot be parsed: we will not guess what it does."""
+
+
+@dataclass
+class ClientFile:
+    rel: str  # path inside the client tree, posix
+    module: str  # dotted module name derived from the path
+    text: str
+    tree: ast.Module
+    lines: list[str] = field(default_factory=list)
+
+    def code(self, line: int) -> str:
+        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+
+
+@dataclass
+class LaunchFile:
+    """A client file that may start vLLM as a server (a Python launcher, a shell script, YAML, a Dockerfile),
+    whether or not it imports vLLM. Only rules that read command lines (DC111) ask for these."""
+
+    rel: str
+    kind: str  # python | shell | yaml | dockerfile
+    text: str
+    tree: ast.Module | None = None  # Python files only
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ClientSource:
+    tree: SourceTree  # only the client's own files (its packages, or the one .py it is)
+    files: list[ClientFile]
+    label: str
+    scanned: int = 0  # how many .py files were looked at
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why) for files that could not be read
+    _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
+
+    def by_module(self, module: str) -> ClientFile | None:
+        for f in self.files:
+            if f.module == module:
+                return f
+        return None
+
+    def module_tree(self, module: str) -> tuple[ast.Module, bool] | None:
+        """Any client module's AST and whether it is a package, whether or not it imports vLLM
+        (`worker_extension_cls` may name a package whose `__init__.py` only re-exports the class)."""
+        base = module.replace(".", "/")
+        for rel, package in ((f"{base}.py", False), (f"{base}/__init__.py", True)):
+            file = next((f for f in self.files if f.rel == rel), None)
+            if file is not None:
+                return file.tree, package
+            try:
+                return ast.parse(self.tree.read_text(rel)), package
+            except Exception:  # absent, unreadable or not Python: not this one
+                continue
+        return None
+
+    def launch_files(self) -> list[LaunchFile]:
+        """Files that may launch vLLM or build its configs, read once on first use: every other rule sees
+        `files` (the ones importing vLLM) only."""
+        if self._launch_files is None:
+            self._launch_files = _launch_files(self)
+        return self._launch_files
+
+
+def module_name_for(rel: str) -> str:
+    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _skipped(rel: str) -> bool:
+    parts = rel.split("/")[:-1]
+    return any(p in SKIP_DIRS or p.startswith(".") or p.endswith(".dist-info") for p in parts)
+
+
+class ClientView(SourceTree):
+    """The client's part of a tree: a single `.py` given as --client is the whole client, and an installed
+    package is its own folders, not all of site-packages (probes that read scripts look only here)."""
+
+    def __init__(self, base: SourceTree, prefixes: list[str]):
+        self.base = base
+        self.prefixes = prefixes
+        self.label = base.label
+
+    def iter_files(self, prefix: str = "", suffix: str = ".py"):
+        seen: set[str] = set()
+        for p in self.prefixes:
+            if prefix and not (p == prefix or p.startswith(prefix.rstrip("/") + "/") or prefix.startswith(p + "/")):
+                continue
+            start = prefix if prefix.startswith(p + "/") else p
+            for rel in self.base.iter_files(start, suffix):
+                if rel not in seen:
+                    seen.add(rel)
+                    yield rel
+
+    def is_file(self, rel: str) -> bool:
+        return self.base.is_file(rel)
+
+    def is_dir(self, rel: str) -> bool:
+        return self.base.is_dir(rel)
+
+    def read_bytes(self, rel: str) -> bytes:
+        return self.base.read_bytes(rel)
+
+    def fingerprint(self) -> str:
+        return self.base.fingerprint() + "|" + ",".join(self.prefixes)
+
+    def display_path(self, rel: str) -> str:
+        return self.base.display_path(rel)
+
+
+@dataclass
+class Survey:
+    """What a client holds, before any parsing: the files that import vLLM and what could not be read."""
+
+    looked_at: int = 0  # .py files seen
+    importing: list[tuple[str, bytes]] = field(default_factory=list)  # (rel, bytes) of files that import vLLM
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (display path, why)
+    scripts: int = 0  # shell/YAML/Dockerfiles that mention vLLM (DC102 and DC111 read them)
+    launchers: int = 0  # .py files that do not import vLLM but start `vllm serve` or build its configs (DC111)
+
+
+SCRIPT_SUFFIXES = (".sh", ".bash", ".yaml", ".yml")
+# what a file that starts `vllm serve` or builds its JSON configs mentions (DC111 reads those files)
+LAUNCH_MARKER = re.compile(rb"vllm(?:\s+|\W*,\s*\W*)serve\b|vllm\.entrypoints\.(?:openai\.api_server|cli\.main)|"
+                           rb"kv_connector|speculative[_-]config")
+
+
+def launch_kind(rel: str) -> str | None:
+    name = rel.rsplit("/", 1)[-1]
+    if name.endswith(".py"):
+        return "python"
+    if name.endswith((".sh", ".bash")):
+        return "shell"
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    if name.startswith("Dockerfile") or name.endswith((".dockerfile", ".Dockerfile")):
+        return "dockerfile"
+    return None
+
+
+def _launch_files(source: "ClientSource") -> list[LaunchFile]:
+    parsed = {f.rel: f for f in source.files}
+    out: list[LaunchFile] = []
+    for rel in source.tree.iter_files("", suffix=""):
+        kind = launch_kind(rel)
+        if kind is None or _skipped(rel):
+            continue
+        if rel in parsed:
+            f = parsed[rel]
+            if LAUNCH_MARKER.search(f.text.encode("utf-8", "replace")):
+                out.append(LaunchFile(rel, kind, f.text, f.tree, f.lines))
+            continue
+        try:
+            data = source.tree.read_bytes(rel)
+        except SourceError:
+            continue
+        if b"\x00" in data or not LAUNCH_MARKER.search(data):
+            continue
+        text = data.decode("utf-8", errors="replace")
+        tree = None
+        if kind == "python":
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue  # a file that does not import vLLM and does not parse: not ours to judge
+        out.append(LaunchFile(rel, kind, text, tree, text.splitlines()))
+    return out
+
+
+def client_view(tree: SourceTree, prefixes: list[str] | None) -> SourceTree:
+    return ClientView(tree, prefixes) if prefixes else tree
+
+
+def survey(tree: SourceTree, prefixes: list[str] | None = None, scripts: bool = False) -> Survey:
+    """Which of the client's .py files import vLLM; which files were skipped and why (too large, a FIFO,
+    unreadable). `scripts` also counts the shell/YAML files that mention vLLM."""
+    out = Survey()
+    view = client_view(tree, prefixes)
+    seen: set[str] = set()
+    for rel in view.iter_files(""):
+        if rel in seen or _skipped(rel):
+            continue
+        seen.add(rel)
+        out.looked_at += 1
+        try:
+            data = view.read_bytes(rel)
+        except SourceError as exc:
+            out.skipped.append((view.display_path(rel), _why(exc, view.display_path(rel))))
+            continue
+        if VLLM_IMPORT.search(data):
+            out.importing.append((rel, data))
+        elif scripts and LAUNCH_MARKER.search(data):
+            out.launchers += 1
+    if scripts:
+        for rel in view.iter_files("", suffix=""):
+            if launch_kind(rel) in ("shell", "yaml", "dockerfile") and not _skipped(rel):
+                try:
+                    if b"vllm" in view.read_bytes(rel):
+                        out.scripts += 1
+                except SourceError:
+                    continue
+    return out
+
+
+def _why(exc: SourceError, where: str) -> str:
+    """The reason alone ("is not a regular file"), without the path the caller prints anyway."""
+    text = exc.one_line()
+    return text[len(where):].lstrip(" :") if text.startswith(where) else text.replace(where, "it")
+
+
+def load_client(tree: SourceTree, label: str, prefixes: list[str] | None = None, only_vllm: bool = True) -> ClientSource:
+    """Parse the client's files that import vLLM (only those matter to driftcheck)."""
+    view = client_view(tree, prefixes)
+    if only_vllm:
+        return source_from_survey(tree, label, prefixes, survey(tree, prefixes))
+    files: list[ClientFile] = []
+    scanned = 0
+    seen: set[str] = set()
+    for rel in view.iter_files(""):
+        if rel in seen or _skipped(rel):
+            continue
+        seen.add(rel)
+        scanned += 1
+        files.append(parse_client_file(view, rel, view.read_bytes(rel)))
+    return ClientSource(tree=view, files=files, label=label, scanned=scanned)
+
+
+def source_from_survey(tree: SourceTree, label: str, prefixes: list[str] | None, found: Survey) -> ClientSource:
+    """The client's vLLM-importing files parsed, from a survey already made (its bytes are read once)."""
+    view = client_view(tree, prefixes)
+    files = [parse_client_file(view, rel, data) for rel, data in found.importing]
+    return ClientSource(tree=view, files=files, label=label, scanned=found.looked_at, skipped=found.skipped)
+
+
+def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:
+    where = tree.display_path(rel)
+    if b"\x00" in data:
+        raise ClientParseError(f"{where} contains NUL bytes: not a Python source file", "remove it or exclude it")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = tree.read_text(rel)
+        if not re.search(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", "\n".join(text.splitlines()[:2]), re.M):
+            raise ClientParseError(f"{where} is not valid UTF-8 and declares no encoding", "re-save it as UTF-8") from None
+    try:
+        parsed = ast.parse(text, filename=where)
+    except SyntaxError as exc:
+        hint = "a Python 2 file?" if re.search(r"^\s*print\s+[^(\s]", text, re.M) else "fix the syntax error"
+        raise ClientParseError(f"{where}:{exc.lineno}: cannot parse ({exc.msg})", hint) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ClientParseError(f"{where}: cannot parse ({type(exc).__name__})") from None
+    return ClientFile(rel=rel, module=module_name_for(rel), text=text, tree=parsed, lines=text.splitlines())

@@ -1,0 +1,319 @@
+"""The class phases over every client file: client classes and their vLLM bases, members client subclasses
+add (also from outside the class), the classes' ancestors across files, `super()` in their methods, and
+worker extensions named by string (or by a parameter's default value).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of
+from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
+from driftcheck.client_model.uses import loc_of
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.vllm_model.signatures import signature_from_args
+
+
+def _members_set_from_outside(tree: ast.AST, classes: set[str]) -> dict[str, set[str]]:
+    """Members this file adds to its own classes from outside their bodies: `Cls.x = ...`, `setattr(Cls, "x", ...)`,
+    and `setattr(Cls, name, property(...))` in a loop over literal names, also when the names are a parameter
+    of the function holding the loop and every call of it in the file passes literal names."""
+    out: dict[str, set[str]] = {}
+    calls = nodes_of(tree, ast.Call)
+    by_variable: dict[str, list[str]] = {}  # setattr(Cls, <variable>, ...): variable -> classes
+    for call in calls:
+        if isinstance(call.func, ast.Name) and call.func.id == "setattr" and len(call.args) >= 2 \
+                and isinstance(call.args[0], ast.Name) and call.args[0].id in classes:
+            name = call.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                out.setdefault(call.args[0].id, set()).add(name.value)
+            elif isinstance(name, ast.Name):
+                by_variable.setdefault(name.id, []).append(call.args[0].id)
+    if by_variable:  # rare: only then look for the loops that bind those variables
+        for fn in [tree, *nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)]:
+            params = [] if isinstance(fn, ast.Module) else [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            body = fn.body
+            for loop in (n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.For)):
+                if not (isinstance(loop.target, ast.Name) and loop.target.id in by_variable):
+                    continue
+                names = _literal_names(loop.iter)
+                if names is None and isinstance(loop.iter, ast.Name) and loop.iter.id in params:
+                    names = _names_passed(calls, fn.name, params.index(loop.iter.id), loop.iter.id)
+                for cls in by_variable[loop.target.id] if names else ():
+                    out.setdefault(cls, set()).update(names)
+    for target, _line in attribute_stores(tree):
+        if isinstance(target.value, ast.Name) and target.value.id in classes:
+            out.setdefault(target.value.id, set()).add(target.attr)
+    return out
+
+
+def _literal_names(node: ast.expr) -> list[str] | None:
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [e.value for e in node.elts]
+    return None
+
+
+def _names_passed(calls: list[ast.Call], fn_name: str, index: int, param: str) -> list[str] | None:
+    """The literal names every call of `fn_name` in the file passes for one parameter (None if any passes other)."""
+    out: list[str] = []
+    sites = [c for c in calls if isinstance(c.func, ast.Name) and c.func.id == fn_name]
+    for call in sites:
+        value = call.args[index] if index < len(call.args) else next((k.value for k in call.keywords if k.arg == param), None)
+        names = _literal_names(value) if value is not None else None
+        if names is None:
+            return None
+        out += names
+    return out or None
+
+
+DOTTED_CLASS = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # `pkg.mod.Cls`, as resolve_obj_by_qualname takes it
+
+
+class ClientClasses:
+    """Client classes, their bases and members, known to every file before the visits."""
+
+    # ------------------------------------------------------------- classes
+    def prepare_classes(self) -> None:
+        for name, cls in self.classes.items():
+            members: set[str] = set()
+            vbases: list[Resolved] = []
+            for base in cls.bases:
+                value = self.infer(base, {})
+                if isinstance(value, ClassRef):
+                    vbases.append(value.cls)
+                elif isinstance(base, ast.Subscript) and self._is_patch_base(base.value):
+                    # `class P(SomePatch[GPUModelRunner])`: P's methods are grafted onto the class in brackets
+                    for arg in base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]:
+                        target = self.infer(arg, {})
+                        if isinstance(target, ClassRef):
+                            vbases.append(target.cls)
+            for stmt in cls.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    members.add(stmt.name)
+                elif isinstance(stmt, ast.Assign):
+                    members.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+                elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    members.add(stmt.target.id)
+            self.client_class_members[name] = members
+            self.client_class_vllm_bases[name] = vbases
+        for name, added in _members_set_from_outside(self.file.tree, set(self.classes)).items():
+            self.client_class_members[name] |= added
+        for name, grafted in [*self.patch_bases.items(),
+                              *((n, self._grafted_from_elsewhere(n)) for n in self.classes)]:
+            if name in self.client_class_vllm_bases:
+                self.client_class_vllm_bases[name] += grafted
+        for name in self.classes:  # a client class inherits the vLLM bases of its client bases
+            for ancestor in self._client_ancestors(name):
+                for vbase in self.client_class_vllm_bases.get(ancestor, []):
+                    if all(v.qualname != vbase.qualname for v in self.client_class_vllm_bases[name]):
+                        self.client_class_vllm_bases[name].append(vbase)
+        # Two rounds so that `self.a = X(); self.b = self.a.f()` settles.
+        for _ in range(2):
+            for name, cls in self.classes.items():
+                types: dict[str, object] = self.self_types.setdefault(name, {})
+                conflicting = self._conflicting.setdefault(name, set())
+                for stmt in cls.body:
+                    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        continue
+                    env = self.build_env(stmt, self.module_env, name)
+                    first = (stmt.args.posonlyargs + stmt.args.args)[0].arg if (stmt.args.posonlyargs + stmt.args.args) else None
+                    for node in self._scope(stmt.body):
+                        targets: list[ast.expr] = []
+                        value_node = None
+                        if isinstance(node, ast.Assign):
+                            targets, value_node = node.targets, node.value
+                        elif isinstance(node, ast.AnnAssign):
+                            targets = [node.target]
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                                and node.func.value.id == first and node.args and isinstance(node.args[0], ast.Constant) \
+                                and isinstance(node.args[0].value, str) and (node.func.attr in REGISTRARS or node.func.attr == "setattr"):
+                            self.client_class_members[name].add(node.args[0].value)  # nn.Module's registered members
+                        if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rstrip("_").endswith("setattr") \
+                                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == first \
+                                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                            # setattr(self, "x", v) and object.__setattr__(self, "x", v)
+                            self.client_class_members[name].add(node.args[1].value)
+                        for t in targets:
+                            if isinstance(t, (ast.Tuple, ast.List)):
+                                # `(self.a, self.b) = ...`: members, types unknown
+                                for elt in ast.walk(t):
+                                    if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == first:
+                                        self.client_class_members[name].add(elt.attr)
+                                continue
+                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first:
+                                self.client_class_members[name].add(t.attr)
+                                if isinstance(node, ast.AnnAssign):
+                                    value = self._declared_value(node, env, name)
+                                else:
+                                    value = self.infer(value_node, env)
+                                previous = types.get(t.attr)
+                                if t.attr in conflicting:
+                                    continue
+                                if value is None and not (isinstance(value_node, ast.Constant) and value_node.value is None) \
+                                        and not isinstance(node, ast.AnnAssign):
+                                    # `self.experts = ClientExperts(...)` in one branch, `= vllm.Factory(...)` in
+                                    # another: a value we cannot type makes the attribute's type unknown
+                                    conflicting.add(t.attr)
+                                    types.pop(t.attr, None)
+                                    continue
+                                if previous is not None and value is not None and not same_value(previous, value):
+                                    conflicting.add(t.attr)  # `self.drafter = A(...)` here, `= B(...)` there: do not guess
+                                    types.pop(t.attr, None)
+                                elif value is not None:
+                                    types[t.attr] = value
+
+    def _grafted_from_elsewhere(self, name: str) -> list:
+        """vLLM classes other files copy this class's methods onto. They name it by import (`from vllm_ascend.ops.gdn
+        import X`), which is this module's name or, for a client given as its package folder, ends with it."""
+        own = f"{self.file.module}.{name}"
+        return [c for label, classes in self.usage.grafted_classes.items() if label == own or label.endswith("." + own)
+                for c in classes]
+
+    def _base_label(self, base: ast.expr) -> str | None:
+        """A base as "module.Name": a class of this file, or a name imported from another module."""
+        dotted = base_name(base) or ""
+        first = dotted.split(".")[0]
+        if dotted in self.classes:
+            return f"{self.file.module}.{dotted}"
+        if first in self.foreign:
+            return f"{self.foreign[first]}.{dotted}" if self.foreign[first] else dotted
+        return None
+
+    def _super(self, node: ast.Call, env: dict) -> SuperOf | None:
+        """`super()` / `super(Cls, self)` inside a method of a client class of this file with vLLM bases."""
+        if node.args:
+            value = self.infer(node.args[1], env) if len(node.args) == 2 else None
+            named = node.args[0].id if isinstance(node.args[0], ast.Name) else None
+            if not (isinstance(value, ClientSelf) and named == value.cls_name):
+                return None  # super(Other, self): some other class's next base
+        else:
+            selves = {v.cls_name for v in env.values() if isinstance(v, ClientSelf)}
+            value = ClientSelf(selves.pop()) if len(selves) == 1 else None
+        if value is None or value.cls_name not in self.classes or not self.client_class_vllm_bases.get(value.cls_name):
+            return None
+        return SuperOf(value.cls_name)
+
+    def _ancestor_members(self, name: str) -> set[str]:
+        """Members of a client class's client ancestors (in this file or others), not its own."""
+        out: set[str] = set()
+        for base in self.classes[name].bases:
+            dotted = base_name(base)
+            if dotted in self.classes:
+                out |= self._inherited_members(dotted)
+                continue
+            label = self._base_label(base)
+            if label in self.usage.client_class_table:
+                own, bases = self.usage.client_class_table[label]
+                out |= own
+                todo, seen = list(bases), {label}
+                while todo and len(seen) < 50:
+                    nxt = todo.pop()
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        more, further = self.usage.client_class_table.get(nxt, (set(), []))
+                        out |= more
+                        todo += further
+        return out
+
+    def _inherited_members(self, name: str) -> set[str]:
+        """A client class's members with those of its client ancestors in any file (`class AsyncOmni(AsyncOmniBase,
+        EngineClient)` where AsyncOmniBase derives from OmniBase, defined in a third file)."""
+        out = set(self.client_members(name))
+        todo = [b for b in (self._base_label(b) for b in self.classes[name].bases) if b]
+        seen: set[str] = set()
+        while todo:
+            label = todo.pop()
+            if label in seen or len(seen) > 50:
+                continue
+            seen.add(label)
+            own, bases = self.usage.client_class_table.get(label, (set(), []))
+            out |= own
+            todo += bases
+        return out
+
+    def record_client_classes(self) -> None:
+        for name, cls in self.classes.items():
+            self.usage.client_class_table[f"{self.file.module}.{name}"] = (
+                set(self.client_members(name)), [b for b in (self._base_label(b) for b in cls.bases) if b])
+
+    def register_subclasses(self) -> None:
+        """Members client subclasses add to vLLM classes: a value typed as the base may be one of them."""
+        for name, cls in self.classes.items():
+            label = f"{self.file.module}.{name}"
+            for base in cls.bases:  # and to the client's own classes, across files (template methods)
+                base_label = self._base_label(base)
+                if base_label is not None:
+                    self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
+            inherited = self._inherited_members(name) if self.client_class_vllm_bases.get(name) else set()
+            for vbase in self.client_class_vllm_bases.get(name, []):
+                order, _, _ = self.api.mro(vbase)
+                for c in order:
+                    table = self.usage.subclass_members.setdefault(c.qualname, {})
+                    for member in inherited:
+                        table.setdefault(member, (label, self.file.rel, cls.lineno))
+                    overrides = self.usage.client_overrides.setdefault(c.qualname, {})
+                    for stmt in cls.body:
+                        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            overrides.setdefault(stmt.name, []).append(
+                                (f"{label}.{stmt.name}", signature_from_args(stmt.args, self.file.rel, stmt.lineno)))
+
+    def collect_worker_extensions(self) -> None:
+        """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault`, an item assignment, or the
+        default of a field or variable of that name (a dataclass of server flags); the string may come from a
+        function of this file that returns it."""
+        key = "worker_extension_cls"
+        for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign, ast.AnnAssign):
+            values: list[ast.expr] = []
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                    (t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "").lower() == key
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+                values.append(node.value)
+            if isinstance(node, ast.keyword) and node.arg == key:
+                values.append(node.value)
+            elif isinstance(node, ast.Dict):
+                values += [v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value == key]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("setdefault", "update") \
+                    and len(node.args) >= 2 and isinstance(node.args[0], ast.Constant) and node.args[0].value == key:
+                values.append(node.args[1])
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
+                                                      and t.slice.value == key for t in node.targets):
+                values.append(node.value)
+            for value in values:
+                for text in self._strings_of(value):
+                    if DOTTED_CLASS.match(text):  # not the empty default of a config field
+                        self.usage.worker_extensions.append((text, loc_of(self.file, value)))
+
+    def _strings_of(self, value: ast.expr) -> list[str]:
+        """A string constant, or the constants a function of this file returns when called (`self._ext_cls()`)."""
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return [value.value]
+        name = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else \
+            value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None
+        out: list[str] = []
+        for fn in nodes_of(self.file.tree, ast.FunctionDef) if name else ():
+            returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)] if fn.name == name else []
+            if returns and all(isinstance(r, ast.Constant) and isinstance(r.value, str) for r in returns):
+                out += [r.value for r in returns]
+        return out
+
+    def _client_ancestors(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
+        out: set[str] = set()
+        cls = self.classes.get(cls_name)
+        if cls is None or cls_name in _seen:
+            return out
+        for base in cls.bases:
+            name = base_name(base)
+            if name in self.classes:
+                out |= {name} | self._client_ancestors(name, _seen | {cls_name})
+        return out
+
+    def add_worker_extension(self, class_name: str) -> None:
+        cls = self.classes.get(class_name)
+        if cls is None:
+            return
+        members = set(self.client_class_members.get(class_name, set()))
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.usage.bound.append(self._bound(stmt, "worker-extension", f"{class_name}.{stmt.name}", members))

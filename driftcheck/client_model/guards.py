@@ -1,0 +1,315 @@
+"""Guarded uses: client code that already expects a vLLM API may be absent or different.
+
+A use inside `try:` whose handler catches the exception the drift raises, inside an `if` that tests
+`hasattr`/`getattr`, the vLLM version, or `isinstance`, is handled by the client: it is reported as a
+warning at most and `fix` never rewrites it (the fallback branch is the client's own answer).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.client_model.version_checks import (
+    checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
+)
+
+
+_TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+
+ANY = "*"  # a bare `except:`, `except Exception` or `except BaseException` catches every drift
+_BROAD = {"Exception", "BaseException"}
+
+
+@dataclass(frozen=True)
+class Guard:
+    start: int
+    end: int
+    kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced
+    catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
+    line: int  # the guarding statement
+    names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks
+    via: int = 0  # a function called only under this guard: the line of that call
+    where: str = ""  # kind "dispatched": the file:line that loads this module under a version check
+    receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
+
+    def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
+        if not self.start <= line <= self.end:
+            return False
+        if self.kind == "replaced":
+            return True  # a body that never runs
+        if self.kind == "hasattr" and self.names:
+            # `if not hasattr(layer, "kv_cache"): continue` guards uses of kv_cache, not every line after it;
+            # `v = getattr(spec, "new", None); if v is not None: return v; return spec.old` guards spec's other spelling
+            return any(re.search(rf"\b{re.escape(n)}\b", text) for n in self.names) or \
+                any(re.search(rf"(?<![\w.]){re.escape(r)}\s*\.", code) for r in self.receivers)
+        if self.kind not in ("try", "fallback"):
+            return True  # version, isinstance, dispatched
+        return ANY in self.catches or bool(self.catches & set(raises))
+
+    def describe(self) -> str:
+        if self.kind == "replaced":
+            name = next(iter(self.names), "")
+            by = self.where or f"line {self.line}"
+            return f"in the body of `{name}`, which {by} replaces at import (this body never runs)"
+        if self.kind == "dispatched":
+            return f"in a module the client loads only by import_module under a vLLM version check ({self.where})"
+        if self.via:
+            inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names)
+            return f"in a function called only from line {self.via}, which is {inner.describe()}"
+        names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
+        if self.kind == "try":
+            return f"inside a try (line {self.line}) that catches {names}"
+        if self.kind == "fallback":
+            # `try: new_call() except TypeError: legacy_call()`: runs only where the try body failed
+            return f"in the `except {names}` fallback of a try (line {self.line}), which runs only if its body failed"
+        return {"hasattr": "under a hasattr/getattr check", "version": "under a vLLM version check",
+                "isinstance": "under an isinstance check"}[self.kind] + f" (line {self.line})"
+
+
+def body_span(body: list[ast.stmt]) -> tuple[int, int]:
+    return body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in body)
+
+
+def _handler_names(handler: ast.ExceptHandler) -> set[str]:
+    if handler.type is None:
+        return {ANY}
+    elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = set()
+    for e in elts:
+        name = e.attr if isinstance(e, ast.Attribute) else e.id if isinstance(e, ast.Name) else None
+        if name:
+            names.add(ANY if name in _BROAD else name)
+    return names
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    """`except X: raise ...` turns one error into another: not a fallback."""
+    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
+def _negated(test: ast.expr) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+
+
+def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guard]:
+    """Every guard of one client file. `reached`: the names other client files import or read as attributes
+    (`reached_names`); a public module function outside it is called only from this file."""
+    out: list[Guard] = []
+    imported = _imported_roots(tree)
+    aliases = version_aliases(tree)
+    probes = probe_aliases(tree)
+    for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            catches: set[str] = set()
+            for h in node.handlers:
+                if not _reraises(h):
+                    catches |= _handler_names(h)
+            if catches and node.body:
+                start, end = body_span(node.body)
+                out.append(Guard(start, end, "try", frozenset(catches), node.lineno))
+            for h in node.handlers:
+                names = _handler_names(h)
+                if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
+                    start, end = body_span(h.body)
+                    out.append(Guard(start, end, "fallback", frozenset(names), node.lineno))
+        elif isinstance(node, (ast.If, ast.IfExp)):
+            kind = test_kind(node.test, aliases, probes)
+            if kind is None:
+                continue
+            names, receivers = probe_of(node.test, probes)
+            if isinstance(node, ast.IfExp):
+                parts = [node.body] + ([node.orelse] if kind != "isinstance" else [])
+                start = min(p.lineno for p in parts)
+                end = max(getattr(p, "end_lineno", p.lineno) or p.lineno for p in parts)
+                out.append(Guard(start, end, kind, frozenset(), node.lineno, names))
+                continue
+            # the test itself reads the attribute it checks; the branches hold the two answers
+            branches = [node.body] + ([node.orelse] if node.orelse and kind != "isinstance" else [])
+            probes_module = kind == "hasattr" and _tests_imported_module(node.test, imported)
+            out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names))
+            for body in branches:
+                start, end = body_span(body)
+                # the branch taken when `hasattr(x, "a")` holds runs on the vLLM that has `a` (and what came
+                # with it): all of it is guarded; the other branch only for the names checked and x's other spelling
+                # ...and `if hasattr(vllm_module, "New"): ... else: vllm_module.Old` is a version switch: its other
+                # branch is the client's code for the vLLM without `New`, whatever it uses
+                whole = (body is node.body and not _negated(node.test)) or probes_module
+                out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
+                                 receivers=frozenset() if whole else receivers))
+    out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
+    return out + _caller_guards(tree, out, reached)
+
+
+def _shape_switches(tree: ast.AST) -> list[Guard]:
+    """`if kv_cache_config is not None: super().__init__(c, r, kv_cache_config=kv_cache_config) else:
+    super().__init__(c, r)`: the same call made with and without what the test checks is the client's switch
+    between two vLLM signatures (whichever one its caller's vLLM uses), so both branches are guarded."""
+    out: list[Guard] = []
+    for node in nodes_of(tree, ast.If):
+        if not node.orelse:
+            continue
+        tested = _presence_tested(node.test)
+        if not tested:
+            continue
+        calls = [{dotted_name(c.func) or _super_callee(c.func): c for c in _calls_in(branch)} for branch in (node.body, node.orelse)]
+        for callee in (calls[0].keys() & calls[1].keys()) - {None}:
+            passed = [{n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name)}
+                      for c in (calls[0][callee], calls[1][callee])]
+            if tested & (passed[0] ^ passed[1]):
+                for branch in (node.body, node.orelse):
+                    start, end = body_span(branch)
+                    out.append(Guard(start, end, "version", frozenset(), node.lineno))
+                break
+    return out
+
+
+def _presence_tested(test: ast.expr) -> set[str]:
+    """The name a test only checks for presence: `x`, `not x`, `x is None`, `x is not None`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        test = test.left
+    return {test.id} if isinstance(test, ast.Name) else set()
+
+
+def _super_callee(func: ast.expr) -> str | None:
+    """`super().__init__` as "super().__init__" (dotted_name reads only chains on a name)."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) \
+            and func.value.func.id == "super":
+        return f"super().{func.attr}"
+    return None
+
+
+def _calls_in(body: list[ast.stmt]) -> list[ast.Call]:
+    return [n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+
+
+def _probe_fallbacks(tree: ast.AST) -> list[Guard]:
+    """`getattr(mod, "TransferJob", None) or mod.JobMetadata`: what follows the probe runs only when it found nothing."""
+    out: list[Guard] = []
+    for node in nodes_of(tree, ast.BoolOp):
+        if isinstance(node.op, ast.Or) and len(node.values) > 1 and is_probe(node.values[0]) \
+                and node.values[0].func.id == "getattr":
+            rest = node.values[1:]
+            out.append(Guard(rest[0].lineno, max(v.end_lineno or v.lineno for v in rest), "hasattr", frozenset(),
+                             node.lineno))
+    return out
+
+
+def replaced_methods(tree: ast.AST) -> list[Guard]:
+    """`MyMoE.forward = patched_forward` at module level after `class MyMoE` defines `forward`: the original body
+    never runs (unless the file reads `MyMoE.forward` first to wrap it, or calls it through super())."""
+    body = getattr(tree, "body", [])
+    classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+    read = {(n.value.id, n.attr) for n in nodes_of(tree, ast.Attribute)
+            if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)}
+    supered = {n.func.attr for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute)
+               and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name) and n.func.value.func.id == "super"}
+    out: list[Guard] = []
+    for stmt in body:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        for target in stmt.targets:
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+                continue
+            cls = classes.get(target.value.id)
+            if cls is None or cls.lineno > stmt.lineno or (cls.name, target.attr) in read or target.attr in supered:
+                continue
+            for fn in cls.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == target.attr and fn.body:
+                    start, end = body_span(fn.body)
+                    out.append(Guard(start, end, "replaced", frozenset(), stmt.lineno, names=frozenset({fn.name})))
+    return out
+
+
+def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] | None = None) -> list[Guard]:
+    """A private function of this file that is only ever called under a guard (`if getattr(envs, "X", None): return
+    self._legacy()`) runs only where the guard let it: its body is guarded the same way. So does a public module
+    function no other client file reaches, used (called or handed out) only under a guard: `return legacy_fn` on
+    the old-vLLM branch of a version dispatcher."""
+    calls: dict[str, list[int]] = {}
+    for node in nodes_of(tree, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+            and f.value.id in ("self", "cls") else None
+        if name:
+            calls.setdefault(name, []).append(node.lineno)
+    called = {id(n.func) for n in nodes_of(tree, ast.Call)}
+    for node in nodes_of(tree, ast.Name):
+        if isinstance(node.ctx, ast.Load) and id(node) not in called:
+            calls.setdefault(node.id, []).append(node.lineno)  # handed out as a value
+    module_level = {id(n) for n in getattr(tree, "body", [])}
+    out: list[Guard] = []
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        public_here = reached is not None and id(fn) in module_level and fn.name not in reached and not fn.decorator_list
+        if fn.name.endswith("__") or not (fn.name.startswith("_") or public_here):
+            continue  # only these have all their callers here (vLLM and other files call the rest)
+        lines = [n for n in calls.get(fn.name, []) if not fn.lineno <= n <= (fn.end_lineno or fn.lineno)]
+        covering = [min((g for g in guards if g.start <= n <= g.end), key=lambda g: g.end - g.start, default=None) for n in lines]
+        if not lines or any(g is None for g in covering) or not fn.body:
+            continue
+        first = covering[0]
+        start, end = body_span(fn.body)
+        out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0]))
+    return out
+
+
+def reached_names(trees) -> frozenset[str]:
+    """Names client files import by name or read as attributes: what code outside a file may call of it."""
+    out: set[str] = set()
+    for tree in trees:
+        out |= {a.name for n in nodes_of(tree, ast.ImportFrom) for a in n.names}
+        out |= {n.attr for n in nodes_of(tree, ast.Attribute)}
+    return frozenset(out)
+
+
+def _imported_roots(tree: ast.AST) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for n in nodes_of(tree, ast.Import, ast.ImportFrom) for a in n.names}
+
+
+def _tests_imported_module(test: ast.expr, imported: set[str]) -> bool:
+    """`hasattr(fused_moe, "X")` where `fused_moe` is a name the file imports (a module, not an object)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and n.args
+               and isinstance(n.args[0], ast.Name) and n.args[0].id in imported for n in ast.walk(test))
+
+
+def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: dict | None = None) -> list[Guard]:
+    """`if not isinstance(x, C): ...; return` (or `if not hasattr(...)`): the rest of the block runs only
+    when the check passed, so it is guarded like the body of `if isinstance(x, C):`. And `if <version or
+    probe>: ...; return`: the rest is the other branch (for a probe: of the names and objects it probed)."""
+    out: list[Guard] = []
+    probes = probes or {}
+    for owner in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try):
+        for block in (getattr(owner, "body", None), getattr(owner, "orelse", None)):
+            if not block:
+                continue
+            end = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in block)
+            for stmt in block:
+                if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
+                        and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                    kind = test_kind(stmt.test.operand, aliases)
+                    if kind in ("isinstance", "hasattr", "version") and (stmt.end_lineno or stmt.lineno) < end:
+                        out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
+                                         checked_names(stmt.test.operand)))
+                elif isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and (stmt.end_lineno or stmt.lineno) < end \
+                        and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                    kind = test_kind(stmt.test, aliases, probes)
+                    if kind == "version":
+                        out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno))
+                    elif kind == "hasattr" and not _negated(stmt.test):
+                        names, receivers = probe_of(stmt.test, probes)
+                        if names:
+                            out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
+                                             names, receivers=receivers))
+    return out
+
+
+def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> Guard | None:
+    for g in guards:
+        if g.covers(line, raises, text, code):
+            return g
+    return None

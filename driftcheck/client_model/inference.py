@@ -1,0 +1,390 @@
+"""Light type inference of client values: what a name, attribute, call or annotation holds (a vLLM
+module, class, function or instance, a client function, `self` of a client class), and the local
+environment of a function. Deliberately small: `x = Cls(...)`, `self.x = Cls(...)`, annotations,
+walrus, vLLM return annotations and client functions' return annotations; a local bound to values of
+different types has no one type.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from driftcheck.astnodes import dotted_name
+from driftcheck.vllm_model.resolved import Resolved
+
+
+# ----------------------------------------------------------------------------- inferred values
+@dataclass(frozen=True)
+class ModRef:
+    module: str
+
+
+@dataclass
+class ClassRef:
+    cls: Resolved
+
+
+@dataclass
+class FuncRef:
+    func: Resolved
+
+
+@dataclass
+class Instance:
+    cls: Resolved
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """An object of a class outside vLLM (`transformers.PretrainedConfig`): its members are not checked, but it
+    is evidence of what a parameter really receives."""
+    qualname: str
+
+
+@dataclass
+class BoundMethod:
+    method: Resolved
+    owner: Resolved
+
+
+@dataclass
+class ClientSelf:
+    cls_name: str
+
+
+@dataclass
+class SuperOf:
+    """`super()` in a method of a client class: members come from the class's bases, not the class."""
+
+    cls_name: str
+
+
+@dataclass
+class UnboundMethod:
+    """`Cls.method` read on the class: called with an explicit `self`."""
+
+    method: Resolved
+    owner: Resolved
+
+
+@dataclass
+class ClientFunc:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+
+
+REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
+NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "builtins", "dataclasses", "enum", "types",
+                     "functools", "torch", "numpy", "pydantic"}
+BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
+ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
+
+
+def _bound_names(target: ast.expr) -> list[str]:
+    """The local names an assignment target binds (`a, (b, *c) = ...`), not the bases of `self.x = ...`."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    return []
+
+
+def same_value(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (Instance, ClassRef)):
+        return a.cls.qualname == b.cls.qualname
+    return a == b
+
+
+ANY_MODULE = "<every loaded module>"  # Usage.patched key: a name the client sets on each module in sys.modules
+
+
+def base_name(base: ast.expr) -> str | None:
+    """The dotted name of a class base, `Patch[Target]` read as `Patch`."""
+    return dotted_name(base.value if isinstance(base, ast.Subscript) else base)
+
+
+def settle_absent(env: dict) -> None:
+    for name, value in env.items():
+        if value is ABSENT:
+            env[name] = None
+
+
+class ValueInference:
+    """What a client expression holds, read against the vLLM model and the file's own definitions."""
+
+    def _value_of(self, result: object) -> object:
+        if isinstance(result, Resolved):
+            if result.kind == "module":
+                return ModRef(result.qualname)
+            if result.kind == "class":
+                return ClassRef(result)
+            if result.kind == "function":
+                return FuncRef(result)
+            if result.kind == "attribute":
+                t = self.api.type_of(result)
+                return Instance(t) if t else self._foreign_type(result)
+        return None
+
+    def _foreign_type(self, result: Resolved) -> Foreign | None:
+        qualname = self.api.foreign_type(result)
+        return Foreign(qualname) if qualname else None
+
+    # ------------------------------------------------------------ inference
+    def infer(self, node: ast.expr | None, env: dict) -> object:
+        if node is None:
+            return None
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                return env[node.id]
+            if node.id in self.module_env:
+                return self.module_env[node.id]
+            if node.id in self.functions:
+                return ClientFunc(self.functions[node.id])
+            return None
+        if isinstance(node, ast.NamedExpr):
+            return self.infer(node.value, env)
+        if isinstance(node, ast.Attribute):
+            base = self.infer(node.value, env)
+            return self._member_value(base, node.attr)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "super" and "super" not in env \
+                    and "super" not in self.module_env and "super" not in self.functions:
+                return self._super(node, env)
+            func = self.infer(node.func, env)
+            if isinstance(func, ClassRef):
+                return Instance(func.cls)
+            if isinstance(func, FuncRef):
+                t = self.api.type_of(func.func)
+                return Instance(t) if t else None
+            if isinstance(func, BoundMethod):
+                t = self.api.type_of(func.method)
+                return Instance(t) if t else None
+            if isinstance(func, ClientFunc) and func.node.returns is not None:
+                return self._annotation_value(func.node.returns)
+            return None
+        if isinstance(node, ast.Await):
+            return self.infer(node.value, env)
+        return None
+
+    def _member_value(self, base: object, attr: str) -> object:
+        if isinstance(base, ModRef):
+            mod = self.api.module(base.module)
+            if mod is None or (base.module, attr) in self.usage.patched:
+                return None
+            return self._value_of(self.api.module_member(mod, attr))
+        if isinstance(base, Instance):
+            if self._patched_on(base.cls, attr) or self._replaced(base.cls):
+                return None
+            result = self.api.class_member(base.cls, attr)
+            if isinstance(result, Resolved):
+                if result.kind == "method":
+                    return BoundMethod(result, base.cls)
+                t = self.api.type_of(result)
+                return Instance(t) if t else self._foreign_type(result)
+            return None
+        if isinstance(base, ClassRef):
+            if self._patched_on(base.cls, attr):
+                return None
+            result = self.api.class_member(base.cls, attr)
+            if isinstance(result, Resolved) and result.kind == "method":
+                if result.func is not None and not (result.func.is_classmethod or result.func.is_static):
+                    return UnboundMethod(result, base.cls)  # `Cls.m(self, ...)`: self is passed explicitly
+                return BoundMethod(result, base.cls)
+            if isinstance(result, Resolved) and result.kind == "class":
+                return ClassRef(result)
+            return None
+        if isinstance(base, SuperOf):
+            if attr in self._ancestor_members(base.cls_name) or not self._vllm_bases_decide(base.cls_name, attr):
+                return None  # a client base (or a base driftcheck does not read) comes first in the MRO
+            vbases = self.client_class_vllm_bases.get(base.cls_name, [])
+            if attr == "__init__":  # the next base's constructor, as vLLM builds it (dataclass fields, pydantic...)
+                return ClassRef(vbases[0]) if len(vbases) == 1 else None
+            for vbase in vbases:
+                value = self._member_value(Instance(vbase), attr)
+                if value is not None:
+                    return value
+            return None
+        if isinstance(base, ClientSelf):
+            if attr in self.client_members(base.cls_name):
+                value = self.self_types.get(base.cls_name, {}).get(attr)
+                return value  # the client's own member: its type only if the client set it from vLLM
+            for vbase in self.client_class_vllm_bases.get(base.cls_name, []):
+                value = self._member_value(Instance(vbase), attr)
+                if value is not None:
+                    return value
+            return None
+        return None
+
+    def _is_patch_base(self, node: ast.expr) -> bool:
+        """A generic base of the client's own (not typing's, not vLLM's): `Patch[Target]`."""
+        name = dotted_name(node)
+        if name is None:
+            return False
+        first = name.split(".")[0]
+        if name in self.classes:
+            return True
+        source = self.foreign.get(first)
+        return source is not None and source.split(".")[0] not in NOT_PATCH_MODULES
+
+    def _replaced(self, cls: Resolved) -> bool:
+        """The client puts its own class in the place of this vLLM class in the module that defines it (`request.
+        StreamingUpdate = OmniStreamingUpdate`, or on every loaded module): a value of it may be the client's class."""
+        if not self.usage.patched:
+            return False
+        name = cls.qualname.rsplit(".", 1)[-1]
+        return (cls.qualname.rsplit(".", 1)[0], name) in self.usage.patched or (ANY_MODULE, name) in self.usage.patched
+
+    def _patched_on(self, cls: Resolved, attr: str) -> bool:
+        """The client sets `attr` on this class (or one of its bases) itself."""
+        if not self.usage.patched:
+            return False
+        order, _, _ = self.api.mro(cls)
+        return any((c.qualname, attr) in self.usage.patched for c in order)
+
+    def client_members(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
+        """Members a client class has from its own body and its client-side bases in this file."""
+        members = set(self.client_class_members.get(cls_name, set()))
+        cls = self.classes.get(cls_name)
+        if cls is not None and cls_name not in _seen:
+            for base in cls.bases:
+                name = base_name(base)
+                if name in self.classes:
+                    members |= self.client_members(name, _seen | {cls_name})
+        return members
+
+    def _declared_value(self, node: ast.AnnAssign, env: dict, cls_name: str) -> object:
+        """`self.x: A = B(...)` holds a B whatever the annotation says (it may not hold:
+        `self.model_runner: GPUModelRunner = GPUModelRunnerV2(...)  # type: ignore`); A when B is not a class.
+        `self.x: A = self.make()` holds what the client's `make` returns: no one type when it builds several."""
+        call = node.value if isinstance(node.value, ast.Call) else None
+        built = self.infer(call, env) if call is not None else None
+        if isinstance(built, Instance):
+            return built
+        func = call.func if call is not None else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            made = self._returned_instances(cls_name, func.attr)
+            if len(made) > 1:
+                return None
+            if made:
+                return made[0]
+        return self._annotation_value(node.annotation)
+
+    def _returned_instances(self, cls_name: str, method: str) -> list[Instance]:
+        """The vLLM classes a client method's `return X(...)` statements build (distinct, in order)."""
+        cls = self.classes.get(cls_name)
+        fn = next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == method),
+                  None) if cls is not None else None
+        if fn is None:
+            return []
+        env = self.build_env(fn, self.module_env, cls_name)
+        out: list[Instance] = []
+        for node in self._scope(fn.body):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
+                value = self.infer(node.value, env)
+                if isinstance(value, Instance) and all(v.cls.qualname != value.cls.qualname for v in out):
+                    out.append(value)
+        return out
+
+    def _annotation_value(self, annotation: ast.expr) -> object:
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            left, right = annotation.left, annotation.right
+            if isinstance(right, ast.Constant) and right.value is None:
+                return self._annotation_value(left)  # the inner part may itself be a string: `"X" | None`
+            elif isinstance(left, ast.Constant) and left.value is None:
+                return self._annotation_value(right)
+            else:
+                return None
+        if isinstance(annotation, ast.Subscript) and dotted_name(annotation.value) in ("Optional", "typing.Optional"):
+            return self._annotation_value(annotation.slice)  # `Optional["X"]`
+        value = self.infer(annotation, {})
+        if isinstance(value, ClassRef):
+            return Instance(value.cls)
+        return None
+
+    def _scope(self, body: list[ast.stmt]) -> list[ast.AST]:
+        """The nodes of one scope, walked once (environments, classes and visits all read them)."""
+        found = self._scopes.get(id(body))
+        if found is None:
+            found = self._scopes[id(body)] = list(_walk_scope(body))
+        return found
+
+    def build_env(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict, self_cls: str | None) -> dict:
+        env: dict[str, object] = dict(outer)
+        args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        for i, arg in enumerate(args):
+            if i == 0 and self_cls is not None and "staticmethod" not in [dotted_name(d) for d in fn.decorator_list]:
+                env[arg.arg] = ClientSelf(self_cls)
+            elif arg.annotation is not None:
+                env[arg.arg] = self._annotation_value(arg.annotation)
+            else:
+                env.pop(arg.arg, None)
+        # a parameter the body rebinds holds either value: its annotation counts as one of its assignments
+        assigned_types: dict[str, list[object]] = {a.arg: [env[a.arg]] for a in args if a.arg in env}
+        bindings: dict[str, list[tuple[int, object]]] = {a.arg: [(fn.lineno, env[a.arg])] for a in args if a.arg in env}
+        local_imports: dict[str, object] = {}
+        self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local_imports)
+        settle_absent(local_imports)
+        env.update(local_imports)
+        narrowed: list[str] = []
+        for node in self._scope(fn.body):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                    and node.args and isinstance(node.args[0], ast.Name):
+                narrowed.append(node.args[0].id)
+                continue
+            target_value: list[tuple[str, object]] = []
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        target_value.append((target.id, self.infer(node.value, env)))
+                    else:  # `result, _, *rest = args`: names bound to values we do not type
+                        target_value += [(n, None) for n in _bound_names(target)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                target_value.append((node.target.id, self._annotation_value(node.annotation)))
+            elif isinstance(node, ast.NamedExpr):
+                target_value.append((node.target.id, self.infer(node.value, env)))
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                target_value += [(n, None) for n in _bound_names(node.target)]
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                target_value += [(n, None) for item in node.items if item.optional_vars is not None
+                                 for n in _bound_names(item.optional_vars)]
+            for name, value in target_value:
+                assigned_types.setdefault(name, []).append(value)
+                bindings.setdefault(name, []).append((node.lineno, value))
+                env[name] = value
+        conflicted: dict[str, list[tuple[int, object]]] = {}
+        for name, values in assigned_types.items():
+            if len(values) < 2:
+                continue
+            first = values[0]
+            if any(not same_value(v, first) for v in values):  # `TileScheduler = A` here, `= B` there
+                env[name] = None  # conflicting assignments: do not guess
+                conflicted[name] = sorted(bindings.get(name, []), key=lambda b: b[0])
+        env[BINDINGS] = conflicted
+        for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
+            env[name] = None
+        return env
+
+
+def _walk_scope(body: list[ast.stmt]):
+    """ast.walk over statements, not descending into nested functions, lambdas or classes."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue  # a function statement of `body` itself: seen, not entered (it has its own scope)
+        for child in reversed(list(ast.iter_child_nodes(node))):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield child  # seen (for nested-function handling) but not entered
+                continue
+            stack.append(child)

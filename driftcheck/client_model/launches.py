@@ -1,0 +1,376 @@
+"""How a client starts vLLM without importing it: `vllm serve` command lines and the JSON configs they pass.
+
+Read from the client's launch files (`ClientSource.launch_files()`): Python argument lists
+(`[sys.executable, "-m", "vllm.entrypoints.cli.main", "serve", model, "--speculative-config",
+json.dumps(cfg), *extra]`, with later `cmd.append(...)`/`extend`/`+=`), command strings handed to
+`subprocess`/`os.system`, shell scripts (backslash continuations, bash arrays), YAML (`command: vllm serve
+...`, block scalars, flow lists) and Dockerfiles (`CMD`/`ENTRYPOINT`/`RUN`, exec or shell form). Also the
+config dicts a client builds in Python: `speculative_config=`/`kv_transfer_config=` keywords, a dict
+assigned to `*speculative_config`, and any dict literal with a `"kv_connector"` key.
+
+A token driftcheck cannot read (a variable, a call, `"$@"`) is kept as computed (`text=None`), so a rule
+knows where a command line stops being certain.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from driftcheck.client_model.client import ClientSource, LaunchFile
+
+CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
+CONFIG_KEYWORDS = {"speculative_config": "speculative", "kv_transfer_config": "kv_transfer"}
+COMPUTED = object()  # a config value driftcheck cannot read
+
+_SEP = r"""[\s"',]+"""  # between words of a command line, or of a JSON/YAML flow list
+SHELL_START = re.compile(rf"\bvllm{_SEP}serve\b|-m{_SEP}vllm\.entrypoints\.(?:openai\.api_server|cli\.main{_SEP}serve)\b")
+STOP_TOKENS = {";", "&", "&&", "|", "||", ")", "(", ">", ">>", "<", "2>&1", "|&", ";;"}
+
+
+@dataclass
+class Arg:
+    text: str | None  # None: computed (a variable, a call, "$X")
+    line: int
+    config: "ConfigUse | None" = None  # a JSON / dict config this token carries
+    spread: bool = False  # *args, "$@": any number of unknown tokens
+
+
+@dataclass
+class Launch:
+    rel: str
+    line: int
+    code: str
+    entry: str  # "serve" | "api_server"
+    kind: str  # python | shell | yaml | dockerfile
+    args: list[Arg] = field(default_factory=list)
+
+
+@dataclass
+class ConfigUse:
+    rel: str
+    line: int
+    code: str
+    which: str  # "speculative" | "kv_transfer"
+    keys: dict[str, tuple[int, object]] = field(default_factory=dict)  # key -> (line, str value | COMPUTED)
+    open: bool = False  # `**other` or computed keys: more keys than these
+
+
+@dataclass
+class Launches:
+    launches: list[Launch] = field(default_factory=list)
+    configs: list[ConfigUse] = field(default_factory=list)
+    kv_dicts: list = field(default_factory=list)  # (file, dict node, scope): dicts with a "kv_connector" key
+
+    def kv_configs(self, fields: set[str]) -> list[ConfigUse]:
+        """The `"kv_connector"` dicts that are KV transfer configs: most of their keys (two at least) are fields of the
+        target's KVTransferConfig (a usage-stats dict that reports `"kv_connector"` among 25 other keys is not one)."""
+        out = []
+        seen: set[int] = set()
+        for f, node, scope in self.kv_dicts:
+            keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            known = sum(1 for k in keys if k in fields)
+            if known >= 2 and known * 2 >= len(keys):
+                use = _dict_config(f, node, "kv_transfer", scope, seen)
+                if use is not None:
+                    out.append(use)
+        return out
+
+
+def collect(source: ClientSource) -> Launches:
+    out = Launches()
+    for f in source.launch_files():
+        if f.kind == "python" and f.tree is not None:
+            _python(f, out)
+        elif f.kind in ("shell", "yaml", "dockerfile"):
+            _text(f, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- Python
+class _Scope:
+    """Names bound once in a function (or the module): to a dict literal or a string constant."""
+
+    def __init__(self, node: ast.AST):
+        self.values: dict[str, ast.expr | None] = {}
+        for sub in _walk_scope(node):
+            if isinstance(sub, ast.Assign):
+                for t in sub.targets:
+                    if isinstance(t, ast.Name):
+                        self.values[t.id] = sub.value if t.id not in self.values else None
+            elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.value is not None:
+                self.values[sub.target.id] = sub.value if sub.target.id not in self.values else None
+
+    def value(self, expr: ast.expr) -> ast.expr:
+        if isinstance(expr, ast.Name) and self.values.get(expr.id) is not None:
+            return self.values[expr.id]
+        return expr
+
+
+def _walk_scope(node: ast.AST):
+    """The nodes of one scope, not those of nested functions and classes."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        sub = stack.pop()
+        yield sub
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(sub))
+
+
+def _scopes(tree: ast.Module):
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _code(f: LaunchFile, line: int) -> str:
+    return f.lines[line - 1].strip() if 0 < line <= len(f.lines) else ""
+
+
+def _python(f: LaunchFile, out: Launches) -> None:
+    seen_dicts: set[int] = set()
+    for scope_node in _scopes(f.tree):
+        scope = _Scope(scope_node)
+        for node in _walk_scope(scope_node):
+            if isinstance(node, (ast.List, ast.Tuple)):
+                launch = _python_list(f, node, scope, seen_dicts)
+                if launch is not None:
+                    _python_appends(f, scope_node, node, scope, launch, seen_dicts)
+                    out.launches.append(launch)
+            elif isinstance(node, ast.Call):
+                for arg in node.args[:1]:
+                    text = _command_string(arg)
+                    if text is not None:
+                        _shell_command(f, text, node.lineno, "python", out, fixed_line=True)
+                for k in node.keywords:
+                    if k.arg in CONFIG_KEYWORDS:
+                        value = scope.value(k.value)
+                        if isinstance(value, ast.Dict):
+                            _python_config(f, value, CONFIG_KEYWORDS[k.arg], scope, out, seen_dicts)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else
+                         t.slice.value if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) else ""
+                         for t in node.targets]
+                if any(isinstance(n, str) and n.endswith("speculative_config") for n in names):
+                    _python_config(f, node.value, "speculative", scope, out, seen_dicts)
+            if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "kv_connector" for k in node.keys):
+                out.kv_dicts.append((f, node, scope))
+
+
+def _const(expr: ast.expr) -> str | None:
+    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
+
+
+def _entry_at(texts: list[str | None]) -> tuple[str, int] | None:
+    """(entry, index of the first argument) when these tokens start vLLM's server."""
+    for i, t in enumerate(texts):
+        if t == "serve" and i >= 1 and texts[i - 1] is not None and (
+                texts[i - 1] == "vllm" or texts[i - 1].endswith("/vllm") or
+                (texts[i - 1] == "vllm.entrypoints.cli.main" and i >= 2 and texts[i - 2] == "-m")):
+            return "serve", i + 1
+        if t == "vllm.entrypoints.openai.api_server" and i >= 1 and texts[i - 1] == "-m":
+            return "api_server", i + 1
+    return None
+
+
+def _python_list(f: LaunchFile, node, scope: _Scope, seen: set[int]) -> Launch | None:
+    texts = [_const(scope.value(e)) if not isinstance(e, ast.Starred) else None for e in node.elts]
+    if "serve" not in texts and "vllm.entrypoints.openai.api_server" not in texts:
+        return None
+    found = _entry_at(texts)
+    if found is None:
+        return None
+    entry, start = found
+    launch = Launch(f.rel, node.lineno, _code(f, node.lineno), entry, "python")
+    for e in node.elts[start:]:
+        launch.args.append(_python_arg(f, e, scope, seen))
+    return launch
+
+
+def _python_arg(f: LaunchFile, e: ast.expr, scope: _Scope, seen: set[int]) -> Arg:
+    if isinstance(e, ast.Starred):
+        return Arg(None, e.lineno, spread=True)
+    value = scope.value(e)
+    text = _const(value)
+    if text is not None:
+        return Arg(text, e.lineno)
+    # json.dumps(cfg): the dict it serialises
+    if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("dumps") and value.args:
+        target = scope.value(value.args[0])
+        if isinstance(target, ast.Dict):
+            return Arg(None, e.lineno, config=_dict_config(f, target, "", scope, seen))
+    return Arg(None, e.lineno)
+
+
+def _python_appends(f: LaunchFile, scope_node, node, scope: _Scope, launch: Launch, seen: set[int]) -> None:
+    """`cmd.append(x)`, `cmd.extend([...])`, `cmd += [...]` on the name the list was bound to."""
+    name = next((n for n, v in scope.values.items() if v is node), None)
+    if name is None:
+        return
+    for sub in _walk_scope(scope_node):
+        items: list[ast.expr] = []
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name) and \
+                sub.func.value.id == name and sub.args:
+            if sub.func.attr == "append":
+                items = [sub.args[0]]
+            elif sub.func.attr == "extend":
+                seq = scope.value(sub.args[0])
+                items = list(seq.elts) if isinstance(seq, (ast.List, ast.Tuple)) else [ast.Starred(sub.args[0], lineno=sub.lineno)]
+        elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and sub.target.id == name:
+            seq = scope.value(sub.value)
+            items = list(seq.elts) if isinstance(seq, (ast.List, ast.Tuple)) else [ast.Starred(sub.value, lineno=sub.lineno)]
+        for item in items:
+            if not hasattr(item, "lineno"):
+                item.lineno = sub.lineno  # type: ignore[attr-defined]
+            launch.args.append(_python_arg(f, item, scope, seen))
+
+
+def _command_string(arg: ast.expr) -> str | None:
+    """A whole command handed to subprocess/os.system as one string (f-string holes become `$_`)."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        text = arg.value
+    elif isinstance(arg, ast.JoinedStr):
+        text = "".join(v.value if isinstance(v, ast.Constant) else "$_" for v in arg.values)
+    else:
+        return None
+    return text if SHELL_START.search(text) else None
+
+
+def _python_config(f: LaunchFile, node: ast.Dict, which: str, scope: _Scope, out: Launches, seen: set[int]) -> None:
+    use = _dict_config(f, node, which, scope, seen)
+    if use is not None:
+        out.configs.append(use)
+
+
+def _dict_config(f: LaunchFile, node: ast.Dict, which: str, scope: _Scope, seen: set[int]) -> ConfigUse | None:
+    """A dict literal as a config (once per dict: a dict both named and serialised is one config)."""
+    if id(node) in seen:
+        return None
+    seen.add(id(node))
+    use = ConfigUse(f.rel, node.lineno, _code(f, node.lineno), which)
+    for k, v in zip(node.keys, node.values):
+        if k is None:
+            use.open = True
+            continue
+        key = _const(k)
+        if key is None:
+            use.open = True
+            continue
+        value = _const(scope.value(v))
+        use.keys[key] = (k.lineno, value if value is not None else COMPUTED)
+    return use
+
+
+# ----------------------------------------------------------------------------------- shell, YAML, Docker
+def _logical_lines(f: LaunchFile):
+    """(first line number, text) with backslash continuations joined and YAML block scalars folded."""
+    lines = f.lines
+    i = 0
+    while i < len(lines):
+        start = i
+        parts = [lines[i]]
+        while parts[-1].rstrip().endswith("\\") and i + 1 < len(lines):
+            parts[-1] = parts[-1].rstrip()[:-1]
+            i += 1
+            parts.append(lines[i])
+        if f.kind == "yaml" and re.search(r"(:|^\s*-)\s*[>|][-+]?\d?\s*$", lines[start]):
+            # a block scalar: the lines indented deeper than its key, folded into one command
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > _indent(lines[start])):
+                j += 1
+            block = [b.strip().removesuffix("\\") for b in lines[i + 1:j] if b.strip()]
+            if block:
+                yield start + 2, " ".join(block)
+                i = j
+                continue
+        yield start + 1, "\n".join(parts)
+        i += 1
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _text(f: LaunchFile, out: Launches) -> None:
+    for line, text in _logical_lines(f):
+        stripped = text.lstrip()
+        if stripped.startswith("#") or not SHELL_START.search(text):
+            continue
+        body = stripped
+        if f.kind == "dockerfile":
+            body = re.sub(r"^(RUN|CMD|ENTRYPOINT)\s+", "", body, flags=re.I)
+        elif f.kind == "yaml":
+            body = re.sub(r"^(-\s+)?([\w.-]+\s*:\s*)?", "", body)
+        _shell_command(f, body, line, f.kind, out)
+
+
+def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches, fixed_line: bool = False) -> None:
+    tokens = _exec_form(text)
+    if tokens is None:
+        try:
+            lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
+            lexer.whitespace_split = True
+            lexer.commenters = "#"
+            tokens = list(lexer)
+        except ValueError:  # unbalanced quotes: not a command we can read
+            return
+    texts: list[str | None] = [None if t in STOP_TOKENS else t for t in tokens]
+    found = _entry_at(texts)
+    if found is None:
+        return
+    entry, start = found
+    launch = Launch(f.rel, line, _code(f, line), entry, kind)
+    where = line
+    for tok in tokens[start:]:
+        if tok in STOP_TOKENS:
+            break
+        if not fixed_line:
+            where = _line_of(f, tok, where)
+        if tok in ('"$@"', "$@", "$*") or re.fullmatch(r"\$\{?\w+\[[@*]\]\}?", tok):
+            launch.args.append(Arg(None, where, spread=True))
+        elif "$" in tok or "`" in tok:
+            launch.args.append(Arg(None, where, spread=tok.startswith("$") and not tok.startswith("--")))
+        else:
+            launch.args.append(Arg(tok, where, config=_json_config(f, tok, where)))
+    out.launches.append(launch)
+
+
+def _exec_form(text: str) -> list[str] | None:
+    """`["vllm", "serve", ...]` (a Dockerfile's exec form, a YAML flow list)."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
+
+
+def _line_of(f: LaunchFile, token: str, after: int) -> int:
+    probe = token.split("=", 1)[0][:40] if token.startswith("--") else token[:40]
+    for n in range(after, min(after + 200, len(f.lines)) + 1):
+        if probe and probe in f.lines[n - 1]:
+            return n
+    return after
+
+
+def _json_config(f: LaunchFile, token: str, line: int) -> ConfigUse | None:
+    """A JSON object token (the value of --speculative-config / --kv-transfer-config)."""
+    body = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
+    if not body.startswith("{"):
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    use = ConfigUse(f.rel, line, _code(f, line), "")
+    for key, v in value.items():
+        use.keys[key] = (line, v if isinstance(v, str) else COMPUTED)
+    return use

@@ -1,0 +1,257 @@
+"""The phases that run over every client file before any use is checked (the first two; the class
+phases are in client_classes.py): imports (a try body's import wins over its `except ImportError:`
+fallback) and the patches the client sets on vLLM classes and modules (a loop over `sys.modules` sets a
+name on every module).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of
+from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, settle_absent
+from driftcheck.client_model.uses import ImportUse, loc_of
+from driftcheck.vllm_model.resolved import External, Missing, Resolved
+from driftcheck.vllm_model.pysummary import resolve_relative
+
+
+def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
+    """Names bound to each loaded module by a loop over `sys.modules` (`for name, module in list(sys.modules.items())`)."""
+    out: set[str] = set()
+    for loop in nodes_of(tree, ast.For):
+        if not any(dotted_name(n) == "sys.modules" for n in ast.walk(loop.iter) if isinstance(n, ast.Attribute)):
+            continue
+        values = any(isinstance(n, ast.Attribute) and n.attr == "values" for n in ast.walk(loop.iter))
+        target = loop.target
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
+            out.add(target.elts[1].id)  # .items(): (name, module)
+        elif isinstance(target, ast.Name) and values:
+            out.add(target.id)  # .values(): module
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return dotted_name(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
+    for h in handlers:
+        if h.type is None:
+            return True
+        names = [dotted_name(t) for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
+        if any(n in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException") for n in names):
+            return True
+    return False
+
+
+class ClientPhases:
+    """What one file defines, imports and patches, known to every file before the visits."""
+
+    # -------------------------------------------------------------- imports
+    def collect_imports(self) -> None:
+        self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env)
+        settle_absent(self.module_env)
+        # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`)
+        bound: dict[str, list[ast.expr]] = {}
+        for node in self.file.tree.body:
+            for t in node.targets if isinstance(node, ast.Assign) else []:
+                if isinstance(t, ast.Name):
+                    bound.setdefault(t.id, []).append(node.value)
+        for name, values in bound.items():
+            if len(values) == 1 and isinstance(values[0], ast.Name) and name not in self.module_env \
+                    and isinstance(self.module_env.get(values[0].id), (ClassRef, ModRef)):
+                self.module_env[name] = self.module_env[values[0].id]
+        for node in self.file.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+            else:
+                continue
+            if node.name in self.module_env:  # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the client's own wins
+                del self.module_env[node.name]
+
+    def _imports_in(self, body: list[ast.stmt], runtime_only: bool, guarded: bool, type_only: bool, env: dict) -> None:
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._record_import(node, runtime_only, guarded, type_only, env)
+            elif isinstance(node, ast.If):
+                tc = _is_type_checking(node.test)
+                self._imports_in(node.body, runtime_only, guarded, type_only or tc, env)
+                self._imports_in(node.orelse, runtime_only, guarded, type_only, env)
+            elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+                g = guarded or _catches_import_error(node.handlers)
+                body_env: dict = {}
+                self._imports_in(node.body, runtime_only, g, type_only, body_env)
+                body_runs = self._imports_resolve(node.body)
+                for h in node.handlers:
+                    handler_env: dict = {}
+                    first = len(self.usage.imports)
+                    self._imports_in(h.body, runtime_only, guarded, type_only, handler_env)
+                    if body_runs:  # the try body's vLLM imports all exist here: this fallback never runs
+                        for use in self.usage.imports[first:]:
+                            use.unreached = True
+                    # The handler's import is the fallback: it binds a name only when the try body's own
+                    # import of it fails on this target (a vLLM name it lacks), never over the client's own.
+                    for name, value in handler_env.items():
+                        if name not in body_env or body_env[name] is ABSENT:
+                            body_env[name] = value
+                env.update({k: (None if v is ABSENT else v) for k, v in body_env.items()})
+                self._imports_in(node.orelse, runtime_only, guarded, type_only, env)
+                self._imports_in(node.finalbody, runtime_only, guarded, type_only, env)
+            elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+                self._imports_in(node.body, runtime_only, guarded, type_only, env)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not runtime_only:
+                pass  # function bodies are handled with their own environment
+            elif isinstance(node, ast.ClassDef) and not runtime_only:
+                self._imports_in(node.body, runtime_only, guarded, type_only, env)
+
+    def _imports_resolve(self, body: list[ast.stmt]) -> bool:
+        """Whether every import statement directly in `body` is a vLLM import the target has."""
+        imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        if not imports:
+            return False
+        for n in imports:
+            names = [(a.name, None) for a in n.names] if isinstance(n, ast.Import) else [(n.module or "", a.name) for a in n.names]
+            for module, name in names:
+                if n.__class__ is ast.ImportFrom and (n.level or not module):
+                    return False
+                if module.split(".")[0] != self.package or self.api.module(module) is None:
+                    return False
+                if name not in (None, "*") and not isinstance(self.api.resolve(f"{module}.{name}"), (Resolved, External)):
+                    return False
+        return True
+
+    def _record_import(self, node: ast.Import | ast.ImportFrom, runtime_only: bool, guarded: bool, type_only: bool, env: dict) -> None:
+        loc = loc_of(self.file, node)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if alias.name.split(".")[0] != self.package:
+                    env[bound] = None  # someone else's module: shadows any earlier vLLM binding of the name
+                    self.foreign[bound] = alias.name
+                    continue
+                self.usage.imports.append(ImportUse(loc, alias.name, None, runtime_only, guarded, type_only))
+                env[bound] = ModRef(alias.name if alias.asname else bound)
+            return
+        if node.level or not node.module or node.module.split(".")[0] != self.package:
+            for alias in node.names:
+                if alias.name != "*":
+                    env[alias.asname or alias.name] = None  # the client's own (or a third party's) name
+                    is_pkg = self.file.rel.endswith("__init__.py")
+                    self.foreign[alias.asname or alias.name] = (
+                        resolve_relative(self.file.module, is_pkg, node.level, node.module) if node.level else node.module or "")
+            return
+        for alias in node.names:
+            self.usage.imports.append(ImportUse(loc, node.module, alias.name, runtime_only, guarded, type_only))
+            if alias.name == "*":
+                continue
+            result = self.api.resolve(f"{node.module}.{alias.name}")
+            value = self._value_of(result)
+            env[alias.asname or alias.name] = ABSENT if isinstance(result, Missing) else value
+
+    # --------------------------------------------------------------- patches
+    def collect_patches(self) -> None:
+        """What the client sets on vLLM classes and modules (`Cls.m = f`, `setattr(Cls, "m", f)`, `mod._X = None`):
+        those names exist at run time, and a function set on a class is that class's method. A name set on each
+        module of a loop over `sys.modules` is set on every vLLM module (`ANY_MODULE`)."""
+        loaded = _sys_modules_loop_names(self.file.tree)
+        for node in nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call):
+            pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for elt in ast.walk(t):
+                        if isinstance(elt, ast.Attribute) and isinstance(elt.ctx, ast.Store):
+                            pairs.append((elt.value, elt.attr, node.value if isinstance(elt, type(t)) and elt is t else None))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                pairs.append((node.args[0], node.args[1].value, node.args[2] if len(node.args) > 2 else None))
+            if isinstance(node, ast.Call):
+                created = self._attribute_created_by(node)
+                if created:
+                    self.usage.client_set_attrs.add(created)
+            for obj, attr, value in pairs:
+                if not (isinstance(obj, ast.Name) and obj.id == "self"):
+                    self.usage.client_set_attrs.add(attr)
+                if isinstance(obj, ast.Name) and obj.id in loaded:
+                    self.usage.patched.add((ANY_MODULE, attr))
+                    continue
+                base = self.infer(obj, self.module_env)
+                if isinstance(base, ModRef):
+                    self.usage.patched.add((base.module, attr))
+                elif isinstance(base, (ClassRef, Instance)):
+                    self.usage.patched.add((base.cls.qualname, attr))
+                    if isinstance(base, ClassRef):
+                        self._graft(value, base.cls)
+
+    def _attribute_created_by(self, call: ast.Call) -> str | None:
+        """`layer.register_parameter("w", ...)`, or `self._set_buffer(layer, "w", ...)` where that helper of the
+        client's sets an attribute by the name it is given: the attribute name the call creates."""
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id if isinstance(call.func, ast.Name) else None
+        if name is None:
+            return None
+        if name in REGISTRARS and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+            return call.args[0].value
+        if len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str) \
+                and name in self._named_setters():
+            return call.args[1].value
+        return None
+
+    def _named_setters(self) -> set[str]:
+        """The file's functions that set an attribute by a name they are given (setattr / register_* with a variable)."""
+        if self._setters is None:
+            self._setters = set()
+            for fn in nodes_of(self.file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+                for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+                    callee = dotted_name(call.func) or ""
+                    args = call.args
+                    if (callee.rstrip("_").endswith("setattr") and len(args) >= 2 and not isinstance(args[1], ast.Constant)) or \
+                            (callee.rsplit(".", 1)[-1] in REGISTRARS and args and not isinstance(args[0], ast.Constant)):
+                        self._setters.add(fn.name)
+                        break
+        return self._setters
+
+    def _graft(self, value: ast.expr | None, cls: Resolved) -> None:
+        """`Cls.m = f` / `Cls.m = ClientCls.m`: the function becomes a method of the vLLM class, and what it stores on
+        `self` becomes that class's member (`Cls.__init__ = _patched_init` setting `self._ids`)."""
+        if isinstance(value, ast.Name) and value.id in self.functions:
+            fn = self.functions[value.id]
+            if not self._may_be_a_method(fn, cls):
+                return
+            self.patched_functions[value.id] = cls
+            params = fn.args.posonlyargs + fn.args.args
+            if params:
+                for target, _line in attribute_stores(fn):
+                    if isinstance(target.value, ast.Name) and target.value.id == params[0].arg:
+                        self.usage.patched.add((cls.qualname, target.attr))
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
+            self.patch_bases.setdefault(value.value.id, []).append(cls)
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.foreign:
+            # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
+            label = f"{self.foreign[value.value.id]}.{value.value.id}"
+            self.usage.grafted_classes.setdefault(label, []).append(cls)
+
+    def _may_be_a_method(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> bool:
+        """Whether a function set on a vLLM class takes the instance first: not when its first parameter is
+        annotated as something else (`def _repair(param_dict: dict, ...)`, a helper also set on the class)."""
+        params = fn.args.posonlyargs + fn.args.args
+        if not params or any(dotted_name(d) == "staticmethod" for d in fn.decorator_list):
+            return False
+        note = params[0].annotation
+        if note is None:
+            return True
+        value = self._annotation_value(note)
+        return isinstance(value, Instance) and cls.qualname in {c.qualname for c in self.api.mro(value.cls)[0]} \
+            or isinstance(value, Instance) and value.cls.qualname in {c.qualname for c in self.api.mro(cls)[0]} \
+            or (isinstance(note, ast.Constant) and isinstance(note.value, str) and note.value.rsplit(".", 1)[-1] == cls.qualname.rsplit(".", 1)[-1])
+
+    def _patch_self(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> str:
+        """A synthetic client class for a module function set on a vLLM class: its `self` is that class."""
+        name = f"<patch {fn.name}>"
+        args = fn.args.posonlyargs + fn.args.args
+        first = args[0].arg if args else None
+        self.client_class_members[name] = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+                                           and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == first}
+        self.client_class_vllm_bases[name] = [cls]
+        return name

@@ -1,0 +1,101 @@
+"""The client side: every use the client makes of vLLM, with light type inference.
+
+For each client file we record vLLM imports, calls (constructors, functions, methods of inferred
+vLLM objects), attribute reads/writes on inferred vLLM objects, `collective_rpc("name")` string
+dispatch, and functions whose `self` is a vLLM object we cannot type (bound with
+`types.MethodType`, assigned over a model's `forward`, or methods of a worker extension named in
+`worker_extension_cls=`). `prepare_client` runs the phases over all files (phases.py), each file's
+visit (visitor.py) follows, and `finish_client` credits the members the client sets itself
+(client_stores.py). The records are in uses.py, the inference in inference.py.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.client import ClientSource
+from driftcheck.client_model.client_classes import DOTTED_CLASS
+from driftcheck.client_model.client_stores import credit_client_stores
+from driftcheck.client_model.uses import Loc, Usage
+from driftcheck.client_model.visitor import FileAnalyzer
+from driftcheck.vllm_model.api_index import ApiIndex
+
+
+def analyse_client(client: ClientSource, api: ApiIndex) -> Usage:
+    usage, analyzers = prepare_client(client, api)
+    for analyzer in list(analyzers.values()):
+        _guarded_phase(lambda a: a.analyse(), analyzer, analyzers, usage)
+    finish_client(usage, api)
+    return usage
+
+
+def finish_client(usage: Usage, api: ApiIndex) -> None:
+    """What needs every file's uses: members the client itself sets on typed objects (rules that read it
+    declare `Rule.whole_client`, so units.py runs them after every file was visited)."""
+    credit_client_stores(usage, api)
+
+
+def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str, "FileAnalyzer"]]:
+    """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
+    usage = Usage(files=client.files)
+    analyzers: dict[str, FileAnalyzer] = {}
+    # Phases over all files: what the client defines and patches anywhere is known before any use is checked.
+    phases = [lambda a: a.collect_imports(), lambda a: a.collect_patches(), lambda a: a.prepare_classes(),
+              lambda a: a.record_client_classes(), lambda a: a.register_subclasses(), lambda a: a.collect_worker_extensions()]
+    for file in client.files:
+        analyzers[file.module] = FileAnalyzer(api, file, usage, api.package)
+    for phase in phases:
+        for analyzer in list(analyzers.values()):
+            _guarded_phase(phase, analyzer, analyzers, usage)
+    usage.worker_extensions += _extension_defaults(client, {f.rel for f in client.files})
+    # A worker extension named by string becomes part of the worker: its `self` is a vLLM worker.
+    for dotted, _loc in usage.worker_extensions:
+        module, _, cls_name = dotted.rpartition(".")
+        analyzer = analyzers.get(module)
+        if analyzer is not None:
+            analyzer.add_worker_extension(cls_name)
+    return usage, analyzers
+
+
+def _extension_defaults(client: ClientSource, seen: set[str]) -> list[tuple[str, Loc]]:
+    """A worker extension the client names in a file that imports no vLLM: the default of a field or variable of
+    that name (areal's `worker_extension_cls: str = "areal...Ext"` in a dataclass of server flags, which reach
+    vLLM's own argument parser) or `add_argument("--worker-extension-cls", default=...)`."""
+    out: list[tuple[str, Loc]] = []
+    for rel in client.tree.iter_files(""):
+        if rel in seen:
+            continue
+        try:
+            text = client.tree.read_text(rel)
+        except Exception:  # unreadable: nothing to add
+            continue
+        if "worker_extension_cls" not in text and "worker-extension-cls" not in text:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for node in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.Call):
+            if isinstance(node, ast.Call):
+                flag = node.args[0] if node.args and isinstance(node.args[0], ast.Constant) else None
+                value = next((k.value for k in node.keywords if k.arg == "default"), None) \
+                    if flag is not None and flag.value == "--worker-extension-cls" else None
+            else:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                named = any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")).lower() == "worker_extension_cls"
+                            for t in targets)
+                value = node.value if named else None
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and DOTTED_CLASS.match(value.value):
+                line = value.lineno
+                out.append((value.value, Loc(rel, line, value.col_offset + 1, text.splitlines()[line - 1].strip())))
+    return out
+
+
+def _guarded_phase(phase, analyzer: "FileAnalyzer", analyzers: dict, usage: Usage) -> None:
+    """A file too deeply nested for the analysis (a 2,500-long attribute chain) is reported, never a crash."""
+    try:
+        phase(analyzer)
+    except RecursionError:
+        analyzers.pop(analyzer.file.module, None)
+        usage.unanalysed.append((analyzer.file.rel, "expressions nested too deeply to follow"))

@@ -1,0 +1,140 @@
+"""The records of what the client uses: imports, calls, attribute reads and writes, string-dispatched
+RPCs, functions whose `self` is a vLLM object, and where each one stands (`Loc`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from driftcheck.client_model.client import ClientFile
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.vllm_model.signatures import CallShape
+
+
+@dataclass
+class Loc:
+    path: str
+    line: int
+    col: int
+    code: str
+    end_line: int = 0
+    end_col: int = 0
+
+
+@dataclass
+class ImportUse:
+    loc: Loc
+    module: str
+    name: str | None
+    runtime_only: bool  # inside a function: fails only when that code runs
+    guarded: bool  # inside try/except ImportError: the client expects it may be absent
+    type_only: bool
+    unreached: bool = False  # a fallback import in `except ImportError:` whose try body imports fine on the target
+
+
+@dataclass
+class CallUse:
+    loc: Loc
+    kind: str  # construct | function | method
+    target: Resolved
+    shape: CallShape
+    node: ast.Call
+    file: ClientFile
+    runtime_only: bool = True
+    driven_by_vllm: bool = False  # in a method of a client subclass of a vLLM class: vLLM's engine calls this code
+    via_super: bool = False  # `super().m(...)`: the base's own method, whatever subclasses override
+
+
+@dataclass
+class AttrUse:
+    loc: Loc
+    owner: Resolved  # the vLLM class of the receiver
+    attr: str
+    store: bool
+    result: object  # Resolved | Missing | Unknown | External
+    node: ast.Attribute
+    file: ClientFile
+
+
+@dataclass
+class ModuleAttrUse:
+    loc: Loc
+    module: str
+    attr: str
+    result: object
+    runtime_only: bool
+
+
+@dataclass
+class RpcUse:
+    loc: Loc
+    method: str | None  # None when the method is not a string literal
+    node: ast.Call
+    file: ClientFile
+    unique_reply_rank: bool
+
+
+@dataclass
+class BoundFunction:
+    """A client function whose `self` is a vLLM object of a type we cannot infer."""
+
+    name: str
+    how: str  # method-type | forward-assignment | worker-extension
+    loc: Loc
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    file: ClientFile
+    self_names: dict[str, Loc] = field(default_factory=dict)  # names read on `self` that the client never sets
+
+
+@dataclass
+class Usage:
+    imports: list[ImportUse] = field(default_factory=list)
+    calls: list[CallUse] = field(default_factory=list)
+    attrs: list[AttrUse] = field(default_factory=list)
+    module_attrs: list[ModuleAttrUse] = field(default_factory=list)
+    rpcs: list[RpcUse] = field(default_factory=list)
+    bound: list[BoundFunction] = field(default_factory=list)
+    worker_extensions: list[tuple[str, Loc]] = field(default_factory=list)  # dotted class path, where named
+    client_set_attrs: set[str] = field(default_factory=set)  # attributes the client sets on foreign objects
+    files: list[ClientFile] = field(default_factory=list)
+    unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, why) for files we could not follow
+    patched: set[tuple[str, str]] = field(default_factory=set)  # (vLLM module/class qualname, name) the client sets
+    grafted_classes: dict[str, list] = field(default_factory=dict)  # client class -> vLLM classes another file copies its methods onto
+    # vLLM class -> member -> (client subclass, file, line) for members that client subclasses add
+    subclass_members: dict[str, dict[str, tuple[str, str, int]]] = field(default_factory=dict)
+    # vLLM class -> method -> [(client subclass.method, its signature)]: the overrides a base-typed call may reach
+    client_overrides: dict[str, dict[str, list]] = field(default_factory=dict)
+    client_subclass_members: dict[str, set[str]] = field(default_factory=dict)  # client class -> its subclasses' members
+    # client class "module.Name" -> (its own members, the dotted names of its bases): ancestors across files
+    client_class_table: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict)
+    # method name -> [(class of x, file, line)] for calls `type(x).m(obj, ...)`: m's `self` may be another object
+    unbound_called: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)
+    # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
+    passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
+
+    def checked(self) -> int:
+        """How many uses of vLLM were looked up: the denominator of precision figures."""
+        return len(self.imports) + len(self.calls) + len(self.attrs) + len(self.module_attrs) + len(self.rpcs) + len(self.bound)
+
+
+def loc_of(file: ClientFile, node: ast.AST) -> Loc:
+    line = getattr(node, "lineno", 1)
+    return Loc(
+        path=file.rel,
+        line=line,
+        col=getattr(node, "col_offset", 0) + 1,
+        code=file.code(line),
+        end_line=getattr(node, "end_lineno", line) or line,
+        end_col=(getattr(node, "end_col_offset", 0) or 0) + 1,
+    )
+
+
+def call_shape(node: ast.Call) -> CallShape:
+    n_pos = sum(1 for a in node.args if not isinstance(a, ast.Starred))
+    return CallShape(
+        n_positional=n_pos,
+        keywords=[k.arg for k in node.keywords if k.arg is not None],
+        star_args=any(isinstance(a, ast.Starred) for a in node.args),
+        star_kwargs=any(k.arg is None for k in node.keywords),
+    )

@@ -1,0 +1,105 @@
+"""Which tests in a client file ask which vLLM it runs on: version comparisons and the names bound to a
+version, `find_spec` / `inspect.signature` introspection, `hasattr`/`getattr` probes and their aliases, and
+what kind of guard each test makes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from driftcheck.astnodes import dotted_name, nodes_of
+
+
+VERSION_WORD = re.compile(r"version", re.I)
+
+
+def checked_names(test: ast.expr) -> frozenset[str]:
+    """The attribute names a test checks with hasattr(x, "n") / getattr(x, "n", ...)."""
+    return frozenset(n.args[1].value for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
+                     and isinstance(n.args[1].value, str))
+
+
+_INTROSPECTION = {"find_spec", "signature", "getfullargspec", "getargspec"}  # asking which vLLM this is
+_VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")
+
+
+def version_aliases(tree: ast.AST) -> set[str]:
+    """Names bound to a version (`release = vllm.__version_tuple__[:3]`) or to a check of one
+    (`HAS_X = is_vllm_available(min_version="0.28.0")`), and the file's functions that read a signature
+    (`_has_argument(fn, "inputs")`): a test on them is a version check."""
+    out: set[str] = {fn.name for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)
+                     if any((dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION
+                            for c in ast.walk(fn) if isinstance(c, ast.Call))}
+    for node in nodes_of(tree, ast.Assign):
+        if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) for n in ast.walk(node.value)
+               if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def _asks_a_version(value: ast.expr) -> bool:
+    """A call given a version (a keyword named like one, or a string that reads as one: "0.28.0"), or one that
+    reads a signature."""
+    for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)):
+        if (dotted_name(call.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION:
+            return True  # `ACCEPTS = "timeout" in inspect.signature(Base.__init__).parameters`
+        if any(k.arg and VERSION_WORD.search(k.arg) for k in call.keywords):
+            return True
+        if any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _VERSION_TEXT.match(a.value)
+               for a in [*call.args, *(k.value for k in call.keywords)]):
+            return True
+    return False
+
+
+def probe_aliases(tree: ast.AST) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    """`v = getattr(spec, "blocks_per_chunk", None)` (or hasattr): v -> (names probed, objects probed)."""
+    out: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+    for node in nodes_of(tree, ast.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and is_probe(node.value):
+            out[node.targets[0].id] = (checked_names(node.value), _probed(node.value))
+    return out
+
+
+def is_probe(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr") \
+        and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+
+
+def _probed(test: ast.expr) -> frozenset[str]:
+    """The objects a test probes with hasattr/getattr, as source text (`spec`, `self.runner`)."""
+    return frozenset(d for d in (dotted_name(n.args[0]) for n in ast.walk(test) if is_probe(n)) if d)
+
+
+def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), probes: dict | None = None) -> str | None:
+    kinds = set()
+    for node in ast.walk(test):
+        if probes and isinstance(node, ast.Name) and node.id in probes:
+            kinds.add("hasattr")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("hasattr", "getattr"):
+                kinds.add("hasattr")
+            elif node.func.id == "isinstance":
+                kinds.add("isinstance")
+        if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION:
+            # `importlib.util.find_spec("vllm.profiler.wrapper") is None`, `"x" in inspect.signature(f).parameters`:
+            # which vLLM this is
+            kinds.add("version")
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name and (VERSION_WORD.search(name) or (isinstance(node, ast.Name) and name in aliases)):
+            kinds.add("version")
+    for kind in ("version", "hasattr", "isinstance"):
+        if kind in kinds:
+            return kind
+    return None
+
+
+def probe_of(test: ast.expr, probes: dict) -> tuple[frozenset[str], frozenset[str]]:
+    """(attribute names, objects) a test probes, directly or through a name bound to a getattr/hasattr."""
+    names, receivers = set(checked_names(test)), set(_probed(test))
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and node.id in probes:
+            names |= probes[node.id][0]
+            receivers |= probes[node.id][1]
+    return frozenset(names), frozenset(receivers)

@@ -1,0 +1,377 @@
+"""The visit of one client file: every call, attribute read or write and string-dispatched RPC on a value
+of vLLM's, with `self` resolved through the client class's own members, its client bases, then every
+vLLM base; receivers typed as a base class or a Protocol fall back to the subclasses of the tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+
+from driftcheck.astnodes import dotted_name, nodes_of, root_name
+from driftcheck.client_model.client import ClientFile
+from driftcheck.client_model.client_classes import ClientClasses
+from driftcheck.client_model.inference import (
+    BINDINGS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf, UnboundMethod,
+    ValueInference, base_name,
+)
+from driftcheck.client_model.phases import ClientPhases
+from driftcheck.client_model.uses import (
+    AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
+)
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Unknown
+from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
+
+
+class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
+    def __init__(self, api: ApiIndex, file: ClientFile, usage: Usage, package: str):
+        self.api = api
+        self.file = file
+        self.usage = usage
+        self.package = package
+        self.module_env: dict[str, object] = {}
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.self_types: dict[str, dict[str, object]] = {}  # client class -> attr -> inferred
+        self.client_class_members: dict[str, set[str]] = {}
+        self.client_class_vllm_bases: dict[str, list[Resolved]] = {}
+        self.reported: set[tuple[int, int, str]] = set()
+        self.foreign: dict[str, str] = {}  # name -> module, for names imported from outside vLLM
+        self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
+        self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
+        self._driven = False  # visiting a method of a client class derived from a vLLM class
+        self._setters: set[str] | None = None  # functions of this file that set attributes by a given name
+        self._scopes: dict[int, list[ast.AST]] = {}  # id(body) -> its scope's nodes (the tree outlives the analyzer)
+        self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
+        self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
+        self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
+        self._unread_reexports: dict[str, str] = {}  # names this file imports from vLLM that vLLM takes from elsewhere
+
+    # ----------------------------------------------------------------- uses
+    def analyse(self) -> None:
+        self._find_bound_functions()
+        self._visit_scope(self.file.tree.body, self.module_env, runtime_only=False)
+        for fn in self.functions.values():
+            patched = self.patched_functions.get(fn.name)
+            self._visit_function(fn, self._patch_self(fn, patched) if patched is not None else None)
+        for name, cls in self.classes.items():
+            for stmt in cls.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._visit_function(stmt, name)
+
+    def _visit_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls_name: str | None, outer: dict | None = None) -> None:
+        env = self.build_env(fn, outer if outer is not None else self.module_env, cls_name)
+        driven = self._driven  # nested functions keep the flag of the method they are in
+        if cls_name is not None:
+            self._driven = bool(self.client_class_vllm_bases.get(cls_name))
+        self._visit_scope(fn.body, env, runtime_only=True)
+        for node in self._scope(fn.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._visit_function(node, None, env)
+        self._driven = driven
+
+    def _visit_scope(self, body: list[ast.stmt], env: dict, runtime_only: bool) -> None:
+        for node in self._scope(body):
+            if isinstance(node, ast.Call):
+                self._visit_call(node, env, runtime_only)
+            elif isinstance(node, ast.Attribute):
+                self._visit_attribute(node, env, runtime_only)
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
+                        self.usage.client_set_attrs.add(t.attr)
+
+    def _record_passed_types(self, node: ast.Call, env: dict) -> None:
+        """What class each argument of a call holds, by the callee's name: a parameter annotated `ModelConfig`
+        that a caller hands a Hugging Face config is not a ModelConfig (see DC006's annotation doubt)."""
+        callee = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if callee is None:
+            return
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                and dotted_name(node.func.value.func) == "type" and node.args and node.func.value.args:
+            of = self.infer(node.func.value.args[0], env)  # `type(self.base_layer).m(self)`: m of base_layer's class
+            owner = of.cls.qualname if isinstance(of, Instance) else None
+            first = self.infer(node.args[0], env)
+            if owner is None and isinstance(first, ClientSelf) and callee in self.client_members(first.cls_name):
+                # `if hasattr(self, "base_layer"): type(self.base_layer).m(self)` inside the class that defines m:
+                # m's `self` is whatever this `self` is, which the hasattr says may be a wrapper
+                vbases = self.client_class_vllm_bases.get(first.cls_name) or []
+                owner = vbases[0].qualname if vbases else f"{self.file.module}.{first.cls_name}"
+            if owner is not None:
+                self.usage.unbound_called.setdefault(callee, []).append((owner, self.file.rel, node.lineno))
+        args = [(i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
+        args += [(k.arg, k.value) for k in node.keywords if k.arg]
+        for key, arg in args:
+            if not isinstance(arg, (ast.Name, ast.Attribute)):
+                continue
+            value = self.infer(arg, env)
+            if value is None and isinstance(arg, ast.Name) and arg.id in env.get(BINDINGS, {}):
+                # `config = config.hf_config` above this call: the binding that last precedes it (straight-line
+                # code; evidence only, never a type for checking)
+                before = [v for line, v in env[BINDINGS][arg.id] if line < node.lineno]
+                value = before[-1] if before else None
+            qualname = value.cls.qualname if isinstance(value, Instance) else value.qualname if isinstance(value, Foreign) else None
+            if qualname is not None:
+                self.usage.passed.setdefault(callee, []).append((key, qualname, self.file.rel, node.lineno))
+
+    def _visit_call(self, node: ast.Call, env: dict, runtime_only: bool) -> None:
+        func = self.infer(node.func, env)
+        loc = loc_of(self.file, node)
+        self._record_passed_types(node, env)
+        shape = call_shape(node)
+        if isinstance(func, ClassRef) and not self._replaced(func.cls):
+            self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven))
+        elif isinstance(func, FuncRef):
+            self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))
+        elif isinstance(func, BoundMethod):
+            via_super = isinstance(node.func, ast.Attribute) and isinstance(self.infer(node.func.value, env), SuperOf)
+            self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
+                                            via_super))
+        elif isinstance(func, UnboundMethod):
+            self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only, self._driven))
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc" and not self._own_dispatch(node.func.value, env):
+            method = None
+            first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "method"), None)
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                method = first.value
+            urr = any(k.arg == "unique_reply_rank" for k in node.keywords)
+            self.usage.rpcs.append(RpcUse(loc, method, node, self.file, urr))
+
+    def _own_dispatch(self, receiver: ast.expr, env: dict) -> bool:
+        """`self.collective_rpc(...)` in a client class that defines `collective_rpc` itself and derives from no
+        vLLM class: it dispatches to the client's own workers, not vLLM's (vLLM's own executors, scanned as a
+        client, are vLLM classes and still checked)."""
+        value = self.infer(receiver, env)
+        if not isinstance(value, ClientSelf) or "collective_rpc" not in self.client_members(value.cls_name):
+            return False
+        if self.client_class_vllm_bases.get(value.cls_name):
+            return False
+        own = self.api.resolve(f"{self.file.module}.{value.cls_name}") if self.file.module.split(".")[0] == self.package else None
+        return not (isinstance(own, Resolved) and own.kind == "class")
+
+    def _visit_attribute(self, node: ast.Attribute, env: dict, runtime_only: bool) -> None:
+        base = self.infer(node.value, env)
+        store = isinstance(node.ctx, (ast.Store, ast.Del))
+        key = (node.lineno, node.col_offset, node.attr)
+        if key in self.reported:
+            return
+        if isinstance(base, Instance):
+            self.reported.add(key)
+            if self._patched_on(base.cls, node.attr) or self._replaced(base.cls):
+                return
+            result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
+            self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file))
+        elif isinstance(base, ModRef) and not store:
+            mod = self.api.module(base.module)
+            if mod is None or (base.module, node.attr) in self.usage.patched:
+                return
+            self.reported.add(key)
+            result = self.api.module_member(mod, node.attr)
+            self.usage.module_attrs.append(ModuleAttrUse(loc_of(self.file, node), base.module, node.attr, result, runtime_only))
+        elif isinstance(base, ClientSelf) and node.attr not in self.client_members(base.cls_name):
+            vbases = self.client_class_vllm_bases.get(base.cls_name, [])
+            if not vbases:
+                return
+            self.reported.add(key)
+            if any(self._patched_on(v, node.attr) for v in vbases) or self._client_subclass_defines(base.cls_name, node.attr):
+                return
+            if not self._vllm_bases_decide(base.cls_name, node.attr):
+                return
+            results = [(v, self.api.class_member(v, node.attr)) for v in vbases]  # the client class's MRO: every vLLM base
+            owner, result = next(((v, r) for v, r in results if not isinstance(r, Missing)), results[0])
+            if isinstance(result, Missing):
+                result = self._created_elsewhere(owner, node.attr, store, result, self._client_is_module(base.cls_name))
+            if isinstance(result, Missing) and not store and any(
+                    e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
+                # a mixin of a Protocol: the concrete class it is mixed into supplies what the Protocol leaves out
+                result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
+            result = self._unread_may_set(node, result)
+            self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _handed_to_unread(self, node: ast.Attribute) -> str | None:
+        """`HummingMethod.prepare_layer_meta(layer=self.layer)` with HummingMethod from a third-party package: code
+        driftcheck does not read gets `self.layer` and may set attributes on it (`self.layer.humming_metas`). The
+        callee and line when this file hands the receiver itself to such a function, in the same class (for
+        `self...`) or the same function."""
+        if self._handed is None:
+            self._handed, self._scope_of = {}, {}
+            own = {f.module.split(".")[0] for f in self.usage.files}
+            self._unread_reexports = {}  # `from vllm.utils.humming import HummingMethod`: vLLM hands out humming's class
+            for imp in nodes_of(self.file.tree, ast.ImportFrom):
+                if not imp.level and (imp.module or "").split(".")[0] == self.package:
+                    for alias in imp.names:
+                        found = self.api.resolve(f"{imp.module}.{alias.name}") if alias.name != "*" else None
+                        if isinstance(found, (External, Unknown)):  # another package's, or served by __getattr__
+                            self._unread_reexports[alias.asname or alias.name] = found.qualname
+            self._index_handed(self.file.tree, None, None, own)
+        scopes = self._scope_of.get(id(node))
+        if scopes is None:
+            return None
+        dump = ast.dump(node.value)
+        scope = scopes[0] if root_name(node.value) in ("self", "cls") else scopes[1]
+        return self._handed.get((scope, dump))
+
+    def _index_handed(self, node: ast.AST, cls: int | None, fn: int | None, own: set[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                self._index_handed(child, id(child), None, own)
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                self._index_handed(child, cls, id(child), own)
+                continue
+            if isinstance(child, ast.Attribute):
+                self._scope_of[id(child)] = (cls, fn)
+            elif isinstance(child, ast.Call):
+                callee = dotted_name(child.func) or ""
+                first, _, rest = callee.partition(".")
+                source = self.foreign.get(first)
+                reexported = self._unread_reexports.get(first) if source is None else None
+                root = (source or "").split(".")[0]
+                if reexported or (root and root not in own and root not in sys.stdlib_module_names):
+                    imported = source is not None and source.split(".")[0] == first  # `import x` vs `from x import f`
+                    name = callee if imported else f"{reexported}.{rest}".rstrip(".") if reexported else f"{source}.{callee}"
+                    where = f"`{name}` (line {child.lineno})"
+                    for arg in [*child.args, *(k.value for k in child.keywords)]:
+                        arg = arg.value if isinstance(arg, ast.Starred) else arg
+                        scope = cls if root_name(arg) in ("self", "cls") else fn
+                        self._handed.setdefault((scope, ast.dump(arg)), where)
+            self._index_handed(child, cls, fn, own)
+
+    def _unread_may_set(self, node: ast.Attribute, result: object) -> object:
+        """A member no class defines, read from an object this file hands to code driftcheck does not read: unknown."""
+        if not isinstance(result, Missing) or isinstance(node.ctx, (ast.Store, ast.Del)):
+            return result
+        callee = self._handed_to_unread(node)
+        if callee is None:
+            return result
+        return Unknown(result.qualname, f"`{ast.unparse(node.value)}` is handed to {callee}, which driftcheck does not "
+                       f"read and which may set '{node.attr}' on it")
+
+    def _look_up(self, cls: Resolved, attr: str, store: bool = False) -> object:
+        """A member of a vLLM-typed value: the declared class first, then the classes the value may really be."""
+        result = self.api.class_member(cls, attr)
+        if not isinstance(result, Missing):
+            return result
+        order, _, externals = self.api.mro(cls)
+        if any(e.split(".")[-1] == "Protocol" for e in externals):
+            # a Protocol is a structural type: the object is any class that has what it needs
+            return InSubclass(f"{cls.qualname}.{attr}", "", cls.path, cls.line)  # "" = any class
+        for c in order:
+            where = self.usage.subclass_members.get(c.qualname, {}).get(attr)
+            if where is not None:
+                return InSubclass(f"{cls.qualname}.{attr}", *where)
+        found = self.api.member_in_subclass(cls, attr)
+        if found is not None:
+            return found
+        return self._created_elsewhere(cls, attr, store, result)
+
+    def _client_is_module(self, cls_name: str) -> bool:
+        """Whether a client class derives from torch's nn.Module itself (a base outside vLLM)."""
+        for name in [cls_name, *self._client_ancestors(cls_name)]:
+            cls = self.classes.get(name)
+            for base in cls.bases if cls is not None else []:
+                dotted = base_name(base) or ""
+                source = self.foreign.get(dotted.split(".")[0], "")
+                if source.split(".")[0] == "torch" and dotted.rsplit(".", 1)[-1] == "Module":
+                    return True
+        return False
+
+    def _created_elsewhere(self, cls: Resolved, attr: str, store: bool, result: object, module: bool = False) -> object:
+        """Missing from every class body, but made on the object by other code (the client's, or vLLM's own
+        `layer.register_parameter("w13_weight", ...)`): it exists once that code ran."""
+        if store:
+            return result  # a write vLLM never reads: DC006 says so
+        if not module and "torch.nn.Module" not in self.api.mro(cls)[2]:
+            # only modules get members from their collaborators (quantization methods register weights on the
+            # layer); anywhere else `obj.name = ...` on some other object says nothing about this class
+            return result
+        if attr in self.usage.client_set_attrs:
+            return External(f"client-set.{attr}")  # the client itself sets it on some object
+        outside = self.api.assigned_from_outside(attr)
+        if outside is not None:
+            return External(f"assigned-at.{outside[0]}:{outside[1]}")
+        return result
+
+    def _client_subclass_defines(self, cls_name: str, attr: str) -> bool:
+        """`self.m` in a client class whose own subclasses define `m` (template methods)."""
+        for name, cls in self.classes.items():
+            if name != cls_name and attr in self.client_class_members.get(name, set()) and \
+                    cls_name in self._client_ancestors(name):
+                return True
+        if attr in self.usage.client_subclass_members.get(f"{self.file.module}.{cls_name}", ()):
+            return True  # a subclass in another client file defines it
+        own = self.api.resolve(f"{self.file.module}.{cls_name}") if self.file.module.split(".")[0] == self.package else None
+        if isinstance(own, Resolved) and own.kind == "class":  # the client is (a copy of) vLLM's own tree
+            return self.api.member_in_subclass(own, attr) is not None
+        return False
+
+    def _vllm_bases_decide(self, cls_name: str, attr: str) -> bool:
+        """Whether the vLLM bases alone decide `self.attr`: False when another base of the client class
+        (torch's nn.Module, a third-party class we do not read) has, or may have, the member."""
+        for name in [cls_name, *self._client_ancestors(cls_name)]:
+            cls = self.classes.get(name)
+            for base in cls.bases if cls is not None else []:
+                node = base.value if isinstance(base, ast.Subscript) else base
+                dotted = dotted_name(node)
+                if dotted is None or dotted in self.classes or isinstance(self.infer(node, {}), ClassRef):
+                    continue
+                source = self.foreign.get(dotted.split(".")[0])
+                if source is None:
+                    if hasattr(builtins, dotted):
+                        continue  # object, Exception...
+                    return False
+                root = source.split(".")[0]
+                if root == "torch" and dotted.rsplit(".", 1)[-1] == "Module":
+                    if attr in TORCH_NN_MODULE:
+                        return False
+                    continue  # nn.Module's members are known
+                if root not in ("abc", "typing", "typing_extensions"):
+                    return False
+        return True
+
+    # ------------------------------------------------------- bound functions
+    def _find_bound_functions(self) -> None:
+        found: dict[str, tuple[str, ast.AST]] = {}
+        for node in nodes_of(self.file.tree, ast.Call, ast.Assign):
+            if isinstance(node, ast.Call) and dotted_name(node.func) in ("types.MethodType", "MethodType") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Name) and first.id in self.functions:
+                    found.setdefault(first.id, ("method-type", node))
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.functions:
+                        found.setdefault(node.value.id, ("forward-assignment", node))
+        for name, (how, site) in found.items():
+            fn = self.functions[name]
+            self.usage.bound.append(self._bound(fn, how, name))
+
+    def _bound(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, how: str, name: str, own_members: set[str] | None = None) -> BoundFunction:
+        args = fn.args.posonlyargs + fn.args.args
+        self_name = args[0].arg if args else "self"
+        bound = BoundFunction(name, how, loc_of(self.file, fn), fn, self.file)
+        stored = set(own_members or ())
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
+                if isinstance(node.ctx, ast.Store):
+                    stored.add(node.attr)
+        guarded = _hasattr_guarded(fn)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
+                if isinstance(node.ctx, ast.Load) and node.attr not in stored and not node.attr.startswith("__") \
+                        and id(node) not in guarded:
+                    bound.self_names.setdefault(node.attr, loc_of(self.file, node))
+        return bound
+
+
+def _hasattr_guarded(fn: ast.AST) -> set[int]:
+    """Nodes under `a if hasattr(x, "n") else b` / `if hasattr(...)`: the client already handles both vLLMs."""
+    out: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.IfExp, ast.If)) and "hasattr(" in ast.unparse(node.test):
+            branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.body + node.orelse
+            for branch in branches if isinstance(node, ast.IfExp) else [ast.Module(body=branches, type_ignores=[])]:
+                out.update(id(n) for n in ast.walk(branch))
+    return out

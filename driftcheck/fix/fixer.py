@@ -1,0 +1,310 @@
+"""`driftcheck fix`: turn findings into edits, one codemod at a time, with a rescan in between.
+
+The client's files are edited in memory (an overlay over the client tree); after each codemod
+the client is scanned again against the same target, so every codemod sees fresh line numbers and
+the effect of the previous ones (unwrapping a reply changes what the truthiness probe sees). The
+loop ends when no selected codemod has anything left to do. `--apply` then locks the client folder,
+re-plans if a file changed since it was read (another `fix --apply`), writes each changed file through
+`safe_write` (temp file, fsync, rename; through a symlink to its target), keeps a backup, refuses a file
+that is not writable, and checks that the result parses. Every byte but the fixed ones is kept: a BOM,
+the file's coding and its line endings.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import os
+import re
+import stat
+import tokenize
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from driftcheck.fix.codemod import UNSAFE, FixContext
+from driftcheck.scan.pipeline import ScanOptions, ScanResult, make_api, scan
+from driftcheck.errors import DriftcheckError
+from driftcheck.storage.filelock import folder_lock
+from driftcheck.rules.findings import Finding
+from driftcheck.storage.safe_write import write_bytes
+from driftcheck.rules.selection import resolve_only
+from driftcheck.sources.sources import FolderTree, SourceTree
+from driftcheck.sources.targets import Target
+
+MAX_ROUNDS = 24
+BACKUP_SUFFIX = ".driftcheck.bak"
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How a file's bytes became the text a codemod edits, so the edit is written back byte for byte:
+    a UTF-8 BOM, a declared coding, and (for scripts) bytes that are not UTF-8 all survive."""
+
+    codec: str = "utf-8"
+    bom: bytes = b""
+    errors: str = "strict"
+    crlf: bool = False  # every line ends in \r\n: lines a codemod adds get \r\n too
+
+    def encode(self, text: str) -> bytes:
+        if self.crlf:
+            text = _LONE_LF.sub("\r\n", text)
+        return self.bom + text.encode(self.codec, self.errors)
+
+
+_LONE_LF = re.compile(r"(?<!\r)\n")
+
+
+def _crlf(text: str) -> bool:
+    return "\r\n" in text and _LONE_LF.search(text) is None
+
+
+def decode_source(rel: str, data: bytes) -> tuple[str, Encoding]:
+    """(text without the BOM, how to encode it back). Line endings are kept as they are (libcst keeps them)."""
+    bom = BOM if data.startswith(BOM) else b""
+    body = data[len(bom):]
+    if not rel.endswith(".py"):
+        text = body.decode("utf-8", "surrogateescape")
+        return text, Encoding("utf-8", bom, "surrogateescape", _crlf(text))
+    codec = "utf-8"
+    if not bom:
+        try:
+            codec = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        except SyntaxError:
+            codec = "utf-8"
+    text = body.decode(codec)
+    return text, Encoding(codec, bom, crlf=_crlf(text))
+
+
+class OverlayTree(SourceTree):
+    """A client tree with some files replaced in memory; remembers what it read from disk."""
+
+    def __init__(self, base: SourceTree):
+        self.base = base
+        self.label = base.label
+        self.edits: dict[str, bytes] = {}
+        self.originals: dict[str, bytes] = {}
+
+    def iter_files(self, prefix: str = "", suffix: str = ".py"):
+        return self.base.iter_files(prefix, suffix)
+
+    def is_file(self, rel: str) -> bool:
+        return rel in self.edits or self.base.is_file(rel)
+
+    def is_dir(self, rel: str) -> bool:
+        return self.base.is_dir(rel)
+
+    def read_bytes(self, rel: str) -> bytes:
+        if rel in self.edits:
+            return self.edits[rel]
+        data = self.base.read_bytes(rel)
+        self.originals.setdefault(rel, data)
+        return data
+
+    def fingerprint(self) -> str:
+        return self.base.fingerprint() + str(hash(tuple(sorted(self.edits.items()))))
+
+    def display_path(self, rel: str) -> str:
+        return self.base.display_path(rel)
+
+
+@dataclass
+class FileChange:
+    rel: str
+    display: str
+    original: str
+    new: str
+    applied: list[tuple[str, Finding]] = field(default_factory=list)
+    new_bytes: bytes = b""  # what --apply writes: `new` in the file's own encoding, BOM included
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(
+            self.original.splitlines(keepends=True), self.new.splitlines(keepends=True),
+            fromfile=f"a/{self.rel}", tofile=f"b/{self.rel}"))
+
+
+@dataclass
+class FixPlan:
+    changes: list[FileChange]
+    skipped: list[tuple[Finding, str]]
+    notes: list[str]
+    initial: ScanResult
+    final: ScanResult
+    overlay: OverlayTree
+
+
+@dataclass
+class FixOptions:
+    only: list[str] | None = None  # rule ids/names or fix ids
+    unsafe: bool = False
+    guard: bool = False
+    where: Callable[[Finding], bool] | None = None  # API only: fix just the findings this accepts
+
+
+def _selected(modules, opts: FixOptions):
+    """(fix modules to run, rule ids to fix or None, explicit): every --only word must name a rule or a fix."""
+    if not opts.only:
+        return modules, None, False
+    rule_ids, fix_ids = resolve_only(opts.only)
+    chosen = [m for m in modules if m.FIX.id in fix_ids] if fix_ids else modules
+    return chosen, set(rule_ids) or None, bool(fix_ids)
+
+
+def _matches(module, finding: Finding, explicit: bool) -> bool:
+    if explicit:
+        return finding.rule in module.FIX.rules
+    return finding.fix == module.FIX.id
+
+
+def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: FixOptions) -> FixPlan:
+    from driftcheck.rules.registry import fix_modules
+
+    modules, rule_filter, explicit = _selected(fix_modules(), opts)
+    overlay = OverlayTree(client.tree)
+    overlay_client = replace(client, tree=overlay)
+    api = make_api(vllm, scan_options)
+    scan_options = replace(scan_options, baseline_cache=scan_options.baseline_cache if scan_options.baseline_cache is not None else {})
+    result = initial = scan(vllm, [overlay_client], scan_options, api=api)
+    applied: dict[str, list[tuple[str, Finding]]] = {}
+    skipped: list[tuple[Finding, str]] = []
+    notes: list[str] = []
+    attempted: set[tuple[str, str]] = set()
+    for _round in range(MAX_ROUNDS):
+        progressed = False
+        candidates = [f for f in result.findings if f.client is not None and (f.rule, f.fingerprint()) not in attempted
+                      and (rule_filter is None or f.rule in rule_filter)
+                      and (opts.where is None or opts.where(f))]
+        by_file: dict[str, list[Finding]] = {}
+        for f in candidates:
+            by_file.setdefault(f.client.path, []).append(f)
+        for rel, findings in sorted(by_file.items()):
+            for module in modules:
+                mine = [f for f in findings if _matches(module, f, explicit)]
+                if not mine:
+                    continue
+                for f in mine:
+                    attempted.add((f.rule, f.fingerprint()))
+                if module.FIX.applicability == UNSAFE and not opts.unsafe:
+                    skipped += [(f, f"fix {module.FIX.id} is unsafe: pass --unsafe to apply it") for f in mine]
+                    continue
+                python = rel.endswith(".py")
+                transform = module.transform if python else getattr(module, "transform_text", None)
+                if transform is None:  # e.g. a finding in a shell script for a codemod that edits Python
+                    skipped += [(f, f"no codemod for this file: {module.FIX.id} edits Python code only") for f in mine]
+                    continue
+                try:
+                    source, encoding = decode_source(rel, overlay.read_bytes(rel))
+                except (UnicodeDecodeError, LookupError) as exc:
+                    skipped += [(f, f"cannot decode {rel} ({exc})") for f in mine]
+                    continue
+                ctx = FixContext(api=api, client_file=rel, guard=opts.guard)
+                outcome = transform(source, mine, ctx)
+                notes += ctx.extras.get("notes", [])
+                skipped += outcome.skipped
+                if outcome.source != source and outcome.applied:
+                    if python:
+                        _check_parses(rel, outcome.source, module.FIX.id)
+                    try:
+                        overlay.edits[rel] = encoding.encode(outcome.source)
+                    except UnicodeEncodeError:
+                        skipped += [(f, f"the fix needs characters that {encoding.codec} cannot hold") for f in outcome.applied]
+                        continue
+                    applied.setdefault(rel, []).extend((module.FIX.id, f) for f in outcome.applied)
+                    progressed = True
+                    break  # one codemod per file per round: the next round rescans
+        if not progressed:
+            break
+        result = scan(vllm, [overlay_client], scan_options, api=api)
+    # Findings left without a fix, or whose fix was not attempted, are what a person must look at.
+    changes = []
+    for rel, data in sorted(overlay.edits.items()):
+        before = overlay.originals.get(rel, client.tree.read_bytes(rel))
+        if data != before:
+            original, new = decode_source(rel, before)[0], decode_source(rel, data)[0]
+            changes.append(FileChange(rel, client.tree.display_path(rel), original, new, applied.get(rel, []), data))
+    still_skipped = [(f, why) for f, why in skipped if any(f.fingerprint() == g.fingerprint() for g in result.findings)]
+    return FixPlan(changes, still_skipped, notes, initial, result, overlay)
+
+
+def _check_parses(rel: str, source: str, fix_id: str) -> None:
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:  # a codemod bug: never write it
+        raise DriftcheckError(f"internal error: fix {fix_id} produced code that does not parse in {rel} (line {exc.lineno})",
+                              "please report it; nothing was written") from None
+
+
+def stale_files(plan: FixPlan, client: Target) -> list[str]:
+    """Files the plan read that are no longer what it read (another fix, an editor)."""
+    if not isinstance(client.tree, FolderTree):
+        return []
+    out = []
+    for rel, data in plan.overlay.originals.items():
+        try:
+            current = (client.tree.root / rel).read_bytes()
+        except OSError:
+            current = None
+        if current != data:
+            out.append(rel)
+    return out
+
+
+def apply_locked(vllm: Target, client: Target, scan_options: ScanOptions, opts: FixOptions, plan: FixPlan,
+                 backup: bool = True) -> tuple[FixPlan, list[Path], bool]:
+    """Lock the client folder, re-plan if a file the plan read changed meanwhile, then write.
+
+    Two `fix --apply` on one tree used to both read the old file and each write a version without the
+    other's fix; under the lock the second one sees the first one's result. (plan written, paths, re-planned?)"""
+    _writable_tree(client)
+    replanned = False
+    with folder_lock(client.tree.root, scan_options.cache_dir / "locks", "driftcheck fix --apply"):
+        if stale_files(plan, client):
+            plan = plan_fixes(vllm, client, scan_options, opts)
+            replanned = True
+        written = apply_plan(plan, client, backup)
+    return plan, written, replanned
+
+
+def _writable_tree(client: Target) -> None:
+    if not isinstance(client.tree, FolderTree):
+        raise DriftcheckError(f"cannot --apply to {client.source}: it is an archive",
+                              "extract it or pass a folder / installed package as --client")
+
+
+def apply_plan(plan: FixPlan, client: Target, backup: bool = True) -> list[Path]:
+    """Write every change atomically. Refuses (before writing anything) a file that changed or is read-only.
+
+    A symlinked file is written through the link (the link stays, its target gets the fix)."""
+    _writable_tree(client)
+    root = client.tree.root
+    targets: list[tuple[FileChange, Path]] = []
+    for change in plan.changes:
+        path = root / change.rel
+        try:
+            current = path.read_bytes()
+        except OSError as exc:
+            raise DriftcheckError(f"cannot read {path}: {exc.strerror}") from None
+        if current != plan.overlay.originals.get(change.rel, current):
+            raise DriftcheckError(f"{path} changed since driftcheck read it", "run driftcheck fix again; nothing was written")
+        # Mode bits, not only os.access: root may write anything, but a file marked read-only means "don't".
+        real = Path(os.path.realpath(path))
+        if not (path.stat().st_mode & 0o222) or not os.access(path, os.W_OK) or not os.access(real.parent, os.W_OK):
+            raise DriftcheckError(f"{path} is read-only", "make it writable (or use a copy); nothing was written")
+        targets.append((change, path))
+    written = []
+    for change, path in targets:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if backup:
+            _write(path.with_name(path.name + BACKUP_SUFFIX), plan.overlay.originals[change.rel], mode)
+        _write(path, change.new_bytes, mode)
+        written.append(path)
+    return written
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    try:
+        write_bytes(path, data, durable=True, mode=mode)
+    except OSError as exc:
+        raise DriftcheckError(f"cannot write {path}: {exc.strerror or exc}", "is the folder writable?") from None

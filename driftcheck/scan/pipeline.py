@@ -1,0 +1,234 @@
+"""Run the probes of one scan: one vLLM target against one or more clients."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driftcheck import __version__
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.bodies import save_text_indexes
+from driftcheck.storage.cache import SummaryCache
+from driftcheck.client_model.client import client_view, source_from_survey, survey
+from driftcheck.rules.context import ScanContext
+from driftcheck.errors import DriftcheckError
+from driftcheck.rules.findings import Finding, UnknownResult, summarise
+from driftcheck.client_model.guards import guard_at
+from driftcheck.scan.suppress import apply_accepted, apply_inline
+from driftcheck.sources.provenance import provenance
+from driftcheck.sources.package_metadata import declared_vllm_version
+from driftcheck.sources.targets import Target, resolve_vllm
+from driftcheck.scan.unit_cache import ClientResult, UnitCache, code_digest, finding_from_json, tree_digest, unknown_from_json
+from driftcheck.scan.units import default_jobs, merge, run_units
+
+
+@dataclass
+class ScanOptions:
+    cache_dir: Path
+    use_cache: bool = True
+    only: list[str] | None = None  # rule ids or names
+    client_vllm: str | None = None  # override of the vLLM the client was written for
+    baseline_cache: dict | None = None  # share fetched baselines across repeated scans (fix, matrix)
+    accepted_findings: dict | None = None  # a loaded --baseline document: hides accepted findings
+    jobs: int | None = None  # worker processes for the client's files (None: $DRIFTCHECK_JOBS or every core)
+    unit_cache: bool = True  # reuse per-file and whole-client results (with use_cache)
+
+
+@dataclass
+class ScanResult:
+    vllm: Target
+    clients: list[Target]
+    findings: list[Finding] = field(default_factory=list)
+    unknown: list[UnknownResult] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    baselines: dict[str, str] = field(default_factory=dict)  # client -> vLLM version compared with
+
+    def visible(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "driftcheck": __version__,
+            "vllm": self.vllm.to_json(),
+            "clients": [c.to_json() for c in self.clients],
+            "findings": [f.to_json() for f in self.findings if not f.suppressed],
+            "suppressed": [f.to_json() for f in self.findings if f.suppressed],
+            "unknown": [u.to_json() for u in self.unknown],
+            "summary": summarise(self.findings) | {"unknown": len(self.unknown), "suppressed": sum(1 for f in self.findings if f.suppressed),
+                                                   "uses_checked": self.stats.get("uses_checked", 0)},
+            "baselines": self.baselines,
+            "provenance": provenance(self.vllm),
+            "internal_errors": self.internal_errors,
+            "stats": self.stats,
+        }
+
+
+def make_api(target: Target, options: ScanOptions) -> ApiIndex:
+    cache = SummaryCache(options.cache_dir) if options.use_cache else None
+    build = f"the {target.name} {target.version} sources" if target.name and target.version else None
+    return ApiIndex(target.tree, target.version, cache=cache, build=build)
+
+
+def _baseline_loader(client: Target, vllm: Target, options: ScanOptions, result: ScanResult):
+    """Lazily fetch the vLLM this client was written for; (loader, note when unavailable)."""
+    version = options.client_vllm
+    if version is None:
+        req = client.declared_vllm()
+        if req is None:
+            return None, f"{client.name or 'the client'} declares no vLLM requirement"
+        version = declared_vllm_version(req)
+        if version is None:
+            return None, f"cannot pick one vLLM version from the client's requirement '{req}'"
+
+    def load() -> ApiIndex | None:
+        try:
+            target = resolve_vllm(version, options.cache_dir)
+        except DriftcheckError as exc:
+            result.baselines[client.name or "client"] = f"unavailable: {exc.one_line()}"
+            return None
+        result.baselines[client.name or "client"] = target.version or version
+        return make_api(target, options)
+
+    return load, None
+
+
+def _memoised(loader, store: dict, key: str):
+    def load():
+        if key not in store:
+            store[key] = loader()
+        return store[key]
+
+    return load
+
+
+def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiIndex | None = None) -> ScanResult:
+    from driftcheck.probes import load_probes
+
+    started = time.perf_counter()
+    result = ScanResult(vllm=vllm, clients=clients)
+    api_given = api  # the fixer's in-memory rescans: an overlay client, never cached
+    api = api or make_api(vllm, options)
+    probes = load_probes(options.only)
+    files_checked = 0
+    uses_checked = 0
+    lines_by_file: dict[str, list[str]] = {}
+    jobs = options.jobs if options.jobs is not None else default_jobs()
+    cache = UnitCache(options.cache_dir) if options.use_cache and options.unit_cache and api_given is None else None
+    counters = {"jobs": 1, "units_run": 0, "units_cached": 0, "client_cached": 0}
+    for client in clients:
+        view = client_view(client.tree, client.prefixes or None)
+        found = survey(client.tree, client.prefixes or None)
+        loader, note = _baseline_loader(client, vllm, options, result)
+        if loader is not None and options.baseline_cache is not None:
+            loader = _memoised(loader, options.baseline_cache, client.name or client.location)
+        key_base = _key_base(vllm, client, options, probes, api)
+        whole_key = tree_digest(view, key_base) if cache is not None else ""
+        done = cache.get(whole_key, ClientResult) if cache is not None else None
+        if done is not None:
+            counters["client_cached"] += 1
+            files_checked += done.files
+            pointed = {f["client"]["path"] for f in done.findings if f["client"]}
+            for rel, data in found.importing:
+                if rel in pointed:
+                    lines_by_file[rel] = _decoded(view, rel, data).splitlines()
+        else:
+            source = source_from_survey(client.tree, client.location, client.prefixes or None, found)
+            lines_by_file.update({f.rel: f.lines for f in source.files})
+            make_ctx = _ContextMaker(api, source, client.name or client.location, vllm.version, loader, note, result.baselines,
+                                     client.name or "client")
+            units, counts = run_units(api, source, probes, make_ctx, jobs, cache, key_base)
+            for k, v in counts.items():
+                counters[k] = max(counters[k], v) if k == "jobs" else counters[k] + v
+            findings, unknown, errors, uses, baselines = merge(units, len(probes))
+            done = ClientResult(len(source.files), uses, findings, unknown, errors, baselines)
+            if cache is not None and not any(v.startswith("unavailable") for v in done.baselines.values()):
+                cache.put(whole_key, done)
+            files_checked += len(source.files)
+        uses_checked += done.uses
+        result.baselines.update(done.baselines)
+        result.findings += [finding_from_json(f) for f in done.findings]
+        result.unknown += [unknown_from_json(u) for u in done.unknown]
+        result.internal_errors += done.errors
+    save_text_indexes()  # whole-tree answers of immutable trees, for the next scan
+    result.findings = _dedupe(result.findings)
+    result.findings.sort(key=Finding.sort_key)
+    result.unknown = _dedupe_unknown(result.unknown)
+    result.internal_errors = list(dict.fromkeys(result.internal_errors))
+    apply_inline(result.findings, lines_by_file)
+    if options.accepted_findings is not None:
+        apply_accepted(result.findings, options.accepted_findings)
+    result.stats = {
+        "seconds": round(time.perf_counter() - started, 3),
+        "client_files": files_checked,
+        "uses_checked": uses_checked,
+        "vllm_files_parsed": api.parsed_files,
+        "vllm_modules_read": len([m for m in api._modules.values() if m is not None]),
+        **counters,
+    }
+    return result
+
+
+def _apply_guard(finding: Finding, guards: dict, rule) -> None:
+    """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed."""
+    if finding.client is None:
+        return
+    text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
+    guard = guard_at(guards.get(finding.client.path, []), finding.client.line, rule.raises, text,
+                     guards.expression(finding.client))
+    if guard is None:
+        return
+    finding.details["guarded"] = guard.describe()
+    finding.fix = None
+    if finding.severity == "error":
+        finding.severity = "warning"
+        handled = "" if guard.kind == "replaced" else ", so the client handles it"  # dead code handles nothing
+        finding.message += f" The use is {guard.describe()}{handled}."
+
+
+def _dedupe_unknown(unknown: list[UnknownResult]) -> list[UnknownResult]:
+    """One of each (a question asked from every file is one question), in a fixed order."""
+    seen: dict[str, UnknownResult] = {}
+    for u in unknown:
+        seen.setdefault(json.dumps(u.to_json(), sort_keys=True), u)
+    return sorted(seen.values(), key=lambda u: (u.client_name or "", u.client.path if u.client else "",
+                                                u.client.line if u.client else 0, u.rule, u.symbol or "", u.message))
+
+
+class _ContextMaker:
+    def __init__(self, api, source, client_name, version, loader, note, baselines: dict, baseline_key: str):
+        self.api, self.source, self.client_name, self.version, self.loader, self.note = api, source, client_name, version, loader, note
+        self.baseline_key = baseline_key
+        self.baselines = baselines  # what the loader records (in a worker: that worker's copy, sent back per unit)
+
+    def __call__(self, usage) -> ScanContext:
+        return ScanContext(self.api, usage, self.source, self.client_name, self.version, self.loader, self.note)
+
+
+def _key_base(vllm: Target, client: Target, options: ScanOptions, probes, api: ApiIndex) -> str:
+    """What every cached answer of this scan depends on besides the client's files."""
+    return json.dumps([code_digest(), vllm.tree.fingerprint(), vllm.name, vllm.version, api.package,
+                       client.name, client.version, client.location, client.declared_vllm(), options.client_vllm,
+                       [p.RULE.id for p in probes]], default=str)
+
+
+def _decoded(view, rel: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return view.read_text(rel)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple] = set()
+    out = []
+    for f in findings:
+        key = (f.rule, f.symbol, f.client.path if f.client else None, f.client.line if f.client else None, f.client_name)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    return out

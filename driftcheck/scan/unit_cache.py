@@ -1,0 +1,166 @@
+"""What a unit stores and under which key: unit and whole-client results (JSON through `datacodec`, written
+atomically, never pickles), the digest of driftcheck's own code, of a tree, and of the global facts a
+unit reads outside its file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driftcheck import __version__
+from driftcheck.client_model.uses import Usage
+from driftcheck.rules.findings import Finding, Location, UnknownResult
+from driftcheck.storage.datacodec import Codec, CodecError
+from driftcheck.storage.safe_write import write_bytes
+from driftcheck.vllm_model.module_summary import SCHEMA
+
+
+UNIT_FORMAT = 1
+
+
+# ------------------------------------------------------------------------------------ stored data
+@dataclass
+class UnitResult:
+    uses: int  # uses of vLLM looked up in this file (the precision denominator)
+    items: list[list[Any]]  # [probe slot, "f" | "u", the finding's / unknown's JSON]; slot -1: DC000
+    errors: list[str] = field(default_factory=list)  # internal errors of rules, in rule order
+    baselines: dict[str, str] = field(default_factory=dict)  # the client's own vLLM, as loaded by a rule
+
+
+@dataclass
+class ClientResult:
+    files: int
+    uses: int
+    findings: list[Any]
+    unknown: list[Any]
+    errors: list[str]
+    baselines: dict[str, str]
+
+
+@functools.lru_cache(maxsize=None)
+def codec_for(cls: type) -> Codec:
+    return Codec(cls)
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """driftcheck's own sources (rules included): an edited rule never reuses an old answer."""
+    h = hashlib.sha1(f"{__version__}\0{SCHEMA}\0{UNIT_FORMAT}".encode())
+    root = Path(__file__).resolve().parents[1]  # the driftcheck package (this module is driftcheck/scan/unit_cache.py)
+    for folder in (root, root.parent / "probes"):
+        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
+            try:
+                h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
+            except OSError:
+                continue
+    return h.hexdigest()
+
+
+class UnitCache:
+    def __init__(self, root: Path):
+        self.root = root / "units" / f"u{UNIT_FORMAT}-s{SCHEMA}"
+        self.enabled = True
+
+    def _path(self, key: str, kind: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}.json"
+
+    def get(self, key: str, cls: type):
+        if not self.enabled:
+            return None
+        try:
+            raw = self._path(key, cls.__name__).read_bytes()
+        except OSError:
+            return None
+        try:
+            return codec_for(cls).loads(raw)
+        except (CodecError, TypeError, ValueError, RecursionError):
+            return None  # damaged or foreign: a miss, rewritten by the next put
+
+    def put(self, key: str, value) -> None:
+        if not self.enabled:
+            return
+        try:
+            payload = codec_for(type(value)).dumps(value)
+        except (CodecError, TypeError, ValueError):
+            return
+        try:
+            write_bytes(self._path(key, type(value).__name__), payload, durable=False)
+        except OSError:
+            self.enabled = False
+
+
+def finding_from_json(d: dict) -> Finding:
+    return Finding(rule=d["rule"], name=d["name"], severity=d["severity"], message=d["message"], symbol=d["symbol"],
+                   client=_location(d["client"]), vllm=_location(d["vllm"]), fix=d["fix"], when=d["when"],
+                   details=d.get("details", {}), client_name=d.get("client_name"), suppressed=d.get("suppressed"))
+
+
+def unknown_from_json(d: dict) -> UnknownResult:
+    return UnknownResult(d["rule"], d["message"], _location(d.get("client")), d.get("symbol"), d.get("client_name"))
+
+
+def _location(d: dict | None) -> Location | None:
+    if d is None:
+        return None
+    return Location(d["path"], d["line"], d.get("code", ""), d.get("col"), d.get("end_line"), d.get("end_col"), d.get("version"))
+
+
+# ------------------------------------------------------------------------------------ digests
+def sha(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def tree_digest(view, extra: str) -> str:
+    """Every file of the client's tree (the .py files, and the scripts and configs rules read)."""
+    h = hashlib.sha1(extra.encode())
+    for rel in sorted(set(view.iter_files("", suffix=""))):
+        try:
+            data = view.read_bytes(rel)
+        except Exception:  # unreadable: its name still counts
+            data = b"\xff"
+        h.update(f"{rel}\0{len(data)}\0".encode() + hashlib.sha1(data).digest())
+    return h.hexdigest()
+
+
+_QUOTED_MODULE = re.compile(r"""["'](\w+(?:\.\w+)+)["']""")
+
+
+def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict, reached: frozenset = frozenset(),
+                  replaced: dict | None = None) -> str:
+    """What a unit reads besides its own file: the facts of the global phases, the order of the files they
+    were gathered in, the files named as worker extensions, and where the client spells dotted module
+    names as strings (the one whole-tree text search a rule makes over the client)."""
+    facts = [
+        sorted(usage.patched),
+        sorted((k, [c.qualname for c in v]) for k, v in usage.grafted_classes.items()),
+        sorted((k, sorted(v.items())) for k, v in usage.subclass_members.items()),
+        sorted((k, sorted((m, repr(v)) for m, v in d.items())) for k, d in usage.client_overrides.items()),
+        sorted((k, sorted(v)) for k, v in usage.client_subclass_members.items()),
+        sorted(usage.client_set_attrs),
+        [(d, repr(loc)) for d, loc in usage.worker_extensions],
+        file_order,
+        sorted((rel, g.where) for rel, g in dispatched.items()),  # guards that come from other files
+        sorted(reached),  # ...and the names other files reach (a function only this file uses)
+        sorted((rel, g.where) for rel, gs in (replaced or {}).items() for g in gs),  # bodies other files replace
+    ]
+    h = hashlib.sha1(repr(facts).encode())
+    by_module = {f.module: f for f in source.files}
+    for dotted, _loc in usage.worker_extensions:
+        f = by_module.get(dotted.rpartition(".")[0])
+        if f is not None:
+            h.update(f"{f.rel}\0".encode() + sha(f.text.encode()).encode())
+    spelled: dict[str, str] = {}
+    for rel in source.tree.iter_files(""):
+        try:
+            text = source.tree.read_text(rel)
+        except Exception:
+            continue
+        for m in _QUOTED_MODULE.finditer(text):
+            spelled.setdefault(m.group(1), f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+    h.update(repr(sorted(spelled.items())).encode())
+    return h.hexdigest()

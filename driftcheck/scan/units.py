@@ -1,0 +1,313 @@
+"""The client's analysis in per-file units: parallel on all cores, cached per file content and target.
+
+`usage.prepare_client` runs the phases that need every file (imports, patches, client classes and their
+vLLM bases, members client subclasses add, worker extensions). What is left is one *unit* per client
+file: visit that file (`FileAnalyzer.analyse`) and run every rule on a `Usage` that holds only that
+file's uses next to the global facts. A unit reads the global facts, its own file, the target and (through
+`ctx.client`) the client's tree; it never reads another unit's uses, so units run in any order, in forked
+worker processes, and their results are merged per rule in file order: the same report however many
+processes ran it (tests/scan/test_units.py compares a serial and a parallel scan byte for byte).
+
+Two caches (unit_cache.py), both JSON through `datacodec` and written atomically (`safe_write`), never pickles:
+
+* a unit's result, keyed by (the file's content, a digest of the global facts and of what rules read
+  outside the file, the target tree, the rule selection, driftcheck's own code, `SCHEMA`); a changed file
+  re-runs its unit, and a change to the global facts (a new patch, a new client subclass) re-runs all;
+* the whole client's result, keyed by the content of every file of the client's tree: a scan where nothing
+  changed parses nothing.
+
+`DRIFTCHECK_JOBS` (or `--jobs`) sets the worker count; the default is every core, and one core (or a
+client too small to pay for the workers) runs in this process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driftcheck.client_model.cross_file_guards import dispatched_modules, replaced_elsewhere
+from driftcheck.client_model.guards import guards_of, reached_names
+from driftcheck.client_model.usage import finish_client, prepare_client
+from driftcheck.client_model.uses import Usage
+from driftcheck.errors import DriftcheckError
+from driftcheck.rules.findings import Finding, UnknownResult
+from driftcheck.scan.unit_cache import UnitCache, UnitResult, codec_for, global_digest, sha
+
+
+# Behaviour rules that pair facts from several client files (an LLM built in one file, a worker extension that
+# captures hidden states in another) run once over the whole client; the rest run per file. DC109 reads only
+# the file that defines each override (tests/scan/test_units.py holds it to the whole-client answer).
+PER_FILE_BEHAVIOUR = {"override-signature-drift"}
+
+
+def per_file(probe) -> bool:
+    return (probe.RULE.kind == "generic" and not probe.RULE.whole_client) or probe.RULE.name in PER_FILE_BEHAVIOUR
+MIN_FILES_FOR_POOL = 48  # below this, forking workers costs more than it saves
+
+
+def default_jobs() -> int:
+    env = os.environ.get("DRIFTCHECK_JOBS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _plain(value):
+    """JSON data as the report will hold it (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
+# ------------------------------------------------------------------------------------ one unit
+@dataclass
+class _Run:
+    """Everything a unit needs; set before the workers fork, so they inherit it without copying."""
+
+    api: Any
+    source: Any
+    usage: Usage
+    analyzers: dict
+    by_path: dict
+    probes: list
+    make_ctx: Any
+    dispatched: dict = field(default_factory=dict)  # guards.dispatched_modules: a file's guard from other files
+    guards: dict = field(default_factory=dict)
+    reached: frozenset = frozenset()  # guards.reached_names: what other files may call of a file
+    replaced: dict = field(default_factory=dict)  # guards.replaced_elsewhere: method bodies other files replace
+
+
+_RUN: _Run | None = None
+WHOLE = -1  # the task number of the whole-client rules
+_LISTS = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound")
+
+
+def _partition(usage: Usage) -> dict[str, dict[str, list]]:
+    """The global phases' per-file entries (imports, files not analysed), by file."""
+    out: dict[str, dict[str, list]] = {}
+
+    def slot(path: str) -> dict[str, list]:
+        return out.setdefault(path, {name: [] for name in (*_LISTS, "unanalysed")})
+
+    for name in _LISTS:
+        for item in getattr(usage, name):
+            slot(item.loc.path)[name].append(item)
+    for item in usage.unanalysed:
+        slot(item[0])["unanalysed"].append(item)
+    return out
+
+
+_PER_FILE = (*_LISTS, "unanalysed")  # worker_extensions is global: one file names the class, another calls it
+_VISIT_TIME = ("passed", "unbound_called")  # filled by the visits themselves
+
+
+def _with_global_facts(g: Usage, lists: dict, files: list) -> Usage:
+    """A Usage holding `lists` and `files`, sharing every fact of the global phases (whatever fields they add)."""
+    shared = {f.name: getattr(g, f.name) for f in dataclasses.fields(Usage)
+              if f.name not in _PER_FILE and f.name not in _VISIT_TIME and f.name != "files"}
+    return Usage(**lists, files=files, **shared)
+
+
+def _unit_usage(run: _Run, file) -> Usage:
+    own = run.by_path.get(file.rel) or {}
+    return _with_global_facts(run.usage, {name: list(own.get(name, ())) for name in _PER_FILE}, [file])
+
+
+def run_unit(run: _Run, index: int) -> UnitResult:
+    file = run.source.files[index]
+    usage = _unit_usage(run, file)
+    analyzer = run.analyzers.get(file.module)
+    if analyzer is not None and analyzer.file is file:
+        _analyse(analyzer, usage)
+    items: list[list[Any]] = []
+    for rel, why in usage.unanalysed:
+        items.append([-1, "u", UnknownResult("DC000", f"{rel} was not analysed: {why}", client_name=run.make_ctx.client_name).to_json()])
+    return _run_probes(run, usage, [(slot, p) for slot, p in enumerate(run.probes) if per_file(p)], items,
+                       usage.checked())
+
+
+def run_whole(run: _Run) -> UnitResult:
+    """The whole-client rules: every file visited into one `Usage`, as a scan without units would."""
+    g = run.usage
+    usage = _with_global_facts(g, {name: list(getattr(g, name)) for name in _PER_FILE}, g.files)
+    for analyzer in list(run.analyzers.values()):
+        _analyse(analyzer, usage)
+    finish_client(usage, run.api)
+    whole = [(slot, p) for slot, p in enumerate(run.probes) if not per_file(p)]
+    return _run_probes(run, usage, whole, [], 0) if whole else UnitResult(0, [])
+
+
+def _analyse(analyzer, usage: Usage) -> None:
+    """One file's visit into `usage` (fresh `reported`: a unit and the whole-client pass both visit it)."""
+    shared, analyzer.usage = analyzer.usage, usage
+    analyzer.reported = set()
+    try:
+        analyzer.analyse()
+    except RecursionError:
+        usage.unanalysed.append((analyzer.file.rel, "expressions nested too deeply to follow"))
+    finally:
+        analyzer.usage = shared
+
+
+def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -> UnitResult:
+    from driftcheck.scan.pipeline import _apply_guard  # pipeline imports this module
+
+    ctx = run.make_ctx(usage)
+    guards = _Guards(run)
+    errors: list[str] = []
+    for slot, probe in probes:
+        try:
+            for item in probe.check(ctx):
+                if isinstance(item, Finding):
+                    _apply_guard(item, guards, probe.RULE)
+                    items.append([slot, "f", _plain(item.to_json())])
+                else:
+                    items.append([slot, "u1" if getattr(item, "once", False) else "u", _plain(item.to_json())])
+        except DriftcheckError:
+            raise
+        except Exception as exc:  # a probe bug must never turn into a silent pass
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            message = (f"internal error in {probe.RULE.id} {probe.RULE.name}: {type(exc).__name__}: {exc} "
+                       f"({Path(where.filename).name}:{where.lineno})")
+            errors.append(message)
+            items.append([slot, "u", UnknownResult(probe.RULE.id, message, client_name=run.make_ctx.client_name).to_json()])
+    return UnitResult(uses, items, errors, {k: v for k, v in run.make_ctx.baselines.items() if k == run.make_ctx.baseline_key})
+
+
+class _Guards:
+    """guards_of(file) for the files findings point at, computed on first use (once per process)."""
+
+    def __init__(self, run: _Run):
+        self.run = run
+
+    def get(self, path: str, default=None):
+        cache = self.run.guards
+        if path not in cache:
+            f = next((f for f in self.run.source.files if f.rel == path), None)
+            cache[path] = guards_of(f.tree, self.run.reached) if f is not None else default
+            if path in self.run.dispatched:
+                cache[path] = [*(cache[path] or []), self.run.dispatched[path]]
+            if path in self.run.replaced:
+                cache[path] = [*(cache[path] or []), *self.run.replaced[path]]
+        return cache[path]
+
+    def expression(self, where) -> str:
+        """The source of what a finding points at (`other.missing_here`), not its whole line: a guard of one
+        object's other spelling must not cover another object's use on the same line."""
+        f = next((f for f in self.run.source.files if f.rel == where.path), None)
+        if f is None or not where.col or not where.end_col or (where.end_line or where.line) != where.line \
+                or not 0 < where.line <= len(f.lines):
+            return where.code
+        return f.lines[where.line - 1][where.col - 1:where.end_col - 1] or where.code
+
+
+def _worker_started() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent stops its workers; no Terminated traceback there
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
+    assert _RUN is not None
+    out = [(i, codec_for(UnitResult).dumps(run_whole(_RUN) if i == WHOLE else run_unit(_RUN, i))) for i in chunk]
+    from driftcheck.vllm_model.bodies import save_text_indexes
+
+    save_text_indexes()  # whole-tree answers this worker found, for later scans (merged on save)
+    return out
+
+
+def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None, key_base: str) -> tuple[list[UnitResult], dict]:
+    """Every file's unit result, in file order; and counters for the stats."""
+    global _RUN
+    usage, analyzers = prepare_client(source, api)
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files),
+               reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files))
+    order = [f.rel for f in source.files]
+    gdigest = global_digest(usage, source, order, run.dispatched, run.reached, run.replaced) if cache is not None else ""
+    results: list[UnitResult | None] = [None] * len(source.files)
+    keys: list[str] = []
+    todo: list[int] = []
+    for i, f in enumerate(source.files):
+        key = sha(f"{key_base}\0{gdigest}\0{f.rel}\0{f.module}".encode() + sha(f.text.encode()).encode()) if cache else ""
+        keys.append(key)
+        hit = cache.get(key, UnitResult) if cache is not None else None
+        if hit is not None:
+            results[i] = hit
+        else:
+            todo.append(i)
+    whole: UnitResult | None = None
+    workers = min(jobs, len(todo))
+    if workers > 1 and len(todo) >= MIN_FILES_FOR_POOL and _can_fork():
+        import multiprocessing
+
+        _RUN = run
+        try:
+            size = max(1, min(16, len(todo) // (workers * 8)))
+            chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
+            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started)
+            try:
+                for done in pool.imap_unordered(_worker, chunks):
+                    for i, raw in done:
+                        if i == WHOLE:
+                            whole = codec_for(UnitResult).loads(raw)
+                        else:
+                            results[i] = codec_for(UnitResult).loads(raw)
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
+            finally:
+                pool.join()
+        finally:
+            _RUN = None
+    else:
+        workers = 1
+        for i in todo:
+            results[i] = codec_for(UnitResult).decode(codec_for(UnitResult).encode(run_unit(run, i)))
+        whole = codec_for(UnitResult).decode(codec_for(UnitResult).encode(run_whole(run)))
+    if cache is not None:
+        for i in todo:
+            if not any(v.startswith("unavailable") for v in results[i].baselines.values()):
+                cache.put(keys[i], results[i])
+    return [*results, whole], {"jobs": workers, "units_run": len(todo), "units_cached": len(source.files) - len(todo)}  # type: ignore[return-value]
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def merge(results: list[UnitResult], n_probes: int) -> tuple[list[dict], list[dict], list[str], int, dict]:
+    """(findings, unknowns, internal errors, uses) in the serial order: DC000 first, then rule by rule, each
+    rule's items file by file."""
+    findings: list[dict] = []
+    unknown: list[dict] = []
+    errors: list[str] = []
+    for slot in range(-1, n_probes):
+        once: set = set()  # "u1": asked once per client by the rule, at the first file that raises it
+        for r in results:
+            for s, kind, item in r.items:
+                if s != slot:
+                    continue
+                if kind == "u1":
+                    if item.get("symbol") in once:
+                        continue
+                    once.add(item.get("symbol"))
+                (findings if kind == "f" else unknown).append(item)
+    for r in results:
+        errors.extend(r.errors)
+    baselines: dict[str, str] = {}
+    for r in results:
+        baselines.update(r.baselines)
+    return findings, unknown, list(dict.fromkeys(errors)), sum(r.uses for r in results), baselines

@@ -1,0 +1,1 @@
+"""Sources: where the files come from (folders, wheels, fetched releases, nightlies) and what the targets name."""

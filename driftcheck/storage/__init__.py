@@ -1,0 +1,1 @@
+"""Storage: on-disk caches as data-only JSON, and how every file is written, locked and interrupted."""

@@ -1,0 +1,1 @@
+"""The vLLM model: what the target tree defines, read with `ast` (summaries, names, classes, signatures, bodies)."""

@@ -1,0 +1,232 @@
+"""Classes of the target: the MRO (with the external bases vLLM classes derive from), a member looked up
+along it (attributes assigned in any method, decorators that create members), the subclasses of a class
+in the tree and members only a subclass defines.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+
+from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
+from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown, close_matches
+
+
+# External bases whose members we know well enough to call a lookup "missing" rather than "unknown".
+CLOSED_EXTERNAL_BASES = {
+    "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "enum.Enum", "enum.IntEnum",
+    "enum.StrEnum", "enum.Flag", "enum.IntFlag", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict",
+    "torch.nn.Module", "typing_extensions.NamedTuple",
+}
+_ENUM_MEMBERS = {"name", "value", "_name_", "_value_", "_missing_", "_member_map_", "_value2member_map_", "_member_names_"}
+KNOWN_EXTERNAL_MEMBERS = {
+    "torch.nn.Module": TORCH_NN_MODULE,
+    "enum.Enum": _ENUM_MEMBERS,
+    "enum.IntEnum": _ENUM_MEMBERS,
+    "enum.StrEnum": _ENUM_MEMBERS,
+    "enum.Flag": _ENUM_MEMBERS,
+    "enum.IntFlag": _ENUM_MEMBERS,
+    "typing.NamedTuple": {"_fields", "_field_defaults", "_asdict", "_replace", "_make", "count", "index"},
+    "typing_extensions.NamedTuple": {"_fields", "_field_defaults", "_asdict", "_replace", "_make", "count", "index"},
+    "pydantic.BaseModel": {
+        "model_dump", "model_dump_json", "model_validate", "model_copy", "model_fields", "model_config",
+        "model_json_schema", "model_construct", "model_fields_set", "model_post_init", "model_validate_json",
+        "model_computed_fields", "model_extra", "model_rebuild", "model_parametrized_name",
+        "dict", "json", "copy", "parse_obj", "parse_raw", "schema", "construct", "validate",
+    },
+}
+
+
+RECORD_BASES = {  # external base -> how `Cls(...)` binds (read from the class's fields, see ApiIndex.constructor)
+    "typing.NamedTuple": "namedtuple", "typing_extensions.NamedTuple": "namedtuple",
+    "typing.TypedDict": "typeddict", "typing_extensions.TypedDict": "typeddict",
+    "enum.Enum": "enum", "enum.IntEnum": "enum", "enum.StrEnum": "enum", "enum.Flag": "enum", "enum.IntFlag": "enum",
+    "msgspec.Struct": "struct", "pydantic.BaseModel": "model",
+}
+
+
+EXTERNAL_ALIASES = {"nn.Module": "torch.nn.Module", "torch.nn.modules.module.Module": "torch.nn.Module", "BaseModel": "pydantic.BaseModel"}
+
+
+class ClassLookup:
+    """MROs, class members and subclasses."""
+
+    # ------------------------------------------------------------------ classes
+    def mro(self, cls: Resolved) -> tuple[list[Resolved], bool, list[str]]:
+        """(classes in MRO order, open?, external bases). Open = some base we cannot see into."""
+        if cls.qualname in self._mro:
+            return self._mro[cls.qualname]
+        self._mro[cls.qualname] = ([cls], True, [])  # cycle guard
+        order: list[Resolved] = [cls]
+        is_open = cls.cls.dynamic_attrs if cls.cls else True
+        externals: list[str] = []
+        for base_expr in cls.cls.bases if cls.cls else []:
+            base_name = re.sub(r"\[.*\]$", "", base_expr).strip()
+            base = self.resolve_in_scope(cls.module, base_name) if cls.module else Unknown(base_name, "")
+            if not isinstance(base, (Resolved, External)) and base_name in EXTERNAL_ALIASES:
+                base = External(EXTERNAL_ALIASES[base_name])  # `nn.Module` however `nn` was imported
+            if isinstance(base, Resolved) and base.kind == "class":
+                sub_order, sub_open, sub_ext = self.mro(base)
+                for c in sub_order:
+                    if all(c.qualname != o.qualname for o in order):
+                        order.append(c)
+                is_open = is_open or sub_open
+                externals.extend(sub_ext)
+            elif isinstance(base, External):
+                qual = EXTERNAL_ALIASES.get(base.qualname.removeprefix("builtins."), base.qualname)
+                for alias, canonical in EXTERNAL_ALIASES.items():
+                    if qual.endswith(alias):
+                        qual = canonical
+                externals.append(qual)
+                if base.qualname.startswith("builtins.") or qual in CLOSED_EXTERNAL_BASES:
+                    continue
+                is_open = True
+            else:
+                is_open = True
+                externals.append(base_name)
+        self._mro[cls.qualname] = (order, is_open, externals)
+        return order, is_open, externals
+
+    def class_member(self, cls: Resolved, name: str) -> Result:
+        order, is_open, externals = self.mro(cls)
+        for c in order:
+            ci = c.cls
+            assert ci is not None
+            if name in ci.methods:
+                fn = ci.methods[name]
+                kind = "attribute" if fn.is_property else "method"
+                return Resolved(kind, f"{c.qualname}.{name}", c.path, fn.line, module=c.module, cls=ci, func=fn, owner=c,
+                                type_expr=fn.returns if fn.is_property else None)
+            for f in ci.fields:
+                if f.name == name:
+                    return Resolved("attribute", f"{c.qualname}.{name}", c.path, f.line, module=c.module, cls=ci, owner=c,
+                                    type_expr=f.annotation)
+            if name in ci.class_attrs:
+                return Resolved("attribute", f"{c.qualname}.{name}", c.path, ci.class_attrs[name], module=c.module, cls=ci, owner=c)
+            if name in ci.instance_attrs:
+                line, type_expr = ci.instance_attrs[name]
+                return Resolved("attribute", f"{c.qualname}.{name}", c.path, line, module=c.module, cls=ci, owner=c, type_expr=type_expr)
+        for ext in externals:
+            if name in KNOWN_EXTERNAL_MEMBERS.get(ext, ()) or name in _builtin_members(ext):
+                return External(f"{ext}.{name}")
+        for c in order:  # `for n in ("W_K", "W_V"): setattr(self, n, ...)`: the class's own strings name its members
+            if c.cls.dynamic_names and c.module is not None and name in c.module.identifier_strings:
+                return External(f"{c.qualname}.{name} (set by name)")
+        if name.startswith("__") and name.endswith("__"):
+            return External(f"builtins.object.{name}")
+        made_by = self._decorator_creating(order, name)
+        if made_by is not None:
+            return External(f"{made_by}.{name} (set by the decorator)")
+        if is_open:
+            why = ", ".join(externals) or "a dynamic __getattr__"
+            return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {why}, which driftcheck does not read")
+        members: list[str] = []
+        for c in order:
+            ci = c.cls
+            members += list(ci.methods) + [f.name for f in ci.fields] + list(ci.class_attrs) + list(ci.instance_attrs)
+        return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
+                       close_matches(name, members))
+
+    def reshaping_decorator(self, target: Resolved) -> str | None:
+        """A decorator of this function that may change how it is called: a third-party one we do not read
+        (other than those known to keep the signature), or one of vLLM's that hands the function to such a
+        decorator (`tilelang_jit` returns `tilelang.jit(...)(fn)`, whose kernels take extra keywords)."""
+        if target.func is None or target.module is None:
+            return None
+        for deco in target.func.decorators:
+            if deco in _PLAIN_DECORATORS:
+                continue
+            found = self.resolve_in_scope(target.module, deco)
+            if isinstance(found, External) and _reshapes(found.qualname):
+                return found.qualname
+            if isinstance(found, (Missing, Unknown)) and deco.split(".")[0] in target.module.bindings:
+                # `@tilelang.jit(...)` where `tilelang` is imported in one branch and `= None` in the other
+                return f"{deco} (not readable)"
+            if isinstance(found, Resolved) and found.func is not None and found.module is not None:
+                for inner in found.func.hands_back:
+                    made = self.resolve_in_scope(found.module, inner)
+                    if isinstance(made, External) and _reshapes(made.qualname):
+                        return f"{found.qualname} -> {made.qualname}"
+                    if isinstance(made, (Missing, Unknown)) and inner.split(".")[0] in found.module.bindings:
+                        return f"{found.qualname} -> {inner} (not readable)"  # `global tilelang; import tilelang` later
+        return None
+
+    def _decorator_creating(self, order: list[Resolved], name: str) -> str | None:
+        """A decorator of the class or of one of its methods that sets `name` on the object
+        (`@JitWarmupRegistry.capture def __init__` whose wrapper does `instance.jit_warmup_registry = ...`)."""
+        for c in order:
+            if c.module is None:
+                continue
+            for deco in {*c.cls.decorators, *(d for fn in c.cls.methods.values() for d in fn.decorators)}:
+                if deco in _PLAIN_DECORATORS:
+                    continue
+                found = self.resolve_in_scope(c.module, deco)
+                if isinstance(found, Resolved) and found.func is not None and name in found.func.decorator_sets:
+                    return found.qualname
+        return None
+
+    def subclasses(self, cls: Resolved, limit: int = 400) -> list[Resolved]:
+        """Classes of the tree that derive from `cls`, transitively (found by a text search for
+        `class X(... Name ...)`, then confirmed through the MRO)."""
+        if cls.qualname in self._subclasses:
+            return self._subclasses[cls.qualname]
+        self._subclasses[cls.qualname] = []  # cycle guard
+        from driftcheck.vllm_model.bodies import text_index_for  # bodies imports this module
+
+        index = text_index_for(self)
+        out: list[Resolved] = []
+        seen = {cls.qualname}
+        todo = [cls]
+        while todo and len(out) < limit:
+            base = todo.pop()
+            short = base.qualname.rsplit(".", 1)[-1]
+            names = [short] + self._aliases_of(base)  # `KVConnectorBase = KVConnectorBase_V1`: subclasses name either
+            for rel, sub_name in [hit for name in names for hit in index.classes_naming_base(name)]:
+                mod = self.module(_module_of(rel))
+                if mod is None or sub_name not in mod.classes:
+                    continue
+                sub = Resolved("class", f"{mod.name}.{sub_name}", mod.path, mod.classes[sub_name].line, module=mod,
+                               cls=mod.classes[sub_name])
+                if sub.qualname in seen:
+                    continue
+                order, _, _ = self.mro(sub)
+                if any(c.qualname == base.qualname for c in order[1:]):
+                    seen.add(sub.qualname)
+                    out.append(sub)
+                    todo.append(sub)
+        self._subclasses[cls.qualname] = out
+        return out
+
+    def member_in_subclass(self, cls: Resolved, name: str) -> InSubclass | None:
+        for sub in self.subclasses(cls):
+            member = self.class_member(sub, name)  # the subclass's own body or another of its bases (a mixin's sibling)
+            if isinstance(member, Resolved):
+                return InSubclass(f"{cls.qualname}.{name}", sub.qualname, member.path, member.line)
+            if isinstance(member, External):  # nn.Module's API, a member set by computed name...
+                return InSubclass(f"{cls.qualname}.{name}", sub.qualname, sub.path, sub.line)
+        return None
+
+
+def _builtin_members(ext: str) -> frozenset[str]:
+    """Members of a builtin base (`dict` for TypedDict: a TypedDict is a dict at run time)."""
+    if RECORD_BASES.get(ext) == "typeddict":
+        ext = "builtins.dict"
+    value = getattr(builtins, ext.removeprefix("builtins."), None) if ext.startswith("builtins.") else None
+    return frozenset(dir(value)) if isinstance(value, type) else frozenset()
+
+
+def _module_of(rel: str) -> str:
+    parts = rel[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+_PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",
+                     "functools.cached_property", "cached_property", "overload", "typing.overload"}
+# third-party decorators known to hand back a function called as the original is
+_KEEPS_SIGNATURE = ("functools.", "contextlib.", "typing.", "typing_extensions.", "abc.", "torch.no_grad", "torch.inference_mode",
+                    "torch.enable_grad", "torch.compile", "torch.jit.", "torch._dynamo.", "torch.compiler.", "torch.library.",
+                    "torch.cuda.", "torch.autocast", "deprecated.", "builtins.", "warnings.", "dataclasses.", "lru_cache", "cache")
+
+
+def _reshapes(qualname: str) -> bool:
+    return not any(qualname == k.rstrip(".") or qualname.startswith(k) for k in _KEEPS_SIGNATURE)

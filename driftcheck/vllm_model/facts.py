@@ -1,0 +1,260 @@
+"""Facts: named questions about a vLLM tree that several rules (and their fixes and traceback signatures) share.
+
+A rule never imports another rule and a fix never imports another fix: what both need to know about vLLM lives
+here, under a name that says what it asks. Every answer is read from the target's code (bodies, defaults,
+docstrings, raise messages), never from its version number. Each docstring says what None means; where an
+answer depends on an anchor (a class path, an error text) the rule that asks checks the anchor is still there
+and reports `unknown` with the reason when it moved, instead of passing.
+
+Questions:
+  - block_hash_requirement(api): does `BlockPool.cache_full_blocks` need `request.block_hashes`, and how does it fail?
+  - prefix_caching_default(api) / prefix_caching_state(ctx): is prefix caching on by default / for this client?
+  - single_reply(api, executor): does `collective_rpc(..., unique_reply_rank=)` return one reply instead of a list?
+  - indexed_replies(file, call) / executor_of(ctx, call): where the client indexes such a reply, on which executor
+  - two_phase_state_error(api): where the model runner raises "sample_tokens() must be called", if it does
+  - has_sample_tokens(api): does any executor/worker/runner define `sample_tokens` (the two-phase protocol)?
+  - precondition_index(api) / engine_call_site(api, name): which "not ... yet" raises name an engine-core setup
+    step, and where vLLM's engine calls that step
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from driftcheck.vllm_model import bodies
+from driftcheck.vllm_model.resolved import Resolved
+
+# ------------------------------------------------------------------------------------------------ anchors
+BLOCK_POOL = "vllm.v1.core.block_pool.BlockPool"
+REQUEST = "vllm.v1.request.Request"
+CACHE_CONFIG = "vllm.config.CacheConfig"
+DEFAULT_EXECUTOR = "vllm.v1.executor.multiproc_executor.MultiprocExecutor"
+STATE_ERROR = "sample_tokens() must be called"
+
+
+# ------------------------------------------------------------------------------------ prefix caching, block hashes
+def block_hash_requirement(api) -> tuple[str, int, str] | None:
+    """(path, line, how) where BlockPool.cache_full_blocks needs request.block_hashes; how is "assert",
+    "assert-with-message", "index" or "none" (it does not need them). None: cache_full_blocks is not found."""
+    resolved, fn = bodies.method(api, BLOCK_POOL, "cache_full_blocks")
+    if fn is None:
+        return None
+    asserts = bodies.find_asserts(fn, "request.block_hashes", "len(")
+    if asserts:
+        a = asserts[0]
+        how = "assert" if a.msg is None else "assert-with-message"
+        return resolved.path, a.lineno, how
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and node.attr == "block_hashes" and isinstance(node.value, ast.Name) and node.value.id == "request":
+            # The hashes are indexed per new full block: an empty list ends in IndexError.
+            subscripts = [s for s in ast.walk(fn) if isinstance(s, ast.Subscript) and "block_hash" in ast.unparse(s.value)]
+            line = subscripts[-1].lineno if subscripts else node.lineno
+            return resolved.path, line, "index"
+    return "", 0, "none"
+
+
+def is_request_class(qualname: str) -> bool:
+    """A vLLM v1 `Request` class, wherever the target defines it (the anchor path, or a module it moved to)."""
+    return qualname == REQUEST or (qualname.startswith("vllm.v1.") and qualname.rsplit(".", 1)[-1] == "Request")
+
+
+def prefix_caching_default(api) -> "bodies.FieldDefault | None":
+    """CacheConfig.enable_prefix_caching's default in the target (None: no CacheConfig)."""
+    return bodies.constructor_default(api, CACHE_CONFIG, "enable_prefix_caching")
+
+
+def prefix_caching_state(ctx) -> tuple[str, object, str]:
+    """('on'|'off'|'maybe', the client's CacheConfig call or None, explanation): is prefix caching on for this client?"""
+    default = prefix_caching_default(ctx.api)
+    default_value = bodies.literal_src(default.value) if default and default.param else bodies.NOT_LITERAL
+    calls = [c for c in ctx.usage.calls if c.kind == "construct" and c.target.qualname.endswith(".CacheConfig")]
+    for call in calls:
+        kw = bodies.keyword(call.node, "enable_prefix_caching")
+        if kw is not None:
+            value = bodies.literal(kw.value)
+            if value is False:
+                return "off", call, "the client passes enable_prefix_caching=False"
+            if value is True:
+                return "on", call, "the client passes enable_prefix_caching=True"
+            return "maybe", call, f"the client passes enable_prefix_caching={ast.unparse(kw.value)}"
+        if call.shape.star_kwargs:
+            return "maybe", call, "the client passes **kwargs to CacheConfig"
+    where = "the client's CacheConfig(...) leaves" if calls else "the client builds no CacheConfig; the target's"
+    if default_value is True:
+        return "on", calls[0] if calls else None, f"{where} enable_prefix_caching at its default, True"
+    if default_value in (False, None):
+        return "off", calls[0] if calls else None, f"{where} enable_prefix_caching at its default, {default_value}"
+    return "maybe", calls[0] if calls else None, "the default of CacheConfig.enable_prefix_caching is not a literal"
+
+
+# ------------------------------------------------------------------------------------------ collective_rpc replies
+def single_reply(api, executor: str = DEFAULT_EXECUTOR) -> tuple[str, int] | None:
+    """Where the executor returns one reply for unique_reply_rank, or None if it returns a list."""
+    resolved, fn = bodies.method(api, executor, "collective_rpc")
+    if fn is None:
+        return None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.IfExp) and isinstance(node.body, ast.Subscript):
+            index = bodies.literal(node.body.slice)
+            if index == 0 and ("rank" in ast.unparse(node.test)):
+                return resolved.path, node.lineno
+    doc = ast.get_docstring(fn) or ""
+    if "single result" in doc and "unique_reply_rank" in doc:
+        return resolved.path, fn.body[0].lineno
+    return None
+
+
+def indexed_replies(file, call: ast.Call) -> list[ast.Subscript]:
+    """`collective_rpc(...)[i]`, or `r = collective_rpc(...); ... r[i]` in the same function."""
+    tree = file.tree
+    out: list[ast.Subscript] = []
+    fn = bodies.enclosing_function(tree, call) or tree
+    names: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and node.value is call:
+            out.append(node)
+        if isinstance(node, ast.Assign) and node.value is call:
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names:
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                out.append(node)
+    return out
+
+
+def executor_of(ctx, call: ast.Call) -> str:
+    """The executor class a client's collective_rpc call resolves to (the default executor when untyped)."""
+    for use in ctx.usage.calls:
+        if use.node is call and use.target.owner is not None:
+            return use.target.owner.qualname
+    return DEFAULT_EXECUTOR
+
+
+def executor_found(api, executor: str) -> bool:
+    return isinstance(api.resolve(executor), Resolved)
+
+
+# ----------------------------------------------------------------------------------------- two-phase execution
+def two_phase_state_error(api) -> tuple[str, int] | None:
+    """Where the model runner raises "sample_tokens() must be called ...", or None when no such text exists."""
+    return bodies.find_text(api, STATE_ERROR, prefer="worker/gpu_model_runner")
+
+
+def has_sample_tokens(api) -> tuple[str, int] | None:
+    """Where the target defines a `sample_tokens` method (executor, worker or runner), or None."""
+    index = bodies.text_index_for(api)
+    for rel in sorted(index.files_mentioning("def sample_tokens")):
+        data = index.blob(rel)
+        pos = data.find(b"def sample_tokens")
+        return rel, data.count(b"\n", 0, pos) + 1
+    return None
+
+
+# ------------------------------------------------------------------------------------------ engine-core setup
+NOT_YET = re.compile(r"\b(?:not|never)\b[^.]{0,60}?\b(?:yet|initiali[sz]ed|resolved|set up|been called)\b", re.I)
+NAMED = re.compile(r"[(`']([a-z_][a-z0-9_]{3,})(?:\(\))?[)`']")
+
+
+NOT_YET_BYTES = re.compile(rb"\b(?:not|never)\b[^\n]{0,60}?\b(?:yet|initiali[sz]ed|resolved|set up|been called)\b", re.I)
+
+
+def precondition_index(api) -> dict[str, list[tuple[str, int, str, str]]]:
+    """function name -> [(path, raise line, message, setup name)] for every "not ... yet" raise in the target.
+
+    Text only (one byte-regex pass over the tree, no parsing), computed once per tree and kept with its text index."""
+    index = bodies.text_index_for(api)
+    return index.remember("engine_setup_precondition:v2", lambda: _scan_preconditions(index))
+
+
+def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
+    out: dict[str, list] = {}
+    for rel, data in index.blobs().items():
+        if b"raise" not in data or not NOT_YET_BYTES.search(data):
+            continue
+        text = data.decode("utf-8", errors="replace")
+        lines = text.splitlines()
+        for m in NOT_YET.finditer(text):
+            hit = _raise_around(lines, text.count("\n", 0, m.start()))
+            if hit is None:
+                continue
+            raise_line, message = hit
+            function = _enclosing_def(lines, raise_line)
+            if function is None:
+                continue
+            # names in the message's own words, not inside an f-string's `{...}` (`{', '.join(unsupported)}`)
+            for setup in NAMED.findall(re.sub(r"\{[^{}]*\}", "", message)):
+                entry = (rel, raise_line + 1, message, setup)
+                if entry not in out.setdefault(function, []):
+                    out[function].append(entry)
+    return out
+
+
+_STRING = re.compile(r"""[rbuf]*(["'])(.*?)(?<!\\)\1""")
+
+
+def _raise_around(lines: list[str], index: int) -> tuple[int, str] | None:
+    """(0-based line of the `raise`, its message's string pieces) when line `index` is inside a raise's message."""
+    for back in range(index, max(index - 8, -1), -1):
+        stripped = lines[back].lstrip()
+        if stripped.startswith("raise "):
+            indent = len(lines[back]) - len(stripped)
+            pieces = []
+            for i in range(back, min(back + 12, len(lines))):
+                line = lines[i]
+                if i > back and (not line.strip() or len(line) - len(line.lstrip()) <= indent):
+                    break
+                pieces += [m.group(2) for m in _STRING.finditer(line)]
+            message = "".join(pieces)
+            return (back, message) if NOT_YET.search(message) else None
+        if back < index and (not stripped or stripped.startswith(("def ", "class ", "if ", "return "))):
+            return None
+    return None
+
+
+def _enclosing_def(lines: list[str], index: int) -> str | None:
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    for back in range(index - 1, -1, -1):
+        line = lines[back]
+        m = re.match(r"(\s*)(?:async\s+)?def\s+(\w+)", line)
+        if m and len(m.group(1)) < indent:
+            return m.group(2)
+    return None
+
+
+def engine_call_site(api, name: str) -> tuple[str, int] | None:
+    """Where vLLM's own code (its engine first) calls `name(...)`: the recipe a hand-built engine must copy."""
+    index = bodies.text_index_for(api)
+    needle = f"{name}(".encode()
+    for rel in sorted(index.files_mentioning(name), key=lambda r: ("/engine/" not in r, r)):
+        data = index.blob(rel)
+        for m in re.finditer(re.escape(needle), data):
+            line_start = data.rfind(b"\n", 0, m.start()) + 1
+            if data[line_start:m.start()].strip().startswith((b"def ", b"async def ")):
+                continue
+            return rel, data.count(b"\n", 0, m.start()) + 1
+    return None
+
+
+def setup_assigns(api, name: str) -> set[str]:
+    """The attributes vLLM's setup function `name` assigns (`resolve_kv_cache_layout` sets
+    `cache_config.kv_cache_layout`): a client that assigns one of them itself may have done the setup."""
+    index = bodies.text_index_for(api)
+
+    def compute():
+        out: set[str] = set()
+        for rel in index.files_mentioning(name):
+            data = index.blob(rel)
+            if f"def {name}(".encode() not in data:
+                continue
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError):
+                continue
+            for fn in ast.walk(tree):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == name:
+                    out |= {t.attr for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)}
+        return sorted(out)
+
+    return set(index.remember(f"setup-assigns:v1:{name}", compute))

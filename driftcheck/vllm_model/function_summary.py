@@ -1,0 +1,120 @@
+"""One function summarised: its signature, decorators, what it returns and builds, the attributes it sets
+on its first parameter.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+
+from driftcheck.astnodes import dotted_name
+from driftcheck.vllm_model.module_summary import FunctionInfo
+from driftcheck.vllm_model.signatures import signature_from_args
+
+
+def decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    return dotted_name(node) or ast.unparse(node)
+
+
+def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool = True) -> FunctionInfo:
+    wraps = False
+    for sub in ast.walk(node) if scan_calls else ():
+        if isinstance(sub, ast.Call):
+            name = dotted_name(sub.func) or ""
+            if name.split(".")[-1] == "dataclass":
+                wraps = True
+                break
+    return FunctionInfo(
+        name=node.name,
+        line=node.lineno,
+        end_line=getattr(node, "end_lineno", node.lineno) or node.lineno,
+        signature=signature_from_args(node.args, path, node.lineno),
+        decorators=[decorator_name(d) for d in node.decorator_list],
+        returns=ast.unparse(node.returns) if node.returns is not None else None,
+        wraps_dataclass=wraps,
+        decorator_sets=_decorator_sets(node),
+        hands_back=_hands_back(node),
+        returns_built=_returns_built(node),
+    )
+
+
+def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    local: dict[str, str] = {}
+    built: list[str] = []
+    for stmt in walk_statements(fn):
+        if isinstance(stmt, ast.ImportFrom):
+            for a in stmt.names:
+                local[a.asname or a.name] = f"{'.' * stmt.level}{stmt.module or ''}:{a.name}"
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
+            name = dotted_name(stmt.value.func)
+            if name and name.rsplit(".", 1)[-1][:1].isupper():  # a class, by the naming convention vLLM keeps
+                built.append(name)
+    return list(dict.fromkeys(local.get(b, b) for b in built))  # in the order the returns come
+
+
+def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args}
+    out = []
+    for stmt in walk_statements(fn):
+        call = stmt.value if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) else None
+        # `return other(fn)` or `return other(...)(fn)`: the function handed to something else
+        if call is not None and any(isinstance(a, ast.Name) and a.id in params for a in call.args):
+            name = dotted_name(call.func.func if isinstance(call.func, ast.Call) else call.func)
+            if name:
+                out.append(name)
+    return sorted(set(out))
+
+
+def _decorator_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """What `fn`, used as a decorator, sets on what it decorates: on the first parameter of a wrapper it
+    defines, or on its own first parameter when it returns it (a class decorator)."""
+    sets: list[str] = []
+    returns_first = False
+    params = fn.args.posonlyargs + fn.args.args
+    for stmt in walk_statements(fn):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt is not fn:
+            sets += _first_param_sets(stmt)
+        elif isinstance(stmt, ast.Return) and params and isinstance(stmt.value, ast.Name) and stmt.value.id == params[0].arg:
+            returns_first = True
+    if returns_first:
+        sets += _first_param_sets(fn)
+    return sorted(set(sets))
+
+
+def _first_param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    params = fn.args.posonlyargs + fn.args.args
+    if not params:
+        return []
+    first = params[0].arg
+    return [t.attr for stmt in walk_statements(fn) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for t in attr_targets(target)
+            if isinstance(t.value, ast.Name) and t.value.id == first]
+
+
+_STATEMENT_FIELDS = ("items", "body", "handlers", "orelse", "finalbody", "cases")  # in each node type's _fields order
+
+
+def walk_statements(fn: ast.AST):
+    """ast.walk restricted to statements (and except handlers, match cases, with-items), in the same
+    breadth-first order: the nodes an assignment to `self.x` can be, without visiting expressions."""
+    todo = deque([fn])
+    while todo:
+        node = todo.popleft()
+        yield node
+        for name in _STATEMENT_FIELDS:
+            children = getattr(node, name, None)
+            if children and type(children) is list:
+                todo.extend(children)
+
+
+def attr_targets(target: ast.expr) -> list[ast.Attribute]:
+    if isinstance(target, ast.Attribute):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        out: list[ast.Attribute] = []
+        for elt in target.elts:
+            out.extend(attr_targets(elt.value if isinstance(elt, ast.Starred) else elt))
+        return out
+    return []

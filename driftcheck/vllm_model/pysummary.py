@@ -1,0 +1,261 @@
+"""One module's AST summarised into plain data (module_summary.py), without importing it: the bindings
+of its top level (imports, assignments, `__all__`, `TYPE_CHECKING` and try/except blocks), its classes
+(class_summary.py) and functions (function_summary.py), a module `__getattr__`'s name map; relative
+imports resolved. Summaries are cached by content hash (`SCHEMA`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from driftcheck.astnodes import dotted_name
+from driftcheck.vllm_model.class_summary import assigned_names, summarise_class
+from driftcheck.vllm_model.function_summary import summarise_function
+from driftcheck.vllm_model.module_summary import Binding, GetattrInfo, ModuleInfo
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    name = dotted_name(test)
+    return name in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    """`from ..x import y` inside `module` -> absolute dotted module name."""
+    if level == 0:
+        return target or ""
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    base = ".".join(parts)
+    if target:
+        return f"{base}.{target}" if base else target
+    return base
+
+
+# Cheap source-text tests that let a summary skip whole-AST walks that cannot find anything:
+# no `dataclass(` call anywhere -> no function wraps dataclass(); no `setattr` -> statements suffice.
+_DATACLASS_CALL = re.compile(r"dataclass\s*\(")
+
+
+class _Summariser:
+    def __init__(self, info: ModuleInfo, scan_calls: bool = True, scan_setattr: bool = True):
+        self.info = info
+        self.scan_calls = scan_calls
+        self.scan_setattr = scan_setattr
+
+    def run(self, tree: ast.Module) -> None:
+        self._block(tree.body, type_only=False)
+
+    def _bind(self, name: str, binding: Binding) -> None:
+        existing = self.info.bindings.get(name)
+        # A runtime binding beats one that exists only for type checkers.
+        if existing is not None and not existing.type_only and binding.type_only:
+            return
+        self.info.bindings[name] = binding
+
+    def _block(self, body: list[ast.stmt], type_only: bool) -> None:
+        info = self.info
+        for node in body:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self._bind(alias.asname, Binding("module-import", node.lineno, alias.name, type_only))
+                    else:
+                        top = alias.name.split(".")[0]
+                        self._bind(top, Binding("module-import", node.lineno, top, type_only))
+            elif isinstance(node, ast.ImportFrom):
+                module = resolve_relative(info.name, info.is_package, node.level, node.module)
+                for alias in node.names:
+                    if alias.name == "*":
+                        if not type_only:
+                            info.star_imports.append(module)
+                        continue
+                    self._bind(alias.asname or alias.name, Binding("import", node.lineno, f"{module}.{alias.name}", type_only))
+            elif isinstance(node, ast.ClassDef):
+                info.classes[node.name] = summarise_class(node, info.path, scan_calls=self.scan_calls,
+                                                          scan_setattr=self.scan_setattr)
+                self._bind(node.name, Binding("class", node.lineno, type_only=type_only))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                fn = summarise_function(node, info.path, scan_calls=self.scan_calls)
+                if node.name == "__getattr__":
+                    info.getattr = _summarise_getattr(node, info)
+                if "overload" in fn.decorators or "typing.overload" in fn.decorators:
+                    if node.name in info.functions:
+                        continue
+                info.functions[node.name] = fn
+                self._bind(node.name, Binding("function", node.lineno, type_only=type_only))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                self._assignment(node, type_only)
+            elif isinstance(node, ast.If):
+                if _is_type_checking(node.test):
+                    self._block(node.body, type_only=True)
+                    self._block(node.orelse, type_only=type_only)
+                else:
+                    self._block(node.body, type_only)
+                    self._block(node.orelse, type_only)
+            elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+                before = dict(self.info.bindings)
+                self._block(node.body, type_only)
+                normal = {k: v for k, v in self.info.bindings.items() if before.get(k) is not v}
+                for handler in node.handlers:
+                    self._block(handler.body, type_only)
+                # `try: from opentelemetry.trace import Tracer / except ImportError: class Tracer: ...`: the
+                # handler's definition is a fallback; the try body's binding is what a normal install has.
+                for name, binding in normal.items():
+                    handler_binding = self.info.bindings.get(name)
+                    if handler_binding is not binding and handler_binding is not None:
+                        binding.fallback = handler_binding
+                    elif handler_binding is None or handler_binding is binding:
+                        binding.optional = bool(node.handlers)
+                    self.info.bindings[name] = binding
+                self._block(node.orelse, type_only)
+                self._block(node.finalbody, type_only)
+            elif isinstance(node, ast.With):
+                self._block(node.body, type_only)
+
+    def _assignment(self, node: ast.stmt, type_only: bool) -> None:
+        info = self.info
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        else:  # AugAssign: `__all__ += [...]`
+            if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+                names = _string_list(node.value)
+                if names is not None:
+                    info.all_names = (info.all_names or []) + names
+            return
+        for target in targets:
+            for name_node in assigned_names(target):
+                name = name_node.id
+                if name == "__all__":
+                    names = _string_list(value) if value is not None else None
+                    if names is not None:
+                        info.all_names = names
+                    continue
+                kind, expr = "assign", ""
+                if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name):
+                    kind, expr = "alias", dotted_name(value) or ""
+                if isinstance(value, ast.Dict) and isinstance(target, ast.Name):
+                    mapping = _string_dict(value)
+                    if mapping is not None:
+                        info.dicts[name] = mapping
+                self._bind(name, Binding(kind, node.lineno, expr, type_only))
+
+
+def _string_list(node: ast.expr) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple)):
+        out = []
+        for elt in node.elts:
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                out.append(elt.value)
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _string_list(node.left), _string_list(node.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def _string_dict(node: ast.Dict) -> dict[str, str] | None:
+    out: dict[str, str] = {}
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            out[key.value] = value.value
+        elif isinstance(value, ast.Tuple) and value.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+        ):
+            out[key.value] = ":".join(e.value for e in value.elts)  # ("module", "attr") lazy maps
+        else:
+            out[key.value] = ""
+    return out
+
+
+def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleInfo) -> GetattrInfo:
+    """Read the lazy-import / deprecated-alias maps served by a module `__getattr__`."""
+    result = GetattrInfo(line=fn.lineno)
+    param = fn.args.args[0].arg if fn.args.args else "name"
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Compare) and isinstance(sub.left, ast.Name) and sub.left.id == param:
+            for op, right in zip(sub.ops, sub.comparators):
+                if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+                    result.names.setdefault(right.value, None)
+                elif isinstance(op, ast.In) and isinstance(right, ast.Name):
+                    result.names.update({k: ("map:" + v) if v else None for k, v in info.dicts.get(right.id, {}).items()})
+                    result.names.setdefault(f"@dict:{right.id}", None)
+                elif isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                    for elt in right.elts:
+                        if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                            result.names.setdefault(elt.value, None)
+        if isinstance(sub, ast.Call) and (dotted_name(sub.func) or "").endswith("warn"):
+            result.deprecated = True
+    # `if name == "x": from m import x; return x` -> x comes from m.
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.If) and isinstance(sub.test, ast.Compare):
+            right = sub.test.comparators[0] if sub.test.comparators else None
+            if isinstance(right, ast.Constant) and isinstance(right.value, str):
+                for inner in ast.walk(ast.Module(body=sub.body, type_ignores=[])):
+                    if isinstance(inner, ast.ImportFrom):
+                        module = resolve_relative(info.name, info.is_package, inner.level, inner.module)
+                        for alias in inner.names:
+                            if (alias.asname or alias.name) == right.value or alias.name == right.value:
+                                result.names[right.value] = f"{module}.{alias.name}"
+    result.names = {k: v for k, v in result.names.items() if not k.startswith("@dict:")}
+    last = fn.body[-1] if fn.body else None
+    result.closed = _always_raises(last)
+    # `elif name in globals()` means "anything defined here"; it does not open the module further.
+    return result
+
+
+def _always_raises(stmt: ast.stmt | None) -> bool:
+    if stmt is None:
+        return False
+    if isinstance(stmt, ast.Raise):
+        return True
+    if isinstance(stmt, ast.If):
+        return bool(stmt.orelse) and _always_raises(stmt.orelse[-1])
+    return False
+
+
+def summarise_source(name: str, path: str, is_package: bool, source: str) -> ModuleInfo:
+    info = ModuleInfo(name=name, path=path, is_package=is_package, lines=source.count("\n") + 1)
+    try:
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        line = getattr(exc, "lineno", None)
+        info.syntax_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}" + (f" (line {line})" if line else "")
+        return info
+    _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None,
+                scan_setattr="setattr" in source or "register_" in source or "add_module" in source).run(tree)
+    if "globals()" in source:
+        info.dynamic_globals = _hands_out_globals(tree)
+    if any(c.dynamic_names for c in info.classes.values()):
+        info.identifier_strings = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                                          and isinstance(n.value, str) and n.value.isidentifier()})
+    return info
+
+
+def _hands_out_globals(tree: ast.Module) -> bool:
+    """`globals()` passed to a call or written through: the module's names are made at import time."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if any(_is_globals_call(a) for a in node.args) or any(_is_globals_call(k.value) for k in node.keywords):
+                return True
+            if isinstance(node.func, ast.Attribute) and _is_globals_call(node.func.value) and node.func.attr in ("update", "setdefault", "__setitem__"):
+                return True
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Subscript) and _is_globals_call(t.value) for t in targets):
+                return True
+            if isinstance(node, ast.Assign) and _is_globals_call(node.value):
+                return True  # `_globals = globals()`, then handed to a builder
+    return False
+
+
+def _is_globals_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" and not node.args

@@ -1,0 +1,64 @@
+"""What a question to the vLLM model answers: a definition found (`Resolved`), one that is not there
+(`Missing`, with where we looked and the names close to it), one that cannot be known (`Unknown`),
+a name outside the target (`External`), a member only a subclass defines (`InSubclass`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from driftcheck.vllm_model.module_summary import ClassInfo, FunctionInfo, ModuleInfo
+
+
+@dataclass
+class Resolved:
+    kind: str  # module | class | function | method | attribute | value
+    qualname: str
+    path: str
+    line: int
+    module: ModuleInfo | None = None
+    cls: ClassInfo | None = None
+    func: FunctionInfo | None = None
+    owner: "Resolved | None" = None  # the class a method/attribute was found on
+    type_only: bool = False
+    deprecated: bool = False
+    type_expr: str | None = None  # attribute annotation or inferred constructor
+
+
+@dataclass
+class Missing:
+    qualname: str
+    reason: str
+    path: str = ""  # where we looked (module or class file)
+    line: int = 0
+    near: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unknown:
+    qualname: str
+    reason: str
+
+
+@dataclass
+class InSubclass:
+    """Missing on the declared class, but defined by a subclass in the tree: the object may be one of those."""
+
+    qualname: str
+    subclass: str  # the subclass that defines it (dotted)
+    path: str  # where
+    line: int
+
+
+@dataclass
+class External:
+    qualname: str
+
+
+Result = Resolved | Missing | Unknown | External | InSubclass
+
+
+def close_matches(name: str, candidates: list[str]) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)

@@ -1,0 +1,271 @@
+"""The flags of a release's `vllm serve` parser, followed from the code that builds it: the `serve`
+subcommand's `subparser_init` (and the `__main__` block of `vllm.entrypoints.openai.api_server`), through
+every function and `X.add_cli_args(parser)` it hands the parser to, collecting `add_argument` calls. A flag
+spelled as a literal is taken as is; `f"--{key.replace('_', '-')}"` in a loop over `get_kwargs(cls)` stands
+for every dataclass field of that class; a flag taken from a `for` loop over literal tuples is read from
+the tuples. Any other computed flag makes the set incomplete (`Parser.complete`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.pysummary import resolve_relative
+from driftcheck.vllm_model.resolved import Resolved
+
+
+MAX_FOLLOW = 8  # call depth from the entry point: make_arg_parser -> add_cli_args -> super() ...
+
+
+@dataclass
+class Parser:
+    entry: str  # "serve" | "api_server"
+    path: str  # where the parser is built (the function or block followed first)
+    line: int
+    flags: dict[str, tuple[str, int]] = field(default_factory=dict)  # "--flag" -> (path, line)
+    negatable: list[str] = field(default_factory=list)  # flags argparse also accepts as --no-<flag>
+    incomplete: list[str] = field(default_factory=list)  # why the flag set may miss some ("path:line: ...")
+    underscores: bool = False  # the parser reads --a_b as --a-b (FlexibleArgumentParser)
+
+    @property
+    def complete(self) -> bool:
+        return not self.incomplete
+
+
+def config_fields(api: ApiIndex, cls: Resolved):
+    """Dataclass fields along the MRO (init fields only), most derived last wins."""
+    order, _open, _ext = api.mro(cls)
+    out: dict[str, object] = {}
+    for c in reversed(order):
+        for f in c.cls.fields:
+            if f.is_classvar or not f.init or f.name.startswith("_"):
+                continue
+            out[f.name] = f
+    return list(out.values())
+
+
+def is_bool(annotation: str | None) -> bool:
+    text = (annotation or "").replace(" ", "")
+    return bool(re.search(r"(^|[\[|,(])bool($|[\]|,)])", text)) and not re.search(r"(^|[\[|,])str($|[\]|,])", text)
+
+
+def entry_points(api: ApiIndex) -> dict:
+    """entry -> (module info, node whose body builds the parser)."""
+    out = {}
+    index = text_index_for(api)
+    for rel in index.files_mentioning("subparser_init"):
+        if not rel.startswith("vllm/entrypoints/cli/"):
+            continue
+        tree = api.parse(rel)
+        mod = api.module(rel[:-3].replace("/", ".").removesuffix(".__init__"))
+        if tree is None or mod is None:
+            continue
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            names = [s for s in cls.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "name" for t in s.targets)]
+            if not any(isinstance(s.value, ast.Constant) and s.value.value == "serve" for s in names):
+                continue
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "subparser_init":
+                    out["serve"] = (mod, fn)
+    api_server = api.module("vllm.entrypoints.openai.api_server")
+    tree = api.parse(api_server.path) if api_server is not None and not api_server.path.endswith("/") else None
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            out["api_server"] = (api_server, node)
+    return out
+
+
+def reads_underscores(api: ApiIndex) -> bool:
+    """FlexibleArgumentParser turns `--a_b` into `--a-b` before argparse sees it."""
+    r = api.resolve("vllm.utils.argparse_utils.FlexibleArgumentParser")
+    if not isinstance(r, Resolved):
+        r = api.resolve("vllm.utils.FlexibleArgumentParser")
+    if not isinstance(r, Resolved) or r.kind != "class":
+        return False
+    node = api.class_node(r)
+    return node is not None and bool(re.search(r"""replace\(\s*["']_["']\s*,\s*["']-["']\s*\)""", ast.unparse(node)))
+
+
+def bools_negatable(api: ApiIndex) -> bool:
+    """The release's get_kwargs helper gives bool fields BooleanOptionalAction (--x and --no-x)."""
+    mod = api.module("vllm.engine.arg_utils")
+    if mod is None or mod.path.endswith("/"):
+        return False
+    tree = api.parse(mod.path)
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.FunctionDef) and node.name in ("get_kwargs", "_compute_kwargs") and \
+                "BooleanOptionalAction" in ast.unparse(node):
+            return True
+    return False
+
+
+class FlagCollector:
+    def __init__(self, api: ApiIndex, parser: Parser, bool_action: bool):
+        self.api = api
+        self.parser = parser
+        self.bool_action = bool_action
+        self.seen: set[tuple[str, int, str]] = set()
+
+    def note(self, path: str, node: ast.AST, why: str) -> None:
+        self.parser.incomplete.append(f"{path}:{getattr(node, 'lineno', 0)}: {why}")
+
+    def follow_body(self, mod, node: ast.AST, cls: Resolved | None, depth: int) -> None:
+        key = (mod.path, node.lineno, cls.qualname if cls else "")
+        if key in self.seen or depth > MAX_FOLLOW:
+            return
+        self.seen.add(key)
+        kwargs_of = self._kwargs_classes(mod, node)
+        loops = self._loop_values(node)
+        local = _local_imports(mod, node)
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "add_argument":
+                self._add_argument(mod, call, cls, kwargs_of, loops)
+            elif _hands_parser(call) or (depth == 0 and isinstance(node, ast.If)):
+                # a `__main__` block: every call may build the parser (`from ...entry import main; main()`)
+                self._follow_call(mod, call, cls, depth, local)
+
+    def _add_argument(self, mod, call: ast.Call, cls, kwargs_of: dict, loops: dict) -> None:
+        flags: list[str] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                flags.append(arg.value)
+            elif isinstance(arg, ast.JoinedStr) and ast.unparse(arg).startswith(("f'--{", 'f"--{')):
+                # `f"--{key.replace('_', '-')}"` over get_kwargs(cls): every field of the class
+                owner = self._loop_class(mod, call, cls, kwargs_of)
+                if owner is None:
+                    self.note(mod.path, call, f"a computed flag {ast.unparse(arg)} over a class driftcheck cannot name")
+                    continue
+                for f in config_fields(self.api, owner):
+                    flag = "--" + f.name.replace("_", "-")
+                    self.parser.flags.setdefault(flag, (owner.path, f.line))
+                    if self.bool_action and is_bool(f.annotation):
+                        self.parser.negatable.append(flag)
+            elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and arg.value.id in ("extra_flags", "args"):
+                continue  # short aliases popped from the kwargs ("flags"), or a wrapper's own *args
+            elif isinstance(arg, ast.Name) and arg.id in loops:
+                flags.extend(loops[arg.id])
+            else:
+                self.note(mod.path, call, f"a computed flag {ast.unparse(arg)}")
+        dashed = [f for f in flags if f.startswith("-")]
+        if not dashed:
+            return
+        negatable = any(k.arg == "action" and "BooleanOptionalAction" in ast.unparse(k.value) for k in call.keywords)
+        spread = [k.value for k in call.keywords if k.arg is None]
+        spread += [v for d in spread if isinstance(d, ast.Dict) for key, v in zip(d.keys, d.values) if key is None]
+        for value in spread:  # **model_kwargs["x"], or **{**model_kwargs["x"], "default": None}
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):
+                owner = kwargs_of.get(value.value.id)
+                name = value.slice.value if isinstance(value.slice, ast.Constant) else None
+                if owner is not None and isinstance(name, str) and self.bool_action:
+                    f = next((f for f in config_fields(self.api, owner) if f.name == name), None)
+                    negatable = negatable or (f is not None and is_bool(f.annotation))
+        for flag in dashed:
+            self.parser.flags.setdefault(flag, (mod.path, call.lineno))
+            if negatable and flag.startswith("--"):
+                self.parser.negatable.append(flag)
+
+    def _kwargs_classes(self, mod, node) -> dict:
+        """`model_kwargs = get_kwargs(ModelConfig)` -> {"model_kwargs": ModelConfig}."""
+        out = {}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and \
+                    isinstance(sub.value, ast.Call) and isinstance(sub.value.func, ast.Name) and \
+                    sub.value.func.id in ("get_kwargs", "_compute_kwargs") and sub.value.args:
+                target = self._class_expr(mod, sub.value.args[0], None)
+                if target is not None:
+                    out[sub.targets[0].id] = target
+        return out
+
+    def _loop_values(self, node) -> dict:
+        """`for arg, type in [("--a", str), ...]:` -> {"arg": ["--a", ...]}."""
+        out: dict[str, list[str]] = {}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.For) and isinstance(sub.iter, (ast.List, ast.Tuple)):
+                names = [sub.target] if isinstance(sub.target, ast.Name) else \
+                    list(sub.target.elts) if isinstance(sub.target, ast.Tuple) else []
+                for i, name in enumerate(names):
+                    if not isinstance(name, ast.Name):
+                        continue
+                    values = []
+                    for item in sub.iter.elts:
+                        value = item.elts[i] if isinstance(item, ast.Tuple) and len(item.elts) > i and \
+                            isinstance(sub.target, ast.Tuple) else item
+                        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                            values.append(value.value)
+                    if values and len(values) == len(sub.iter.elts):
+                        out[name.id] = values
+        return out
+
+    def _loop_class(self, mod, call, cls, kwargs_of: dict):
+        """The class whose get_kwargs the loop around `call` iterates."""
+        for owner in kwargs_of.values():
+            return owner
+        return cls
+
+    def _class_expr(self, mod, expr: ast.expr, cls) -> Resolved | None:
+        if isinstance(expr, ast.Name) and expr.id == "cls":
+            return cls
+        try:
+            dotted = ast.unparse(expr)
+        except Exception:
+            return None
+        r = self.api.resolve_in_scope(mod, dotted)
+        return r if isinstance(r, Resolved) and r.kind == "class" else None
+
+    def _follow_call(self, mod, call: ast.Call, cls, depth: int, local: dict) -> None:
+        func = call.func
+        target: Resolved | None = None
+        owner = cls
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super" and cls is not None:
+                order, _o, _e = self.api.mro(cls)
+                for c in order[1:]:
+                    if func.attr in c.cls.methods:
+                        target = self.api.class_member(c, func.attr)
+                        break
+            else:
+                klass = self._class_expr(mod, base, cls)
+                if klass is not None:
+                    owner = klass
+                    r = self.api.class_member(klass, func.attr)
+                    target = r if isinstance(r, Resolved) else None
+        elif isinstance(func, ast.Name):
+            r = self.api.resolve(local[func.id]) if func.id in local else self.api.resolve_in_scope(mod, func.id)
+            target = r if isinstance(r, Resolved) else None
+        if target is None or target.kind not in ("function", "method") or target.module is None:
+            return
+        if not target.qualname.startswith("vllm."):
+            return
+        node = self.api.function_node(target)
+        if node is not None:
+            self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1)
+
+
+def _local_imports(mod, node: ast.AST) -> dict[str, str]:
+    """`from vllm.x import main` (or `from ..x import main`) inside a function or block: name -> dotted."""
+    out = {}
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.ImportFrom):
+            continue
+        if sub.level and sub.level > len(mod.name.split(".")) - (0 if mod.is_package else 1):
+            continue  # above the top package
+        base = resolve_relative(mod.name, mod.is_package, sub.level, sub.module)
+        for alias in sub.names:
+            out[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return out
+
+
+def _hands_parser(call: ast.Call) -> bool:
+    """A call that is given the parser (or a subparser): `make_arg_parser(parser)`, `X.add_cli_args(parser)`."""
+    for arg in list(call.args) + [k.value for k in call.keywords]:
+        if isinstance(arg, ast.Name) and "parser" in arg.id:
+            return True
+    return False

@@ -1,0 +1,226 @@
+"""Fast whole-tree text queries, for the few questions that need every file of a vLLM release.
+
+Parsing all ~1,300-2,600 files of a release takes seconds; these questions ("which classes define
+a method named X?", "where is a top-level `X` defined now?") are answered with byte regexes over
+the files that contain the name at all, and a light line scanner for class membership. Results are
+kept per tree for the life of the process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from driftcheck.errors import SourceError
+from driftcheck.sources.sources import SourceTree
+from driftcheck.storage.datacodec import Codec, CodecError
+from driftcheck.vllm_model.class_scanner import ClassMembers, classes_by_line, classes_fast, odd_line_breaks
+
+
+_CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
+
+
+class TextIndex:
+    """Whole-tree text queries over one vLLM tree. For an immutable tree (a wheel or fetched sources zip) the
+    answers are kept on disk between runs (`store`), so a warm scan reads only the few files it needs."""
+
+    STORE_FORMAT = 2  # 2: JSON (1 was a pickle, which a crafted cache file could use to run code)
+
+    def __init__(self, tree: SourceTree, package: str = "vllm", store: Path | None = None):
+        self.tree = tree
+        self.package = package
+        self._blobs: dict[str, bytes] | None = None
+        self._single: dict[str, bytes] = {}
+        self._classes: dict[str, list[ClassMembers]] = {}
+        self._mentions: dict[str, list[str]] = {}
+        self.extra: dict[str, object] = {}  # other per-tree answers probes keep here (plain data: see encode_plain)
+        # The store is JSON whatever name the caller gave it (older versions wrote pickles as *.pkl, never read now).
+        self.store = store.with_suffix(".json") if store is not None else None
+        self.dirty = False
+        if store is not None:
+            self._load()
+
+    def _load(self) -> None:
+        stored = self._read()
+        if stored is not None:
+            self._classes, self._mentions, self.extra = stored
+
+    def _read(self):
+        """(classes, mentions, extra) from the store, or None when it is absent, damaged or foreign."""
+        try:
+            with open(self.store, "rb") as fh:
+                doc = json.loads(fh.read())
+        except (OSError, ValueError, RecursionError):  # absent, corrupt or not JSON: start empty
+            return None
+        try:
+            if not (isinstance(doc, dict) and doc.get("format") == self.STORE_FORMAT and doc.get("layout") == _codec().layout):
+                raise CodecError("another format")
+            stored = _codec().decode(doc["index"])
+            extra = decode_plain(doc["extra"])
+            if type(extra) is not dict:
+                raise CodecError("extra is not an object")
+        except (CodecError, KeyError, RecursionError):
+            return None  # a foreign or damaged store is ignored and rewritten by the next save
+        return stored.classes, stored.mentions, extra
+
+    def save(self) -> None:
+        if self.store is None or not self.dirty:
+            return
+        from driftcheck.storage.safe_write import write_bytes
+
+        # Another scan of this tree may have saved answers since ours were loaded: keep them too.
+        disk = self._read()
+        if disk is not None:
+            self._classes = {**disk[0], **self._classes}
+            self._mentions = {**disk[1], **self._mentions}
+            self.extra = {**disk[2], **self.extra}
+        extra = {}
+        for key, value in self.extra.items():
+            try:
+                extra[key] = encode_plain(value)
+            except CodecError:
+                continue  # an answer that is not plain data stays in memory for this process only
+        doc = {"format": self.STORE_FORMAT, "layout": _codec().layout,
+               "index": _codec().encode(_Stored(self._classes, self._mentions)), "extra": extra}
+        try:
+            write_bytes(self.store, json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), durable=False)
+            self.dirty = False
+        except OSError:
+            self.store = None  # read-only or full cache: keep answering from memory
+
+    def blobs(self) -> dict[str, bytes]:
+        if self._blobs is None:
+            blobs: dict[str, bytes] = {}
+            for rel in self.tree.iter_files(self.package):
+                try:
+                    blobs[rel] = self.tree.read_bytes(rel)
+                except SourceError:
+                    continue
+            self._blobs = blobs
+        return self._blobs
+
+    def blob(self, rel: str) -> bytes:
+        """One file's bytes, without reading the whole tree when it was not read yet."""
+        if self._blobs is not None:
+            return self._blobs.get(rel, b"")
+        if rel not in self._single:
+            try:
+                self._single[rel] = self.tree.read_bytes(rel)
+            except SourceError:
+                self._single[rel] = b""
+        return self._single[rel]
+
+    def files_mentioning(self, name: str) -> list[str]:
+        if name not in self._mentions:
+            needle = name.encode()
+            self._mentions[name] = [rel for rel, data in self.blobs().items() if needle in data]
+            self.dirty = True
+        return self._mentions[name]
+
+    def remember(self, key: str, compute):
+        """A per-tree answer kept with the index (computed once per tree, ever)."""
+        if key not in self.extra:
+            self.extra[key] = compute()
+            self.dirty = True
+        return self.extra[key]
+
+    def classes_in(self, rel: str) -> list[ClassMembers]:
+        """Top-level classes of one file with their members (methods, self.attrs, class attrs)."""
+        if rel in self._classes:
+            return self._classes[rel]
+        text = self.blob(rel).decode("utf-8", errors="replace")
+        out = classes_by_line(rel, text) if odd_line_breaks(text) else classes_fast(rel, text)
+        self._classes[rel] = out
+        self.dirty = True
+        return out
+
+    def classes_defining(self, name: str) -> list[ClassMembers]:
+        out = []
+        for rel in self.files_mentioning(name):
+            for cls in self.classes_in(rel):
+                if name in cls.members:
+                    out.append(cls)
+        return out
+
+    def classes_naming_base(self, base: str) -> list[tuple[str, str]]:
+        """(file, class) for every `class X(...)` whose base list names `base` (nested classes too)."""
+        key = f"bases:{base}"
+        if key not in self._mentions:
+            word = re.compile(rb"\b" + re.escape(base.encode()) + rb"\b")
+            found = []
+            for rel in self.files_mentioning(base):
+                for m in _CLASS_WITH_BASES.finditer(self.blob(rel)):
+                    if word.search(m.group(2)):
+                        found.append(f"{rel}\0{m.group(1).decode()}")
+            self._mentions[key] = found
+            self.dirty = True
+        return [tuple(item.split("\0", 1)) for item in self._mentions[key]]
+
+    def class_by_name(self, rel: str, name: str) -> ClassMembers | None:
+        for cls in self.classes_in(rel):
+            if cls.name == name:
+                return cls
+        return None
+
+    def top_level_definitions(self, name: str) -> list[tuple[str, int, str]]:
+        """Where `class name`, `def name` or `name = ...` is defined at module level."""
+        pattern = re.compile(rb"^(class|def|async def)\s+" + re.escape(name.encode()) + rb"\b|^" + re.escape(name.encode()) + rb"\s*[:=]", re.M)
+        out = []
+        for rel in self.files_mentioning(name):
+            data = self.blob(rel)
+            for m in pattern.finditer(data):
+                line = data.count(b"\n", 0, m.start()) + 1
+                kind = (m.group(1) or b"assign").decode()
+                out.append((rel, line, kind))
+        return out
+
+
+# ------------------------------------------------------------------------------- the store's data
+@dataclass
+class _Stored:
+    classes: dict[str, list[ClassMembers]]
+    mentions: dict[str, list[str]]
+
+
+@functools.lru_cache(maxsize=1)
+def _codec() -> Codec:
+    return Codec(_Stored)
+
+
+_TUPLE = "__tuple__"
+
+
+def encode_plain(value):
+    """Plain data (str, int, float, bool, None, lists, tuples, str-keyed dicts) as JSON; tuples survive
+    (as {"__tuple__": [...]}), anything else raises CodecError."""
+    t = type(value)
+    if t in (str, int, bool, type(None)) or (t is float and value == value and abs(value) != float("inf")):
+        return value
+    if t is list:
+        return [encode_plain(v) for v in value]
+    if t is tuple:
+        return {_TUPLE: [encode_plain(v) for v in value]}
+    if t is dict:
+        if _TUPLE in value:
+            raise CodecError(f"a dict key named {_TUPLE}")
+        if any(type(k) is not str for k in value):
+            raise CodecError("a dict key that is not a str")
+        return {k: encode_plain(v) for k, v in value.items()}
+    raise CodecError(f"not plain data: {t.__name__}")
+
+
+def decode_plain(value):
+    t = type(value)
+    if t is list:
+        return [decode_plain(v) for v in value]
+    if t is dict:
+        if len(value) == 1 and _TUPLE in value:
+            items = value[_TUPLE]
+            if type(items) is not list:
+                raise CodecError("a bad tuple")
+            return tuple(decode_plain(v) for v in items)
+        return {k: decode_plain(v) for k, v in value.items()}
+    return value

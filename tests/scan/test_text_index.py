@@ -1,0 +1,120 @@
+"""TextIndex: whole-tree text queries (DC002's "moved to", DC008's duck typing, DC106).
+
+`classes_in` has a fast regex scanner and the original line scanner as its reference; they must
+agree on every file, including the awkward ones below and every file of a real release.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import zipfile
+
+import pytest
+
+from conftest import vllm_sources
+from driftcheck.sources.sources import FolderTree
+from driftcheck.vllm_model.class_scanner import classes_by_line as _classes_by_line, classes_fast as _classes_fast
+from driftcheck.vllm_model.text_index import TextIndex
+
+from scan.helpers import line_of, write_tree
+
+AWKWARD = textwrap.dedent('''\
+    """Module docstring mentioning
+    class NotAClass:
+        def not_a_method(self): ...
+    """
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        """Doc with a fake member:
+            self.fake = 1
+        """
+
+        kind: str = "x"
+        count = 0
+        CONST: int
+        # self.commented = 1
+
+        def __init__(self, config):
+            super().__init__()
+            self.layers = []  # self.trailing_comment = 2 counts (code on the line)
+            self.start_layer, self.end_layer, self.layers = (0, 1, [])
+            self.norm: nn.Module = None
+            if self.layers == []:
+                self.compared = 1
+            x = f"""
+    self.in_fstring = 1
+    """
+
+        async def forward(self, x):
+            return x
+
+        @property
+        def embed(self):
+            return self.layers
+    )
+
+
+    def top_level(self):
+        self.not_a_member = 1
+
+
+    class Second:
+        def m(self): self.inline = 1
+    ''')
+
+
+def test_members_of_an_awkward_file():
+    [model, second] = _classes_fast("m.py", AWKWARD)
+    assert (model.name, model.line) == ("Model", line_of(AWKWARD, "class Model"))
+    expected = {"kind", "count", "CONST", "__init__", "layers", "start_layer", "end_layer", "norm", "compared",
+                "forward", "embed", "trailing_comment"}
+    assert set(model.members) == expected
+    assert model.members["layers"] == line_of(AWKWARD, "self.layers = []")
+    assert model.members["start_layer"] == line_of(AWKWARD, "self.start_layer, self.end_layer")
+    assert model.members["forward"] == line_of(AWKWARD, "async def forward")
+    assert second.members == {"m": line_of(AWKWARD, "def m(self)"), "inline": line_of(AWKWARD, "def m(self)")}
+
+
+@pytest.mark.parametrize("text", [
+    AWKWARD,
+    AWKWARD.replace("\n", "\r\n"),
+    "class A:\n    x = '''\n    y = 1\n'''\n    z = 2\n",
+    "class A:\n\tdef f(self):\n\t\tself.a = 1\n\tb = 2\n",
+    "class A: pass\nclass B:\n    def f(self): pass\nX = 1\n    y = 2\n",
+    "class Unterminated:\n    s = '''\n    def hidden(self): ...\n",
+    "",
+    "\n\n",
+])
+def test_fast_scanner_matches_the_line_scanner(text):
+    assert _classes_fast("f.py", text) == _classes_by_line("f.py", text)
+
+
+def test_odd_line_breaks_take_the_reference_path(tmp_path):
+    # a form feed is a line break for str.splitlines(): the reference numbering must be kept
+    text = "class A:\n    a = 1\x0c\n    def f(self):\n        self.b = 2\n"
+    root = write_tree(tmp_path, {"vllm/__init__.py": "", "vllm/m.py": ""})
+    (root / "vllm/m.py").write_text(text)
+    index = TextIndex(FolderTree(root))
+    assert index.classes_in("vllm/m.py") == _classes_by_line("vllm/m.py", text)
+
+
+def test_classes_defining_and_top_level_definitions(tmp_path):
+    root = write_tree(tmp_path, {
+        "vllm/__init__.py": "",
+        "vllm/a.py": "class A:\n    def get_input_embeddings(self):\n        pass\n",
+        "vllm/b.py": "def get_input_embeddings():\n    pass\n\nclass B:\n    pass\n",
+    })
+    index = TextIndex(FolderTree(root))
+    assert [(c.path, c.name) for c in index.classes_defining("get_input_embeddings")] == [("vllm/a.py", "A")]
+    assert index.top_level_definitions("get_input_embeddings") == [("vllm/b.py", 1, "def")]
+    assert index.files_mentioning("get_input_embeddings") == ["vllm/a.py", "vllm/b.py"]
+
+
+@pytest.mark.network
+def test_fast_scanner_matches_on_every_file_of_a_release():
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
+        names = [n for n in zf.namelist() if n.startswith("vllm/") and n.endswith(".py")]
+        differ = [n for n in names if _classes_fast(n, t := zf.read(n).decode("utf-8", "replace")) != _classes_by_line(n, t)]
+    assert len(names) > 1000 and differ == []

@@ -1,0 +1,130 @@
+"""Per-file units (driftcheck/scan/units.py): the same report serially, in worker processes and from the caches.
+
+A small multi-file client against the miniature vLLM: a patch set in one file that another file's use
+depends on, a client subclass in one file used from another, plain drift in several files.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from driftcheck.scan import units
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+from scan.helpers import MINIVLLM, write_tree
+
+CLIENT = {
+    "pkg/__init__.py": "",
+    "pkg/patches.py": """
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+        Scheduler.my_hook = lambda self: None
+    """,
+    "pkg/gen.py": """
+        from vllm.v1.core.sched.scheduler import Scheduler
+        from vllm.v1.core.kv_cache_utils import get_kv_cache_config_from_groups
+
+
+        class Generator:
+            def __init__(self, cfg, kv):
+                self.scheduler = Scheduler(cfg, kv, None, 16, bogus=1)
+
+            def step(self):
+                self.scheduler.my_hook()
+                self.scheduler.finish_request("r")
+                return get_kv_cache_config_from_groups(None, kv_cache_specs=[])
+    """,
+    "pkg/sub.py": """
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+
+        class MyScheduler(Scheduler):
+            def extra(self):
+                return self.not_there
+    """,
+    "pkg/use_sub.py": """
+        import vllm.no_such_module
+        from vllm.v1.request import Request
+        from pkg.sub import MyScheduler
+
+
+        def tokens(req: Request) -> int:
+            return req.num_tokenz
+    """,
+    "pkg/plain.py": """
+        from vllm.v1.request import Request
+
+
+        def make():
+            return Request(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+    """,
+}
+
+
+def _report(tmp_path, jobs: int, cache: bool = True, cache_dir=None):
+    croot = tmp_path / "client"
+    vllm = resolve_vllm(str(MINIVLLM), tmp_path / "cache")
+    client = resolve_client(str(croot), tmp_path / "cache")
+    result = scan(vllm, [client], ScanOptions(cache_dir=cache_dir or tmp_path / "cache", use_cache=cache, jobs=jobs))
+    doc = result.to_json()
+    stats = doc.pop("stats")
+    doc["provenance"] = None
+    return json.dumps(doc, sort_keys=True), stats
+
+
+@pytest.fixture
+def client(tmp_path, monkeypatch):
+    monkeypatch.setattr(units, "MIN_FILES_FOR_POOL", 1)
+    write_tree(tmp_path / "client", CLIENT)
+    return tmp_path
+
+
+def test_serial_and_parallel_reports_are_identical(client):
+    serial, s_stats = _report(client, jobs=1, cache=False)
+    parallel, p_stats = _report(client, jobs=2, cache=False)
+    assert s_stats["jobs"] == 1 and p_stats["jobs"] == 2
+    assert serial == parallel
+    assert json.loads(serial)["findings"], "the client should have drift to report"
+
+
+def test_units_give_the_whole_client_answer(client, monkeypatch):
+    """Every rule run per file gives what it gives over the whole client at once (the scan before units)."""
+    per_file, _ = _report(client, jobs=1, cache=False)
+    monkeypatch.setattr(units, "per_file", lambda probe: False)
+    whole, stats = _report(client, jobs=1, cache=False)
+    assert per_file == whole
+
+
+def test_warm_rerun_and_one_changed_file(client):
+    cold, stats = _report(client, jobs=1)
+    assert stats["units_run"] == len(CLIENT) - 1  # __init__.py does not import vLLM
+    warm, stats = _report(client, jobs=1)
+    assert warm == cold and stats["client_cached"] == 1 and stats["units_run"] == 0
+
+    # a change inside one function: that file's unit runs again, the others come from the cache
+    plain = client / "client/pkg/plain.py"
+    plain.write_text(plain.read_text().replace("11, 12)", "11, 12, 13)"))
+    changed, stats = _report(client, jobs=1)
+    assert stats["units_run"] == 1 and stats["units_cached"] == len(CLIENT) - 2
+    fresh, _ = _report(client, jobs=1, cache=False)
+    assert changed == fresh
+
+    # a change to a global fact (what the client patches onto vLLM): every file that may depend on it runs again
+    patches = client / "client/pkg/patches.py"
+    patches.write_text(patches.read_text().replace("my_hook", "other_hook"))
+    changed, stats = _report(client, jobs=1)
+    assert stats["units_run"] == len(CLIENT) - 1
+    fresh, _ = _report(client, jobs=1, cache=False)
+    assert changed == fresh
+    assert "my_hook" in changed  # the use in gen.py is now a finding: it depended on patches.py
+
+
+def test_caches_are_json(client):
+    _report(client, jobs=1)
+    entries = list((client / "cache" / "units").rglob("*.json"))
+    assert entries
+    for entry in entries:
+        json.loads(entry.read_bytes())
