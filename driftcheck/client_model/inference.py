@@ -8,6 +8,7 @@ different types has no one type.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name
@@ -77,6 +78,9 @@ REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_m
 NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "builtins", "dataclasses", "enum", "types",
                      "functools", "torch", "numpy", "pydantic"}
 BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
+ELEMENTS = "\0elements"  # env key: loop variable -> the class of the elements it iterates (evidence about callers only)
+_CONTAINER = re.compile(r"(?:typing\.|collections\.abc\.)?(?:list|List|Sequence|Iterable|set|Set|frozenset|tuple|Tuple)"
+                        r"\[(.+?)(?:,\s*\.\.\.)?\]")
 ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
 
 
@@ -169,6 +173,16 @@ class ValueInference:
         if isinstance(node, ast.Await):
             return self.infer(node.value, env)
         return None
+
+    def _element_value(self, iterable: ast.expr, env: dict) -> object:
+        """What `for r in scheduler_output.scheduled_new_reqs` binds `r` to, when vLLM annotates that attribute as a
+        container of one class; None otherwise."""
+        if not isinstance(iterable, ast.Attribute):
+            return None
+        base = self.infer(iterable.value, env)
+        if not isinstance(base, Instance):
+            return None
+        return _element_class(self.api, self.api.class_member(base.cls, iterable.attr))
 
     def _member_value(self, base: object, attr: str) -> object:
         if isinstance(base, ModRef):
@@ -335,6 +349,7 @@ class ValueInference:
         settle_absent(local_imports)
         env.update(local_imports)
         narrowed: list[str] = []
+        elements: dict[str, object] = {}
         for node in self._scope(fn.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
                     and node.args and isinstance(node.args[0], ast.Name):
@@ -351,7 +366,12 @@ class ValueInference:
                 target_value.append((node.target.id, self._annotation_value(node.annotation)))
             elif isinstance(node, ast.NamedExpr):
                 target_value.append((node.target.id, self.infer(node.value, env)))
-            elif isinstance(node, (ast.For, ast.AsyncFor)):
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
+                element = self._element_value(node.iter, env)
+                earlier = elements.get(node.target.id, element)
+                # the same name over containers of different classes tells nothing
+                elements[node.target.id] = element if same_value(earlier, element) else None
+            if isinstance(node, (ast.For, ast.AsyncFor)):  # (a comprehension's variable stays inside it)
                 target_value += [(n, None) for n in _bound_names(node.target)]
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 target_value += [(n, None) for item in node.items if item.optional_vars is not None
@@ -369,9 +389,18 @@ class ValueInference:
                 env[name] = None  # conflicting assignments: do not guess
                 conflicted[name] = sorted(bindings.get(name, []), key=lambda b: b[0])
         env[BINDINGS] = conflicted
+        env[ELEMENTS] = elements
         for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
             env[name] = None
         return env
+
+
+def _element_class(api, member) -> object:
+    """`scheduled_new_reqs: list[NewRequestData]`: the class of a container attribute's elements."""
+    expr = member.type_expr if isinstance(member, Resolved) and member.kind == "attribute" else None
+    found = _CONTAINER.fullmatch(expr.strip()) if expr and member.module is not None else None
+    cls = api.class_from_annotation(member.module, found.group(1)) if found else None
+    return Instance(cls) if cls is not None else None
 
 
 def _walk_scope(body: list[ast.stmt]):

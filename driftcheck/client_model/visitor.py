@@ -13,7 +13,7 @@ from driftcheck.astnodes import dotted_name, nodes_of, root_name
 from driftcheck.client_model.client import ClientFile
 from driftcheck.client_model.client_classes import ClientClasses
 from driftcheck.client_model.inference import (
-    BINDINGS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf, UnboundMethod,
+    BINDINGS, ELEMENTS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf, UnboundMethod,
     ValueInference, base_name,
 )
 from driftcheck.client_model.phases import ClientPhases
@@ -108,6 +108,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if not isinstance(arg, (ast.Name, ast.Attribute)):
                 continue
             value = self.infer(arg, env)
+            if value is None and isinstance(arg, ast.Name):
+                value = env.get(ELEMENTS, {}).get(arg.id)  # a loop variable over a container vLLM annotates
             if value is None and isinstance(arg, ast.Name) and arg.id in env.get(BINDINGS, {}):
                 # `config = config.hf_config` above this call: the binding that last precedes it (straight-line
                 # code; evidence only, never a type for checking)

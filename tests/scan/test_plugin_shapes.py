@@ -27,7 +27,6 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
-    "AD_wrong_client_annotation_trusted": "a caller passes list elements (a comprehension's variable), whose type is not inferred",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
 }
 

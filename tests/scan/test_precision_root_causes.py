@@ -1281,3 +1281,39 @@ def test_an_object_handed_to_unread_code_through_a_vllm_wrapper_is_unknown_too(t
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.client.line, f.severity) for f in result.findings] == [(17, "error")]
     assert any("`vllm.utils_lib.Method.prepare` (line 7)" in u.message for u in result.unknown)
+
+
+def test_a_caller_passing_elements_of_a_container_of_another_class_doubts_the_annotation(tmp_path):
+    """vllm-ascend 0.23.0: `_process_new_request(self, request: Request, ...)` is called with each element of
+    `scheduler_output.scheduled_new_reqs: list[NewRequestData]`. A caller iterating Requests confirms the annotation."""
+    vllm = {"vllm/sched.py": """
+        from dataclasses import dataclass, field
+
+        class Request:
+            def __init__(self, request_id):
+                self.request_id = request_id
+
+        @dataclass
+        class NewRequestData:
+            req_id: str
+
+        @dataclass
+        class SchedulerOutput:
+            scheduled_new_reqs: list[NewRequestData] = field(default_factory=list)
+            finished: list[Request] = field(default_factory=list)
+    """}
+    client = {"pool.py": """
+        from vllm.sched import Request, SchedulerOutput
+
+        class Pool:
+            def _new(self, request: Request):
+                return request.req_id
+
+            def _done(self, request: Request):
+                return request.req_id
+
+            def build(self, out: SchedulerOutput):
+                return [self._new(n) for n in out.scheduled_new_reqs] + [self._done(r) for r in out.finished]
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert sorted((f.client.line, f.severity) for f in result.findings) == [(5, "warning"), (8, "error")]
