@@ -8,7 +8,6 @@ different types has no one type.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name
@@ -79,8 +78,6 @@ NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "built
                      "functools", "torch", "numpy", "pydantic"}
 BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
 ELEMENTS = "\0elements"  # env key: loop variable -> the class of the elements it iterates (evidence about callers only)
-_CONTAINER = re.compile(r"(?:typing\.|collections\.abc\.)?(?:list|List|Sequence|Iterable|set|Set|frozenset|tuple|Tuple)"
-                        r"\[(.+?)(?:,\s*\.\.\.)?\]")
 ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
 
 
@@ -182,7 +179,8 @@ class ValueInference:
         base = self.infer(iterable.value, env)
         if not isinstance(base, Instance):
             return None
-        return _element_class(self.api, self.api.class_member(base.cls, iterable.attr))
+        cls = self.api.element_type_of(self.api.class_member(base.cls, iterable.attr))
+        return Instance(cls) if cls is not None else None
 
     def _member_value(self, base: object, attr: str) -> object:
         if isinstance(base, ModRef):
@@ -393,14 +391,6 @@ class ValueInference:
         for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
             env[name] = None
         return env
-
-
-def _element_class(api, member) -> object:
-    """`scheduled_new_reqs: list[NewRequestData]`: the class of a container attribute's elements."""
-    expr = member.type_expr if isinstance(member, Resolved) and member.kind == "attribute" else None
-    found = _CONTAINER.fullmatch(expr.strip()) if expr and member.module is not None else None
-    cls = api.class_from_annotation(member.module, found.group(1)) if found else None
-    return Instance(cls) if cls is not None else None
 
 
 def _walk_scope(body: list[ast.stmt]):

@@ -87,6 +87,12 @@ class ValueTypes:
                 return found.qualname
         return None
 
+    def element_type_of(self, resolved) -> Resolved | None:
+        """`scheduled_new_reqs: list[NewRequestData]`: the one class of a container attribute's elements."""
+        expr = resolved.type_expr if isinstance(resolved, Resolved) and resolved.kind == "attribute" else None
+        found = _CONTAINER.fullmatch(expr.strip()) if expr and resolved.module is not None else None
+        return self.class_from_annotation(resolved.module, found.group(1)) if found else None
+
     def class_from_annotation(self, scope: ModuleInfo, expr: str) -> Resolved | None:
         parts = [p for p in split_union(expr) if p.strip("'\" ") != "None"]
         if len(parts) > 1:
@@ -106,6 +112,8 @@ class ValueTypes:
         return None
 
 
+_CONTAINER = re.compile(r"(?:typing\.|collections\.abc\.)?(?:list|List|Sequence|Iterable|set|Set|frozenset|tuple|Tuple)"
+                        r"\[(.+?)(?:,\s*\.\.\.)?\]")
 _BUILT = re.compile(r"([A-Za-z_][\w.]*)\((.*)\)", re.S)
 
 
