@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
 from driftcheck.vllm_model import bodies
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, run_transformer
+from driftcheck.probes.request_block_hasher import ConfigCall
 from driftcheck.rules.findings import Finding, Location
 
 FIX = Fix("disable-prefix-caching", ("DC101", "DC102"), "Turn prefix caching off in the config the client builds")
@@ -29,36 +31,34 @@ FALSE_KW = cst.Arg(keyword=cst.Name("enable_prefix_caching"), value=cst.Name("Fa
 NO_TARGET = "no call here takes engine arguments and no command line to extend"
 
 
-def _where(f: Finding) -> Location | None:
-    """DC101 points at Request(...); the config to change is the CacheConfig(...) it names."""
-    for key in ("cache_config", "cli_list"):
-        spot = f.details.get(key)
-        if spot:
-            return Location(spot["path"], spot["line"], spot.get("code", ""), spot.get("col"))
-    if f.rule == "DC101" or f.details.get("no_target"):
-        return None
-    return f.client
+@dataclass(frozen=True)
+class _Target:
+    """What to edit for one finding: a call that takes engine arguments, or a command-line list."""
+
+    location: Location
+    cli_list: bool = False
 
 
 class _Disable(Targeted):
-    def __init__(self, findings, ctx):
+    def __init__(self, findings, ctx, targets: dict[int, _Target]):
         super().__init__(findings, ctx)
-        self.targets = {id(f): _where(f) for f in findings}
+        self.targets = targets
         for f in findings:
-            if f.details.get("no_target"):
+            if id(f) not in targets:
                 self.skipped.append((f, NO_TARGET))
 
-    def _mine(self, node) -> list[Finding]:
+    def _mine(self, node, cli_list: bool) -> list[Finding]:
         pos = self.position(node)
         out = []
         for f in self.findings:
-            loc = self.targets.get(id(f))
+            target = self.targets.get(id(f))
+            loc = target.location if target is not None and target.cli_list == cli_list else None
             if loc is not None and loc.line == pos.start.line and (loc.col is None or loc.col == pos.start.column + 1):
                 out.append(f)
         return out
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        mine = [f for f in self._mine(original) if not f.details.get("cli_list")]
+        mine = self._mine(original, cli_list=False)
         if not mine:
             return updated
         args = list(updated.args)
@@ -71,7 +71,7 @@ class _Disable(Targeted):
         return updated.with_changes(args=args)
 
     def _extend(self, original, updated):
-        mine = [f for f in self._mine(original) if f.details.get("cli_list")]
+        mine = self._mine(original, cli_list=True)
         if not mine:
             return updated
         self.applied.extend(mine)
@@ -124,13 +124,19 @@ def _takes_engine_args(call: ast.Call, engine: tuple[set[str], set[str]]) -> boo
     return callee in names or any(k.arg in words for k in call.keywords if k.arg)
 
 
-def _retarget(source: str, findings: list[Finding], api) -> list[Finding]:
-    """DC102 may point at the "extract_hidden_states" string: retarget it to the command line it is part of, or to
-    the nearest enclosing call that takes engine arguments (never json.dumps(...), a KVTransferConfig(...), ...)."""
+def _targets(source: str, findings: list[Finding], api) -> dict[int, _Target]:
+    """What each finding's fix edits. DC101 carries the `CacheConfig(...)` its Request's engine uses (`ConfigCall`);
+    DC102 may point at the "extract_hidden_states" string: its target is the command line it is part of, or the
+    nearest enclosing call that takes engine arguments (never json.dumps(...), a KVTransferConfig(...), ...).
+    A finding with no target is missing from the result."""
     tree = ast.parse(source)
     engine = None
+    out: dict[int, _Target] = {}
     for f in findings:
-        if f.rule != "DC102" or f.details.get("cache_config") or f.details.get("cli_list") or f.client is None:
+        if isinstance(f.payload, ConfigCall):
+            out[id(f)] = _Target(f.payload.location)
+            continue
+        if f.rule != "DC102" or f.client is None:
             continue
         chain = []  # enclosing lists and calls of the finding's node, innermost first
         for node in ast.walk(tree):
@@ -140,23 +146,20 @@ def _retarget(source: str, findings: list[Finding], api) -> list[Finding]:
                     chain.append(node)
         chain.sort(key=lambda n: (n.lineno, n.col_offset), reverse=True)
         for node in chain:
-            spot = {"path": f.client.path, "line": node.lineno, "col": node.col_offset + 1}
+            spot = Location(f.client.path, node.lineno, col=node.col_offset + 1)
             if _is_cli_list(node):
-                f.details["cli_list"] = spot
+                out[id(f)] = _Target(spot, cli_list=True)
                 break
             if isinstance(node, ast.Call):
                 engine = engine or _engine_words(api)
                 if _takes_engine_args(node, engine):
-                    f.details["cache_config"] = spot
+                    out[id(f)] = _Target(spot)
                     break
-        else:
-            f.details["no_target"] = True
-    return findings
+    return out
 
 
 def transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutcome:
-    findings = _retarget(source, findings, ctx.api)
-    return run_transformer(source, _Disable(findings, ctx))
+    return run_transformer(source, _Disable(findings, ctx, _targets(source, findings, ctx.api)))
 
 
 # ------------------------------------------------------------------------------- shell scripts

@@ -16,6 +16,7 @@ import ast
 import libcst as cst
 
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, ensure_import
+from driftcheck.probes.engine_setup_precondition import EngineSetup
 from driftcheck.rules.findings import Finding
 
 FIX = Fix("replay-engine-setup", ("DC108",), "Run the engine-core setup step the call needs, as vLLM's engine does")
@@ -82,10 +83,13 @@ def _client_exprs(source: str) -> dict[str, str]:
 
 def translate(api, finding: Finding, source: str) -> tuple[list[str], list[tuple[str, str]]] | str:
     """(statement lines, imports) in the client's terms, or why not."""
-    path, _, line = finding.details.get("engine_call", "").partition(":")
-    found = _engine_statements(api, path, int(line or 0))
+    setup: EngineSetup | None = finding.payload
+    if setup is None:
+        return "the finding carries no engine call site (a scan from before payloads)"
+    path, line = setup.engine_path, setup.engine_line
+    found = _engine_statements(api, path, line)
     if found is None:
-        return f"cannot read the engine's call site {finding.details.get('engine_call')}"
+        return f"cannot read the engine's call site {path}:{line}"
     statements, fn, module_name = found
     client = _client_exprs(source)
     if "vllm_config" not in client or "executor" not in client:

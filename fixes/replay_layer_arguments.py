@@ -346,5 +346,5 @@ def transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutco
             outcome.skipped += [(f, str(exc)) for f in group]
             continue
         outcome.applied += group
-        ctx.extras.setdefault("notes", []).extend(notes)
+        outcome.notes.extend(notes)
     return outcome

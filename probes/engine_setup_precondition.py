@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.astnodes import attribute_stores, nodes_of
@@ -27,8 +28,19 @@ from driftcheck.vllm_model.facts import engine_call_site, precondition_index, se
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Fact, Signature
 
+
+@dataclass
+class EngineSetup:
+    """What `replay-engine-setup` copies: the setup function, and where vLLM's engine core calls it."""
+
+    setup: str
+    engine_path: str
+    engine_line: int
+
+
 RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core setup the client never does", "error",
-            fix="replay-engine-setup", kind="behaviour", raises=("ValueError", "RuntimeError", "AssertionError"))
+            fix="replay-engine-setup", kind="behaviour", raises=("ValueError", "RuntimeError", "AssertionError"),
+            payload=EngineSetup)
 
 def _called_names_in_source(api, target, preconditions: dict) -> list[str]:
     """Which precondition-guarded functions the target's body calls, read from its source lines (no parse:
@@ -103,9 +115,11 @@ def check(ctx: ScanContext):
                 message += (f" The client assigns `{done_by_client}` itself ({path}:{line}), which is what `{setup}` "
                             "sets, so it may meet the precondition.")
                 severity = "warning"
-            yield ctx.finding(RULE, message, use.loc, ctx.vllm_location(rel, raise_line), f"{target.qualname} needs {setup}",
-                              when="call", setup=setup, engine_call=f"{where[0]}:{where[1]}", severity=severity,
-                              fix=None if done_by_client else True)
+            finding = ctx.finding(RULE, message, use.loc, ctx.vllm_location(rel, raise_line), f"{target.qualname} needs {setup}",
+                                  when="call", setup=setup, engine_call=f"{where[0]}:{where[1]}", severity=severity,
+                                  fix=None if done_by_client else True)
+            finding.payload = EngineSetup(setup, where[0], where[1])
+            yield finding
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

@@ -9,12 +9,25 @@ the `add-argument` fix passes the value the target's own engine uses.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from driftcheck.rules.callcheck import bound_calls, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Fact, Signature, called_name, confirm_param
+from driftcheck.vllm_model.engine_values import EngineValue, engine_value
 
-RULE = Rule("DC005", "missing-argument", "Call omits an argument the target vLLM requires", "error", fix="add-argument", raises=("TypeError", "ValueError", "ValidationError"))
+
+@dataclass
+class ArgumentToAdd:
+    """What `add-argument` passes: the parameter, and the value the target's own engine uses (None: none found)."""
+
+    parameter: str
+    value: EngineValue | None
+
+
+RULE = Rule("DC005", "missing-argument", "Call omits an argument the target vLLM requires", "error", fix="add-argument",
+            raises=("TypeError", "ValueError", "ValidationError"), payload=ArgumentToAdd)
 
 
 def check(ctx: ScanContext):
@@ -27,12 +40,15 @@ def check(ctx: ScanContext):
             what = "an InitVar field" if param.annotation and param.annotation.startswith("InitVar") else "a required parameter"
             pydantic = bc.use.kind == "construct" and ctx.api.is_dataclass_like(bc.use.target) == "pydantic"
             error = f"ValidationError ({param.name}: Field required)" if pydantic else f"TypeError (missing required argument '{param.name}')"
-            yield bc.qualify(ctx.finding(
+            finding = bc.qualify(ctx.finding(
                 RULE,
                 f"{bc.callee} does not pass '{param.name}', {what} in {ctx.version_label()}: {error} when this line runs.",
                 bc.use.loc, ctx.vllm_location(sig.path, param.line or sig.line), f"{bc.use.target.qualname}({param.name}=)",
                 when=when_of(bc.use), parameter=param.name, annotation=param.annotation, signature=sig.render(),
             ))
+            if finding.fix:  # only a finding the fix may touch needs the engine's value
+                finding.payload = ArgumentToAdd(param.name, engine_value(ctx.api, bc.use.target, sig, param.name, bc.use.node))
+            yield finding
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

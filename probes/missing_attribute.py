@@ -61,15 +61,16 @@ def _mismatched_annotations(ctx: ScanContext) -> dict[tuple[int, str], list[str]
 
 def _defined_names(ctx: ScanContext) -> dict[str, int]:
     """How many client functions and classes carry each name: a caller found by name is only evidence
-    when the name is unique."""
-    cached = ctx.options.get("_dc006_defined_names")
-    if cached is None:
-        cached = {}
-        for file in ctx.usage.files:
-            for node in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                cached[node.name] = cached.get(node.name, 0) + 1
-        ctx.options["_dc006_defined_names"] = cached
-    return cached
+    when the name is unique (counted once per scan)."""
+    return ctx.once(_count_defined_names)
+
+
+def _count_defined_names(ctx: ScanContext) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for file in ctx.usage.files:
+        for node in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            counts[node.name] = counts.get(node.name, 0) + 1
+    return counts
 
 
 def _enclosing_class(tree: ast.AST, fn: ast.AST) -> ast.ClassDef | None:
@@ -109,15 +110,19 @@ def _caller_contradicts(ctx: ScanContext, use) -> str | None:
 
 def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:
     """Whether client file `path` imports `name` from client module `module` (absolutely or relatively)."""
-    cache = ctx.options.setdefault("_dc006_imports", {})
-    if path not in cache:
+    known = ctx.once(_import_memo)  # filled per file on demand: a unit asks about few of the client's files
+    if path not in known:
         file = next((f for f in ctx.usage.files if f.rel == path), None)
         found: set[tuple[str, str]] = set()
         for node in nodes_of(file.tree, ast.ImportFrom) if file is not None else ():
             source = resolve_relative(file.module, file.rel.endswith("__init__.py"), node.level, node.module)
             found |= {(source, a.name) for a in node.names}
-        cache[path] = found
-    return (module, name) in cache[path]
+        known[path] = found
+    return (module, name) in known[path]
+
+
+def _import_memo(_ctx: ScanContext) -> dict[str, set[tuple[str, str]]]:
+    return {}
 
 
 def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:

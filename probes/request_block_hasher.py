@@ -18,16 +18,24 @@ and `CacheConfig`'s default; it does not go by version numbers. Fixes: `disable-
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from driftcheck.vllm_model import bodies
 from driftcheck.rules.context import ScanContext
 from driftcheck.errors import SourceError
 from driftcheck.vllm_model.facts import BLOCK_POOL, block_hash_requirement, is_request_class, prefix_caching_state
-from driftcheck.rules.findings import Rule
+from driftcheck.rules.findings import Location, Rule
 from driftcheck.rules.tbsigs import Signature
 
+@dataclass
+class ConfigCall:
+    """Where `disable-prefix-caching` turns caching off: the client's `CacheConfig(...)` that the Request's engine uses."""
+
+    location: Location
+
+
 RULE = Rule("DC101", "request-block-hasher", "Request built without block_hasher while prefix caching is on", "error",
-            fix="disable-prefix-caching", kind="behaviour", raises=("AssertionError", "IndexError"))
+            fix="disable-prefix-caching", kind="behaviour", raises=("AssertionError", "IndexError"), payload=ConfigCall)
 
 CACHE_BUILDERS = ("BlockPool(", "KVCacheManager(", "get_kv_cache_coordinator(")
 
@@ -110,7 +118,7 @@ def check(ctx: ScanContext):
                "an AssertionError in BlockPool.cache_full_blocks" if how == "assert-with-message" else
                "IndexError: list index out of range inside BlockPool.cache_full_blocks")
     for c in missing:
-        yield ctx.finding(
+        finding = ctx.finding(
             RULE,
             f"Request(...) is built without block_hasher, so request.block_hashes stays empty; {why}, and in "
             f"{ctx.version_label()} cache_full_blocks needs those hashes: {failure} on the first scheduling step.",
@@ -119,6 +127,9 @@ def check(ctx: ScanContext):
             failure=how, prefix_caching=state,
             cache_config=ctx.client_location(cache_call.loc).to_json() if cache_call else None,
         )
+        if cache_call is not None:
+            finding.payload = ConfigCall(ctx.client_location(cache_call.loc))
+        yield finding
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

@@ -33,7 +33,6 @@ class FixContext:
     api: Any  # the target's ApiIndex
     client_file: str  # path relative to the client root
     guard: bool = False  # emit a compatibility guard instead of a rewrite, where the fix supports it
-    extras: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -41,6 +40,7 @@ class FixOutcome:
     source: str
     applied: list[Finding] = field(default_factory=list)
     skipped: list[tuple[Finding, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the fix chose and why, for the diff summary
 
 
 def parse(source: str) -> cst.Module:

@@ -201,7 +201,7 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
                     continue
                 ctx = FixContext(api=api, client_file=rel, guard=opts.guard)
                 outcome = transform(source, mine, ctx)
-                notes += ctx.extras.get("notes", [])
+                notes += outcome.notes
                 skipped += outcome.skipped
                 if outcome.source != source and outcome.applied:
                     if python:

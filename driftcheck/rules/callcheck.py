@@ -51,16 +51,17 @@ def callee_label(use: CallUse) -> str:
 
 
 def bound_calls(ctx: ScanContext) -> list[BoundCall]:
-    cached = ctx.options.get("_bound_calls")
-    if cached is not None:
-        return cached
+    """Every vLLM call of the client, bound to the target's signature (once per scan, shared by three rules)."""
+    return ctx.once(_bind_all)
+
+
+def _bind_all(ctx: ScanContext) -> list[BoundCall]:
     out: list[BoundCall] = []
     for use in ctx.usage.calls:
         sig = signature_for(ctx, use)
         problems = check_call(sig, use.shape) if sig is not None else []
         out.append(BoundCall(use, sig, problems, callee_label(use),
                              _fitting_override(ctx, use) if problems and use.kind == "method" and not use.via_super else None))
-    ctx.options["_bound_calls"] = out
     return out
 
 

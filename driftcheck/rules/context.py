@@ -8,13 +8,15 @@ question it cannot answer: it yields an `UnknownResult`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.client_model.client import ClientSource
 from driftcheck.rules.findings import Finding, Location, Rule, UnknownResult
 from driftcheck.client_model.uses import Loc, Usage
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -26,7 +28,7 @@ class ScanContext:
     vllm_version: str | None
     baseline_loader: Callable[[], "ApiIndex | None"] | None = None
     baseline_note: str | None = None  # why no baseline is available, when it is not
-    options: dict[str, Any] = field(default_factory=dict)
+    _answers: dict[Callable, Any] = field(default_factory=dict, repr=False)
     _baseline: Any = None
     _baseline_loaded: bool = False
 
@@ -37,6 +39,13 @@ class ScanContext:
             if self.baseline_loader is not None:
                 self._baseline = self.baseline_loader()
         return self._baseline
+
+    def once(self, question: Callable[["ScanContext"], T]) -> T:
+        """`question(self)`, asked once per scan: rules that share a derived table (every bound call) ask for it by
+        the function that builds it, so the answer has one name and one type, and no key can collide."""
+        if question not in self._answers:
+            self._answers[question] = question(self)
+        return self._answers[question]
 
     def client_location(self, loc: Loc) -> Location:
         return Location(loc.path, loc.line, loc.code, loc.col, loc.end_line, loc.end_col)

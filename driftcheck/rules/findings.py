@@ -5,6 +5,8 @@ The JSON keys listed in the scan issue are a contract: extend, never rename.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -43,6 +45,7 @@ class Rule:
     kind: str = "generic"  # generic | behaviour
     raises: tuple[str, ...] = ()  # the exceptions the drift raises: a `try` that catches one guards the use
     whole_client: bool = False  # pairs uses of several client files (a store in one, a read in another)
+    payload: type | None = None  # the dataclass its findings carry for its fixes (declared in the rule's module)
 
 
 @dataclass
@@ -59,6 +62,8 @@ class Finding:
     details: dict[str, Any] = field(default_factory=dict)
     client_name: str | None = None  # which client (distribution) this finding belongs to
     suppressed: str | None = None  # why it is hidden (baseline / inline ignore), when it is
+    payload: Any = None  # what the rule knew that its fix needs (an instance of its `Rule.payload`): typed, not parsed
+
 
     def fingerprint(self) -> str:
         """Survives line moves: rule + vLLM symbol + client file + the client line's code (whitespace-free)."""
@@ -86,6 +91,8 @@ class Finding:
             out["details"] = self.details
         if self.suppressed:
             out["suppressed"] = self.suppressed
+        if self.payload is not None:
+            out["payload"] = encode_payload(self.payload)
         return out
 
     def sort_key(self) -> tuple:
@@ -96,6 +103,23 @@ class Finding:
             self.rule,
             self.symbol or "",
         )
+
+
+@functools.lru_cache(maxsize=None)
+def _codec(cls: type):
+    from driftcheck.storage.datacodec import Codec  # checks every value against the declared types, both ways
+
+    return Codec(cls)
+
+
+def encode_payload(payload: Any) -> dict[str, Any]:
+    """{field: JSON value}, readable in a report and decoded back by `decode_payload` with the rule's class."""
+    values = _codec(type(payload)).encode(payload)
+    return dict(zip((f.name for f in dataclasses.fields(payload)), values))
+
+
+def decode_payload(cls: type, data: dict[str, Any]) -> Any:
+    return _codec(cls).decode([data.get(f.name) for f in dataclasses.fields(cls)])
 
 
 @dataclass

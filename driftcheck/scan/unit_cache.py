@@ -14,7 +14,7 @@ from typing import Any
 
 from driftcheck import __version__
 from driftcheck.client_model.uses import Usage
-from driftcheck.rules.findings import Finding, Location, UnknownResult
+from driftcheck.rules.findings import Finding, Location, UnknownResult, decode_payload
 from driftcheck.storage.datacodec import Codec, CodecError
 from driftcheck.storage.safe_write import write_bytes
 from driftcheck.vllm_model.module_summary import SCHEMA
@@ -97,7 +97,21 @@ class UnitCache:
 def finding_from_json(d: dict) -> Finding:
     return Finding(rule=d["rule"], name=d["name"], severity=d["severity"], message=d["message"], symbol=d["symbol"],
                    client=_location(d["client"]), vllm=_location(d["vllm"]), fix=d["fix"], when=d["when"],
-                   details=d.get("details", {}), client_name=d.get("client_name"), suppressed=d.get("suppressed"))
+                   details=d.get("details", {}), client_name=d.get("client_name"), suppressed=d.get("suppressed"),
+                   payload=_payload(d["rule"], d.get("payload")))
+
+
+def _payload(rule_id: str, data: dict | None):
+    """The rule's typed payload back from JSON; a shape this rule no longer declares raises CodecError (a miss)."""
+    if data is None:
+        return None
+    from driftcheck.rules.registry import registry
+
+    entry = registry().get(rule_id)
+    cls = entry.rule.payload if entry is not None else None
+    if cls is None:
+        raise CodecError(f"{rule_id} declares no payload")
+    return decode_payload(cls, data)
 
 
 def unknown_from_json(d: dict) -> UnknownResult:

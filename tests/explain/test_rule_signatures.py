@@ -91,6 +91,23 @@ def test_no_rule_imports_a_rule_and_no_fix_imports_a_fix():
                     assert not any(a.name.startswith(package) for a in node.names), path.name
 
 
+def test_a_fix_takes_from_a_rule_only_the_payload_of_a_rule_it_repairs():
+    """A fix reads what its rule knew from the finding's typed payload; importing anything else of a rule (a helper,
+    a fact) would put a shared question in a rule instead of in vllm_model/facts.py."""
+    import importlib
+
+    seen = 0
+    for path in sorted((REPO / "fixes").glob("*.py")):
+        fix = importlib.import_module(f"driftcheck.fixes.{path.stem}")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("driftcheck.probes."):
+                rule = importlib.import_module(node.module).RULE
+                assert rule.id in fix.FIX.rules, f"{path.name} imports {node.module}, a rule it does not repair"
+                assert [a.name for a in node.names] == [rule.payload.__name__], f"{path.name} imports more than the payload"
+                seen += 1
+    assert seen >= 3  # add-argument, replay-engine-setup and disable-prefix-caching read payloads
+
+
 def test_rules_shows_one_rule_whole_by_its_id():
     proc = run_cli("rules", "dc105")
     assert proc.returncode == 0, proc.stderr

@@ -40,3 +40,48 @@ def test_absent_when_everything_required_is_passed_or_unpacked(tmp_path):
             Scheduler(c, k, **kw)  # cannot tell what **kw holds: no guess
     """}
     assert scan_client(tmp_path, client, only=["DC005"]).findings == []
+
+
+def test_the_finding_carries_the_value_add_argument_passes_through_json_and_the_unit_cache(tmp_path):
+    """The fix reads the rule's typed payload (ArgumentToAdd), never the message or a re-resolved symbol, so the
+    payload must come back the same from a report's JSON and from a warm unit cache."""
+    from driftcheck.probes.missing_argument import ArgumentToAdd
+    from driftcheck.rules.findings import decode_payload
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+    from conftest import CACHE_DIR
+    from scan.helpers import write_tree
+
+    client = {"c.py": "from vllm.config import SchedulerConfig\n\n\ndef f(n):\n"
+                      "    return SchedulerConfig(max_num_batched_tokens=n, max_model_len=n)\n"}
+    croot = write_tree(tmp_path / "client", client)
+
+    def run():
+        vllm = resolve_vllm("0.16.0", CACHE_DIR)
+        target = resolve_client(str(croot), tmp_path / "cache")
+        return scan(vllm, [target], ScanOptions(cache_dir=tmp_path / "cache", only=["DC005"]))
+
+    cold = run()
+    [f] = cold.findings
+    assert isinstance(f.payload, ArgumentToAdd) and f.payload.parameter == "is_encoder_decoder"
+    # the literal SchedulerConfig's own factory fills in, read from vLLM 0.16.0
+    assert f.payload.value is not None and f.payload.value.code == "False"
+    assert f.payload.value.path == "vllm/config/scheduler.py"
+    data = f.to_json()["payload"]
+    assert data["parameter"] == "is_encoder_decoder"
+    assert decode_payload(ArgumentToAdd, data) == f.payload
+    warm = run()
+    assert warm.stats["client_cached"] == 1
+    [g] = warm.findings
+    assert g.payload == f.payload
+
+
+def test_a_payload_of_the_wrong_shape_is_refused_not_decoded():
+    import pytest
+
+    from driftcheck.probes.missing_argument import ArgumentToAdd
+    from driftcheck.rules.findings import decode_payload
+    from driftcheck.storage.datacodec import CodecError
+
+    with pytest.raises(CodecError):
+        decode_payload(ArgumentToAdd, {"parameter": 3, "value": None})
