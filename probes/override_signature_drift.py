@@ -32,6 +32,7 @@ import ast
 import re
 import weakref
 
+from driftcheck.astnodes import nodes_of
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
@@ -112,7 +113,7 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
         functions = {n.name: n for n in file.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         if not functions:
             continue
-        for node in ast.walk(file.tree):
+        for node in nodes_of(file.tree, ast.Assign, ast.Call):  # the file's one-walk index
             pairs = []
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in functions:
                 pairs = [(t.value, t.attr) for t in node.targets if isinstance(t, ast.Attribute)]

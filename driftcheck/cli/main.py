@@ -68,7 +68,23 @@ def entry() -> None:
     from driftcheck.storage.signals import terminate_cleanly
 
     with terminate_cleanly():  # SIGTERM: children stopped, partial downloads removed, one line, exit 143
-        sys.exit(main())
+        code = main()
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    """Exit without tearing the heap down: after a big scan, the interpreter's final collection and the freeing of
+    millions of syntax-tree objects took 5 s of a 27 s run (vLLM 0.11.0's tree as a client), for nothing the OS
+    does not do at once. Output is flushed and exit handlers run first, so nothing written is lost."""
+    import atexit
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # a reader that went away: nothing more can be said to it
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 if __name__ == "__main__":

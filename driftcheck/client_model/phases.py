@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of
+from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, within
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.uses import ImportUse, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
@@ -202,14 +202,19 @@ class ClientPhases:
         """The file's functions that set an attribute by a name they are given (setattr / register_* with a variable)."""
         if self._setters is None:
             self._setters = set()
-            for fn in nodes_of(self.file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
-                for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
-                    callee = dotted_name(call.func) or ""
-                    args = call.args
-                    if (callee.rstrip("_").endswith("setattr") and len(args) >= 2 and not isinstance(args[1], ast.Constant)) or \
-                            (callee.rsplit(".", 1)[-1] in REGISTRARS and args and not isinstance(args[0], ast.Constant)):
+            # the few calls that set a name they are given, then the functions whose lines hold one (a nested
+            # function's call counts for the outer one too, as a walk of the outer one would find it)
+            by_name = []
+            for call in nodes_of(self.file.tree, ast.Call):
+                callee = dotted_name(call.func) or ""
+                args = call.args
+                if (callee.rstrip("_").endswith("setattr") and len(args) >= 2 and not isinstance(args[1], ast.Constant)) or \
+                        (callee.rsplit(".", 1)[-1] in REGISTRARS and args and not isinstance(args[0], ast.Constant)):
+                    by_name.append(call)
+            if by_name:
+                for fn in nodes_of(self.file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+                    if within(by_name, fn):
                         self._setters.add(fn.name)
-                        break
         return self._setters
 
     def _graft(self, value: ast.expr | None, cls: Resolved) -> None:

@@ -21,6 +21,7 @@ from driftcheck.scan.suppress import apply_accepted, apply_inline
 from driftcheck.sources.provenance import provenance
 from driftcheck.sources.package_metadata import declared_vllm_version
 from driftcheck.sources.targets import Target, resolve_vllm
+from driftcheck.scan.gc_pause import cyclic_gc_paused
 from driftcheck.scan.unit_cache import ClientResult, UnitCache, code_digest, finding_from_json, tree_digest, unknown_from_json
 from driftcheck.scan.units import default_jobs, merge, run_units
 
@@ -106,6 +107,11 @@ def _memoised(loader, store: dict, key: str):
 
 
 def scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiIndex | None = None) -> ScanResult:
+    with cyclic_gc_paused():
+        return _scan(vllm, clients, options, api)
+
+
+def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiIndex | None) -> ScanResult:
     from driftcheck.probes import load_probes
 
     started = time.perf_counter()

@@ -10,6 +10,7 @@ import bisect
 import weakref
 from dataclasses import dataclass
 
+from driftcheck.astnodes import nodes_of
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import Param
@@ -162,5 +163,7 @@ def functions_of(tree: ast.AST) -> list:
     """Every function definition in a tree, walked once per tree (probes ask this per call site)."""
     found = _FUNCTIONS.get(tree)
     if found is None:
-        found = _FUNCTIONS[tree] = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        # from the tree's shared one-walk index (a def and an async def never start on one line, so sorting by line,
+        # as _by_start does, gives the same order as a walk)
+        found = _FUNCTIONS[tree] = nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)
     return found
