@@ -21,7 +21,7 @@ from driftcheck.scan.suppress import apply_accepted, apply_inline
 from driftcheck.sources.provenance import provenance
 from driftcheck.sources.package_metadata import declared_vllm_version
 from driftcheck.sources.targets import Target, resolve_vllm
-from driftcheck.scan.gc_pause import cyclic_gc_paused
+from driftcheck.gc_pause import cyclic_gc_paused
 from driftcheck.scan.unit_cache import ClientResult, UnitCache, code_digest, finding_from_json, tree_digest, unknown_from_json
 from driftcheck.scan.units import default_jobs, merge, run_units
 

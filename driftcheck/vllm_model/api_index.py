@@ -9,9 +9,8 @@ created_elsewhere.py (members other code creates); the answers' types are in res
 from __future__ import annotations
 
 import ast
-import contextlib
-import gc
 
+from driftcheck.gc_pause import cyclic_gc_paused
 from driftcheck.errors import SourceError
 from driftcheck.sources.sources import SourceTree
 from driftcheck.storage.cache import SummaryCache
@@ -82,7 +81,7 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
                 cached.path = path
                 return cached
         self.parsed_files += 1
-        with _gc_paused():
+        with cyclic_gc_paused():
             info = summarise_source(name, path, is_pkg, _decode(data))
         if self.cache is not None:
             self.cache.put(data, name, is_pkg, info)
@@ -124,19 +123,6 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         except SourceError:
             return ""
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """No cyclic GC while an AST is built and summarised: ASTs hold no cycles (refcounting frees them)
-    and the collector's passes over the ~100k nodes of a big module cost 15-25% of a cold scan."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _decode(data: bytes) -> str:

@@ -1,4 +1,4 @@
-"""A scan runs with Python's cyclic garbage collector paused.
+"""A scan (and the summarising of a vLLM module) runs with Python's cyclic garbage collector paused.
 
 A scan allocates millions of long-lived, acyclic objects (syntax trees, summaries, uses) and frees few. The
 collector's full passes walk every live object again and again while those pile up: on vLLM 0.11.0's own tree as a
