@@ -164,17 +164,17 @@ def _source(api, rel: str, fn) -> list[str]:
 
 
 def check(ctx: ScanContext):
-    candidates = []
-    for file in ctx.usage.files:
-        for qual, fn in _functions(file.tree):
-            shape, full = tokens(fn)
-            if len(shape) >= MIN_NODES:
-                candidates.append((file, qual, fn, _hash(shape), full))
-    if not candidates:
+    functions = [(file, qual, fn) for file in ctx.usage.files for qual, fn in _functions(file.tree)]
+    if not functions:
         return
     baseline = ctx.baseline()
     if baseline is None or (baseline.version and baseline.version == ctx.api.version):
         return  # no vLLM of the client's own to find the originals in, or nothing changed
+    candidates = []
+    for file, qual, fn in functions:
+        shape, full = tokens(fn)
+        if len(shape) >= MIN_NODES:
+            candidates.append((file, qual, fn, _hash(shape), full))
     for file, qual, fn, shape_hash, full in candidates:
         words = anchors(fn)
         if not words:
