@@ -36,7 +36,7 @@ RULE = Rule("DC110", "vendored-copy-drift", "Client copy of a vLLM function whos
 
 MIN_NODES = 24  # smaller functions (a getter, `return None`) are alike by accident, not by copying
 SIMILAR = 0.85
-INDEX_KEY = "vendored_copy_drift:v1"
+INDEX_KEY = "vendored_copy_drift:v2"  # v2: [shape hash, qualname, line] (the full hash is taken at a hit)
 _SKIP_FIELDS = {"annotation", "returns", "type_comment", "ctx", "kind", "type_params"}
 
 
@@ -103,6 +103,28 @@ def tokens(fn) -> tuple[list[str], list[str]]:
     return shape, full
 
 
+def shape(fn) -> list[str]:
+    """`tokens(fn)[0]` without the full tokens: the node types in the same pre-order, by an explicit stack (what the
+    release index computes for every function of a file, so it is the hot path of a first scan of a release)."""
+    out: list[str] = []
+    stack: list[ast.AST] = [*reversed(_body(fn)), fn.args]
+    skip = _SKIP_FIELDS
+    while stack:
+        node = stack.pop()
+        out.append(type(node).__name__)
+        children: list[ast.AST] = []
+        for name in node._fields:
+            if name in skip:
+                continue
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                children += [item for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                children.append(value)
+        stack += reversed(children)
+    return out
+
+
 def _hash(items: list[str]) -> str:
     return hashlib.sha1("\0".join(items).encode()).hexdigest()[:16]
 
@@ -121,9 +143,9 @@ def _index_file(data: bytes) -> list:
     except (SyntaxError, ValueError, RecursionError):
         return out
     for qual, fn in _functions(tree):
-        shape, full = tokens(fn)
-        if len(shape) >= MIN_NODES:
-            out.append([_hash(shape), qual, fn.lineno, _hash(full)])
+        kinds = shape(fn)
+        if len(kinds) >= MIN_NODES:
+            out.append([_hash(kinds), qual, fn.lineno])
     return out
 
 
@@ -139,12 +161,19 @@ def anchors(fn) -> set[str]:
 
 
 def candidate_files(api, words: set[str]) -> list[str]:
-    """Files of the release that mention every anchor (rarest first, so the intersection shrinks fast)."""
+    """Files of the release that mention every anchor. The first word is searched in the whole tree (an answer the
+    release's text index keeps), the others only in the files still left: on a release's first scan that is one
+    pass over its files, not one a word."""
     index = text_index_for(api)
+    # words the index already answered first, rarest first; then the longest (likely the rarest) unanswered ones
+    order = sorted(words, key=lambda w: (0, len(index.files_mentioning(w)), w) if index.knows(w) else (1, -len(w), w))
     files: set[str] | None = None
-    for word in sorted(words, key=lambda w: len(index.files_mentioning(w))):
-        hits = set(index.files_mentioning(word))
-        files = hits if files is None else files & hits
+    for word in order:
+        if files is None:
+            files = set(index.files_mentioning(word))
+        else:
+            needle = word.encode()
+            files = {rel for rel in files if needle in index.blob(rel)}
         if not files:
             break
     return sorted(files or ())
@@ -172,9 +201,9 @@ def check(ctx: ScanContext):
         return  # no vLLM of the client's own to find the originals in, or nothing changed
     candidates = []
     for file, qual, fn in functions:
-        shape, full = tokens(fn)
-        if len(shape) >= MIN_NODES:
-            candidates.append((file, qual, fn, _hash(shape), full))
+        kinds = shape(fn)  # hashed as the release index hashes its functions
+        if len(kinds) >= MIN_NODES:
+            candidates.append((file, qual, fn, _hash(kinds), tokens(fn)[1]))
     for file, qual, fn, shape_hash, full in candidates:
         words = anchors(fn)
         if not words:
@@ -182,13 +211,14 @@ def check(ctx: ScanContext):
         best = None
         hits = [(rel, entry) for rel in candidate_files(baseline, words) if rel.endswith(".py")
                 for entry in file_index(baseline, rel) if entry[0] == shape_hash]
-        for rel, (_shape, vqual, _line, vfull) in hits:
+        for rel, (_shape, vqual, _line) in hits:
             if rel == file.rel:
                 continue  # the client is a vLLM tree itself: a function is not a copy of itself
             original = _find(baseline, rel, vqual)
             if original is None:
                 continue
             otoks = tokens(original)[1]
+            vfull = _hash(otoks)
             ratio = difflib.SequenceMatcher(None, full, otoks, autojunk=False).ratio()
             if ratio >= SIMILAR and (best is None or ratio > best[0]):
                 best = (ratio, rel, vqual, original, vfull)

@@ -109,8 +109,11 @@ class ClientClasses:
                 for vbase in self.client_class_vllm_bases.get(ancestor, []):
                     if all(v.qualname != vbase.qualname for v in self.client_class_vllm_bases[name]):
                         self.client_class_vllm_bases[name].append(vbase)
-        # Two rounds so that `self.a = X(); self.b = self.a.f()` settles.
-        for _ in range(2):
+        # Two rounds so that `self.a = X(); self.b = self.a.f()` settles; when the first typed no attribute of any class
+        # of the file, every `self.x` reads as unknown in a second one too, which would change nothing.
+        for round_ in range(2):
+            if round_ and not any(self.self_types.get(name) for name in self.classes):
+                break
             for name, cls in self.classes.items():
                 types: dict[str, object] = self.self_types.setdefault(name, {})
                 conflicting = self._conflicting.setdefault(name, set())

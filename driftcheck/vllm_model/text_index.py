@@ -113,6 +113,10 @@ class TextIndex:
                 self._single[rel] = b""
         return self._single[rel]
 
+    def knows(self, name: str) -> bool:
+        """Whether `files_mentioning(name)` is already answered (in memory or from the store): free to ask."""
+        return name in self._mentions
+
     def files_mentioning(self, name: str) -> list[str]:
         if name not in self._mentions:
             needle = name.encode()

@@ -63,3 +63,21 @@ def test_quiet_without_the_clients_vllm(tmp_path):
     result = scan(resolve_vllm("0.29.0", CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
                   ScanOptions(cache_dir=CACHE_DIR, only=["DC110"]))
     assert dc110(result) == []
+
+
+def test_the_index_shape_is_the_tokens_shape_on_real_release_files():
+    """The release index hashes `shape(fn)` (an explicit stack, the first scan's hot path); a client's copy is matched
+    through the same hash, so it must be exactly the pre-order `tokens(fn)` walks, on real code."""
+    import ast
+
+    from conftest import CACHE_DIR
+    from driftcheck.probes.vendored_copy_drift import _functions, shape, tokens
+    from driftcheck.sources.targets import resolve_vllm
+
+    tree = resolve_vllm("0.16.0", CACHE_DIR).tree
+    checked = 0
+    for rel in ("vllm/v1/worker/gpu_model_runner.py", "vllm/v1/core/sched/scheduler.py", "vllm/config/vllm.py"):
+        for _qual, fn in _functions(ast.parse(tree.read_text(rel))):
+            assert shape(fn) == tokens(fn)[0]
+            checked += 1
+    assert checked > 100
