@@ -69,7 +69,7 @@ def entry() -> None:
 
     with terminate_cleanly():  # SIGTERM: children stopped, partial downloads removed, one line, exit 143
         code = main()
-    _exit_now(code)
+    _exit_now(code if isinstance(code, int) else 0 if code is None else 1)  # as sys.exit would map it
 
 
 def _exit_now(code: int) -> None:

@@ -128,3 +128,20 @@ def test_sarif_uris_are_encoded_and_every_base_id_declared(tmp_path):
     assert uri == "pkg%20%C3%BC/gen%20100%25.py"
     base = run["originalUriBaseIds"][mine[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"]]["uri"]
     assert base.startswith("file://") and "my%20client%20%231" in base
+
+
+def test_the_fast_exit_flushes_output_runs_exit_handlers_and_keeps_the_code(tmp_path):
+    """`entry` ends with `_exit_now` (no heap teardown): buffered output and atexit handlers must not be lost."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "handler-ran"
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: open({str(marker)!r}, 'w').write('yes'))\n"
+            "sys.stdout.write('x' * 100000)\n"  # more than one buffer's worth, not flushed by hand
+            "from driftcheck.cli.main import _exit_now\n"
+            "_exit_now(3)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 3
+    assert proc.stdout == "x" * 100000
+    assert marker.read_text() == "yes"
