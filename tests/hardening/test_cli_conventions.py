@@ -145,3 +145,27 @@ def test_the_fast_exit_flushes_output_runs_exit_handlers_and_keeps_the_code(tmp_
     assert proc.returncode == 3
     assert proc.stdout == "x" * 100000
     assert marker.read_text() == "yes"
+
+
+def test_a_scan_never_imports_the_codemods(tmp_path):
+    """libcst (the fixes' editor) costs a tenth of a second to import: a scan, cold or from the caches (where findings
+    and their payloads are read back), must not pay it."""
+    import subprocess
+    import sys
+
+    from scan.helpers import MINIVLLM
+
+    client = tmp_path / "client"
+    client.mkdir()
+    (client / "c.py").write_text("from vllm.v1.core.sched.scheduler import Scheduler\n\n\ndef f(c, k, m):\n"
+                                 "    return Scheduler(vllm_config=c, kv_cache_config=k, structured_output_manager=m)\n")
+    code = ("import sys\nfrom driftcheck.cli.main import main\n"
+            f"args = ['scan', '--vllm', {str(MINIVLLM)!r}, '--client', {str(client)!r}, '--cache-dir', {str(tmp_path / 'c')!r},"
+            " '-f', 'json', '-o', " + repr(str(tmp_path / "r.json")) + ", '--fail-on', 'never']\n"
+            "for _ in range(2):\n    assert main(args) == 0\n"  # the second one reads the findings back from the cache
+            "print('libcst' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["findings"] and report["stats"]["client_cached"] == 1  # it did check something, from the cache
