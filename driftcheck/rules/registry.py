@@ -22,8 +22,13 @@ from driftcheck.rules.tbsigs import RULE_FIX, Signature
 class RuleEntry:
     rule: Rule
     detector: ModuleType  # the probe module: RULE, check(ctx), docs, SIGNATURES
-    fixes: tuple[ModuleType, ...]  # fix modules whose FIX.rules name this rule, in the order fix runs them
     signatures: tuple[Signature, ...]
+
+    @property
+    def fixes(self) -> tuple[ModuleType, ...]:
+        """Fix modules whose FIX.rules name this rule, in the order fix runs them. Imported on first ask: the codemods
+        bring libcst (a tenth of a second), which a scan never needs."""
+        return tuple(m for m in _fix_modules() if self.rule.id in m.FIX.rules)
 
     @property
     def id(self) -> str:
@@ -51,10 +56,8 @@ def _norm(word: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _registry() -> tuple[RuleEntry, ...]:
-    from driftcheck.fixes import load_fixes
     from driftcheck.probes import load_probes
 
-    fixes = load_fixes()
     entries = []
     seen: set[str] = set()
     for module in load_probes():
@@ -62,8 +65,7 @@ def _registry() -> tuple[RuleEntry, ...]:
         if rule.id in seen:
             raise DriftcheckError(f"internal error: two rule modules declare {rule.id}")
         seen.add(rule.id)
-        offered = tuple(m for m in fixes if rule.id in m.FIX.rules)
-        entries.append(RuleEntry(rule, module, offered, tuple(getattr(module, "SIGNATURES", ()))))
+        entries.append(RuleEntry(rule, module, tuple(getattr(module, "SIGNATURES", ()))))
     return tuple(entries)
 
 
@@ -76,11 +78,16 @@ def registry() -> dict[str, RuleEntry]:
     return {e.id: e for e in _registry()}
 
 
-def fix_modules() -> list[ModuleType]:
-    """Every codemod, in the order `driftcheck fix` runs them."""
+@functools.lru_cache(maxsize=1)
+def _fix_modules() -> tuple[ModuleType, ...]:
     from driftcheck.fixes import load_fixes
 
-    return load_fixes()
+    return tuple(load_fixes())
+
+
+def fix_modules() -> list[ModuleType]:
+    """Every codemod, in the order `driftcheck fix` runs them."""
+    return list(_fix_modules())
 
 
 def entry(word: str) -> RuleEntry:

@@ -105,19 +105,13 @@ def _payload(rule_id: str, data: dict | None):
     """The rule's typed payload back from JSON; a shape this rule no longer declares raises CodecError (a miss)."""
     if data is None:
         return None
-    cls = _payload_classes().get(rule_id)
+    from driftcheck.rules.registry import registry  # rules only: the registry imports fixes when asked for them
+
+    entry = registry().get(rule_id)
+    cls = entry.rule.payload if entry is not None else None
     if cls is None:
         raise CodecError(f"{rule_id} declares no payload")
     return decode_payload(cls, data)
-
-
-@functools.lru_cache(maxsize=1)
-def _payload_classes() -> dict[str, type]:
-    """Rule id -> its payload class, from the rule modules alone (the registry would import every fix, and libcst
-    with them: a tenth of a second on every warm scan)."""
-    from driftcheck.probes import load_probes
-
-    return {m.RULE.id: m.RULE.payload for m in load_probes() if m.RULE.payload is not None}
 
 
 def unknown_from_json(d: dict) -> UnknownResult:
