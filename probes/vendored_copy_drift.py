@@ -11,8 +11,10 @@ The probe indexes every function and method of the vLLM the client was written f
 requirement, or `--client-vllm`) by a structural hash: the function's AST with docstrings and
 annotations dropped and every name, constant and attribute ignored, so a copy whose variables
 were renamed hashes the same. The hashes of a file are computed once per release and kept with the
-release's text index; only the files that mention every attribute and keyword name the client's
-function uses are read (a copy keeps those whatever it renames). A client function of at least a few statements whose structure matches is a copy when
+release's text index; only the functions whose text holds every attribute and keyword name the client's
+function uses are parsed (a copy keeps those whatever it renames): each alone, cut from its file's text at
+the next `def`, `class` or decorator line indented no deeper, with its whole file parsed only when the
+cut does not parse. A client function of at least a few statements whose structure matches is a copy when
 its normalised tokens (names numbered by first use, attributes and constants kept) are at least
 85% alike. When the same function (same file and qualified name) in the target differs from the
 original in its normalised form, and the client's copy is not already the target's version, the
@@ -25,6 +27,8 @@ from __future__ import annotations
 import ast
 import difflib
 import hashlib
+import re
+import weakref
 
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
@@ -36,7 +40,7 @@ RULE = Rule("DC110", "vendored-copy-drift", "Client copy of a vLLM function whos
 
 MIN_NODES = 24  # smaller functions (a getter, `return None`) are alike by accident, not by copying
 SIMILAR = 0.85
-INDEX_KEY = "vendored_copy_drift:v2"  # v2: [shape hash, qualname, line] (the full hash is taken at a hit)
+INDEX_KEY = "vendored_copy_drift:v3"  # v3: one entry a function, [shape hash or None, qualname, line]; v2 was one a file
 _SKIP_FIELDS = {"annotation", "returns", "type_comment", "ctx", "kind", "type_params"}
 
 
@@ -129,24 +133,97 @@ def _hash(items: list[str]) -> str:
     return hashlib.sha1("\0".join(items).encode()).hexdigest()[:16]
 
 
-def file_index(api, rel: str) -> list:
-    """[(shape hash, qualname, line, full hash)] of one file's functions large enough to copy; computed once per
-    file of a release and kept with the release's text index."""
-    index = text_index_for(api)
-    return index.remember(f"{INDEX_KEY}:{rel}", lambda: _index_file(index.blob(rel)))
+_TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # text index -> {file: its functions}
+_REGIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # text index -> {file: function_regions}
+
+# A `def`, `class` or decorator line: where the text of a function can end, and where one begins. It is searched
+# in the text after a "\n" (so the pattern starts with a literal `re` skips ahead to, unlike `^` under re.M), and a
+# match's start is then the line's offset in the text itself.
+_HEADER = re.compile(rb"\n([ \t]*)(?:(?:async[ \t]+)?(def|class)[ \t]+(\w+)|@)")
 
 
-def _index_file(data: bytes) -> list:
-    out = []
-    try:
-        tree = ast.parse(data.decode("utf-8", errors="replace"))
-    except (SyntaxError, ValueError, RecursionError):
-        return out
-    for qual, fn in _functions(tree):
-        kinds = shape(fn)
-        if len(kinds) >= MIN_NODES:
-            out.append([_hash(kinds), qual, fn.lineno])
+def function_regions(data: bytes) -> list[tuple[str, int, int, int]]:
+    """(qualname, line, start, end) of what `_functions` would yield, read from the text: a function runs from its
+    `def` to the next `def`, `class` or decorator line indented no deeper (a superset of its body: what follows it
+    at a shallower indent). A method is a `def` directly under a top-level `class`. A string holding such a line
+    can cut a function short; its cut then does not parse, and the caller parses the whole file instead."""
+    out: list[tuple[str, int, int, int]] = []
+    open_: list[tuple[int, bytes, str | None, int]] = []  # enclosing headers: indent, kind, name, index in out or -1
+    line, pos = 1, 0
+    for m in _HEADER.finditer(b"\n" + data):
+        indent, kind, name = len(m.group(1)), m.group(2), m.group(3)
+        while open_ and open_[-1][0] >= indent:
+            _i, _k, _name, at = open_.pop()
+            if at >= 0:
+                q, ln, start, _end = out[at]
+                out[at] = (q, ln, start, m.start())
+        if kind is None:
+            continue  # a decorator only ends what it follows
+        line += data.count(b"\n", pos, m.start())
+        pos = m.start()
+        qual = None
+        if kind == b"def" and indent == 0:
+            qual = name.decode()
+        elif kind == b"def" and len(open_) == 1 and open_[0][1] == b"class" and open_[0][0] == 0:
+            qual = f"{open_[0][2]}.{name.decode()}"
+        open_.append((indent, kind, name.decode() if kind == b"class" else qual, len(out) if qual else -1))
+        if qual is not None:
+            out.append((qual, line, m.start(), len(data)))
+    # headers still open run to the end of the file (their entries already say so)
     return out
+
+
+def function_index(api, rel: str, region: tuple[str, int, int, int]) -> list:
+    """[shape hash or None when too small to copy, qualname, line] of one function of a release, computed once per
+    function and kept with the release's text index."""
+    index = text_index_for(api)
+    return index.remember(f"{INDEX_KEY}:{rel}:{region[1]}", lambda: _index_function(index, rel, region))
+
+
+def _index_function(index, rel: str, region: tuple[str, int, int, int]) -> list:
+    qual, line, start, end = region
+    text = index.blob(rel)[start:end].decode("utf-8", errors="replace")
+    indented = text[:1] in (" ", "\t")
+    try:
+        tree = ast.parse("if 1:\n" + text if indented else text)
+        fn = tree.body[0].body[0] if indented else tree.body[0]
+    except (SyntaxError, ValueError, RecursionError, IndexError, AttributeError):
+        fn = None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # the cut did not parse: the whole file's functions, found by their `def` line (by name where a line break
+        # Python counts and this scan does not, a lone "\r", moved the lines)
+        whole = _whole_file_functions(index, rel)
+        fn = next((f for _q, f in whole if f.lineno == line), None) or next((f for q, f in whole if q == qual), None)
+        if fn is None:
+            return [None, qual, line]
+    kinds = shape(fn)
+    return [_hash(kinds) if len(kinds) >= MIN_NODES else None, qual, line]
+
+
+def _whole_file_functions(index, rel: str) -> list:
+    cache = _TREES.setdefault(index, {})  # this process only: a parsed tree is not plain data
+    if rel not in cache:
+        try:
+            cache[rel] = list(_functions(ast.parse(index.blob(rel).decode("utf-8", errors="replace"))))
+        except (SyntaxError, ValueError, RecursionError):
+            cache[rel] = []
+    return cache[rel]
+
+
+def _regions(index, rel: str) -> list[tuple[str, int, int, int]]:
+    cache = _REGIONS.setdefault(index, {})  # this process only: offsets are cheap to find again
+    if rel not in cache:
+        cache[rel] = function_regions(index.blob(rel))
+    return cache[rel]
+
+
+def matching_functions(api, rel: str, words: set[str]) -> list:
+    """Index entries of the functions of one release file whose text holds every word."""
+    index = text_index_for(api)
+    data = index.blob(rel)
+    needles = [w.encode() for w in words]
+    return [function_index(api, rel, region) for region in _regions(index, rel)
+            if all(data.find(n, region[2], region[3]) >= 0 for n in needles)]
 
 
 def anchors(fn) -> set[str]:
@@ -210,7 +287,7 @@ def check(ctx: ScanContext):
             continue  # nothing but local names and operators: too generic to tell a copy from a coincidence
         best = None
         hits = [(rel, entry) for rel in candidate_files(baseline, words) if rel.endswith(".py")
-                for entry in file_index(baseline, rel) if entry[0] == shape_hash]
+                for entry in matching_functions(baseline, rel, words) if entry[0] == shape_hash]
         for rel, (_shape, vqual, _line) in hits:
             if rel == file.rel:
                 continue  # the client is a vLLM tree itself: a function is not a copy of itself

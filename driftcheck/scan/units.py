@@ -22,7 +22,9 @@ client too small to pay for the workers) runs in this process.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import itertools
 import json
 import os
 import traceback
@@ -87,6 +89,7 @@ class _Run:
 
 
 _RUN: _Run | None = None
+_CLAIM = None  # the shared counter's claim() while a worker and this process split the whole-client rules
 WHOLE = -1  # the task number of the whole-client rules
 _LISTS = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound")
 
@@ -135,15 +138,28 @@ def run_unit(run: _Run, index: int) -> UnitResult:
                        usage.checked())
 
 
-def run_whole(run: _Run) -> UnitResult:
-    """The whole-client rules: every file visited into one `Usage`, as a scan without units would."""
+def run_whole(run: _Run, claim=None) -> UnitResult:
+    """The whole-client rules: every file visited into one `Usage`, as a scan without units would. `claim()` hands
+    out the next rule's number; two processes sharing one counter each run the rules they claim (the merge orders
+    items by rule, so the report does not depend on who ran which). Without one, every rule runs here."""
+    whole = [(slot, p) for slot, p in enumerate(run.probes) if not per_file(p)]
+    claim = claim or itertools.count().__next__
+    first = claim()
+    if first >= len(whole):
+        return UnitResult(0, [])  # the other process ran them all: no need to visit the files here
     g = run.usage
     usage = _with_global_facts(g, {name: list(getattr(g, name)) for name in _PER_FILE}, g.files)
     for analyzer in list(run.analyzers.values()):
         _analyse(analyzer, usage)
     finish_client(usage, run.api)
-    whole = [(slot, p) for slot, p in enumerate(run.probes) if not per_file(p)]
-    return _run_probes(run, usage, whole, [], 0) if whole else UnitResult(0, [])
+
+    def claimed():  # one rule at a time: the next is claimed when this one is done
+        k = first
+        while k < len(whole):
+            yield whole[k]
+            k = claim()
+
+    return _run_probes(run, usage, claimed(), [], 0)
 
 
 def _analyse(analyzer, usage: Usage) -> None:
@@ -219,7 +235,7 @@ def _worker_started() -> None:
 
 def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
     assert _RUN is not None
-    out = [(i, codec_for(UnitResult).dumps(run_whole(_RUN) if i == WHOLE else run_unit(_RUN, i))) for i in chunk]
+    out = [(i, codec_for(UnitResult).dumps(run_whole(_RUN, _CLAIM) if i == WHOLE else run_unit(_RUN, i))) for i in chunk]
     from driftcheck.vllm_model.bodies import save_text_indexes
 
     save_text_indexes()  # whole-tree answers this worker found, for later scans (merged on save)
@@ -227,8 +243,7 @@ def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
 
 
 def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None, key_base: str) -> tuple[list[UnitResult], dict]:
-    """Every file's unit result, in file order; and counters for the stats."""
-    global _RUN
+    """Every file's unit result, in file order, then the whole-client rules' results; and counters for the stats."""
     usage, analyzers = prepare_client(source, api)
     run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files),
                reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files))
@@ -245,41 +260,80 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
             results[i] = hit
         else:
             todo.append(i)
-    whole: UnitResult | None = None
+    wholes: list[UnitResult] = []  # the whole-client rules' results (two when two processes split them)
     workers = min(jobs, len(todo))
     if workers > 1 and len(todo) >= MIN_FILES_FOR_POOL and _can_fork():
-        import multiprocessing
-
-        _RUN = run
-        try:
-            size = max(1, min(16, len(todo) // (workers * 8)))
-            chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
-            pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started)
-            try:
-                for done in pool.imap_unordered(_worker, chunks):
-                    for i, raw in done:
-                        if i == WHOLE:
-                            whole = codec_for(UnitResult).loads(raw)
-                        else:
-                            results[i] = codec_for(UnitResult).loads(raw)
-                pool.close()
-            except BaseException:
-                pool.terminate()
-                raise
-            finally:
-                pool.join()
-        finally:
-            _RUN = None
+        size = max(1, min(16, len(todo) // (workers * 8)))
+        chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
+        with _forked_pool(run, workers) as pool:
+            for done in pool.imap_unordered(_worker, chunks):
+                for i, raw in done:
+                    if i == WHOLE:
+                        wholes.append(codec_for(UnitResult).loads(raw))
+                    else:
+                        results[i] = codec_for(UnitResult).loads(raw)
+    elif jobs > 1 and todo and _can_fork():
+        workers = 2
+        wholes = _whole_beside_units(run, todo, results)
     else:
         workers = 1
         for i in todo:
-            results[i] = codec_for(UnitResult).decode(codec_for(UnitResult).encode(run_unit(run, i)))
-        whole = codec_for(UnitResult).decode(codec_for(UnitResult).encode(run_whole(run)))
+            results[i] = _in_process(run_unit(run, i))
+        wholes = [_in_process(run_whole(run))]
     if cache is not None:
         for i in todo:
             if not any(v.startswith("unavailable") for v in results[i].baselines.values()):
                 cache.put(keys[i], results[i])
-    return [*results, whole], {"jobs": workers, "units_run": len(todo), "units_cached": len(source.files) - len(todo)}  # type: ignore[return-value]
+    return [*results, *wholes], {"jobs": workers, "units_run": len(todo), "units_cached": len(source.files) - len(todo)}  # type: ignore[return-value]
+
+
+def _in_process(result: UnitResult) -> UnitResult:
+    """A result as a worker's would come back (through JSON): the same report whichever process ran it."""
+    return codec_for(UnitResult).decode(codec_for(UnitResult).encode(result))
+
+
+def _whole_beside_units(run: _Run, todo: list[int], results: list) -> list[UnitResult]:
+    """A client too small for a pool: one forked worker starts on the whole-client rules (the slower part of a first
+    scan: DC108's, DC110's and DC106's questions over the whole release) while this process runs the per-file units,
+    then joins it; each claims the next whole-client rule from a shared counter."""
+    import multiprocessing
+
+    counter = multiprocessing.get_context("fork").Value("i", 0)  # made before the fork: the worker shares it
+
+    def claim() -> int:
+        with counter.get_lock():
+            counter.value += 1
+            return counter.value - 1
+
+    with _forked_pool(run, 1, claim) as pool:
+        pending = pool.apply_async(_worker, ([WHOLE],))
+        for i in todo:
+            results[i] = _in_process(run_unit(run, i))
+        here = _in_process(run_whole(run, claim))
+        [(_i, raw)] = pending.get()
+    return [codec_for(UnitResult).loads(raw), here]
+
+
+@contextlib.contextmanager
+def _forked_pool(run: _Run, workers: int, claim=None):
+    """Forked workers that inherit `run` (and `claim`) without copying; stopped when this process fails (Ctrl-C,
+    SIGTERM, an error), joined when it is done."""
+    import multiprocessing
+
+    global _RUN, _CLAIM
+    _RUN, _CLAIM = run, claim
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started)
+        try:
+            yield pool
+            pool.close()
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
+    finally:
+        _RUN, _CLAIM = None, None
 
 
 def _can_fork() -> bool:

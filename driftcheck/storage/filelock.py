@@ -62,3 +62,21 @@ def _acquire(fd: int, real: Path, what: str, timeout_s: float) -> None:
             if time.monotonic() > deadline:
                 raise DriftcheckError(f"another {what} has held {real} for {timeout_s:.0f} s", "nothing was written; try again") from None
             time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def merge_lock(path: Path) -> Iterator[bool]:
+    """Hold `path + ".lock"` while a cache file is read, merged and rewritten, so two processes saving at once
+    (a scan's workers, two scans sharing a cache) never write over each other's answers. Yields False when the
+    lock cannot be made (a read-only cache): the caller then saves unlocked, as a cache may lose answers but
+    never break."""
+    try:
+        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        os.close(fd)

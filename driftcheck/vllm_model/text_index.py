@@ -69,9 +69,15 @@ class TextIndex:
     def save(self) -> None:
         if self.store is None or not self.dirty:
             return
+        from driftcheck.storage.filelock import merge_lock
+
+        with merge_lock(self.store):
+            self._merge_and_write()
+
+    def _merge_and_write(self) -> None:
         from driftcheck.storage.safe_write import write_bytes
 
-        # Another scan of this tree may have saved answers since ours were loaded: keep them too.
+        # Another scan of this tree (or a worker of this one) may have saved answers since ours were loaded.
         disk = self._read()
         if disk is not None:
             self._classes = {**disk[0], **self._classes}

@@ -68,3 +68,19 @@ def test_absent_when_the_client_does_the_setup(tmp_path):
     result = scan(resolve_vllm("0.32.0", CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
                   ScanOptions(cache_dir=CACHE_DIR, only=["DC108"]))
     assert [f.client.line for f in result.findings] == [8]  # the get_kv_cache_config_from_groups(...) line
+
+
+def test_the_substring_prefilter_keeps_every_file_the_precondition_regex_matches():
+    """`_may_say_not_yet` only skips the regex where it cannot match: on every file of a real release, and on
+    spellings the regex's case folding accepts."""
+    from driftcheck.vllm_model.facts import NOT_YET_BYTES, _may_say_not_yet
+    from driftcheck.vllm_model.text_index import TextIndex
+
+    for text in (b"raise RuntimeError('KV cache NOT Initialized yet')", b"never been called", b"Not SET UP"):
+        assert NOT_YET_BYTES.search(text) and _may_say_not_yet(text)
+    assert not _may_say_not_yet(b"raise ValueError('bad block size')")
+    blobs = TextIndex(resolve_vllm("0.32.0", CACHE_DIR).tree).blobs()
+    matching = [rel for rel, data in blobs.items() if NOT_YET_BYTES.search(data)]
+    skipped = [rel for rel, data in blobs.items() if not _may_say_not_yet(data)]
+    assert len(matching) > 50 and len(skipped) > len(blobs) // 3  # it skips much, and drops none of these:
+    assert not set(matching) & set(skipped)

@@ -81,3 +81,88 @@ def test_the_index_shape_is_the_tokens_shape_on_real_release_files():
             assert shape(fn) == tokens(fn)[0]
             checked += 1
     assert checked > 100
+
+
+def _indexed_like_the_whole_file(text_index, rel: str) -> int:
+    """Every function `_functions` yields for one file is cut from its text with the same qualname and `def` line, and
+    its index entry (from the cut alone) is the entry the whole file's parse gives. Returns how many were checked."""
+    import ast
+
+    from driftcheck.probes.vendored_copy_drift import MIN_NODES, _functions, _hash, _index_function, function_regions, shape
+
+    data = text_index.blob(rel)
+    regions = {line: region for region in function_regions(data) for line in [region[1]]}
+    checked = 0
+    for qual, fn in _functions(ast.parse(data)):
+        kinds = shape(fn)
+        region = regions[fn.lineno]
+        assert region[0] == qual
+        assert _index_function(text_index, rel, region) == [_hash(kinds) if len(kinds) >= MIN_NODES else None, qual, fn.lineno]
+        checked += 1
+    return checked
+
+
+def test_functions_cut_from_the_text_index_as_the_parsed_file_does_on_real_release_files():
+    """The index parses only the functions whose text holds the anchors, each cut from its file at the next header
+    indented no deeper; on real files that must give exactly the whole-file parse's functions and hashes."""
+    from driftcheck.vllm_model.text_index import TextIndex
+
+    index = TextIndex(resolve_vllm("0.16.0", CACHE_DIR).tree)
+    rels = ("vllm/v1/worker/gpu_model_runner.py", "vllm/v1/core/sched/scheduler.py", "vllm/config/vllm.py",
+            "vllm/model_executor/layers/fused_moe/layer.py", "vllm/engine/arg_utils.py")
+    assert all(index.blob(rel) for rel in rels)
+    assert sum(_indexed_like_the_whole_file(index, rel) for rel in rels) > 250
+    from driftcheck.probes.vendored_copy_drift import _TREES
+
+    assert not _TREES.get(index)  # every cut parsed alone: no file was parsed whole
+
+
+def test_a_cut_that_does_not_parse_falls_back_to_the_whole_file(tmp_path):
+    """Decorators end the function before them; nested functions, a def in a `try` and a class's nested class are not
+    yielded; a string holding a `def` line at the function's indent cuts it short, and then the whole file decides."""
+    from driftcheck.sources.sources import FolderTree
+    from driftcheck.vllm_model.text_index import TextIndex
+
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "m.py").write_text(textwrap.dedent('''
+        import functools
+
+
+        @functools.cache
+        def top(a, b):
+            def inner(x):
+                return x + 1
+            return inner(a) + b
+
+
+        class Engine:
+            class Nested:
+                def hidden(self):
+                    return 1
+
+            @property
+            def size(self):
+                return self._size * 2
+
+            def cut_by_its_docstring(self):
+                text = """
+            def not_a_method(self):
+                """
+                return text.strip()
+
+
+        try:
+            def fallback():
+                return 1
+        except ImportError:
+            def fallback():
+                return 2
+    '''))
+    index = TextIndex(FolderTree(tmp_path))
+    from driftcheck.probes.vendored_copy_drift import _TREES, function_regions
+
+    quals = [region[0] for region in function_regions(index.blob("vllm/m.py"))]
+    assert quals[:3] == ["top", "Engine.size", "Engine.cut_by_its_docstring"]
+    assert "inner" not in quals and "Engine.hidden" not in quals and "Engine.Nested.hidden" not in quals
+    assert _indexed_like_the_whole_file(index, "vllm/m.py") == 3
+    assert "vllm/m.py" in _TREES[index]  # the docstring's cut did not parse: the whole file answered

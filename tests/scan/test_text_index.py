@@ -118,3 +118,31 @@ def test_fast_scanner_matches_on_every_file_of_a_release():
         names = [n for n in zf.namelist() if n.startswith("vllm/") and n.endswith(".py")]
         differ = [n for n in names if _classes_fast(n, t := zf.read(n).decode("utf-8", "replace")) != _classes_by_line(n, t)]
     assert len(names) > 1000 and differ == []
+
+
+def test_workers_saving_at_once_keep_every_answer(tmp_path):
+    """A scan's forked workers (and two scans sharing a cache) save the same tree's store at once: each merges what
+    is on disk under a lock, so no save writes over another's answers."""
+    import multiprocessing
+
+    write_tree(tmp_path / "tree", {"vllm/a.py": "x = 1\n"})
+    store = tmp_path / "cache" / "index.json"
+    store.parent.mkdir()
+    ctx = multiprocessing.get_context("fork")
+    start = ctx.Event()
+
+    def save_one(n: int) -> None:
+        index = TextIndex(FolderTree(tmp_path / "tree"), store=store)
+        index.remember(f"answer-{n}", lambda: list(range(2000)))  # a store big enough that writing it takes a while
+        start.wait()
+        index.save()
+
+    workers = [ctx.Process(target=save_one, args=(n,)) for n in range(8)]
+    for w in workers:
+        w.start()
+    start.set()
+    for w in workers:
+        w.join()
+        assert w.exitcode == 0
+    saved = TextIndex(FolderTree(tmp_path / "tree"), store=store)
+    assert sorted(saved.extra) == sorted(f"answer-{n}" for n in range(8))

@@ -90,6 +90,45 @@ def test_serial_and_parallel_reports_are_identical(client):
     assert json.loads(serial)["findings"], "the client should have drift to report"
 
 
+def test_a_small_client_runs_its_whole_client_rules_beside_its_units_with_the_same_report(tmp_path, monkeypatch):
+    """Under MIN_FILES_FOR_POOL files, two cores fork one worker for the whole-client rules while this process runs
+    the per-file units: the report is the serial one."""
+    write_tree(tmp_path / "client", CLIENT)
+    assert len(CLIENT) < units.MIN_FILES_FOR_POOL
+    beside = []
+    original = units._whole_beside_units
+    monkeypatch.setattr(units, "_whole_beside_units", lambda *a: beside.append(1) or original(*a))
+    serial, s_stats = _report(tmp_path, jobs=1, cache=False)
+    assert beside == [] and s_stats["jobs"] == 1
+    parallel, p_stats = _report(tmp_path, jobs=2, cache=False)
+    assert beside == [1] and p_stats["jobs"] == 2
+    assert serial == parallel and json.loads(serial)["findings"]
+
+
+@pytest.mark.parametrize("slow", ["worker", "here"])
+def test_whoever_claims_the_whole_client_rules_the_report_is_the_same(tmp_path, monkeypatch, slow):
+    """The worker and this process split the whole-client rules through a shared counter: a late worker leaves them
+    all to this process, a slow unit here leaves them all to the worker, and the report is the serial one."""
+    import time
+
+    write_tree(tmp_path / "client", CLIENT)
+    serial, _ = _report(tmp_path, jobs=1, cache=False)
+    split = []
+    original = units._whole_beside_units
+    monkeypatch.setattr(units, "_whole_beside_units", lambda *a: split.append(original(*a)) or split[-1])
+    if slow == "worker":
+        started = units._worker_started
+        monkeypatch.setattr(units, "_worker_started", lambda: time.sleep(1.0) or started())
+    else:
+        run_unit = units.run_unit
+        monkeypatch.setattr(units, "run_unit", lambda *a: time.sleep(1.0 / len(CLIENT)) or run_unit(*a))
+    parallel, stats = _report(tmp_path, jobs=2, cache=False)
+    assert serial == parallel and stats["jobs"] == 2
+    [(worker, here)] = split
+    idle, busy = (worker, here) if slow == "worker" else (here, worker)
+    assert idle.items == [] and busy.items
+
+
 def test_units_give_the_whole_client_answer(client, monkeypatch):
     """Every rule run per file gives what it gives over the whole client at once (the scan before units)."""
     per_file, _ = _report(client, jobs=1, cache=False)
