@@ -77,6 +77,9 @@ def main() -> int:
     p.add_argument("--skip-floor", action="store_true")
     p.add_argument("--skip-griffe", action="store_true")
     args = p.parse_args()
+    from bench.scan_bench import byte_compile
+
+    print(byte_compile())
 
     cache = default_cache_dir()
     zips = [fetch_sources(VLLM_DISTS, args.vllm, cache)[0]]

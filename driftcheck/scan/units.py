@@ -89,7 +89,7 @@ class _Run:
 
 
 _RUN: _Run | None = None
-_CLAIM = None  # the shared counter's claim() while a worker and this process split the whole-client rules
+_CLAIM = None  # the worker's claim() while it and this process split the whole-client rules
 WHOLE = -1  # the task number of the whole-client rules
 _LISTS = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound")
 
@@ -140,8 +140,9 @@ def run_unit(run: _Run, index: int) -> UnitResult:
 
 def run_whole(run: _Run, claim=None) -> UnitResult:
     """The whole-client rules: every file visited into one `Usage`, as a scan without units would. `claim()` hands
-    out the next rule's number; two processes sharing one counter each run the rules they claim (the merge orders
-    items by rule, so the report does not depend on who ran which). Without one, every rule runs here."""
+    out the number of the next rule to run (the count of rules when none is left); two processes sharing the claims
+    each run the rules they get (the merge orders items by rule, so the report does not depend on who ran which).
+    Without `claim`, every rule runs here."""
     whole = [(slot, p) for slot, p in enumerate(run.probes) if not per_file(p)]
     claim = claim or itertools.count().__next__
     first = claim()
@@ -295,21 +296,29 @@ def _in_process(result: UnitResult) -> UnitResult:
 def _whole_beside_units(run: _Run, todo: list[int], results: list) -> list[UnitResult]:
     """A client too small for a pool: one forked worker starts on the whole-client rules (the slower part of a first
     scan: DC108's, DC110's and DC106's questions over the whole release) while this process runs the per-file units,
-    then joins it; each claims the next whole-client rule from a shared counter."""
+    then joins it; each claims its next whole-client rule from one shared pair of ends."""
     import multiprocessing
 
-    counter = multiprocessing.get_context("fork").Value("i", 0)  # made before the fork: the worker shares it
+    n = sum(1 for p in run.probes if not per_file(p))
+    ends = multiprocessing.get_context("fork").Array("i", [0, n])  # [front, back): made before the fork, shared
 
-    def claim() -> int:
-        with counter.get_lock():
-            counter.value += 1
-            return counter.value - 1
+    def claim(from_back: bool) -> int:
+        with ends.get_lock():
+            if ends[0] >= ends[1]:
+                return n
+            if from_back:
+                ends[1] -= 1
+                return ends[1]
+            ends[0] += 1
+            return ends[0] - 1
 
-    with _forked_pool(run, 1, claim) as pool:
+    # The worker takes the rules from the end of the scan order (where the release-wide ones are: DC106, DC108,
+    # DC110), this process from the front once its units are done; they meet wherever the work runs out.
+    with _forked_pool(run, 1, lambda: claim(True)) as pool:
         pending = pool.apply_async(_worker, ([WHOLE],))
         for i in todo:
             results[i] = _in_process(run_unit(run, i))
-        here = _in_process(run_whole(run, claim))
+        here = _in_process(run_whole(run, lambda: claim(False)))
         [(_i, raw)] = pending.get()
     return [codec_for(UnitResult).loads(raw), here]
 
