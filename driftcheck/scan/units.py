@@ -16,8 +16,10 @@ Two caches (unit_cache.py), both JSON through `datacodec` and written atomically
 * the whole client's result, keyed by the content of every file of the client's tree: a scan where nothing
   changed parses nothing.
 
-`DRIFTCHECK_JOBS` (or `--jobs`) sets the worker count; the default is every core, and one core (or a
-client too small to pay for the workers) runs in this process.
+`DRIFTCHECK_JOBS` (or `--jobs`) sets the worker count; the default is every core, and one core runs in this
+process. A client too small to pay for a pool (under MIN_FILES_FOR_POOL files) gets one worker for its
+whole-client rules, which on a first scan of a release are the slower half (DC106, DC108 and DC110 read the
+whole release), while this process runs the per-file units and then takes the rules the worker has not.
 """
 
 from __future__ import annotations
@@ -273,7 +275,7 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
                         wholes.append(codec_for(UnitResult).loads(raw))
                     else:
                         results[i] = codec_for(UnitResult).loads(raw)
-    elif jobs > 1 and todo and _can_fork():
+    elif jobs > 1 and todo and any(not per_file(p) for p in probes) and _can_fork():
         workers = 2
         wholes = _whole_beside_units(run, todo, results)
     else:
