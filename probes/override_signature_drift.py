@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import re
 import weakref
+from collections import deque
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.vllm_model.resolved import Resolved
@@ -149,12 +150,21 @@ def _skipped_methods(ov: _Override) -> set[str]:
     """Methods the client class overrides without calling super(): vLLM's own body of those never runs for it."""
     if ov.client_cls is None:
         return set()
-    out = set()
-    for n in ov.client_cls.body:
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != ov.name:
-            if not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n)):
-                out.add(n.name)
-    return out
+    return _methods_without_super(ov.client_cls) - {ov.name}
+
+
+_WITHOUT_SUPER: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _methods_without_super(cls: ast.ClassDef) -> set[str]:
+    """The methods of a client class whose source never says `super(...).<their own name>`: read once per class,
+    not once per override of it (a plugin's runner subclass overrides dozens of methods)."""
+    found = _WITHOUT_SUPER.get(cls)
+    if found is None:
+        found = _WITHOUT_SUPER[cls] = {
+            n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n))}
+    return found
 
 
 def _mro_names(api, cls: Resolved) -> set[str]:
@@ -229,9 +239,11 @@ def _call_sites(ctx: ScanContext, ov: _Override):
         tree = api.parse(rel)
         if tree is None:
             continue
-        mod = api.module(_module_of(rel))
         parents, calls = _file_calls(api, rel, tree)
-        for node in calls.get(ov.name, ()):
+        if ov.name not in calls:
+            continue  # the text's `.name(` was in a string or a comment: no summary of this module is needed
+        mod = api.module(_module_of(rel))
+        for node in calls[ov.name]:
             recv = node.func.value
             if isinstance(recv, ast.Call):
                 continue  # super().m(...): a vLLM subclass calling its parent, not the client's object
@@ -278,9 +290,21 @@ def _file_calls(api, rel: str, tree: ast.Module) -> tuple[dict, dict]:
     if found is None or found[0] is not tree:
         parents: dict[int, ast.AST] = {}
         calls: dict[str, list[ast.Call]] = {}
-        for parent in ast.walk(tree):
-            for child in ast.iter_child_nodes(parent):
-                parents[id(child)] = parent
+        # ast.walk's breadth-first order, each node's children listed once (ast.walk and then iter_child_nodes again
+        # listed them twice: the bulk of this rule on a plugin whose classes override dozens of vLLM methods)
+        todo = deque([tree])
+        while todo:
+            parent = todo.popleft()
+            for name in parent._fields:
+                value = getattr(parent, name, None)
+                if isinstance(value, list):
+                    for child in value:
+                        if isinstance(child, ast.AST):
+                            parents[id(child)] = parent
+                            todo.append(child)
+                elif isinstance(value, ast.AST):
+                    parents[id(value)] = parent
+                    todo.append(value)
             if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute):
                 calls.setdefault(parent.func.attr, []).append(parent)
         found = per_api[rel] = (tree, parents, calls)

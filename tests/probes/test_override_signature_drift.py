@@ -109,3 +109,26 @@ def test_without_the_clients_vllm_it_is_a_warning(tmp_path):
                   ScanOptions(cache_dir=CACHE_DIR, only=["DC109"]))
     found = [f for f in result.findings if f.rule == "DC109"]
     assert found and {f.severity for f in found} == {"warning"}
+
+
+def test_a_call_inside_a_method_the_client_replaces_without_super_is_skipped(tmp_path):
+    """vLLM 0.20.0 calls `initialize_kv_cache(..., is_profiling=True)` only from `_init_minimal_kv_cache_for_profiling`:
+    a client class that replaces that method never reaches the call, unless its own version calls super()'s."""
+    template = """
+        from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+
+        class MyRunner(GPUModelRunner):
+            def initialize_kv_cache(self, kv_cache_config):
+                pass
+
+            def _init_minimal_kv_cache_for_profiling(self):
+                {body}
+
+            def load_model(self, eep_scale_up: bool = False, load_dummy_weights: bool = False):
+                return super().load_model(eep_scale_up, load_dummy_weights)
+    """
+    replaced = dc109(tmp_path / "a", "0.20.0", text=template.format(body="pass"))
+    assert "is_profiling" not in {f.details["argument"] for f in replaced}
+    extended = dc109(tmp_path / "b", "0.20.0", text=template.format(body="return super()._init_minimal_kv_cache_for_profiling()"))
+    assert "is_profiling" in {f.details["argument"] for f in extended}
