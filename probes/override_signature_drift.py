@@ -271,15 +271,25 @@ def _call_sites(ctx: ScanContext, ov: _Override):
 
 _FILE_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _FILES_CALLING: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_METHOD_CALL = re.compile(rb"\.(\w+)\s*\(")  # `.name(`: one dot, so no match can hide another inside it
 
 
 def _files_calling(api, index, name: str) -> list[str]:
-    """The target's files with a `.name(` call, searched once per scan per method name (many overrides share one)."""
-    per_api = _FILES_CALLING.setdefault(api, {})
-    if name not in per_api:
+    """The target's files with a `.name(` call, in the tree's order. Every method name is listed in one pass over the
+    release (0.05 s for 0.23.0's 1,806 files), not in a search of the whole tree per name: a plugin overriding
+    dozens of methods asked for hundreds of names. A name outside ASCII (which `\\w` over bytes does not match) is
+    searched alone."""
+    if not name.isascii():
         call = re.compile(rb"\." + re.escape(name.encode()) + rb"\s*\(")
-        per_api[name] = [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
-    return per_api[name]
+        return [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
+    table = _FILES_CALLING.get(api)
+    if table is None:
+        table = {}
+        for rel, data in index.blobs().items():
+            for called in set(_METHOD_CALL.findall(data)):
+                table.setdefault(called, []).append(rel)
+        _FILES_CALLING[api] = table
+    return table.get(name.encode(), [])
 
 
 def _file_calls(api, rel: str, tree: ast.Module) -> tuple[dict, dict]:

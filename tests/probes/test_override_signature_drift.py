@@ -132,3 +132,24 @@ def test_a_call_inside_a_method_the_client_replaces_without_super_is_skipped(tmp
     assert "is_profiling" not in {f.details["argument"] for f in replaced}
     extended = dc109(tmp_path / "b", "0.20.0", text=template.format(body="return super()._init_minimal_kv_cache_for_profiling()"))
     assert "is_profiling" in {f.details["argument"] for f in extended}
+
+
+def test_the_one_pass_table_of_called_methods_is_the_per_name_search():
+    """`_files_calling` lists every `.name(` of a release in one pass; for each name it must give exactly the files a
+    search for that one name gives, in the same order (names that prefix others, calls spread over lines)."""
+    import re
+
+    from driftcheck.probes.override_signature_drift import _files_calling
+    from driftcheck.vllm_model.api_index import ApiIndex
+    from driftcheck.vllm_model.text_index import TextIndex
+
+    api = ApiIndex(resolve_vllm("0.23.0", CACHE_DIR).tree)
+    index = TextIndex(api.tree)
+    names = ["load_model", "load_weights", "initialize_kv_cache", "initialize_kv_cache_tensors", "forward",
+             "execute_model", "get_kv_cache_spec", "sample_tokens", "determine_available_memory", "compile_or_warm_up_model",
+             "profile_run", "_dummy_run", "get_model", "block_size", "linear", "uint8", "gguf", "no_such_method_anywhere"]
+    for name in names:
+        call = re.compile(rb"\." + re.escape(name.encode()) + rb"\s*\(")
+        alone = [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
+        assert _files_calling(api, index, name) == alone, name
+    assert len(_files_calling(api, index, "forward")) > 20 and _files_calling(api, index, "no_such_method_anywhere") == []
