@@ -329,6 +329,16 @@ class ValueInference:
             found = self._scopes[id(body)] = list(_walk_scope(body))
         return found
 
+    def _binding_nodes(self, body: list[ast.stmt]) -> list[ast.AST]:
+        """The nodes of one scope that `build_env` reads (calls, assignments, loops, `with`), in the scope's order:
+        the names, attributes and constants it would step over are most of a scope, and an environment is built
+        for every function in every pass."""
+        key = ("bindings", id(body))
+        found = self._scopes.get(key)
+        if found is None:
+            found = self._scopes[key] = [n for n in self._scope(body) if isinstance(n, _BINDING_KINDS)]
+        return found
+
     def build_env(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict, self_cls: str | None) -> dict:
         env: dict[str, object] = dict(outer)
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
@@ -348,7 +358,7 @@ class ValueInference:
         env.update(local_imports)
         narrowed: list[str] = []
         elements: dict[str, object] = {}
-        for node in self._scope(fn.body):
+        for node in self._binding_nodes(fn.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
                     and node.args and isinstance(node.args[0], ast.Name):
                 narrowed.append(node.args[0].id)
@@ -391,6 +401,11 @@ class ValueInference:
         for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
             env[name] = None
         return env
+
+
+# every node type build_env's loop acts on; any other node leaves the environment as it is
+_BINDING_KINDS = (ast.Call, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension,
+                  ast.With, ast.AsyncWith)
 
 
 def _walk_scope(body: list[ast.stmt]):

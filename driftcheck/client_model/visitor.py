@@ -43,7 +43,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
         self._driven = False  # visiting a method of a client class derived from a vLLM class
         self._setters: set[str] | None = None  # functions of this file that set attributes by a given name
-        self._scopes: dict[int, list[ast.AST]] = {}  # id(body) -> its scope's nodes (the tree outlives the analyzer)
+        # id(body) -> its scope's nodes; ("bindings", id(body)) -> those build_env reads (the tree outlives the analyzer)
+        self._scopes: dict[object, list[ast.AST]] = {}
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
         self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
         self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
