@@ -177,11 +177,14 @@ class TextIndex:
 
     def top_level_definitions(self, name: str) -> list[tuple[str, int, str]]:
         """Where `class name`, `def name` or `name = ...` is defined at module level."""
-        pattern = re.compile(rb"^(class|def|async def)\s+" + re.escape(name.encode()) + rb"\b|^" + re.escape(name.encode()) + rb"\s*[:=]", re.M)
+        # searched after a "\n" (a literal `re` skips ahead to, where `^` under re.M tries every position): a match's
+        # start is then the offset of its line in the file itself
+        pattern = re.compile(rb"\n(?:(class|def|async def)\s+" + re.escape(name.encode()) + rb"\b|" + re.escape(name.encode())
+                             + rb"\s*[:=])")
         out = []
         for rel in self.files_mentioning(name):
             data = self.blob(rel)
-            for m in pattern.finditer(data):
+            for m in pattern.finditer(b"\n" + data):
                 line = data.count(b"\n", 0, m.start()) + 1
                 kind = (m.group(1) or b"assign").decode()
                 out.append((rel, line, kind))

@@ -146,3 +146,32 @@ def test_workers_saving_at_once_keep_every_answer(tmp_path):
         assert w.exitcode == 0
     saved = TextIndex(FolderTree(tmp_path / "tree"), store=store)
     assert sorted(saved.extra) == sorted(f"answer-{n}" for n in range(8))
+
+
+def test_top_level_definitions_match_a_line_anchored_search_on_a_release():
+    """`top_level_definitions` searches after a "\\n" (fast); on a real release it must find what the `^`-anchored
+    reference finds, line for line, for names defined as classes, functions and assignments."""
+    import re
+
+    from driftcheck.sources.targets import resolve_vllm
+    from conftest import CACHE_DIR
+
+    index = TextIndex(resolve_vllm("0.23.0", CACHE_DIR).tree)
+
+    def reference(name: str) -> list:
+        pattern = re.compile(rb"^(class|def|async def)\s+" + re.escape(name.encode()) + rb"\b|^" + re.escape(name.encode())
+                             + rb"\s*[:=]", re.M)
+        return [(rel, index.blob(rel).count(b"\n", 0, m.start()) + 1, (m.group(1) or b"assign").decode())
+                for rel in index.files_mentioning(name) for m in pattern.finditer(index.blob(rel))]
+
+    names = set()
+    for rel in sorted(index.blobs())[:150]:
+        for groups in re.findall(rb"^(?:async def|def|class)\s+(\w+)|^(\w+)\s*[:=]", index.blob(rel), re.M):
+            names |= {g.decode() for g in groups if g}
+    names = sorted(names)[:300]
+    assert len(names) == 300
+    found = 0
+    for name in names:
+        assert index.top_level_definitions(name) == reference(name), name
+        found += len(reference(name))
+    assert found > 300
