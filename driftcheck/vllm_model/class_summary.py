@@ -5,6 +5,7 @@ methods, and the instance attributes its methods assign.
 from __future__ import annotations
 
 import ast
+import bisect
 
 from driftcheck.astnodes import dotted_name
 from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function, walk_statements
@@ -46,7 +47,7 @@ def _field_call_info(value: ast.expr) -> tuple[bool, str | None, bool, bool | No
     return True, ast.unparse(value), True, None
 
 
-def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, scan_setattr: bool = True) -> ClassInfo:
+def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, setattr_at: list[int] | None = None) -> ClassInfo:
     deco_kwargs: dict[str, str] = {}
     for d in node.decorator_list:
         if isinstance(d, ast.Call):
@@ -76,7 +77,7 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
             cls.methods[stmt.name] = fn
             if stmt.name in ("__getattr__", "__getattribute__"):
                 cls.dynamic_attrs = True
-            _collect_instance_attrs(stmt, cls, full_walk=scan_setattr)
+            _collect_instance_attrs(stmt, cls, full_walk=_may_set_by_name(stmt, setattr_at))
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             annotation = ast.unparse(stmt.annotation)
             if stmt.value is None:
@@ -126,6 +127,17 @@ def _flatten_class_body(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 _MODULE_REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
+
+
+def _may_set_by_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, setattr_at: list[int] | None) -> bool:
+    """Whether `fn`'s lines (its decorators' too: `ast.walk(fn)` visits them) hold a `setattr`, `register_*` or
+    `add_module` (pysummary.setattr_lines): only then can an expression in it create an attribute."""
+    if setattr_at is None:
+        return True
+    start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+    end = getattr(fn, "end_lineno", None) or fn.lineno
+    i = bisect.bisect_left(setattr_at, start)
+    return i < len(setattr_at) and setattr_at[i] <= end
 
 
 def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, full_walk: bool = True) -> None:

@@ -40,11 +40,27 @@ def resolve_relative(module: str, is_package: bool, level: int, target: str | No
 _DATACLASS_CALL = re.compile(r"dataclass\s*\(")
 
 
+_SETS_BY_NAME = re.compile(r"setattr|register_|add_module")  # the calls that create attributes by a computed name
+
+
+def setattr_lines(source: str) -> list[int]:
+    """The lines holding `setattr`, `register_*` or `add_module`: a method whose lines hold none of them makes no
+    such call, so its attributes are read from its statements alone (class_summary's `full_walk`)."""
+    out: list[int] = []
+    line, pos = 1, 0
+    for m in _SETS_BY_NAME.finditer(source):
+        line += source.count("\n", pos, m.start())
+        pos = m.start()
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
+
+
 class _Summariser:
-    def __init__(self, info: ModuleInfo, scan_calls: bool = True, scan_setattr: bool = True):
+    def __init__(self, info: ModuleInfo, scan_calls: bool = True, setattr_at: list[int] | None = None):
         self.info = info
         self.scan_calls = scan_calls
-        self.scan_setattr = scan_setattr
+        self.setattr_at = setattr_at  # setattr_lines(source); None: unknown, every method is walked whole
 
     def run(self, tree: ast.Module) -> None:
         self._block(tree.body, type_only=False)
@@ -76,7 +92,7 @@ class _Summariser:
                     self._bind(alias.asname or alias.name, Binding("import", node.lineno, f"{module}.{alias.name}", type_only))
             elif isinstance(node, ast.ClassDef):
                 info.classes[node.name] = summarise_class(node, info.path, scan_calls=self.scan_calls,
-                                                          scan_setattr=self.scan_setattr)
+                                                          setattr_at=self.setattr_at)
                 self._bind(node.name, Binding("class", node.lineno, type_only=type_only))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 fn = summarise_function(node, info.path, scan_calls=self.scan_calls)
@@ -230,8 +246,7 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
         line = getattr(exc, "lineno", None)
         info.syntax_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}" + (f" (line {line})" if line else "")
         return info
-    _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None,
-                scan_setattr="setattr" in source or "register_" in source or "add_module" in source).run(tree)
+    _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None, setattr_at=setattr_lines(source)).run(tree)
     if "globals()" in source:
         info.dynamic_globals = _hands_out_globals(tree)
     if any(c.dynamic_names for c in info.classes.values()):
