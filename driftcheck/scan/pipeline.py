@@ -125,12 +125,14 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
     jobs = options.jobs if options.jobs is not None else default_jobs()
     cache = UnitCache(options.cache_dir) if options.use_cache and options.unit_cache and api_given is None else None
     counters = {"jobs": 1, "units_run": 0, "units_cached": 0, "client_cached": 0}
+    baselines_loaded: dict = {}
     for client in clients:
         view = client_view(client.tree, client.prefixes or None)
         found = survey(client.tree, client.prefixes or None)
         loader, note = _baseline_loader(client, vllm, options, result)
-        if loader is not None and options.baseline_cache is not None:
-            loader = _memoised(loader, options.baseline_cache, client.name or client.location)
+        if loader is not None:  # one baseline per scan (and per process), not one per unit: each reads its tree's text
+            shared = options.baseline_cache if options.baseline_cache is not None else baselines_loaded
+            loader = _memoised(loader, shared, f"{client.name or client.location} {client.version}")
         key_base = _key_base(vllm, client, options, probes, api)
         whole_key = tree_digest(view, key_base) if cache is not None else ""
         done = cache.get(whole_key, ClientResult) if cache is not None else None

@@ -167,3 +167,34 @@ def test_caches_are_json(client):
     assert entries
     for entry in entries:
         json.loads(entry.read_bytes())
+
+
+def test_a_scan_loads_the_clients_baseline_once_however_many_units_ask(tmp_path, monkeypatch):
+    """Every unit's context asks for the baseline vLLM (DC008 reads it); one scan resolves it once, so its
+    whole-tree text is read once, not once per client file."""
+    from driftcheck.scan import pipeline
+    from scan.helpers import MINIVLLM_OLD
+
+    monkeypatch.setattr(units, "MIN_FILES_FOR_POOL", 1)
+    patch = """
+        import types
+
+        import vllm
+
+        def _fwd(self, ids):
+            return self.get_input_embeddings(ids)
+
+        def install(model):
+            model.forward = types.MethodType(_fwd, model)
+    """
+    write_tree(tmp_path / "client", {f"pkg/p{i}.py": patch for i in range(4)})
+    resolved = []
+    original = pipeline.resolve_vllm
+    monkeypatch.setattr(pipeline, "resolve_vllm", lambda *a, **k: resolved.append(a[0]) or original(*a, **k))
+    vllm = resolve_vllm(str(MINIVLLM), tmp_path / "cache")
+    client = resolve_client(str(tmp_path / "client"), tmp_path / "cache")
+    result = scan(vllm, [client], ScanOptions(cache_dir=tmp_path / "cache", use_cache=False, jobs=1, only=["DC008"],
+                                              client_vllm=str(MINIVLLM_OLD)))
+    assert len(result.findings) == 4 and {f.rule for f in result.findings} == {"DC008"}
+    assert resolved == [str(MINIVLLM_OLD)]
+    assert result.baselines == {"client": "0.98.0"}
