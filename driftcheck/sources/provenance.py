@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
-import importlib.metadata as md
+import os
 import platform
+import re
 import sys
 
 from driftcheck import __version__
 
 
 def _version(dist: str) -> str | None:
-    try:
-        return md.version(dist)
-    except md.PackageNotFoundError:
-        return None
+    """The version of an installed distribution, from its `NAME-VERSION.dist-info` (or `.egg-info`) folder name on
+    sys.path: what importlib.metadata finds first, without importing it (email and friends, on every CLI start)."""
+    want = _normalised(dist)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip on sys.path, or a missing folder
+            continue
+        for name in names:
+            stem, dot, kind = name.rpartition(".")
+            if kind in ("dist-info", "egg-info") and dot:
+                project, _, version = stem.partition("-")
+                if _normalised(project) == want and version:
+                    return version.split("-")[0]
+    return None
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def provenance(vllm=None) -> dict:

