@@ -41,7 +41,7 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         self.parsed_files = 0
         self._subclasses: dict[str, list[Resolved]] = {}
         self._outside: dict[str, tuple[str, int] | None] = {}
-        self._setters: dict[str, bool] = {}  # function name -> sets an attribute by a given name
+        self._setters: frozenset[str] | None = None  # the functions that set an attribute by a name they are given
         self._defs: dict[str, dict[tuple[bool, int], ast.AST]] = {}  # path -> (is class, line) -> def node
 
     # ----------------------------------------------------------------- modules
