@@ -15,9 +15,11 @@ knows where a command line stops being certain.
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 import shlex
+from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile
@@ -94,9 +96,10 @@ def collect(source: ClientSource) -> Launches:
 class _Scope:
     """Names bound once in a function (or the module): to a dict literal or a string constant."""
 
-    def __init__(self, node: ast.AST):
+    def __init__(self, nodes: list[ast.AST]):
+        """`nodes`: the scope's own (`_walk_scope`)."""
         self.values: dict[str, ast.expr | None] = {}
-        for sub in _walk_scope(node):
+        for sub in nodes:
             if isinstance(sub, ast.Assign):
                 for t in sub.targets:
                     if isinstance(t, ast.Name):
@@ -110,21 +113,70 @@ class _Scope:
         return expr
 
 
-def _walk_scope(node: ast.AST):
-    """The nodes of one scope, not those of nested functions and classes."""
-    stack = list(ast.iter_child_nodes(node))
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _walk_scope(node: ast.AST) -> list[ast.AST]:
+    """The nodes of one scope, not those of nested functions and classes (listed once: a scope's bindings, its
+    launches and its appends are all read from the one list)."""
+    out: list[ast.AST] = []
+    stack = _children(node)
     while stack:
         sub = stack.pop()
-        yield sub
-        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(sub))
+        out.append(sub)
+        if not isinstance(sub, _NESTED):
+            stack.extend(_children(sub))
+    return out
 
 
-def _scopes(tree: ast.Module):
-    yield tree
-    for node in ast.walk(tree):
+def _children(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, without its generator per node."""
+    out = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
+
+
+# What a scope must hold to launch vLLM or build a config this module reads: the `serve` of a command line (also in
+# `api_server`), a config keyword or name, or the "kv_connector" key. Every value read is bound in the scope that
+# uses it (`_Scope`), so a function whose lines hold none of these adds nothing.
+_LAUNCH_WORDS = re.compile(r"serve|speculative_config|kv_transfer_config|kv_connector")
+
+
+def _scopes(f: LaunchFile):
+    """The module, then its functions in `ast.walk` order: those whose lines hold one of _LAUNCH_WORDS (a walk that
+    enters only the nodes whose lines do), or all of them where the text has line breaks `ast` counts and
+    `str.count("\n")` does not."""
+    yield f.tree
+    if "\r" in f.text or "\f" in f.text or "\v" in f.text:
+        for node in ast.walk(f.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield node
+        return
+    lines: list[int] = []
+    line, pos = 1, 0
+    for m in _LAUNCH_WORDS.finditer(f.text):
+        line += f.text.count("\n", pos, m.start())
+        pos = m.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    todo = deque(_children(f.tree))
+    while todo:
+        node = todo.popleft()
+        start = getattr(node, "lineno", None)
+        if start is not None:
+            decorators = getattr(node, "decorator_list", None)
+            start = min(start, *(d.lineno for d in decorators)) if decorators else start
+            i = bisect.bisect_left(lines, start)
+            if i == len(lines) or lines[i] > (getattr(node, "end_lineno", None) or start):
+                continue  # nothing inside this node's lines: no function in it can hold a word
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node
+        todo.extend(_children(node))
 
 
 def _code(f: LaunchFile, line: int) -> str:
@@ -133,13 +185,14 @@ def _code(f: LaunchFile, line: int) -> str:
 
 def _python(f: LaunchFile, out: Launches) -> None:
     seen_dicts: set[int] = set()
-    for scope_node in _scopes(f.tree):
-        scope = _Scope(scope_node)
-        for node in _walk_scope(scope_node):
+    for scope_node in _scopes(f):
+        nodes = _walk_scope(scope_node)
+        scope = _Scope(nodes)
+        for node in nodes:
             if isinstance(node, (ast.List, ast.Tuple)):
                 launch = _python_list(f, node, scope, seen_dicts)
                 if launch is not None:
-                    _python_appends(f, scope_node, node, scope, launch, seen_dicts)
+                    _python_appends(f, nodes, node, scope, launch, seen_dicts)
                     out.launches.append(launch)
             elif isinstance(node, ast.Call):
                 for arg in node.args[:1]:
@@ -206,12 +259,12 @@ def _python_arg(f: LaunchFile, e: ast.expr, scope: _Scope, seen: set[int]) -> Ar
     return Arg(None, e.lineno)
 
 
-def _python_appends(f: LaunchFile, scope_node, node, scope: _Scope, launch: Launch, seen: set[int]) -> None:
-    """`cmd.append(x)`, `cmd.extend([...])`, `cmd += [...]` on the name the list was bound to."""
+def _python_appends(f: LaunchFile, nodes: list[ast.AST], node, scope: _Scope, launch: Launch, seen: set[int]) -> None:
+    """`cmd.append(x)`, `cmd.extend([...])`, `cmd += [...]` on the name the list was bound to (`nodes`: the scope's)."""
     name = next((n for n, v in scope.values.items() if v is node), None)
     if name is None:
         return
-    for sub in _walk_scope(scope_node):
+    for sub in nodes:
         items: list[ast.expr] = []
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name) and \
                 sub.func.value.id == name and sub.args:
