@@ -29,6 +29,7 @@ the vLLM call line and the client `def`.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import weakref
 from collections import deque
@@ -239,11 +240,11 @@ def _call_sites(ctx: ScanContext, ov: _Override):
         tree = api.parse(rel)
         if tree is None:
             continue
-        parents, calls = _file_calls(api, rel, tree)
-        if ov.name not in calls:
+        parents, calls = _file_calls(api, rel, tree, index.blob(rel), ov.name)
+        if not calls:
             continue  # the text's `.name(` was in a string or a comment: no summary of this module is needed
         mod = api.module(_module_of(rel))
-        for node in calls[ov.name]:
+        for node in calls:
             recv = node.func.value
             if isinstance(recv, ast.Call):
                 continue  # super().m(...): a vLLM subclass calling its parent, not the client's object
@@ -292,33 +293,60 @@ def _files_calling(api, index, name: str) -> list[str]:
     return table.get(name.encode(), [])
 
 
-def _file_calls(api, rel: str, tree: ast.Module) -> tuple[dict, dict]:
-    """(child id -> parent, method name -> its `x.name(...)` calls in `ast.walk` order) of one target file,
-    walked once per scan however many overrides ask about it."""
+def _file_calls(api, rel: str, tree: ast.Module, data: bytes, name: str) -> tuple[dict, list[ast.Call]]:
+    """(child id -> parent of the nodes walked, the file's `x.name(...)` calls in `ast.walk` order). The walk enters
+    only the nodes whose lines hold the text `name` (a call's lines hold its attribute's name), so one method's calls
+    cost the few statements that name it, not a walk of the whole file per file (the bulk of this rule on a plugin
+    overriding dozens of runner methods); a file with `\r` line breaks (which `ast` counts and `\n` does not) is
+    walked whole. `parents` is shared by the names asked: a node's parent is the same whoever walked to it."""
     per_api = _FILE_CALLS.setdefault(api, {})
     found = per_api.get(rel)
     if found is None or found[0] is not tree:
-        parents: dict[int, ast.AST] = {}
-        calls: dict[str, list[ast.Call]] = {}
-        # ast.walk's breadth-first order, each node's children listed once (ast.walk and then iter_child_nodes again
-        # listed them twice: the bulk of this rule on a plugin whose classes override dozens of vLLM methods)
-        todo = deque([tree])
-        while todo:
-            parent = todo.popleft()
-            for name in parent._fields:
-                value = getattr(parent, name, None)
-                if isinstance(value, list):
-                    for child in value:
-                        if isinstance(child, ast.AST):
-                            parents[id(child)] = parent
-                            todo.append(child)
-                elif isinstance(value, ast.AST):
-                    parents[id(value)] = parent
-                    todo.append(value)
-            if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute):
-                calls.setdefault(parent.func.attr, []).append(parent)
-        found = per_api[rel] = (tree, parents, calls)
-    return found[1], found[2]
+        found = per_api[rel] = (tree, {}, {})
+    _, parents, calls = found
+    if name not in calls:
+        calls[name] = _calls_of(tree, name, None if b"\r" in data else _lines_holding(data, name.encode()), parents)
+    return parents, calls[name]
+
+
+def _lines_holding(data: bytes, needle: bytes) -> list[int]:
+    out: list[int] = []
+    line, pos = 1, 0
+    at = data.find(needle)
+    while at >= 0:
+        line += data.count(b"\n", pos, at)
+        pos = at
+        if not out or out[-1] != line:
+            out.append(line)
+        at = data.find(needle, at + len(needle))
+    return out
+
+
+def _calls_of(tree: ast.Module, name: str, lines: list[int] | None, parents: dict) -> list[ast.Call]:
+    """ast.walk's breadth-first order, each node's children listed once, entering only nodes whose lines hold one of
+    `lines` (all of them when `lines` is None)."""
+    calls: list[ast.Call] = []
+    todo = deque([tree])
+    while todo:
+        parent = todo.popleft()
+        for field in parent._fields:
+            value = getattr(parent, field, None)
+            for child in value if isinstance(value, list) else (value,):
+                if not isinstance(child, ast.AST):
+                    continue
+                if lines is not None and hasattr(child, "lineno"):
+                    start = child.lineno
+                    decorators = getattr(child, "decorator_list", None)
+                    if decorators:
+                        start = min(start, *(d.lineno for d in decorators))
+                    i = bisect.bisect_left(lines, start)
+                    if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
+                        continue  # the name is nowhere in this node's lines: no call of it inside
+                parents[id(child)] = parent
+                todo.append(child)
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == name:
+            calls.append(parent)
+    return calls
 
 
 def _vllm_signature(api, ov: _Override):

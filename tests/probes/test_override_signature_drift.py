@@ -153,3 +153,56 @@ def test_the_one_pass_table_of_called_methods_is_the_per_name_search():
         alone = [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
         assert _files_calling(api, index, name) == alone, name
     assert len(_files_calling(api, index, "forward")) > 20 and _files_calling(api, index, "no_such_method_anywhere") == []
+
+
+TRICKY = '''
+class Runner:
+    @decorate(lambda self: self.load_model())
+    def step(self):
+        out = (self.model
+               .load_model(1))
+        items = [w.load_model() for w in self.workers if w.load_model]
+        return self.call(fn=lambda: self.load_model(x=1)), out, items
+
+
+def load_model():
+    try:
+        runner.load_model()
+    except TypeError:
+        pass
+'''
+
+
+def test_walking_only_the_lines_that_name_a_method_finds_the_calls_a_whole_walk_finds():
+    """`_calls_of` enters only nodes whose lines hold the name: the same calls, in the same order, with the same
+    ancestors as a walk of every node, on vLLM's biggest files and on calls spread over lines, in decorators,
+    comprehensions and lambdas."""
+    import ast
+
+    from driftcheck.probes.override_signature_drift import _calls_of, _lines_holding
+    from driftcheck.vllm_model.api_index import ApiIndex
+
+    api = ApiIndex(resolve_vllm("0.23.0", CACHE_DIR).tree)
+    files = [(rel, api.tree.read_bytes(rel)) for rel in ("vllm/v1/worker/gpu_model_runner.py", "vllm/v1/engine/core.py",
+                                                          "vllm/v1/worker/gpu_worker.py", "vllm/model_executor/models/llama.py")]
+    files.append(("tricky.py", TRICKY.encode()))
+    names = ["load_model", "initialize_kv_cache", "execute_model", "forward", "get", "append", "no_such_method"]
+    compared = 0
+    for rel, data in files:
+        tree = ast.parse(data)
+        for name in names:
+            full_parents: dict = {}
+            full = _calls_of(tree, name, None, full_parents)
+            parents: dict = {}
+            pruned = _calls_of(tree, name, _lines_holding(data, name.encode()), parents)
+            assert [id(c) for c in pruned] == [id(c) for c in full], (rel, name)
+            for call in pruned:
+                node = call
+                while node is not tree:
+                    assert parents[id(node)] is full_parents[id(node)]
+                    node = parents[id(node)]
+            compared += len(full)
+            assert len(parents) <= len(full_parents)
+    assert compared > 50
+    tricky = ast.parse(TRICKY)
+    assert len(_calls_of(tricky, "load_model", _lines_holding(TRICKY.encode(), b"load_model"), {})) == 5
