@@ -13,7 +13,7 @@ import os
 import stat
 import tokenize
 import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Iterator
 
 from driftcheck.errors import SourceError, TargetError
@@ -67,8 +67,10 @@ def _safe_rel(name: str) -> str | None:
     """Normalise an archive member name; None for anything that could escape the root."""
     if not name or "\\" in name or name.startswith("/") or "\x00" in name:
         return None
-    parts = PurePosixPath(name).parts
-    if any(p in ("..", "") for p in parts) or (parts and ":" in parts[0]):
+    # PurePosixPath(name).parts, by string operations: every member of every archive opened passes here (1,300-2,600
+    # per vLLM release, 40 ms of a warm scan through pathlib)
+    parts = [p for p in name.split("/") if p and p != "."]
+    if ".." in parts or (parts and ":" in parts[0]):
         return None
     return "/".join(parts)
 

@@ -64,3 +64,23 @@ def test_scan_of_a_wheel_with_a_bomb_module_still_answers(tmp_path):
     # the oversize module cannot be read: the name it should provide is unknown, not "ok"
     assert proc.returncode == 1, proc.stderr
     assert '"unknown": [' in proc.stdout and "too large" in proc.stdout
+
+
+NAMES = ["vllm/__init__.py", "a//b", "./a", "a/./b", "a/", ".", "..", "a/../b", "../a", "a/..", "c:/x", "a/c:", "x/.../y",
+         "a/.", "./", "a\\b", "/x", "//a", "", "a/..b", "..a", "a//", "a\x00b", "vllm/./../x.py", "C:x", "dir/:x"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_member_names_normalise_as_posix_paths_do(name):
+    """`_safe_rel` reads names by string operations (it sees every member of every archive); it must keep what
+    `PurePosixPath(name).parts` keeps and refuse every name that could leave the root."""
+    from pathlib import PurePosixPath
+
+    from driftcheck.sources.sources import _safe_rel
+
+    refused = not name or "\\" in name or name.startswith("/") or "\x00" in name
+    parts = () if refused else PurePosixPath(name).parts
+    refused = refused or ".." in parts or bool(parts and ":" in parts[0])
+    assert _safe_rel(name) == (None if refused else "/".join(parts))
+    if _safe_rel(name) is not None:
+        assert ".." not in _safe_rel(name).split("/") and not _safe_rel(name).startswith("/")
