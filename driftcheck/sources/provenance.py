@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import re
 import sys
 
@@ -28,6 +27,20 @@ def _version(dist: str) -> str | None:
     return None
 
 
+def _python_version() -> str:
+    """platform.python_version() without importing platform (its module-level regexes, on every CLI start)."""
+    major, minor, micro, level, serial = sys.version_info
+    return f"{major}.{minor}.{micro}" + ("" if level == "final" else f"{level[0] if level != 'candidate' else 'rc'}{serial}")
+
+
+def _machine() -> str:
+    if hasattr(os, "uname"):
+        return os.uname().machine
+    import platform  # Windows
+
+    return platform.machine()
+
+
 def _normalised(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
@@ -35,8 +48,8 @@ def _normalised(name: str) -> str:
 def provenance(vllm=None) -> dict:
     out = {
         "driftcheck": __version__,
-        "python": platform.python_version(),
-        "platform": f"{sys.platform}-{platform.machine()}",
+        "python": _python_version(),
+        "platform": f"{sys.platform}-{_machine()}",
         "torch": _version("torch"),  # of the environment driftcheck runs in
     }
     if vllm is not None:

@@ -115,10 +115,11 @@ def resolve_vllm(spec: str | None, cache_dir: Path) -> Target:
     path = Path(spec).expanduser()
     if path.exists():
         return _vllm_from_path(path)
-    from driftcheck.sources import nightly
+    if "nightly" in spec or ".dev" in spec:  # what every nightly spec holds: nightly.py is imported only then
+        from driftcheck.sources import nightly
 
-    if nightly.is_nightly_spec(spec):
-        return nightly.resolve_target(spec, cache_dir)
+        if nightly.is_nightly_spec(spec):
+            return nightly.resolve_target(spec, cache_dir)
     if spec.strip().startswith("nightlies:"):
         raise TargetError(f"--vllm {spec}: a range of nightlies names many builds",
                           "use it with driftcheck matrix, range or bisect; scan takes one: --vllm nightly or nightly@DATE")

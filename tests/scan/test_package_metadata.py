@@ -74,7 +74,8 @@ cache = Path(sys.argv[3])
 vllm = resolve_vllm(sys.argv[1], cache)
 client = resolve_client(sys.argv[2], cache)
 result = scan(vllm, [client], ScanOptions(cache_dir=cache, jobs=1, client_vllm=sys.argv[4]))
-heavy = [m for m in ("packaging.requirements", "email.parser", "importlib.metadata") if m in sys.modules]
+heavy = [m for m in ("packaging.requirements", "packaging.version", "email.parser", "importlib.metadata", "platform",
+                      "driftcheck.sources.nightly") if m in sys.modules]
 print(json.dumps({"findings": len(result.findings), "cached": result.stats["client_cached"], "heavy": heavy}))
 """
 
