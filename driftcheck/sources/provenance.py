@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from driftcheck import __version__
+from driftcheck.sources.fetch import normalise_name
 
 
 def _version(dist: str) -> str | None:
     """The version of an installed distribution, from its `NAME-VERSION.dist-info` (or `.egg-info`) folder name on
     sys.path: what importlib.metadata finds first, without importing it (email and friends, on every CLI start)."""
-    want = _normalised(dist)
+    want = normalise_name(dist)
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
@@ -22,7 +22,7 @@ def _version(dist: str) -> str | None:
             stem, dot, kind = name.rpartition(".")
             if kind in ("dist-info", "egg-info") and dot:
                 project, _, version = stem.partition("-")
-                if _normalised(project) == want and version:
+                if normalise_name(project) == want and version:
                     return version.split("-")[0]
     return None
 
@@ -41,8 +41,6 @@ def _machine() -> str:
     return platform.machine()
 
 
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def provenance(vllm=None) -> dict:
