@@ -15,7 +15,7 @@ from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Location, Rule
 
-RULE = Rule("DC107", "default-flipped", "Default of a config field the client relies on changed", "info", kind="behaviour")
+RULE = Rule("DC107", "default-flipped", "Default of a config field the client relies on changed", "info", kind="behaviour", baseline=True)
 
 SWITCH_VALUES = (True, False, None)
 

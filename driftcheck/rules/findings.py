@@ -46,6 +46,7 @@ class Rule:
     raises: tuple[str, ...] = ()  # the exceptions the drift raises: a `try` that catches one guards the use
     whole_client: bool = False  # pairs uses of several client files (a store in one, a read in another)
     payload: type | None = None  # the dataclass its findings carry for its fixes (declared in the rule's module)
+    baseline: bool = False  # compares with the client's own vLLM (`ctx.baseline()`): a first scan reads its text ahead
 
 
 @dataclass

@@ -40,6 +40,7 @@ from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage
 from driftcheck.errors import DriftcheckError
 from driftcheck.rules.findings import Finding, UnknownResult
+from driftcheck.scan.preload import preload_text
 from driftcheck.scan.unit_cache import UnitCache, UnitResult, codec_for, global_digest, sha
 
 
@@ -247,7 +248,13 @@ def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
 
 def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None, key_base: str) -> tuple[list[UnitResult], dict]:
     """Every file's unit result, in file order, then the whole-client rules' results; and counters for the stats."""
-    usage, analyzers = prepare_client(source, api)
+    preload = preload_text(api, probes, getattr(make_ctx, "loader", None))
+    try:
+        usage, analyzers = prepare_client(source, api)
+    except BaseException:
+        preload.join(quiet=True)
+        raise
+    preload.join()  # before any fork: the workers inherit the text it read
     run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files),
                reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files))
     order = [f.rel for f in source.files]

@@ -168,23 +168,64 @@ def precondition_index(api) -> dict[str, list[tuple[str, int, str, str]]]:
 
 
 _NOT_YET_TAILS = (b"yet", b"initialized", b"initialised", b"resolved", b"set up", b"been called")
+# A NOT_YET match starts 3-65 characters before its tail ("not" + a boundary ... "never" + 60 + a boundary), and is at
+# most 5 + 60 + 11 characters long; the slack covers both.
+_HEAD_BEFORE_TAIL = 70
+_MATCH_LONGEST = 80
+# The only characters Python's re.I folds onto a letter NOT_YET spells without lower() giving that letter (checked
+# over every code point): a text holding one is searched in full.
+_FOLDS_UNLIKE_LOWER = ("\u0130", "\u0131", "\u017f")
 
 
-def _may_say_not_yet(data: bytes) -> bool:
-    """Whether the words NOT_YET_BYTES needs are there at all (ASCII case folded, as its re.I folds bytes): plain
-    substring tests, so the regex, which cannot skip ahead, runs on a few files of a release, not on every one."""
-    low = data.lower()
-    return (b"not" in low or b"never" in low) and any(tail in low for tail in _NOT_YET_TAILS)
+def _tail_starts(low) -> list[int]:
+    """Where a NOT_YET tail starts in `low`, a lower-cased text (bytes or str), in order."""
+    tails = _NOT_YET_TAILS if isinstance(low, bytes) else tuple(t.decode() for t in _NOT_YET_TAILS)
+    out = []
+    for tail in tails:
+        at = low.find(tail)
+        while at >= 0:
+            out.append(at)
+            at = low.find(tail, at + 1)
+    return sorted(out)
+
+
+def _near_tails(pattern: re.Pattern, text, tails: list[int]):
+    """`pattern.finditer(text)` (a NOT_YET), searched only where a match can start: within _HEAD_BEFORE_TAIL before
+    a tail. The regex cannot skip ahead (`\\b(?:not|never)` under re.I), so a whole-file finditer tried every position
+    of every file; jumping over positions where no match can start gives the same matches (tests/scan/
+    test_preconditions.py holds it to finditer on three releases and on texts built to break it)."""
+    pos = 0  # no match starts before this: the last one's end, or where the last region's search ended empty
+    for tail in tails:
+        lo, hi = max(pos, tail - _HEAD_BEFORE_TAIL), tail
+        while lo <= hi:
+            # the end lies past any match that starts by `hi`, so a `\b` after a tail sees the next character
+            m = pattern.search(text, lo, hi + _MATCH_LONGEST)
+            if m is None or m.start() > hi:
+                pos = max(pos, hi + 1)
+                break
+            yield m
+            pos = lo = m.end()
 
 
 def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
     out: dict[str, list] = {}
     for rel, data in index.blobs().items():
-        if b"raise" not in data or not _may_say_not_yet(data) or not NOT_YET_BYTES.search(data):
+        if b"raise" not in data:
+            continue
+        low = data.lower()  # ASCII folding, as NOT_YET_BYTES's re.I on bytes
+        if not (b"not" in low or b"never" in low):
+            continue
+        tails = _tail_starts(low)
+        if not tails or next(_near_tails(NOT_YET_BYTES, data, tails), None) is None:
             continue
         text = data.decode("utf-8", errors="replace")
         lines = text.splitlines()
-        for m in NOT_YET.finditer(text):
+        folded = text.lower()
+        if any(c in text for c in _FOLDS_UNLIKE_LOWER) or len(folded) != len(text):
+            matches = NOT_YET.finditer(text)
+        else:
+            matches = _near_tails(NOT_YET, text, _tail_starts(folded))
+        for m in matches:
             hit = _raise_around(lines, text.count("\n", 0, m.start()))
             if hit is None:
                 continue

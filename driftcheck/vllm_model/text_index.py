@@ -97,16 +97,19 @@ class TextIndex:
         except OSError:
             self.store = None  # read-only or full cache: keep answering from memory
 
+    def cold(self) -> bool:
+        """Nothing answered yet, in memory or from the store: the first question will read the whole text."""
+        return self._blobs is None and not self._mentions and not self._classes and not self.extra
+
     def blobs(self) -> dict[str, bytes]:
         if self._blobs is None:
-            blobs: dict[str, bytes] = {}
-            for rel in self.tree.iter_files(self.package):
-                try:
-                    blobs[rel] = self.tree.read_bytes(rel)
-                except SourceError:
-                    continue
-            self._blobs = blobs
+            self._blobs = self.tree.read_many(list(self.tree.iter_files(self.package)))
         return self._blobs
+
+    def adopt_blobs(self, blobs: dict[str, bytes]) -> None:
+        """The whole text, read by someone else (scan/preload.py); what this index read itself is kept."""
+        if self._blobs is None:
+            self._blobs = blobs
 
     def blob(self, rel: str) -> bytes:
         """One file's bytes, without reading the whole tree when it was not read yet."""

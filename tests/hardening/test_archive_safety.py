@@ -84,3 +84,49 @@ def test_member_names_normalise_as_posix_paths_do(name):
     assert _safe_rel(name) == (None if refused else "/".join(parts))
     if _safe_rel(name) is not None:
         assert ".." not in _safe_rel(name).split("/") and not _safe_rel(name).startswith("/")
+
+
+def _damage(path: Path, member: str) -> None:
+    """Flip one byte of `member`'s compressed data in place (its CRC no longer matches)."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(member)
+    raw = bytearray(path.read_bytes())
+    at = info.header_offset + 30 + int.from_bytes(raw[info.header_offset + 26:info.header_offset + 28], "little") \
+        + int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+    raw[at + info.compress_size // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED])
+def test_reading_many_members_at_once_answers_as_reading_each(tmp_path, compression):
+    """`ZipTree.read_many` (a whole release's text in a few reads) keeps every check `read_bytes` makes: a damaged
+    member, a bomb and a missing name are left out, as the one-by-one read leaves them; the rest come back
+    byte for byte, in the order asked."""
+    members = {**OK_VLLM, "vllm/a.py": "x = 1\n" * 5000, "vllm/b.py": "y = 2\n" * 3000, "vllm/big.py": b"\0" * (9 * 1024 * 1024)}
+    path = tmp_path / "w.whl"
+    with zipfile.ZipFile(path, "w", compression) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    _damage(path, "vllm/b.py")
+    tree = ZipTree(path)
+    asked = ["vllm/b.py", "vllm/missing.py", "vllm/big.py", *reversed(OK_VLLM), "vllm/a.py"]
+    one_by_one = {}
+    for rel in asked:
+        try:
+            one_by_one[rel] = tree.read_bytes(rel)
+        except SourceError:
+            pass
+    many = tree.read_many(asked)
+    assert many == one_by_one and list(many) == list(one_by_one)
+    assert "vllm/b.py" not in many and "vllm/big.py" not in many and many["vllm/a.py"] == b"x = 1\n" * 5000
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "0.32.0"])
+def test_reading_a_release_at_once_gives_its_files_byte_for_byte(version):
+    from conftest import CACHE_DIR
+    from driftcheck.sources.sources import SourceTree
+    from driftcheck.sources.targets import resolve_vllm
+
+    tree = resolve_vllm(version, CACHE_DIR).tree
+    rels = list(tree.iter_files("vllm"))
+    assert len(rels) > 900 and tree.read_many(rels) == SourceTree.read_many(tree, rels)

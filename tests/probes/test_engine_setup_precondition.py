@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from conftest import CACHE_DIR, client_sources, real_scan, source_line, vllm_sources  # noqa: F401
 from driftcheck.scan.pipeline import ScanOptions, scan
 from driftcheck.sources.targets import resolve_client, resolve_vllm
@@ -70,17 +72,70 @@ def test_absent_when_the_client_does_the_setup(tmp_path):
     assert [f.client.line for f in result.findings] == [8]  # the get_kv_cache_config_from_groups(...) line
 
 
-def test_the_substring_prefilter_keeps_every_file_the_precondition_regex_matches():
-    """`_may_say_not_yet` only skips the regex where it cannot match: on every file of a real release, and on
-    spellings the regex's case folding accepts."""
-    from driftcheck.vllm_model.facts import NOT_YET_BYTES, _may_say_not_yet
+def _preconditions_by_full_search(blobs: dict) -> dict:
+    """The reference: every file with a `raise` that NOT_YET_BYTES matches anywhere, NOT_YET tried at every position
+    (what facts._scan_preconditions did before it searched near the tails only)."""
+    import re
+
+    from driftcheck.vllm_model.facts import NAMED, NOT_YET, NOT_YET_BYTES, _enclosing_def, _raise_around
+
+    out: dict = {}
+    for rel, data in blobs.items():
+        if b"raise" not in data or not NOT_YET_BYTES.search(data):
+            continue
+        text = data.decode("utf-8", errors="replace")
+        lines = text.splitlines()
+        for m in NOT_YET.finditer(text):
+            hit = _raise_around(lines, text.count("\n", 0, m.start()))
+            if hit is None or (function := _enclosing_def(lines, hit[0])) is None:
+                continue
+            for setup in NAMED.findall(re.sub(r"\{[^{}]*\}", "", hit[1])):
+                entry = (rel, hit[0] + 1, hit[1], setup)
+                if entry not in out.setdefault(function, []):
+                    out[function].append(entry)
+    return out
+
+
+class _Blobs:
+    def __init__(self, blobs):
+        self._b = blobs
+
+    def blobs(self):
+        return self._b
+
+
+@pytest.mark.parametrize("version", ["0.11.0", "0.16.0", "0.32.0"])
+def test_the_search_near_tails_finds_what_a_full_search_finds_on_a_release(version):
+    from driftcheck.vllm_model.facts import _scan_preconditions
     from driftcheck.vllm_model.text_index import TextIndex
 
-    for text in (b"raise RuntimeError('KV cache NOT Initialized yet')", b"never been called", b"Not SET UP"):
-        assert NOT_YET_BYTES.search(text) and _may_say_not_yet(text)
-    assert not _may_say_not_yet(b"raise ValueError('bad block size')")
-    blobs = TextIndex(resolve_vllm("0.32.0", CACHE_DIR).tree).blobs()
-    matching = [rel for rel, data in blobs.items() if NOT_YET_BYTES.search(data)]
-    skipped = [rel for rel, data in blobs.items() if not _may_say_not_yet(data)]
-    assert len(matching) > 50 and len(skipped) > len(blobs) // 3  # it skips much, and drops none of these:
-    assert not set(matching) & set(skipped)
+    blobs = TextIndex(resolve_vllm(version, CACHE_DIR).tree).blobs()
+    found = _scan_preconditions(_Blobs(blobs))
+    assert found and found == _preconditions_by_full_search(blobs)
+
+
+def test_the_search_near_tails_keeps_case_folding_overlaps_and_far_heads():
+    """Texts built to break a search that looks only near the tails: re.I's folds beyond lower() (U+0131, U+017F,
+    U+0130), matches that touch, a head 60 characters before its tail, one a character too far, a tail glued to a
+    word, non-ASCII text before the match, several raises in one function."""
+    from driftcheck.vllm_model.facts import _scan_preconditions
+
+    pad = "x" * 55
+    cases = {
+        "plain.py": "def a():\n    raise RuntimeError('engine (init_engine) not initialized yet')\n",
+        "upper.py": "def b():\n    raise RuntimeError('KV CACHE (kv_setup) NOT SET UP')\n",
+        # (the bytes pre-filter folds ASCII only: a comment lets these files through to the str search)
+        "dotless.py": "# not yet\ndef c():\n    raise RuntimeError('cache (warm_cache) not \u0131n\u0131t\u0131al\u0131zed')\n",
+        "longs.py": "# not yet\ndef d():\n    raise RuntimeError('model (load_model) not re\u017folved')\n",
+        "dotted.py": "def e():\n    raise RuntimeError('\u0130 said (prepare_all) not yet')\n",
+        "far.py": f"def f():\n    raise RuntimeError('(start_engine) not {pad} yet and (start_other) never {pad}xxxxxxxxxx yet')\n",
+        "glued.py": "def g():\n    raise RuntimeError('(set_thing) not yetx, (set_other) never been called')\n",
+        "touching.py": "def h():\n    raise RuntimeError('(first_one) not yet not yet (second_one) never yet')\n",
+        "unicode.py": "# \u00e9\u00e8 \u2192\ndef i():\n    raise ValueError('\u00e9t\u00e9 (do_setup) not been called')\n"
+                      "def j():\n    if x:\n        raise ValueError('(other_setup) was never initialised')\n"
+                      "    raise ValueError('(third_setup) never resolved')\n",
+    }
+    blobs = {rel: text.encode() for rel, text in cases.items()}
+    found = _scan_preconditions(_Blobs(blobs))
+    assert found == _preconditions_by_full_search(blobs)
+    assert {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} <= set(found)  # every case makes an entry

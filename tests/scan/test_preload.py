@@ -1,0 +1,74 @@
+"""scan/preload.py: the text of a cold release read in a forked reader while the client is prepared."""
+
+from __future__ import annotations
+
+import os
+
+from conftest import CACHE_DIR
+from driftcheck.scan import preload as preload_module
+from driftcheck.scan.preload import Preload
+from driftcheck.sources.targets import resolve_vllm
+from driftcheck.vllm_model.text_index import TextIndex
+
+
+def _index(version: str) -> TextIndex:
+    return TextIndex(resolve_vllm(version, CACHE_DIR).tree)
+
+
+def test_the_reader_hands_each_cold_index_the_text_it_would_read_itself():
+    indexes = [_index("0.11.0"), _index("0.16.0")]
+    expected = [TextIndex(i.tree).blobs() for i in indexes]
+    reads = []
+    original = type(indexes[0].tree).read_many
+
+    def counted(tree, rels):
+        reads.append(os.getpid())
+        return original(tree, rels)
+
+    type(indexes[0].tree).read_many = counted
+    try:
+        job = Preload(indexes)
+        job.join()
+    finally:
+        type(indexes[0].tree).read_many = original
+    assert reads == []  # read by the forked reader, not by this process
+    assert [i.blobs() for i in indexes] == expected and all(len(e) > 900 for e in expected)
+
+
+def test_an_index_with_answers_is_not_read_ahead():
+    index = _index("0.16.0")
+    index.files_mentioning("LLMEngine")  # answered: now the store (or memory) answers, not the text
+    warm = TextIndex(index.tree)
+    warm._mentions = dict(index._mentions)
+    job = Preload([warm])
+    assert job.jobs == [] and warm._blobs is None
+    job.join()
+    assert warm._blobs is None
+
+
+def test_a_reader_that_fails_hands_nothing_over_and_the_index_reads_for_itself(monkeypatch):
+    index = _index("0.11.0")
+
+    def broken(self, start):
+        raise RuntimeError("reader broke")
+
+    monkeypatch.setattr(preload_module.Preload, "_fill", broken)
+    job = Preload([index])
+    job.join()  # the reader exited non-zero: nothing adopted, no error here
+    assert index._blobs is None
+    assert len(index.blobs()) > 900  # the index reads the text itself, as without a reader
+
+
+def test_a_failing_scan_stops_the_reader_without_waiting_for_it(monkeypatch):
+    import time
+
+    index = _index("0.32.0")
+
+    def slow(self, start):
+        time.sleep(30)
+
+    monkeypatch.setattr(preload_module.Preload, "_fill", slow)
+    started = time.perf_counter()
+    job = Preload([index])
+    job.join(quiet=True)
+    assert time.perf_counter() - started < 10 and index._blobs is None
