@@ -49,3 +49,25 @@ def test_dc106_reads_the_layer_call_whatever_vllm_names_its_loop_variable():
         assert found is not None, var
         positional, keywords, line = found
         assert positional == ["positions", "hidden_states", "residual"] and keywords == {"scale": "self.scale"} and line == 5
+
+
+def test_the_word_test_for_layer_class_names_answers_as_the_regex_did():
+    """`_names_word` replaced `re.search(rf"\\b{name}\\b", model_text)` (a regex compiled per class name); on texts
+    mixing the names, word characters (ASCII and not), separators and line ends, both give the same answer."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from driftcheck.probes.forward_replay_drift import _names_word
+
+    words = ["Foo", "FooLayer", "_x", "a1", "Ünï", "Layer_2"]
+    pieces = st.sampled_from(["Foo", "Layer", "_", "x", " ", "(", "1", "a", "Ü", "ï", "n", "\n", ".", "2", "é", "٣"])
+
+    @settings(max_examples=3000, deadline=None)
+    @given(st.lists(pieces, max_size=14).map("".join), st.sampled_from(words))
+    def same(text, word):
+        assert _names_word(text, word) == bool(re.search(rf"\b{re.escape(word)}\b", text))
+
+    same()
+    assert _names_word("x = FooLayer(1)", "FooLayer") and not _names_word("x = FooLayers(1)", "FooLayer")
