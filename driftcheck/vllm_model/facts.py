@@ -168,6 +168,7 @@ def precondition_index(api) -> dict[str, list[tuple[str, int, str, str]]]:
 
 
 _NOT_YET_TAILS = (b"yet", b"initialized", b"initialised", b"resolved", b"set up", b"been called")
+_NOT_YET_TAILS_STR = tuple(t.decode() for t in _NOT_YET_TAILS)
 # A NOT_YET match starts 3-65 characters before its tail ("not" + a boundary ... "never" + 60 + a boundary), and is at
 # most 5 + 60 + 11 characters long; the slack covers both.
 _HEAD_BEFORE_TAIL = 70
@@ -179,7 +180,7 @@ _FOLDS_UNLIKE_LOWER = ("\u0130", "\u0131", "\u017f")
 
 def _tail_starts(low) -> list[int]:
     """Where a NOT_YET tail starts in `low`, a lower-cased text (bytes or str), in order."""
-    tails = _NOT_YET_TAILS if isinstance(low, bytes) else tuple(t.decode() for t in _NOT_YET_TAILS)
+    tails = _NOT_YET_TAILS if isinstance(low, bytes) else _NOT_YET_TAILS_STR
     out = []
     for tail in tails:
         at = low.find(tail)
@@ -192,8 +193,8 @@ def _tail_starts(low) -> list[int]:
 def _near_tails(pattern: re.Pattern, text, tails: list[int]):
     """`pattern.finditer(text)` (a NOT_YET), searched only where a match can start: within _HEAD_BEFORE_TAIL before
     a tail. The regex cannot skip ahead (`\\b(?:not|never)` under re.I), so a whole-file finditer tried every position
-    of every file; jumping over positions where no match can start gives the same matches (tests/scan/
-    test_preconditions.py holds it to finditer on three releases and on texts built to break it)."""
+    of every file; jumping over positions where no match can start gives the same matches (tests/probes/
+    test_engine_setup_precondition.py holds it to finditer on three releases and on texts built to break it)."""
     pos = 0  # no match starts before this: the last one's end, or where the last region's search ended empty
     for tail in tails:
         lo, hi = max(pos, tail - _HEAD_BEFORE_TAIL), tail
@@ -220,8 +221,8 @@ def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
             continue
         text = data.decode("utf-8", errors="replace")
         lines = text.splitlines()
-        folded = text.lower()
-        if any(c in text for c in _FOLDS_UNLIKE_LOWER) or len(folded) != len(text):
+        folded = None if any(c in text for c in _FOLDS_UNLIKE_LOWER) else text.lower()
+        if folded is None or len(folded) != len(text):
             matches = NOT_YET.finditer(text)
         else:
             matches = _near_tails(NOT_YET, text, _tail_starts(folded))

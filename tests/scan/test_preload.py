@@ -102,3 +102,15 @@ def test_a_first_seed_scan_reads_each_release_once_in_the_reader_and_never_in_th
     reads = [line.split() for line in log.read_text().splitlines()]
     assert sorted(name for _pid, name in reads) == ["vllm-cpu-0.11.0.zip", "vllm-cpu-0.16.0.zip"]
     assert len({pid for pid, _name in reads}) == 1 and reads[0][0] != str(os.getpid())
+
+
+def test_every_rule_that_asks_for_the_baseline_declares_it():
+    """`Rule.baseline` is what the reader trusts to read the baseline's text ahead: a rule calling `ctx.baseline()`
+    without declaring it would only lose the read-ahead, but the declaration must follow the code."""
+    import inspect
+
+    from driftcheck.probes import load_probes
+
+    for probe in load_probes():
+        asks = "ctx.baseline()" in inspect.getsource(probe)
+        assert probe.RULE.baseline == asks, probe.RULE.id
