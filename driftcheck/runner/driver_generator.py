@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 
-from driftcheck.runner import clientpkg
+from driftcheck.runner import clientpkg, cpu_attention
 from driftcheck.runner.checks import PromptResult
 from driftcheck.runner.spec import AttemptSpec
 
@@ -72,6 +72,21 @@ def _model_dtype(module, dtype: str, notes: dict) -> None:
     notes.setdefault("overrides", []).append(f"{module.__name__}.ModelConfig(dtype={dtype!r}) where it passes 'auto'")
 
 
+def _reference_mla(module, backend, notes: dict) -> None:
+    """The generator builds its own VllmConfig: give it the attention backend a float32 MLA model needs here
+    (cpu_attention.py), unless it sets one itself."""
+    from vllm.config import AttentionConfig
+
+    real = module.VllmConfig
+
+    def vllm_config(*args, **kwargs):
+        kwargs.setdefault("attention_config", AttentionConfig(backend=backend))
+        return real(*args, **kwargs)
+
+    module.VllmConfig = vllm_config
+    cpu_attention.note(notes, f"{module.__name__}.VllmConfig")
+
+
 def _careful_cache_config(module, notes: dict) -> None:
     """Wrap the CacheConfig the generator module builds so that prefix caching is off."""
     real = module.CacheConfig
@@ -94,6 +109,9 @@ def run(spec: AttemptSpec, prompts: list[list[int]], metrics: dict, notes: dict)
     _cpu_block_size_shim(module, notes)
     if spec.model.dtype != "bfloat16":
         _model_dtype(module, spec.model.dtype, notes)
+    backend = cpu_attention.reference_mla_backend(spec.model.dtype, notes["device"] == "cuda")
+    if backend is not None and hasattr(module, "VllmConfig"):
+        _reference_mla(module, backend, notes)
     if spec.mode == "careful":
         _careful_cache_config(module, notes)
 

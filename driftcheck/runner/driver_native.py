@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+from driftcheck.runner import cpu_attention
 from driftcheck.runner.checks import PromptResult
 from driftcheck.runner.spec import AttemptSpec
 
@@ -53,9 +54,20 @@ def engine_kwargs(spec: AttemptSpec, cuda: bool = False) -> dict:
     }
     if not cuda:
         kw["enforce_eager"] = True  # torch.compile on 2 cores costs minutes and is not what is checked
+    backend = cpu_attention.reference_mla_backend(spec.model.dtype, cuda)
+    if backend is not None and _engine_accepts("attention_backend"):
+        kw["attention_backend"] = backend
     if spec.mode == "careful":
         kw["enable_prefix_caching"] = False
     return kw
+
+
+def _engine_accepts(name: str) -> bool:
+    import dataclasses
+
+    from vllm.engine.arg_utils import EngineArgs
+
+    return any(f.name == name for f in dataclasses.fields(EngineArgs))
 
 
 def _make_llm(kw: dict, notes: dict):
@@ -94,6 +106,8 @@ def run(spec: AttemptSpec, prompts: list[list[int]], metrics: dict, notes: dict)
         f"{CONNECTOR_MODULE}.CpuHiddenStatesConnector"
     kw = engine_kwargs(spec, cuda)
     notes["enforce_eager"] = kw.get("enforce_eager", False)
+    if "attention_backend" in kw:
+        cpu_attention.note(notes, "LLM(attention_backend=...)")
     t0 = time.perf_counter()
     llm = _make_llm(kw, notes)
     metrics["load_s"] = time.perf_counter() - t0

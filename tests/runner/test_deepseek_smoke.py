@@ -101,6 +101,21 @@ def test_deepseek_native_on_vllm_0_32_passes(tmp_path):
     assert checks(a)["reference"]["data"]["per_pass"]["pass2"] < 1e-3  # repeated prompts, float32
     assert result["model"]["arch"] == "deepseek" and a["layers"] == [1, 2]
     assert all(x["leftover_pids"] == [] for x in result["attempts"])
+    assert any("attention backend CPU_MLA" in o for o in a["notes"]["overrides"])
+
+
+BACKEND = "from driftcheck.runner.cpu_attention import reference_mla_backend as b; " \
+          "print([getattr(b(d, c), 'name', None) for d, c in (('float32', False), ('bfloat16', False), ('float32', True))])"
+
+
+@pytest.mark.parametrize("version, expected", [("0.32.0", "['CPU_MLA', None, None]"), ("0.16.0", "[None, None, None]")])
+def test_reference_mla_backend_only_where_amx_mla_would_take_float32(version, expected):
+    # 0.32.0 prefers AMX MLA on AMX CPUs, whose weight packing rejects float32; 0.16.0 has no AMX MLA backend
+    env = vllm_env(version)
+    proc = subprocess.run([str(env / "bin/python"), "-c", BACKEND], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == expected
 
 
 def test_deepseek_generator_on_vllm_0_32_passes_after_fix_and_needs_dc106(tmp_path):
@@ -117,6 +132,7 @@ def test_deepseek_generator_on_vllm_0_32_passes_after_fix_and_needs_dc106(tmp_pa
     assert checks(a)["convention"]["data"]["detected"] == "output"
     assert checks(a)["reference"]["data"]["per_pass"]["pass2"] < 1e-3
     assert any("ModelConfig(dtype='float32')" in o for o in a["notes"]["overrides"])
+    assert any("VllmConfig: attention backend CPU_MLA" in o for o in a["notes"]["overrides"])
 
     # the control: every fix but DC106's; the replay then drops llama_4_scaling and nothing raises
     from driftcheck.scan.pipeline import ScanOptions
