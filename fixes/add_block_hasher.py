@@ -18,6 +18,7 @@ from driftcheck.fix.codemod import (
     UNSAFE, Fix, FixContext, FixOutcome, Targeted, append_arg, expr, insert_after_imports, run_transformer,
 )
 from driftcheck.rules.findings import Finding
+from driftcheck.astnodes import walk
 
 FIX = Fix("add-block-hasher", ("DC101",), "Pass block_hasher built the way vLLM's engine core builds it", UNSAFE)
 
@@ -31,16 +32,16 @@ def engine_recipe(api) -> tuple[list[str], list[str], int] | None:
     module = api.module("vllm.v1.engine.core")
     if tree is None or module is None:
         return None
-    for fn in ast.walk(tree):
+    for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef) or fn.name != "__init__":
             continue
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if not isinstance(node, ast.If):
                 continue
             assigns = [s for s in node.body if isinstance(s, ast.Assign) and "request_block_hasher" in ast.unparse(s.targets[0])]
             if not assigns:
                 continue
-            locals_ = {a.targets[0].id: a.value for a in ast.walk(fn) if isinstance(a, ast.Assign)
+            locals_ = {a.targets[0].id: a.value for a in walk(fn) if isinstance(a, ast.Assign)
                        and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)}
             body: list[str] = []
             for stmt in node.body:
@@ -50,7 +51,7 @@ def engine_recipe(api) -> tuple[list[str], list[str], int] | None:
                     body.append(f"return {ast.unparse(value)}")
                     break
                 body.append(ast.unparse(stmt))
-            used = {n.id for s in body for n in ast.walk(ast.parse(s)) if isinstance(n, ast.Name)}
+            used = {n.id for s in body for n in walk(ast.parse(s)) if isinstance(n, ast.Name)}
             imports = []
             for name in sorted(used):
                 binding = module.bindings.get(name)
@@ -58,7 +59,7 @@ def engine_recipe(api) -> tuple[list[str], list[str], int] | None:
                     mod, _, attr = binding.target.rpartition(".")
                     imports.append(f"from {mod} import {attr}" + (f" as {name}" if attr != name else ""))
             free = used - {"vllm_config", "caching_hash_fn"} - {i.split()[-1] for i in imports} - set(dir(__builtins__) if not isinstance(__builtins__, dict) else __builtins__)
-            bound_here = {n.targets[0].id for s in body for n in ast.walk(ast.parse(s)) if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)}
+            bound_here = {n.targets[0].id for s in body for n in walk(ast.parse(s)) if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)}
             if free - bound_here:
                 return None
             return imports, body, node.lineno
@@ -115,7 +116,7 @@ class _AddHasher(Targeted):
 
 
 def _vllm_config_expr(source: str) -> str | None:
-    for node in ast.walk(ast.parse(source)):
+    for node in walk(ast.parse(source)):
         if isinstance(node, ast.keyword) and node.arg == "vllm_config":
             return ast.unparse(node.value)
     return None

@@ -22,6 +22,7 @@ from driftcheck.vllm_model import bodies
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, run_transformer
 from driftcheck.probes.request_block_hasher import ConfigCall
 from driftcheck.rules.findings import Finding, Location
+from driftcheck.astnodes import walk
 
 FIX = Fix("disable-prefix-caching", ("DC101", "DC102"), "Turn prefix caching off in the config the client builds")
 
@@ -139,10 +140,10 @@ def _targets(source: str, findings: list[Finding], api) -> dict[int, _Target]:
         if f.rule != "DC102" or f.client is None:
             continue
         chain = []  # enclosing lists and calls of the finding's node, innermost first
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, (ast.Call, ast.List, ast.Tuple)) and node.lineno <= f.client.line <= (node.end_lineno or node.lineno):
                 if any(getattr(n, "lineno", None) == f.client.line and getattr(n, "col_offset", -1) + 1 == f.client.col
-                       for n in ast.walk(node)):
+                       for n in walk(node)):
                     chain.append(node)
         chain.sort(key=lambda n: (n.lineno, n.col_offset), reverse=True)
         for node in chain:

@@ -18,6 +18,7 @@ import libcst as cst
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, ensure_import
 from driftcheck.probes.engine_setup_precondition import EngineSetup
 from driftcheck.rules.findings import Finding
+from driftcheck.astnodes import walk
 
 FIX = Fix("replay-engine-setup", ("DC108",), "Run the engine-core setup step the call needs, as vLLM's engine does")
 
@@ -29,18 +30,18 @@ def _engine_statements(api, path: str, line: int):
     tree = api.parse(path)
     if tree is None:
         return None
-    for fn in ast.walk(tree):
+    for fn in walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for block in [n for n in ast.walk(fn) if hasattr(n, "body") and isinstance(getattr(n, "body"), list)]:
+        for block in [n for n in walk(fn) if hasattr(n, "body") and isinstance(getattr(n, "body"), list)]:
             for i, stmt in enumerate(block.body):
                 if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) and not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                     if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
                         continue  # the call is deeper; the inner block will match
                     picked = [stmt]
-                    names = {t.id for t in ast.walk(stmt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+                    names = {t.id for t in walk(stmt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
                     for follow in block.body[i + 1: i + 1 + MAX_FOLLOWERS]:
-                        used = {n.id for n in ast.walk(follow) if isinstance(n, ast.Name)}
+                        used = {n.id for n in walk(follow) if isinstance(n, ast.Name)}
                         if not names & used:
                             break
                         picked.append(follow)
@@ -72,7 +73,7 @@ class _Translate(ast.NodeTransformer):
 def _client_exprs(source: str) -> dict[str, str]:
     tree = ast.parse(source)
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "vllm_config" and "vllm_config" not in out:
             out["vllm_config"] = ast.unparse(node.value)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("collective_rpc", "execute_model") \
@@ -94,15 +95,15 @@ def translate(api, finding: Finding, source: str) -> tuple[list[str], list[tuple
     client = _client_exprs(source)
     if "vllm_config" not in client or "executor" not in client:
         return "no `vllm_config=` or executor (collective_rpc receiver) in this file to translate the engine's code"
-    locals_ = {a.targets[0].id: a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1
+    locals_ = {a.targets[0].id: a.value for a in walk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1
                and isinstance(a.targets[0], ast.Name)}
-    executors = {ast.unparse(v) for v in ast.walk(fn) if isinstance(v, ast.Attribute) and v.attr.endswith("executor")
+    executors = {ast.unparse(v) for v in walk(fn) if isinstance(v, ast.Attribute) and v.attr.endswith("executor")
                  and isinstance(v.value, ast.Name) and v.value.id == "self"}
     mapping = {"vllm_config": client["vllm_config"], "self.vllm_config": client["vllm_config"]}
     mapping.update({e: client["executor"] for e in executors})
-    bound = {t.id for s in statements for t in ast.walk(s) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
-    bound |= {n.id for s in statements for c in ast.walk(s) if isinstance(c, ast.comprehension)
-              for n in ast.walk(c.target) if isinstance(n, ast.Name)}
+    bound = {t.id for s in statements for t in walk(s) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    bound |= {n.id for s in statements for c in walk(s) if isinstance(c, ast.comprehension)
+              for n in walk(c.target) if isinstance(n, ast.Name)}
     tr = _Translate(mapping, locals_, bound)
     out = [ast.unparse(tr.visit(ast.parse(ast.unparse(s)).body[0])) for s in statements]
     module = api.module(module_name)

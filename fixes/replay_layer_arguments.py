@@ -38,6 +38,7 @@ import libcst as cst
 
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, expr, insert_after_imports
 from driftcheck.rules.findings import Finding
+from driftcheck.astnodes import walk
 
 FIX = Fix("replay-layer-arguments", ("DC106",), "Pass the decoder layers what the target's own model forward passes them")
 
@@ -50,16 +51,16 @@ class Untranslatable(Exception):
 
 # ------------------------------------------------------------------ small ast helpers
 def _stores(node: ast.AST) -> set[str]:
-    out = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-    out |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
-    for n in ast.walk(node):
+    out = {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    out |= {a.arg for a in walk(node) if isinstance(a, ast.arg)}
+    for n in walk(node):
         if isinstance(n, (ast.Import, ast.ImportFrom)):
             out |= {(a.asname or a.name).split(".")[0] for a in n.names}
     return out
 
 
 def _loads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -68,26 +69,26 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
-    return any(n is inner for n in ast.walk(outer))
+    return any(n is inner for n in walk(outer))
 
 
 def _layer_loop(fn: ast.AST, call: ast.Call) -> ast.For | ast.AsyncFor | None:
     """The innermost `for ... in ...layers...` loop of `fn` that holds `call`."""
-    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.AsyncFor)) and ".layers" in ast.unparse(n.iter)
+    loops = [n for n in walk(fn) if isinstance(n, (ast.For, ast.AsyncFor)) and ".layers" in ast.unparse(n.iter)
              and _contains(n, call)]
-    return min(loops, key=lambda n: sum(1 for _ in ast.walk(n)), default=None)
+    return min(loops, key=lambda n: sum(1 for _ in walk(n)), default=None)
 
 
 def _first_layer(loop_iter: ast.expr) -> str | None:
     """An expression for the first layer the loop visits: `islice(X, a, b)` / `X[a:b]` -> `X[a]`."""
-    for node in ast.walk(loop_iter):
+    for node in walk(loop_iter):
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
                 and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "islice" and node.args:
             start = ast.unparse(node.args[1]) if len(node.args) >= 3 else "0"
             return f"{ast.unparse(node.args[0])}[{start}]"
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             return f"{ast.unparse(node.value)}[{ast.unparse(node.slice.lower) if node.slice.lower else '0'}]"
-    for node in ast.walk(loop_iter):
+    for node in walk(loop_iter):
         if isinstance(node, ast.Attribute) and node.attr == "layers":
             return f"next(iter({ast.unparse(node)}))"
     return None
@@ -106,7 +107,7 @@ class _TargetForward:
                   None) if cls else None
         if fn is None:
             raise Untranslatable(f"no {model}.forward in {path}")
-        call = next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and n.lineno == line and isinstance(n.func, ast.Name)),
+        call = next((n for n in walk(fn) if isinstance(n, ast.Call) and n.lineno == line and isinstance(n.func, ast.Name)),
                     None)
         loop = _layer_loop(fn, call) if call else None
         if loop is None:
@@ -246,16 +247,16 @@ def _plan(api, source: str, findings: list[Finding], guard: bool) -> tuple[str, 
     """(new source, notes): the client's loop gets the branches, its layer call the dict."""
     tree = ast.parse(source)
     f0 = findings[0]
-    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == f0.client.line
+    call = next((n for n in walk(tree) if isinstance(n, ast.Call) and n.lineno == f0.client.line
                  and n.col_offset + 1 == (f0.client.col or n.col_offset + 1)), None)
     if call is None:
         raise Untranslatable("no layer call at the reported location")
-    fns = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _contains(n, call)]
-    fn = min(fns, key=lambda n: sum(1 for _ in ast.walk(n)), default=None)
+    fns = [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _contains(n, call)]
+    fn = min(fns, key=lambda n: sum(1 for _ in walk(n)), default=None)
     loop = _layer_loop(fn, call) if fn else None
     if loop is None:
         raise Untranslatable("the layer call is not inside a loop over the layers")
-    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | set(_params(fn))
+    taken = {n.id for n in walk(fn) if isinstance(n, ast.Name)} | set(_params(fn))
     passed = {v.id for v in [*call.args, *(k.value for k in call.keywords)] if isinstance(v, ast.Name)}
     dict_name = _fresh("layer_kwargs", taken)
     forward_name = _fresh("vllm_forward", taken | {dict_name})

@@ -25,6 +25,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.tbsigs import Fact, Signature
+from driftcheck.astnodes import walk
 
 FIX_ID = "replay-layer-arguments"
 RULE = Rule("DC106", "forward-replay-drift", "Replaced forward passes decoder layers fewer arguments than vLLM's", "warning",
@@ -47,7 +48,7 @@ def dict_keys(fn: ast.AST, name: str) -> set[str] | None:
     """The keys a local dict gets in `fn` (`name = {...}` / `dict(...)` with constant keys, then `name["k"] = ...`),
     or None when it gets a key that is not a string constant or is rebound from something else."""
     keys: set[str] = set()
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name) and t.id == name:
@@ -72,11 +73,11 @@ def dict_keys(fn: ast.AST, name: str) -> set[str] | None:
 def client_layer_calls(bound) -> list[tuple[ast.Call, set[str], bool]]:
     """Calls of the loop variable in `for ... in ...self.layers...` loops: (call, names passed, uses ** we cannot read)."""
     out = []
-    for node in ast.walk(bound.node):
+    for node in walk(bound.node):
         if not isinstance(node, (ast.For, ast.AsyncFor)) or ".layers" not in ast.unparse(node.iter):
             continue
-        loop_names = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-        for call in ast.walk(node):
+        loop_names = {n.id for n in walk(node.target) if isinstance(n, ast.Name)}
+        for call in walk(node):
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in loop_names:
                 names = {k.arg for k in call.keywords if k.arg}
                 names |= {a.id for a in call.args if isinstance(a, ast.Name)}

@@ -34,7 +34,7 @@ import re
 import weakref
 from collections import deque
 
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import children, nodes_of, walk
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
@@ -382,7 +382,7 @@ def _survived(baseline, rel: str, qual: str | None, name: str, sig) -> bool | No
     stack = [(tree, "")]
     while stack and target is None:
         node, prefix = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 q = f"{prefix}{child.name}"
                 if q == qual and not isinstance(child, ast.ClassDef):
@@ -391,7 +391,7 @@ def _survived(baseline, rel: str, qual: str | None, name: str, sig) -> bool | No
                 stack.append((child, q + "."))
     if target is None:
         return None
-    for node in ast.walk(target):
+    for node in walk(target):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name \
                 and not isinstance(node.func.value, ast.Call):
             if [p for p in check_call(sig, call_shape(node)) if p.kind != "duplicate-argument"]:

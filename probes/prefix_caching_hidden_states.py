@@ -24,6 +24,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import prefix_caching_default, prefix_caching_state
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import Loc, loc_of
+from driftcheck.astnodes import walk
 
 RULE = Rule("DC102", "prefix-caching-hidden-states", "Hidden-state capture with prefix caching on", "warning",
             fix="disable-prefix-caching", kind="behaviour")
@@ -42,9 +43,9 @@ def target_disables_for_extraction(api) -> tuple[str, int] | None:
         tree = api.parse(rel)
         if tree is None:
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.If) and "extract_hidden_states" in ast.unparse(node.test):
-                for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+                for sub in walk(ast.Module(body=node.body, type_ignores=[])):
                     if isinstance(sub, (ast.Assign, ast.AnnAssign)) and "enable_prefix_caching" in ast.unparse(sub) \
                             and bodies.literal(sub.value) is False:
                         return rel, sub.lineno
@@ -54,7 +55,7 @@ def target_disables_for_extraction(api) -> tuple[str, int] | None:
 def _configuring_strings(tree: ast.AST):
     """String constants used as configuration values (dict values, keyword values, list items, assignments),
     not docstrings, messages or comparisons (`method != "extract_hidden_states"` checks, it does not configure)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         values: list[ast.expr] = []
         if isinstance(node, ast.Dict):
             values = list(node.values)
@@ -87,16 +88,16 @@ def _python_configs(ctx: ScanContext):
 def _enclosing_statement(tree: ast.AST, target: ast.AST) -> ast.stmt | None:
     """The innermost simple statement holding `target` (not the function or class around it)."""
     best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not hasattr(node, "body") and any(n is target for n in ast.walk(node)):
+    for node in walk(tree):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body") and any(n is target for n in walk(node)):
             best = node
     return best
 
 
 def _enclosing_call(tree: ast.AST, target: ast.AST) -> ast.Call | None:
     best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and any(n is target for n in ast.walk(node)):
+    for node in walk(tree):
+        if isinstance(node, ast.Call) and any(n is target for n in walk(node)):
             if best is None or node.lineno >= best.lineno:
                 best = node
     return best

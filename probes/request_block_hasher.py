@@ -26,6 +26,7 @@ from driftcheck.errors import SourceError
 from driftcheck.vllm_model.facts import BLOCK_POOL, block_hash_requirement, is_request_class, prefix_caching_state
 from driftcheck.rules.findings import Location, Rule
 from driftcheck.rules.tbsigs import Signature
+from driftcheck.astnodes import walk
 
 @dataclass
 class ConfigCall:
@@ -75,9 +76,9 @@ def _hashes_set_by_client(call) -> bool:
     fn = bodies.enclosing_function(call.file.tree, call.node)
     if fn is None:
         return False
-    names = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.value is call.node
+    names = {t.id for n in walk(fn) if isinstance(n, ast.Assign) and n.value is call.node
              for t in n.targets if isinstance(t, ast.Name)}
-    for n in ast.walk(fn):
+    for n in walk(fn):
         targets = n.targets if isinstance(n, ast.Assign) else [n.func.value] if isinstance(n, ast.Call) and \
             isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") else []
         for t in targets:

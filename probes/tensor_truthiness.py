@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.vllm_model import bodies
-from driftcheck.astnodes import nodes_of, within
+from driftcheck.astnodes import nodes_of, walk, within
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import executor_of, indexed_replies, single_reply
 from driftcheck.rules.findings import Rule
@@ -29,7 +29,7 @@ RULE = Rule("DC105", "tensor-truthiness", "Truthiness test on a value that may b
 
 def _tests_in(fn: ast.AST):
     """Expressions whose truth value Python takes."""
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             yield node.test
         elif isinstance(node, ast.BoolOp):
@@ -65,9 +65,9 @@ def check(ctx: ScanContext):
         where = single_reply(ctx.api, executor_of(ctx, rpc.node)) if subs else None
         if where is None:
             continue
-        fn = next((f for f in ast.walk(rpc.file.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        fn = next((f for f in walk(rpc.file.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                    and f.lineno <= rpc.node.lineno <= (f.end_lineno or f.lineno)), rpc.file.tree)
-        assigned = {t.id: a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and a.value in subs
+        assigned = {t.id: a.value for a in walk(fn) if isinstance(a, ast.Assign) and a.value in subs
                     for t in a.targets if isinstance(t, ast.Name)}
         for name, test in _tested_names(fn).items():
             if name in assigned:

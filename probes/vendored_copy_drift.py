@@ -34,6 +34,7 @@ from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import loc_of
+from driftcheck.astnodes import walk
 
 RULE = Rule("DC110", "vendored-copy-drift", "Client copy of a vLLM function whose original changed since the client's vLLM",
             "warning", kind="behaviour", baseline=True)
@@ -229,7 +230,7 @@ def matching_functions(api, rel: str, words: set[str]) -> list:
 def anchors(fn) -> set[str]:
     """The attribute and keyword names a function uses: a copy keeps them, whatever it renames."""
     out = set()
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Attribute):
             out.add(node.attr)
         elif isinstance(node, ast.keyword) and node.arg:

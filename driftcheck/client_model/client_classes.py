@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of
+from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
 from driftcheck.client_model.uses import loc_of
 from driftcheck.vllm_model.resolved import Resolved
@@ -34,7 +34,7 @@ def _members_set_from_outside(tree: ast.AST, classes: set[str]) -> dict[str, set
         for fn in [tree, *nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)]:
             params = [] if isinstance(fn, ast.Module) else [a.arg for a in fn.args.posonlyargs + fn.args.args]
             body = fn.body
-            for loop in (n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.For)):
+            for loop in (n for stmt in body for n in walk(stmt) if isinstance(n, ast.For)):
                 if not (isinstance(loop.target, ast.Name) and loop.target.id in by_variable):
                     continue
                 names = _literal_names(loop.iter)
@@ -141,7 +141,7 @@ class ClientClasses:
                         for t in targets:
                             if isinstance(t, (ast.Tuple, ast.List)):
                                 # `(self.a, self.b) = ...`: members, types unknown
-                                for elt in ast.walk(t):
+                                for elt in walk(t):
                                     if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == first:
                                         self.client_class_members[name].add(elt.attr)
                                 continue
@@ -296,7 +296,7 @@ class ClientClasses:
             value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None
         out: list[str] = []
         for fn in nodes_of(self.file.tree, ast.FunctionDef) if name else ():
-            returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)] if fn.name == name else []
+            returns = [n.value for n in walk(fn) if isinstance(n, ast.Return)] if fn.name == name else []
             if returns and all(isinstance(r, ast.Constant) and isinstance(r.value, str) for r in returns):
                 out += [r.value for r in returns]
         return out

@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.astnodes import dotted_name, nodes_of, walk
 from driftcheck.client_model.version_checks import (
     checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
 )
@@ -156,7 +156,7 @@ def _shape_switches(tree: ast.AST) -> list[Guard]:
             continue
         calls = [{dotted_name(c.func) or _super_callee(c.func): c for c in _calls_in(branch)} for branch in (node.body, node.orelse)]
         for callee in (calls[0].keys() & calls[1].keys()) - {None}:
-            passed = [{n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in ast.walk(a) if isinstance(n, ast.Name)}
+            passed = [{n.id for a in [*c.args, *(k.value for k in c.keywords)] for n in walk(a) if isinstance(n, ast.Name)}
                       for c in (calls[0][callee], calls[1][callee])]
             if tested & (passed[0] ^ passed[1]):
                 for branch in (node.body, node.orelse):
@@ -185,7 +185,7 @@ def _super_callee(func: ast.expr) -> str | None:
 
 
 def _calls_in(body: list[ast.stmt]) -> list[ast.Call]:
-    return [n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    return [n for stmt in body for n in walk(stmt) if isinstance(n, ast.Call)]
 
 
 def _probe_fallbacks(tree: ast.AST) -> list[Guard]:
@@ -274,7 +274,7 @@ def _imported_roots(tree: ast.AST) -> set[str]:
 def _tests_imported_module(test: ast.expr, imported: set[str]) -> bool:
     """`hasattr(fused_moe, "X")` where `fused_moe` is a name the file imports (a module, not an object)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and n.args
-               and isinstance(n.args[0], ast.Name) and n.args[0].id in imported for n in ast.walk(test))
+               and isinstance(n.args[0], ast.Name) and n.args[0].id in imported for n in walk(test))
 
 
 def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: dict | None = None) -> list[Guard]:

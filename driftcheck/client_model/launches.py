@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile
+from driftcheck.astnodes import children, walk
 
 CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
 CONFIG_KEYWORDS = {"speculative_config": "speculative", "kv_transfer_config": "kv_transfer"}
@@ -120,24 +121,12 @@ def _walk_scope(node: ast.AST) -> list[ast.AST]:
     """The nodes of one scope, not those of nested functions and classes (listed once: a scope's bindings, its
     launches and its appends are all read from the one list)."""
     out: list[ast.AST] = []
-    stack = _children(node)
+    stack = children(node)
     while stack:
         sub = stack.pop()
         out.append(sub)
         if not isinstance(sub, _NESTED):
-            stack.extend(_children(sub))
-    return out
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """`list(ast.iter_child_nodes(node))`, without its generator per node."""
-    out = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
+            stack.extend(children(sub))
     return out
 
 
@@ -153,7 +142,7 @@ def _scopes(f: LaunchFile):
     `str.count("\n")` does not."""
     yield f.tree
     if "\r" in f.text or "\f" in f.text or "\v" in f.text:
-        for node in ast.walk(f.tree):
+        for node in walk(f.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield node
         return
@@ -164,7 +153,7 @@ def _scopes(f: LaunchFile):
         pos = m.start()
         if not lines or lines[-1] != line:
             lines.append(line)
-    todo = deque(_children(f.tree))
+    todo = deque(children(f.tree))
     while todo:
         node = todo.popleft()
         start = getattr(node, "lineno", None)
@@ -176,7 +165,7 @@ def _scopes(f: LaunchFile):
                 continue  # nothing inside this node's lines: no function in it can hold a word
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node
-        todo.extend(_children(node))
+        todo.extend(children(node))
 
 
 def _code(f: LaunchFile, line: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, within
+from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk, within
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.uses import ImportUse, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
@@ -19,9 +19,9 @@ def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
     """Names bound to each loaded module by a loop over `sys.modules` (`for name, module in list(sys.modules.items())`)."""
     out: set[str] = set()
     for loop in nodes_of(tree, ast.For):
-        if not any(dotted_name(n) == "sys.modules" for n in ast.walk(loop.iter) if isinstance(n, ast.Attribute)):
+        if not any(dotted_name(n) == "sys.modules" for n in walk(loop.iter) if isinstance(n, ast.Attribute)):
             continue
-        values = any(isinstance(n, ast.Attribute) and n.attr == "values" for n in ast.walk(loop.iter))
+        values = any(isinstance(n, ast.Attribute) and n.attr == "values" for n in walk(loop.iter))
         target = loop.target
         if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name):
             out.add(target.elts[1].id)  # .items(): (name, module)
@@ -161,7 +161,7 @@ class ClientPhases:
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
-                    for elt in ast.walk(t):
+                    for elt in walk(t):
                         if isinstance(elt, ast.Attribute) and isinstance(elt.ctx, ast.Store):
                             pairs.append((elt.value, elt.attr, node.value if isinstance(elt, type(t)) and elt is t else None))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
@@ -256,7 +256,7 @@ class ClientPhases:
         name = f"<patch {fn.name}>"
         args = fn.args.posonlyargs + fn.args.args
         first = args[0].arg if args else None
-        self.client_class_members[name] = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+        self.client_class_members[name] = {n.attr for n in walk(fn) if isinstance(n, ast.Attribute)
                                            and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == first}
         self.client_class_vllm_bases[name] = [cls]
         return name

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.astnodes import dotted_name, nodes_of, walk
 
 
 VERSION_WORD = re.compile(r"version", re.I)
@@ -16,7 +16,7 @@ VERSION_WORD = re.compile(r"version", re.I)
 
 def checked_names(test: ast.expr) -> frozenset[str]:
     """The attribute names a test checks with hasattr(x, "n") / getattr(x, "n", ...)."""
-    return frozenset(n.args[1].value for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    return frozenset(n.args[1].value for n in walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                      and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
                      and isinstance(n.args[1].value, str))
 
@@ -31,9 +31,9 @@ def version_aliases(tree: ast.AST) -> set[str]:
     (`_has_argument(fn, "inputs")`): a test on them is a version check."""
     out: set[str] = {fn.name for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)
                      if any((dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION
-                            for c in ast.walk(fn) if isinstance(c, ast.Call))}
+                            for c in walk(fn) if isinstance(c, ast.Call))}
     for node in nodes_of(tree, ast.Assign):
-        if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) for n in ast.walk(node.value)
+        if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) for n in walk(node.value)
                if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
             out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return out
@@ -42,7 +42,7 @@ def version_aliases(tree: ast.AST) -> set[str]:
 def _asks_a_version(value: ast.expr) -> bool:
     """A call given a version (a keyword named like one, or a string that reads as one: "0.28.0"), or one that
     reads a signature."""
-    for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)):
+    for call in (n for n in walk(value) if isinstance(n, ast.Call)):
         if (dotted_name(call.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION:
             return True  # `ACCEPTS = "timeout" in inspect.signature(Base.__init__).parameters`
         if any(k.arg and VERSION_WORD.search(k.arg) for k in call.keywords):
@@ -69,12 +69,12 @@ def is_probe(node: ast.expr) -> bool:
 
 def _probed(test: ast.expr) -> frozenset[str]:
     """The objects a test probes with hasattr/getattr, as source text (`spec`, `self.runner`)."""
-    return frozenset(d for d in (dotted_name(n.args[0]) for n in ast.walk(test) if is_probe(n)) if d)
+    return frozenset(d for d in (dotted_name(n.args[0]) for n in walk(test) if is_probe(n)) if d)
 
 
 def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), probes: dict | None = None) -> str | None:
     kinds = set()
-    for node in ast.walk(test):
+    for node in walk(test):
         if probes and isinstance(node, ast.Name) and node.id in probes:
             kinds.add("hasattr")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -98,7 +98,7 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
 def probe_of(test: ast.expr, probes: dict) -> tuple[frozenset[str], frozenset[str]]:
     """(attribute names, objects) a test probes, directly or through a name bound to a getattr/hasattr."""
     names, receivers = set(checked_names(test)), set(_probed(test))
-    for node in ast.walk(test):
+    for node in walk(test):
         if isinstance(node, ast.Name) and node.id in probes:
             names |= probes[node.id][0]
             receivers |= probes[node.id][1]

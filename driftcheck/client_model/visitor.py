@@ -9,7 +9,7 @@ import ast
 import builtins
 import sys
 
-from driftcheck.astnodes import dotted_name, nodes_of, root_name
+from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk
 from driftcheck.client_model.client import ClientFile
 from driftcheck.client_model.client_classes import ClientClasses
 from driftcheck.client_model.inference import (
@@ -218,7 +218,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         return self._handed.get((scope, dump))
 
     def _index_handed(self, node: ast.AST, cls: int | None, fn: int | None, own: set[str]) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if isinstance(child, ast.ClassDef):
                 self._index_handed(child, id(child), None, own)
                 continue
@@ -356,12 +356,12 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self_name = args[0].arg if args else "self"
         bound = BoundFunction(name, how, loc_of(self.file, fn), fn, self.file)
         stored = set(own_members or ())
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
                 if isinstance(node.ctx, ast.Store):
                     stored.add(node.attr)
         guarded = _hasattr_guarded(fn)
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
                 if isinstance(node.ctx, ast.Load) and node.attr not in stored and not node.attr.startswith("__") \
                         and id(node) not in guarded:
@@ -372,9 +372,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 def _hasattr_guarded(fn: ast.AST) -> set[int]:
     """Nodes under `a if hasattr(x, "n") else b` / `if hasattr(...)`: the client already handles both vLLMs."""
     out: set[int] = set()
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, (ast.IfExp, ast.If)) and "hasattr(" in ast.unparse(node.test):
             branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.body + node.orelse
             for branch in branches if isinstance(node, ast.IfExp) else [ast.Module(body=branches, type_ignores=[])]:
-                out.update(id(n) for n in ast.walk(branch))
+                out.update(id(n) for n in walk(branch))
     return out

@@ -22,6 +22,7 @@ from driftcheck.vllm_model.module_summary import ModuleInfo
 from driftcheck.vllm_model.pysummary import summarise_source
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.value_types import ValueTypes
+from driftcheck.astnodes import walk
 
 
 class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedElsewhere):
@@ -107,7 +108,7 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         if by_line is None:
             by_line = self._defs[path] = {}
             tree = self.parse(path)
-            for node in ast.walk(tree) if tree is not None else ():
+            for node in walk(tree) if tree is not None else ():
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     by_line.setdefault((type(node) is ast.ClassDef, node.lineno), node)
         return by_line

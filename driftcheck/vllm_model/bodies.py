@@ -10,7 +10,7 @@ import bisect
 import weakref
 from dataclasses import dataclass
 
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import nodes_of, walk
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import Param
@@ -34,7 +34,7 @@ def mentions(node: ast.AST, *names: str) -> bool:
 
 
 def find_asserts(fn: ast.AST, *needles: str) -> list[ast.Assert]:
-    return [n for n in ast.walk(fn) if isinstance(n, ast.Assert) and mentions(n.test, *needles)]
+    return [n for n in walk(fn) if isinstance(n, ast.Assert) and mentions(n.test, *needles)]
 
 
 _TEXT_INDEXES: "weakref.WeakKeyDictionary[ApiIndex, TextIndex]" = weakref.WeakKeyDictionary()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from driftcheck.astnodes import dotted_name
+from driftcheck.astnodes import dotted_name, walk
 from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function, walk_statements
 from driftcheck.vllm_model.module_summary import ClassInfo, FieldInfo
 
@@ -147,7 +147,7 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
         return
     first = (fn.args.posonlyargs + fn.args.args)[0].arg
     param_annotations = {a.arg: a.annotation for a in fn.args.args + fn.args.kwonlyargs if a.annotation is not None}
-    for sub in ast.walk(fn) if full_walk else walk_statements(fn):
+    for sub in walk(fn) if full_walk else walk_statements(fn):
         targets: list[ast.expr] = []
         annotation: str | None = None
         value: ast.expr | None = None

@@ -17,6 +17,7 @@ from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.signatures import Signature
+from driftcheck.astnodes import walk
 
 MAX_FILES = 40
 
@@ -34,7 +35,7 @@ def _factory_literal(api: ApiIndex, cls: Resolved, param: str) -> EngineValue | 
     node = api.class_node(cls)
     if node is None:
         return None
-    for sub in ast.walk(node):
+    for sub in walk(node):
         value = None
         if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Subscript):
             key = sub.targets[0].slice
@@ -69,7 +70,7 @@ def _client_args(call: ast.Call, sig: Signature) -> dict[str, str]:
 def _inline_local(fn: ast.AST, name: str) -> ast.expr | None:
     """The one expression a local is assigned (`x = e`, or `x, y = e` -> `e[0]`), if unique."""
     found: list[ast.expr] = []
-    for a in ast.walk(fn):
+    for a in walk(fn):
         if not isinstance(a, ast.Assign) or len(a.targets) != 1:
             continue
         target = a.targets[0]
@@ -141,10 +142,10 @@ def _call_sites(api: ApiIndex, short: str, param: str):
         tree = api.parse(rel)
         if tree is None:
             continue
-        for fn in ast.walk(tree):
+        for fn in walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for call in ast.walk(fn):
+            for call in walk(fn):
                 if not isinstance(call, ast.Call):
                     continue
                 fname = call.func.id if isinstance(call.func, ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) else None

@@ -24,6 +24,7 @@ import re
 
 from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.astnodes import walk
 
 # ------------------------------------------------------------------------------------------------ anchors
 BLOCK_POOL = "vllm.v1.core.block_pool.BlockPool"
@@ -45,10 +46,10 @@ def block_hash_requirement(api) -> tuple[str, int, str] | None:
         a = asserts[0]
         how = "assert" if a.msg is None else "assert-with-message"
         return resolved.path, a.lineno, how
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Attribute) and node.attr == "block_hashes" and isinstance(node.value, ast.Name) and node.value.id == "request":
             # The hashes are indexed per new full block: an empty list ends in IndexError.
-            subscripts = [s for s in ast.walk(fn) if isinstance(s, ast.Subscript) and "block_hash" in ast.unparse(s.value)]
+            subscripts = [s for s in walk(fn) if isinstance(s, ast.Subscript) and "block_hash" in ast.unparse(s.value)]
             line = subscripts[-1].lineno if subscripts else node.lineno
             return resolved.path, line, "index"
     return "", 0, "none"
@@ -94,7 +95,7 @@ def single_reply(api, executor: str = DEFAULT_EXECUTOR) -> tuple[str, int] | Non
     resolved, fn = bodies.method(api, executor, "collective_rpc")
     if fn is None:
         return None
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.IfExp) and isinstance(node.body, ast.Subscript):
             index = bodies.literal(node.body.slice)
             if index == 0 and ("rank" in ast.unparse(node.test)):
@@ -111,12 +112,12 @@ def indexed_replies(file, call: ast.Call) -> list[ast.Subscript]:
     out: list[ast.Subscript] = []
     fn = bodies.enclosing_function(tree, call) or tree
     names: set[str] = set()
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Subscript) and node.value is call:
             out.append(node)
         if isinstance(node, ast.Assign) and node.value is call:
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names:
             if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
                 out.append(node)
@@ -303,9 +304,9 @@ def setup_assigns(api, name: str) -> set[str]:
                 tree = ast.parse(data)
             except (SyntaxError, ValueError):
                 continue
-            for fn in ast.walk(tree):
+            for fn in walk(tree):
                 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == name:
-                    out |= {t.attr for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                    out |= {t.attr for n in walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)}
         return sorted(out)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 
-from driftcheck.astnodes import dotted_name
+from driftcheck.astnodes import dotted_name, walk
 from driftcheck.vllm_model.module_summary import FunctionInfo
 from driftcheck.vllm_model.signatures import signature_from_args
 
@@ -20,7 +20,7 @@ def decorator_name(node: ast.expr) -> str:
 
 def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool = True) -> FunctionInfo:
     wraps = False
-    for sub in ast.walk(node) if scan_calls else ():
+    for sub in walk(node) if scan_calls else ():
         if isinstance(sub, ast.Call):
             name = dotted_name(sub.func) or ""
             if name.split(".")[-1] == "dataclass":

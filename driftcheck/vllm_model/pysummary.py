@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.astnodes import dotted_name
+from driftcheck.astnodes import dotted_name, walk
 from driftcheck.vllm_model.class_summary import assigned_names, summarise_class
 from driftcheck.vllm_model.function_summary import summarise_function
 from driftcheck.vllm_model.module_summary import Binding, GetattrInfo, ModuleInfo
@@ -196,7 +196,7 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
     """Read the lazy-import / deprecated-alias maps served by a module `__getattr__`."""
     result = GetattrInfo(line=fn.lineno)
     param = fn.args.args[0].arg if fn.args.args else "name"
-    for sub in ast.walk(fn):
+    for sub in walk(fn):
         if isinstance(sub, ast.Compare) and isinstance(sub.left, ast.Name) and sub.left.id == param:
             for op, right in zip(sub.ops, sub.comparators):
                 if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
@@ -211,11 +211,11 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
         if isinstance(sub, ast.Call) and (dotted_name(sub.func) or "").endswith("warn"):
             result.deprecated = True
     # `if name == "x": from m import x; return x` -> x comes from m.
-    for sub in ast.walk(fn):
+    for sub in walk(fn):
         if isinstance(sub, ast.If) and isinstance(sub.test, ast.Compare):
             right = sub.test.comparators[0] if sub.test.comparators else None
             if isinstance(right, ast.Constant) and isinstance(right.value, str):
-                for inner in ast.walk(ast.Module(body=sub.body, type_ignores=[])):
+                for inner in walk(ast.Module(body=sub.body, type_ignores=[])):
                     if isinstance(inner, ast.ImportFrom):
                         module = resolve_relative(info.name, info.is_package, inner.level, inner.module)
                         for alias in inner.names:
@@ -250,14 +250,14 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
     if "globals()" in source:
         info.dynamic_globals = _hands_out_globals(tree)
     if any(c.dynamic_names for c in info.classes.values()):
-        info.identifier_strings = sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+        info.identifier_strings = sorted({n.value for n in walk(tree) if isinstance(n, ast.Constant)
                                           and isinstance(n.value, str) and n.value.isidentifier()})
     return info
 
 
 def _hands_out_globals(tree: ast.Module) -> bool:
     """`globals()` passed to a call or written through: the module's names are made at import time."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call):
             if any(_is_globals_call(a) for a in node.args) or any(_is_globals_call(k.value) for k in node.keywords):
                 return True

@@ -25,6 +25,7 @@ from driftcheck.vllm_model.serve_parser import (
     FlagCollector, Parser, bools_negatable, config_fields, entry_points, is_bool, reads_underscores,
 )
 from driftcheck.vllm_model.signatures import VARARG, VARKW
+from driftcheck.astnodes import walk
 
 
 INDEX_KEY = "serve_config_drift:v2"
@@ -194,7 +195,7 @@ def _connectors(api: ApiIndex, model: ServeModel) -> None:
     registry = None
     for rel in files:
         tree = api.parse(rel)
-        for node in ast.walk(tree) if tree is not None else ():
+        for node in walk(tree) if tree is not None else ():
             if not isinstance(node, ast.ClassDef):
                 continue
             # the lookup: a method given the KV transfer config that reads the registry
@@ -211,7 +212,7 @@ def _connectors(api: ApiIndex, model: ServeModel) -> None:
         if tree is None:
             complete = False
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_connector"):
                 continue
             receiver = ast.unparse(node.func.value).split(".")[-1]
@@ -236,7 +237,7 @@ def _llm(api: ApiIndex, model: ServeModel) -> None:
     node = api.function_node(api.class_member(cls, "__init__"))
     if node is None:
         return
-    for call in ast.walk(node):
+    for call in walk(node):
         if isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1] == "EngineArgs" and \
                 any(k.arg is None for k in call.keywords):
             model.llm_forwards = (cls.path, call.lineno)

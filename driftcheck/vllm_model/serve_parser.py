@@ -16,6 +16,7 @@ from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.astnodes import walk
 
 
 MAX_FOLLOW = 8  # call depth from the entry point: make_arg_parser -> add_cli_args -> super() ...
@@ -121,7 +122,7 @@ class FlagCollector:
         kwargs_of = self._kwargs_classes(mod, node)
         loops = self._loop_values(node)
         local = _local_imports(mod, node)
-        for call in ast.walk(node):
+        for call in walk(node):
             if not isinstance(call, ast.Call):
                 continue
             func = call.func
@@ -174,7 +175,7 @@ class FlagCollector:
     def _kwargs_classes(self, mod, node) -> dict:
         """`model_kwargs = get_kwargs(ModelConfig)` -> {"model_kwargs": ModelConfig}."""
         out = {}
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and \
                     isinstance(sub.value, ast.Call) and isinstance(sub.value.func, ast.Name) and \
                     sub.value.func.id in ("get_kwargs", "_compute_kwargs") and sub.value.args:
@@ -186,7 +187,7 @@ class FlagCollector:
     def _loop_values(self, node) -> dict:
         """`for arg, type in [("--a", str), ...]:` -> {"arg": ["--a", ...]}."""
         out: dict[str, list[str]] = {}
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.For) and isinstance(sub.iter, (ast.List, ast.Tuple)):
                 names = [sub.target] if isinstance(sub.target, ast.Name) else \
                     list(sub.target.elts) if isinstance(sub.target, ast.Tuple) else []
@@ -252,7 +253,7 @@ class FlagCollector:
 def _local_imports(mod, node: ast.AST) -> dict[str, str]:
     """`from vllm.x import main` (or `from ..x import main`) inside a function or block: name -> dotted."""
     out = {}
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if not isinstance(sub, ast.ImportFrom):
             continue
         if sub.level and sub.level > len(mod.name.split(".")) - (0 if mod.is_package else 1):
