@@ -68,6 +68,23 @@ def _names_passed(calls: list[ast.Call], fn_name: str, index: int, param: str) -
     return out or None
 
 
+def _sets_on(scope: list[ast.AST], first: str | None) -> bool:
+    """Whether a method's own scope assigns `first.x = ...` (or `first.x: T = ...`), the statements whose value
+    prepare_classes types."""
+    if first is None:
+        return False
+    for node in scope:
+        if node.__class__ is ast.Assign:
+            targets = node.targets
+        elif node.__class__ is ast.AnnAssign:
+            targets = [node.target]
+        else:
+            continue
+        if any(t.__class__ is ast.Attribute and t.value.__class__ is ast.Name and t.value.id == first for t in targets):
+            return True
+    return False
+
+
 DOTTED_CLASS = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # `pkg.mod.Cls`, as resolve_obj_by_qualname takes it
 
 
@@ -120,9 +137,13 @@ class ClientClasses:
                 for stmt in cls.body:
                     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         continue
-                    env = self.build_env(stmt, self.module_env, name)
                     first = (stmt.args.posonlyargs + stmt.args.args)[0].arg if (stmt.args.posonlyargs + stmt.args.args) else None
-                    for node in self._scope(stmt.body):
+                    scope = self._scope(stmt.body)
+                    # the environment types what `self.x = ...` holds: most methods set nothing on self, and skip it
+                    env = self.build_env(stmt, self.module_env, name) if _sets_on(scope, first) else None
+                    if env is None and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in scope):
+                        self.local_imports(stmt, record=False)  # the names building it binds (`self.foreign`)
+                    for node in scope:
                         targets: list[ast.expr] = []
                         value_node = None
                         if isinstance(node, ast.Assign):

@@ -322,6 +322,16 @@ class ValueInference:
             return Instance(value.cls)
         return None
 
+    def local_imports(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, record: bool) -> dict:
+        """What the imports in `fn`'s body bind (their names from outside vLLM join `self.foreign` either way)."""
+        local: dict[str, object] = {}
+        first = len(self.usage.imports)
+        self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local)
+        if not record:
+            del self.usage.imports[first:]
+        settle_absent(local)
+        return local
+
     def _scope(self, body: list[ast.stmt]) -> list[ast.AST]:
         """The nodes of one scope, walked once (environments, classes and visits all read them)."""
         found = self._scopes.get(id(body))
@@ -339,7 +349,11 @@ class ValueInference:
             found = self._scopes[key] = [n for n in self._scope(body) if isinstance(n, _BINDING_KINDS)]
         return found
 
-    def build_env(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict, self_cls: str | None) -> dict:
+    def build_env(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict, self_cls: str | None,
+                  record: bool = False) -> dict:
+        """The names `fn`'s body binds, with what they hold. Only the visit (`record`) keeps the ImportUse of each
+        import inside the function: the phases build the same environment (and bind the same names) to type
+        `self.x`, and recording it there too listed one import once per phase round."""
         env: dict[str, object] = dict(outer)
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
         for i, arg in enumerate(args):
@@ -352,9 +366,7 @@ class ValueInference:
         # a parameter the body rebinds holds either value: its annotation counts as one of its assignments
         assigned_types: dict[str, list[object]] = {a.arg: [env[a.arg]] for a in args if a.arg in env}
         bindings: dict[str, list[tuple[int, object]]] = {a.arg: [(fn.lineno, env[a.arg])] for a in args if a.arg in env}
-        local_imports: dict[str, object] = {}
-        self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local_imports)
-        settle_absent(local_imports)
+        local_imports = self.local_imports(fn, record)
         env.update(local_imports)
         narrowed: list[str] = []
         elements: dict[str, object] = {}

@@ -63,7 +63,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                     self._visit_function(stmt, name)
 
     def _visit_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls_name: str | None, outer: dict | None = None) -> None:
-        env = self.build_env(fn, outer if outer is not None else self.module_env, cls_name)
+        env = self.build_env(fn, outer if outer is not None else self.module_env, cls_name, record=True)
         driven = self._driven  # nested functions keep the flag of the method they are in
         if cls_name is not None:
             self._driven = bool(self.client_class_vllm_bases.get(cls_name))

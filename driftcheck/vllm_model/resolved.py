@@ -5,6 +5,7 @@ a name outside the target (`External`), a member only a subclass defines (`InSub
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from driftcheck.vllm_model.module_summary import ClassInfo, FunctionInfo, ModuleInfo
@@ -59,6 +60,13 @@ Result = Resolved | Missing | Unknown | External | InSubclass
 
 
 def close_matches(name: str, candidates: list[str]) -> list[str]:
+    return list(_close_matches(name, tuple(candidates)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _close_matches(name: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """Asked again for every use of the same missing member (a whole-platform client reads one missing attribute of
+    a class from many files); difflib compares the name with every candidate each time."""
     import difflib
 
-    return difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+    return tuple(difflib.get_close_matches(name, candidates, n=3, cutoff=0.6))

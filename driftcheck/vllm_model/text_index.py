@@ -21,6 +21,10 @@ from driftcheck.vllm_model.class_scanner import ClassMembers, classes_by_line, c
 
 
 _CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
+# the same headers searched after a "\n" (a literal `re` skips ahead to; `^` under re.M tries every position)
+_CLASS_HEADER_AFTER_NEWLINE = re.compile(rb"\n[ \t]*class\s+(\w+)\s*\(([^)]*)\)")
+_BASE_WORD = re.compile(rb"\w+")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 class TextIndex:
@@ -36,6 +40,7 @@ class TextIndex:
         self._single: dict[str, bytes] = {}
         self._classes: dict[str, list[ClassMembers]] = {}
         self._mentions: dict[str, list[str]] = {}
+        self._headers: dict[str, list[tuple[str, str]]] | None = None  # _base_words, this process only
         self.extra: dict[str, object] = {}  # other per-tree answers probes keep here (plain data: see encode_plain)
         # The store is JSON whatever name the caller gave it (older versions wrote pickles as *.pkl, never read now).
         self.store = store.with_suffix(".json") if store is not None else None
@@ -162,15 +167,36 @@ class TextIndex:
         """(file, class) for every `class X(...)` whose base list names `base` (nested classes too)."""
         key = f"bases:{base}"
         if key not in self._mentions:
-            word = re.compile(rb"\b" + re.escape(base.encode()) + rb"\b")
-            found = []
-            for rel in self.files_mentioning(base):
-                for m in _CLASS_WITH_BASES.finditer(self.blob(rel)):
-                    if word.search(m.group(2)):
-                        found.append(f"{rel}\0{m.group(1).decode()}")
+            if _WORD.fullmatch(base) and (self._blobs is not None or base not in self._mentions):
+                found = [f"{rel}\0{name}" for rel, name in self._base_words().get(base, ())]  # the whole text is read
+            else:
+                word = re.compile(rb"\b" + re.escape(base.encode()) + rb"\b")
+                found = []
+                for rel in self.files_mentioning(base):
+                    for m in _CLASS_WITH_BASES.finditer(self.blob(rel)):
+                        if word.search(m.group(2)):
+                            found.append(f"{rel}\0{m.group(1).decode()}")
             self._mentions[key] = found
             self.dirty = True
         return [tuple(item.split("\0", 1)) for item in self._mentions[key]]
+
+    def _base_words(self) -> dict[str, list[tuple[str, str]]]:
+        """Every word of every `class X(...)` base list in the tree -> the (file, class) naming it, in file order:
+        one pass over the text (the cost of about three `files_mentioning` searches), where a whole-platform client
+        asks for the subclasses of hundreds of bases, each a search of every file. For a base made of ASCII word
+        characters, the word-bounded search matches a base list exactly when the base is one of the list's runs of
+        word characters."""
+        if self._headers is None:
+            headers: dict[str, list[tuple[str, str]]] = {}
+            for rel, data in self.blobs().items():
+                if b"class" not in data:
+                    continue
+                for m in _CLASS_HEADER_AFTER_NEWLINE.finditer(b"\n" + data):
+                    entry = (rel, m.group(1).decode())
+                    for word in dict.fromkeys(_BASE_WORD.findall(m.group(2))):
+                        headers.setdefault(word.decode(), []).append(entry)
+            self._headers = headers
+        return self._headers
 
     def class_by_name(self, rel: str, name: str) -> ClassMembers | None:
         for cls in self.classes_in(rel):

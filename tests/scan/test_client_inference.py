@@ -196,3 +196,38 @@ def test_submodule_imported_with_from_is_a_module_object(tmp_path):
     result = scan_client(tmp_path, {"c.py": src}, only=["DC004"])
     [f] = result.findings
     assert f.symbol == "vllm.v1.core.kv_cache_utils.get_kv_cache_config_from_groups" and f.client.line == 5
+
+
+def test_an_import_inside_a_method_is_one_use_however_many_phases_build_its_environment(tmp_path):
+    # prepare_classes builds a method's environment in each of its two rounds and the visit builds it again; only the
+    # visit records the method's imports (each phase used to add one more copy of every import inside a method)
+    src = """
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+
+        class Runner:
+            def setup(self, cfg):
+                from vllm.v1.core.sched.scheduler import Scheduler as S
+                self.sched = S(cfg)
+
+            def other(self):
+                from vllm.v1.core.sched import scheduler
+                return scheduler
+
+            def go(self):
+                return self.sched.schedule()
+
+
+        def free():
+            from vllm.v1.core.sched.scheduler import Scheduler
+            return Scheduler
+    """
+    usage = fixture_usage(tmp_path, {"c.py": src})
+    text = (tmp_path / "client/c.py").read_text()
+    imports = [(u.loc.line, u.module, u.name, u.runtime_only) for u in usage.imports]
+    assert imports == sorted(set(imports), key=imports.index) and len(imports) == 4
+    ends = [i for i, line in enumerate(text.splitlines(), 1) if line.endswith("import Scheduler")]
+    assert {line for line, *_ in imports} == {*ends, line_of(text, "import Scheduler as S"), line_of(text, "import scheduler")}
+    assert len(ends) == 2
+    # the environment that types `self.sched` is still built from the method's own import
+    assert ("method", f"{SCHED}.schedule", line_of(text, "self.sched.schedule(")) in _calls(usage)

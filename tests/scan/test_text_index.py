@@ -6,6 +6,7 @@ agree on every file, including the awkward ones below and every file of a real r
 
 from __future__ import annotations
 
+import re
 import textwrap
 import zipfile
 
@@ -175,3 +176,42 @@ def test_top_level_definitions_match_a_line_anchored_search_on_a_release():
         assert index.top_level_definitions(name) == reference(name), name
         found += len(reference(name))
     assert found > 300
+
+
+def _naming_base_by_search(index: TextIndex, base: str) -> list[tuple[str, str]]:
+    """The answer as one search a base computes it: the files mentioning it, their headers whose list has the word."""
+    word = re.compile(rb"\b" + re.escape(base.encode()) + rb"\b")
+    header = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
+    return [(rel, m.group(1).decode()) for rel, data in index.blobs().items() if base.encode() in data
+            for m in header.finditer(data) if word.search(m.group(2))]
+
+
+@pytest.mark.parametrize("version", ["0.16.0", "0.32.0"])
+def test_classes_naming_base_from_one_pass_equals_a_search_per_base(version):
+    from driftcheck.sources.sources import ZipTree
+
+    index = TextIndex(ZipTree(vllm_sources(version)))
+    words = sorted({w for _rel, _name, bases in _all_headers(index) for w in re.findall(r"\w+", bases)})
+    assert len(words) > 500
+    words = words[::4]  # a quarter of them, spread over the alphabet
+    # base words of the release, words that are only parts of base words, and names no base list holds
+    asked = [*words, "Module", "nn", "Base", "Config", "object", "NoSuchBaseAnywhere", "nn.Module", "torch.nn.Module", "_"]
+    for base in asked:
+        assert index.classes_naming_base(base) == _naming_base_by_search(index, base), base
+    assert index.classes_naming_base("nn.Module")  # a dotted base takes the search, and finds torch.nn.Module users
+
+
+def _all_headers(index: TextIndex):
+    header = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
+    return [(rel, m.group(1).decode(), m.group(2).decode("utf-8", "replace"))
+            for rel, data in index.blobs().items() for m in header.finditer(data)]
+
+
+def test_classes_naming_base_on_awkward_headers(tmp_path):
+    root = write_tree(tmp_path, {"vllm/a.py": "class A(Base): pass\nclass B(\n    mod.Base,\n    Mixin):\n    pass\n",
+                                 "vllm/b.py": "x = 'class C(Base)'\n  class D(Base2, Base): pass\nclass E(BaseX): pass\n",
+                                 "vllm/c.py": "# Base mentioned, no header\n"})
+    index = TextIndex(FolderTree(root))
+    for base in ("Base", "Mixin", "mod", "Base2", "BaseX", "mod.Base"):
+        assert index.classes_naming_base(base) == _naming_base_by_search(index, base), base
+    assert index.classes_naming_base("Base") == [("vllm/a.py", "A"), ("vllm/a.py", "B"), ("vllm/b.py", "D")]
