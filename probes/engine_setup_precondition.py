@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from dataclasses import dataclass
 
 from driftcheck.vllm_model.resolved import Resolved
@@ -42,16 +43,32 @@ RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core s
             fix="replay-engine-setup", kind="behaviour", raises=("ValueError", "RuntimeError", "AssertionError"),
             payload=EngineSetup)
 
+_CALLED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> (path, first, last line) -> names
+_LINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> path -> its lines
+
+
 def _called_names_in_source(api, target, preconditions: dict) -> list[str]:
     """Which precondition-guarded functions the target's body calls, read from its source lines (no parse:
-    a whole-platform client calls a thousand vLLM functions)."""
+    a whole-platform client calls a thousand vLLM functions). Asked once per function: a client calls the same
+    ones from many lines, and each answer read and split the whole file again."""
     func = target.func
-    try:
-        lines = api.tree.read_text(target.path).splitlines()[func.line - 1:func.end_line]
-    except SourceError:
-        return []
-    body = "\n".join(lines)
-    return [name for name in preconditions if f"{name}(" in body and re.search(rf"\b{re.escape(name)}\(", body)]
+    answers = _CALLED.setdefault(api, {})
+    key = (target.path, func.line, func.end_line)
+    if key not in answers:
+        try:
+            lines = _lines(api, target.path)[func.line - 1:func.end_line]
+        except SourceError:
+            lines = None
+        body = "\n".join(lines) if lines is not None else ""
+        answers[key] = [name for name in preconditions if f"{name}(" in body and re.search(rf"\b{re.escape(name)}\(", body)]
+    return answers[key]
+
+
+def _lines(api, path: str) -> list[str]:
+    files = _LINES.setdefault(api, {})
+    if path not in files:
+        files[path] = api.tree.read_text(path).splitlines()
+    return files[path]
 
 
 def _client_assigns(ctx: ScanContext) -> dict[str, tuple[str, int]]:

@@ -10,7 +10,6 @@ the target, where it went.
 from __future__ import annotations
 
 from driftcheck.rules.context import ScanContext
-from driftcheck.errors import SourceError
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 
@@ -57,18 +56,7 @@ def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None
 
 def _named_by_client(ctx: ScanContext, module: str) -> str | None:
     """Where the client spells the module's dotted name as a string literal (file:line), if it does."""
-    needle = [f'"{module}"', f"'{module}'"]
-    for rel in ctx.client.tree.iter_files(""):  # every file: the one that registers it need not import vLLM
-        try:
-            text = ctx.client.tree.read_text(rel)
-        except SourceError:
-            continue
-        if module not in text:
-            continue
-        for i, line in enumerate(text.splitlines(), 1):
-            if any(n in line for n in needle):
-                return f"{rel}:{i}"
-    return None
+    return ctx.client.quoted_names().get(module)
 
 
 def check(ctx: ScanContext):

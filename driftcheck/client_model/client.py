@@ -49,6 +49,7 @@ class ClientSource:
     scanned: int = 0  # how many .py files were looked at
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why) for files that could not be read
     _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
+    _quoted: dict[str, str] | None = field(default=None, repr=False)
 
     def by_module(self, module: str) -> ClientFile | None:
         for f in self.files:
@@ -69,6 +70,14 @@ class ClientSource:
             except Exception:  # absent, unreadable or not Python: not this one
                 continue
         return None
+
+    def quoted_names(self) -> dict[str, str]:
+        """Every name the client's files spell as a whole string literal (`"vllm.x.y"` or `'vllm.x.y'`) -> where it
+        first does ("file:line", files in the tree's order): every file, whether or not it imports vLLM (the one
+        that registers a module in `sys.modules` need not). Read once per client, not once per name asked."""
+        if self._quoted is None:
+            self._quoted = _quoted_names(self.tree)
+        return self._quoted
 
     def launch_files(self) -> list[LaunchFile]:
         """Files that may launch vLLM or build its configs, read once on first use: every other rule sees
@@ -154,6 +163,36 @@ def launch_kind(rel: str) -> str | None:
     if name.startswith("Dockerfile") or name.endswith((".dockerfile", ".Dockerfile")):
         return "dockerfile"
     return None
+
+
+# at each quote: the quote, a name of word characters and dots, the same quote (a lookahead, so `"a"b"` holds both
+# `"a"` and `"b"`); `[\w.]*` stops at the first other character, so a match is the whole literal or nothing
+_QUOTED_NAME = re.compile(r"""(?=(["'])([^\W\d][\w.]*)\1)""")
+_OTHER_LINE_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")  # str.splitlines breaks there too
+
+
+def _quoted_names(tree: SourceTree) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for rel in tree.iter_files(""):
+        try:
+            text = tree.read_text(rel)
+        except SourceError:
+            continue
+        if "'" not in text and '"' not in text:
+            continue
+        if _OTHER_LINE_BREAKS.search(text):  # number lines as str.splitlines does
+            for i, line in enumerate(text.splitlines(), 1):
+                for m in _QUOTED_NAME.finditer(line):
+                    out.setdefault(m.group(2), f"{rel}:{i}")
+            continue
+        line, pos = 1, 0
+        for m in _QUOTED_NAME.finditer(text):
+            if m.group(2) in out:
+                continue
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            out[m.group(2)] = f"{rel}:{line}"
+    return out
 
 
 def _launch_files(source: "ClientSource") -> list[LaunchFile]:

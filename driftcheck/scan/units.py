@@ -1,12 +1,13 @@
 """The client's analysis in per-file units: parallel on all cores, cached per file content and target.
 
 `usage.prepare_client` runs the phases that need every file (imports, patches, client classes and their
-vLLM bases, members client subclasses add, worker extensions). What is left is one *unit* per client
-file: visit that file (`FileAnalyzer.analyse`) and run every rule on a `Usage` that holds only that
-file's uses next to the global facts. A unit reads the global facts, its own file, the target and (through
-`ctx.client`) the client's tree; it never reads another unit's uses, so units run in any order, in forked
-worker processes, and their results are merged per rule in file order: the same report however many
-processes ran it (tests/scan/test_units.py compares a serial and a parallel scan byte for byte).
+vLLM bases, members client subclasses add, worker extensions). Then every file is visited once per
+process (`FileAnalyzer.analyse`, `visit_all`; a pool forks after the visits). What is left is one *unit*
+per client file: every per-file rule on a `Usage` that holds only that file's uses next to the global facts,
+and the whole-client rules, once, on every file's uses. A unit reads the global facts, its own file's uses,
+the target and (through `ctx.client`) the client's tree; it never reads another unit's uses, so units run in
+any order, in forked worker processes, and their results are merged per rule in file order: the same report
+however many processes ran it (tests/scan/test_units.py compares a serial and a parallel scan byte for byte).
 
 Two caches (unit_cache.py), both JSON through `datacodec` and written atomically (`safe_write`), never pickles:
 
@@ -19,12 +20,14 @@ Two caches (unit_cache.py), both JSON through `datacodec` and written atomically
 `DRIFTCHECK_JOBS` (or `--jobs`) sets the worker count; the default is every core, and one core runs in this
 process. A client too small to pay for a pool (under MIN_FILES_FOR_POOL files) gets one worker for its
 whole-client rules, which on a first scan of a release are the slower half (DC106, DC108 and DC110 read the
-whole release), while this process runs the per-file units and then takes the rules the worker has not.
+whole release), while this process runs the per-file units and then takes the rules the worker has not; there
+the fork comes first and each process visits the few files itself, in parallel.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import itertools
 import json
@@ -89,6 +92,8 @@ class _Run:
     guards: dict = field(default_factory=dict)
     reached: frozenset = frozenset()  # guards.reached_names: what other files may call of a file
     replaced: dict = field(default_factory=dict)  # guards.replaced_elsewhere: method bodies other files replace
+    visited: Usage | None = None  # every file visited once, into one Usage (see visit_all)
+    own: dict = field(default_factory=dict)  # file -> its lists: its global-phase entries, then its visit's
 
 
 _RUN: _Run | None = None
@@ -124,16 +129,34 @@ def _with_global_facts(g: Usage, lists: dict, files: list) -> Usage:
 
 
 def _unit_usage(run: _Run, file) -> Usage:
-    own = run.by_path.get(file.rel) or {}
+    visit_all(run)
+    own = run.own.get(file.rel) or run.by_path.get(file.rel) or {}
     return _with_global_facts(run.usage, {name: list(own.get(name, ())) for name in _PER_FILE}, [file])
+
+
+def visit_all(run: _Run) -> None:
+    """Every file's visit, once per process, into one Usage (a pool forks after it: the workers inherit it, and the
+    vLLM modules the visits summarised). The whole-client rules read it; a unit reads its own file's part: the file's
+    global-phase entries, then what its visit added, which is what a visit of that file alone gives (the visitor
+    reads only the global facts, never another file's uses; the visit-time tables `passed` and `unbound_called`,
+    which only whole-client rules read, stay out of a unit)."""
+    if run.visited is not None:
+        return
+    g = run.usage
+    usage = _with_global_facts(g, {name: list(getattr(g, name)) for name in _PER_FILE}, g.files)
+    lists = [(name, getattr(usage, name)) for name in _PER_FILE]
+    for analyzer in list(run.analyzers.values()):
+        before = [len(items) for _name, items in lists]
+        _analyse(analyzer, usage)
+        phase = run.by_path.get(analyzer.file.rel) or {}
+        run.own[analyzer.file.rel] = {name: [*phase.get(name, ()), *items[start:]]
+                                      for (name, items), start in zip(lists, before)}
+    run.visited = usage
 
 
 def run_unit(run: _Run, index: int) -> UnitResult:
     file = run.source.files[index]
     usage = _unit_usage(run, file)
-    analyzer = run.analyzers.get(file.module)
-    if analyzer is not None and analyzer.file is file:
-        _analyse(analyzer, usage)
     items: list[list[Any]] = []
     for rel, why in usage.unanalysed:
         items.append([-1, "u", UnknownResult("DC000", f"{rel} was not analysed: {why}", client_name=run.make_ctx.client_name).to_json()])
@@ -142,19 +165,19 @@ def run_unit(run: _Run, index: int) -> UnitResult:
 
 
 def run_whole(run: _Run, claim=None) -> UnitResult:
-    """The whole-client rules: every file visited into one `Usage`, as a scan without units would. `claim()` hands
-    out the number of the next rule to run (the count of rules when none is left); two processes sharing the claims
-    each run the rules they get (the merge orders items by rule, so the report does not depend on who ran which).
-    Without `claim`, every rule runs here."""
+    """The whole-client rules on every file's visit (`visit_all`). `claim()` hands out the number of the next rule
+    to run (the count of rules when none is left); two processes sharing the claims each run the rules they get (the
+    merge orders items by rule, so the report does not depend on who ran which). Without `claim`, every rule runs
+    here."""
     whole = [(slot, p) for slot, p in enumerate(run.probes) if not per_file(p)]
     claim = claim or itertools.count().__next__
     first = claim()
     if first >= len(whole):
         return UnitResult(0, [])  # the other process ran them all: no need to visit the files here
-    g = run.usage
-    usage = _with_global_facts(g, {name: list(getattr(g, name)) for name in _PER_FILE}, g.files)
-    for analyzer in list(run.analyzers.values()):
-        _analyse(analyzer, usage)
+    visit_all(run)
+    # finish_client rewrites what some reads hold (members the client sets): on copies, so the units, which may
+    # run after this in the same worker, read the visit's own records
+    usage = dataclasses.replace(run.visited, attrs=[copy.copy(a) for a in run.visited.attrs])
     finish_client(usage, run.api)
 
     def claimed():  # one rule at a time: the next is claimed when this one is done
@@ -167,7 +190,7 @@ def run_whole(run: _Run, claim=None) -> UnitResult:
 
 
 def _analyse(analyzer, usage: Usage) -> None:
-    """One file's visit into `usage` (fresh `reported`: a unit and the whole-client pass both visit it)."""
+    """One file's visit into `usage` (a RecursionError makes the file unanalysed, never a crash)."""
     shared, analyzer.usage = analyzer.usage, usage
     analyzer.reported = set()
     try:
@@ -275,6 +298,7 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
     if workers > 1 and len(todo) >= MIN_FILES_FOR_POOL and _can_fork():
         size = max(1, min(16, len(todo) // (workers * 8)))
         chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
+        visit_all(run)  # once, here: every worker would otherwise visit every file again for the whole-client rules
         with _forked_pool(run, workers) as pool:
             for done in pool.imap_unordered(_worker, chunks):
                 for i, raw in done:

@@ -32,3 +32,56 @@ def test_absent_for_existing_modules_and_packages(tmp_path):
         from vllm.config import SchedulerConfig
     """}
     assert scan_client(tmp_path, client, only=["DC001"]).findings == []
+
+
+def _named_by_search(tree, module: str) -> str | None:
+    """The per-name search DC001 made before the client's table: the first file, then line, holding "m" or 'm'."""
+    needle = [f'"{module}"', f"'{module}'"]
+    for rel in tree.iter_files(""):
+        text = tree.read_text(rel)
+        if module not in text:
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if any(n in line for n in needle):
+                return f"{rel}:{i}"
+    return None
+
+
+def test_quoted_names_table_equals_a_search_per_name_on_a_release():
+    import re
+
+    from conftest import vllm_sources
+    from driftcheck.client_model.client import ClientSource
+    from driftcheck.sources.sources import ZipTree
+
+    tree = ZipTree(vllm_sources("0.16.0"))
+    table = ClientSource(tree, [], "vllm").quoted_names()
+    dotted = sorted({m for rel in tree.iter_files("vllm/v1") for m in re.findall(r"vllm(?:\.\w+)+", tree.read_text(rel))})
+    asked = [*dotted[::6], "vllm._C", "vllm.nothing_here", "torch", "cuda", "__main__", "x"]
+    assert len(dotted) > 200  # a sixth of them, spread over the alphabet, is asked below
+    found = 0
+    for name in asked:
+        assert table.get(name) == _named_by_search(tree, name), name
+        found += table.get(name) is not None
+    assert found > 5  # names the release spells as strings (the table is not empty by mistake)
+
+
+def test_quoted_names_on_awkward_texts(tmp_path):
+    from driftcheck.client_model.client import ClientSource
+    from driftcheck.sources.sources import FolderTree
+
+    files = {
+        "a.py": 'x = "vllm.a"b"vllm.b"\ny = f"vllm.c" + """vllm.d"""\n',  # adjacent literals share a quote
+        "b/c.py": "s = 'vllm.a'\nt = \"vllm.e' \nu = 'vllm.f.'\n",  # a mixed pair is no literal; a trailing dot is a name
+        "d.py": "p = 1\r\nq = 'vllm.g'\x0cr = 'vllm.h'\u2028s = \"vllm.i\"\n",  # line breaks only splitlines sees
+        "e.py": "'1vllm' 'vllm-x' '  vllm.j' 'élan.k'\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8", newline="")
+    tree = FolderTree(tmp_path)
+    table = ClientSource(tree, [], "t").quoted_names()
+    for name in ("vllm.a", "vllm.b", "vllm.c", "vllm.d", "vllm.e", "vllm.f.", "vllm.g", "vllm.h", "vllm.i", "vllm.j",
+                 "élan.k", "b"):  # DC001 asks for module names only: dotted identifiers
+        assert table.get(name) == _named_by_search(tree, name), name
+    assert table["vllm.a"] == "a.py:1" and table["vllm.h"] == "d.py:3" and table["vllm.i"] == "d.py:4"
