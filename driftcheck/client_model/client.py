@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass, field
 
 from driftcheck.errors import DriftcheckError, SourceError
@@ -15,6 +16,11 @@ VLLM_IMPORT = re.compile(rb"^\s*(from\s+vllm[\s.]|import\s+vllm\b)", re.M)
 
 class ClientParseError(DriftcheckError):
     """A client file that imports vLLM but cannot be parsed: we will not guess what it does."""
+
+
+class NewerSyntax(ClientParseError):
+    """A client file written for a newer Python than the one driftcheck runs on (`type X = ...` on 3.11): valid code
+    this interpreter's `ast` cannot read. The scan goes on without it and says so (an unknown, never a pass)."""
 
 
 @dataclass
@@ -48,6 +54,7 @@ class ClientSource:
     label: str
     scanned: int = 0  # how many .py files were looked at
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why) for files that could not be read
+    unparsed: list[tuple[str, str]] = field(default_factory=list)  # (rel, why): files in a newer Python's syntax
     _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
     _quoted: dict[str, str] | None = field(default=None, repr=False)
 
@@ -285,8 +292,35 @@ def load_client(tree: SourceTree, label: str, prefixes: list[str] | None = None,
 def source_from_survey(tree: SourceTree, label: str, prefixes: list[str] | None, found: Survey) -> ClientSource:
     """The client's vLLM-importing files parsed, from a survey already made (its bytes are read once)."""
     view = client_view(tree, prefixes)
-    files = [parse_client_file(view, rel, data) for rel, data in found.importing]
-    return ClientSource(tree=view, files=files, label=label, scanned=found.looked_at, skipped=found.skipped)
+    files: list[ClientFile] = []
+    unparsed: list[tuple[str, str]] = []
+    for rel, data in found.importing:
+        try:
+            files.append(parse_client_file(view, rel, data))
+        except NewerSyntax as exc:
+            unparsed.append((rel, exc.message))
+    return ClientSource(tree=view, files=files, label=label, scanned=found.looked_at, skipped=found.skipped, unparsed=unparsed)
+
+
+# Statements only a newer Python parses, by the version that added them, tested on the line the error names
+_NEWER_STATEMENTS = [
+    ((3, 12), re.compile(r"^\s*type\s+[^\W\d]\w*\s*(\[[^\]]*\])?\s*=")),  # PEP 695 type alias
+    ((3, 12), re.compile(r"^\s*(async\s+)?def\s+[^\W\d]\w*\s*\[")),  # PEP 695 generic function
+    ((3, 12), re.compile(r"^\s*class\s+[^\W\d]\w*\s*\[")),  # PEP 695 generic class
+    ((3, 11), re.compile(r"^\s*except\s*\*")),  # PEP 654 except*
+]
+
+
+def _newer_python(text: str, exc: SyntaxError) -> str | None:
+    """The Python version whose syntax the failing line uses, when it is newer than this interpreter's."""
+    lines = text.splitlines()
+    line = lines[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(lines) else ""
+    for version, pattern in _NEWER_STATEMENTS:
+        if sys.version_info < version and pattern.search(line):
+            return f"{version[0]}.{version[1]}"
+    if sys.version_info < (3, 12) and (exc.msg or "").startswith("f-string"):
+        return "3.12"  # PEP 701: quotes, backslashes and comments inside an f-string's braces
+    return None
 
 
 def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:
@@ -302,6 +336,11 @@ def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:
     try:
         parsed = ast.parse(text, filename=where)
     except SyntaxError as exc:
+        newer = _newer_python(text, exc)
+        if newer is not None:
+            running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+            raise NewerSyntax(f"line {exc.lineno} is Python {newer} syntax, which Python {running} (the one driftcheck "
+                              f"runs on) cannot parse ({exc.msg})", f"run driftcheck under Python {newer} or newer") from None
         hint = "a Python 2 file?" if re.search(r"^\s*print\s+[^(\s]", text, re.M) else "fix the syntax error"
         raise ClientParseError(f"{where}:{exc.lineno}: cannot parse ({exc.msg})", hint) from None
     except (ValueError, RecursionError, MemoryError) as exc:

@@ -152,6 +152,8 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
             for k, v in counts.items():
                 counters[k] = max(counters[k], v) if k == "jobs" else counters[k] + v
             findings, unknown, errors, uses, baselines = merge(units, len(probes))
+            unknown = [*(UnknownResult("DC000", f"{rel} was not analysed: {why}", client_name=make_ctx.client_name).to_json()
+                         for rel, why in source.unparsed), *unknown]  # files only a newer Python parses
             done = ClientResult(len(source.files), uses, findings, unknown, errors, baselines)
             if cache is not None and not any(v.startswith("unavailable") for v in done.baselines.values()):
                 cache.put(whole_key, done)
