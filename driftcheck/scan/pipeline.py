@@ -23,7 +23,8 @@ from driftcheck.sources.package_metadata import declared_vllm_version
 from driftcheck.sources.targets import Target, resolve_vllm
 from driftcheck.gc_pause import cyclic_gc_paused
 from driftcheck.scan.unit_cache import ClientResult, UnitCache, code_digest, finding_from_json, tree_digest, unknown_from_json
-from driftcheck.scan.units import default_jobs, merge, run_units
+from driftcheck.scan.presummarise import presummarise
+from driftcheck.scan.units import MIN_FILES_FOR_POOL, default_jobs, merge, run_units
 
 
 @dataclass
@@ -144,11 +145,18 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
             if loader is not None:  # one baseline per scan (and per process), not one per unit: each reads its tree's text
                 shared = options.baseline_cache if options.baseline_cache is not None else baselines_loaded
                 loader = _memoised(loader, shared, f"{client.name or client.location} {client.version}")
-            source = source_from_survey(client.tree, client.location, client.prefixes or None, found)
+            presummary = presummarise(api, [data for _rel, data in found.importing], jobs, MIN_FILES_FOR_POOL) \
+                if api_given is None else None  # from here on: the parse below, the phases, the visits
+            try:
+                source = source_from_survey(client.tree, client.location, client.prefixes or None, found)
+            except BaseException:
+                if presummary is not None:
+                    presummary.stop()
+                raise
             lines_by_file.update({f.rel: f.lines for f in source.files})
             make_ctx = _ContextMaker(api, source, client.name or client.location, vllm.version, loader, note, result.baselines,
                                      client.name or "client")
-            units, counts = run_units(api, source, probes, make_ctx, jobs, cache, key_base)
+            units, counts = run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary)
             for k, v in counts.items():
                 counters[k] = max(counters[k], v) if k == "jobs" else counters[k] + v
             findings, unknown, errors, uses, baselines = merge(units, len(probes))

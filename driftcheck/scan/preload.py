@@ -21,6 +21,7 @@ import signal
 import struct
 
 from driftcheck.sources.sources import ZipTree
+from driftcheck.storage.signals import fork_helper
 
 _SLOT = struct.Struct("<qq")  # a file's (offset, length) in the shared region; length -1: not readable
 
@@ -39,17 +40,7 @@ class Preload:
         count = sum(len(rels) for _, rels in self.jobs)
         size = sum(index.tree.member_size(rel) for index, rels in self.jobs for rel in rels)
         self._region = mmap.mmap(-1, _SLOT.size * count + size + 1)  # anonymous and shared: the child writes here
-        pid = os.fork()
-        if pid == 0:  # the reader: never returns into the scan
-            code = 1
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                self._fill(_SLOT.size * count)
-                code = 0
-            finally:
-                os._exit(code)
-        self._pid = pid
+        self._pid = fork_helper(lambda: self._fill(_SLOT.size * count))  # the reader
 
     def _fill(self, start: int) -> None:
         region, at, slot = self._region, start, 0

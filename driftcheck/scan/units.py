@@ -269,8 +269,18 @@ def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
     return out
 
 
-def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None, key_base: str) -> tuple[list[UnitResult], dict]:
-    """Every file's unit result, in file order, then the whole-client rules' results; and counters for the stats."""
+def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None, key_base: str,
+              presummary=None) -> tuple[list[UnitResult], dict]:
+    """Every file's unit result, in file order, then the whole-client rules' results; and counters for the stats.
+    `presummary` (presummarise.py) is stopped before any worker forks, and when the scan fails."""
+    try:
+        return _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary)
+    finally:
+        if presummary is not None:
+            presummary.stop()
+
+
+def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary) -> tuple[list[UnitResult], dict]:
     preload = preload_text(api, probes, getattr(make_ctx, "loader", None))
     try:
         usage, analyzers = prepare_client(source, api)
@@ -299,6 +309,8 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
         size = max(1, min(16, len(todo) // (workers * 8)))
         chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
         visit_all(run)  # once, here: every worker would otherwise visit every file again for the whole-client rules
+        if presummary is not None:
+            presummary.stop()  # the pool has the cores now
         with _forked_pool(run, workers) as pool:
             for done in pool.imap_unordered(_worker, chunks):
                 for i, raw in done:
@@ -308,6 +320,8 @@ def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None,
                         results[i] = codec_for(UnitResult).loads(raw)
     elif jobs > 1 and todo and any(not per_file(p) for p in probes) and _can_fork():
         workers = 2
+        if presummary is not None:
+            presummary.stop()
         wholes = _whole_beside_units(run, todo, results)
     else:
         workers = 1

@@ -64,6 +64,10 @@ class SummaryCache:
         digest = hashlib.sha1(data + f"\0{name}\0{int(is_pkg)}".encode()).hexdigest()
         return self.root / digest[:2] / f"{digest}.json"
 
+    def has(self, data: bytes, name: str, is_pkg: bool) -> bool:
+        """Whether an entry is stored (not whether it decodes: `get` decides that)."""
+        return self.enabled and self._key(data, name, is_pkg).is_file()
+
     def get(self, data: bytes, name: str, is_pkg: bool) -> ModuleInfo | None:
         if not self.enabled:
             return None

@@ -6,7 +6,8 @@ removed and locks are released; `terminate_cleanly()` (around the CLI's main) th
 exits 128 + 15 = 143. A second signal during that cleanup is ignored, so the cleanup is not cut short.
 
 Matrix workers (`worker_init`) turn SIGTERM and SIGINT into the same exception while they run a task
-(`task()`), and exit at once, with the same status, when they are idle between tasks.
+(`task()`), and exit at once, with the same status, when they are idle between tasks. A scan's forked helpers
+(`fork_helper`: the text reader, the summariser) leave Ctrl-C to the scan and die at once on SIGTERM.
 """
 
 from __future__ import annotations
@@ -52,6 +53,22 @@ def terminate_cleanly():
         raise SystemExit(exc.exit_code) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def fork_helper(work) -> int:
+    """Fork a process that runs `work()` and exits (0 when it returned, 1 when it raised), never returning into the
+    caller's code; the parent gets its pid, to kill and reap. Ctrl-C is the parent's to handle."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            work()
+            code = 0
+        finally:
+            os._exit(code)
+    return pid
 
 
 def worker_init() -> None:
