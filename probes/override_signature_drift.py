@@ -151,20 +151,25 @@ def _skipped_methods(ov: _Override) -> set[str]:
     """Methods the client class overrides without calling super(): vLLM's own body of those never runs for it."""
     if ov.client_cls is None:
         return set()
-    return _methods_without_super(ov.client_cls) - {ov.name}
+    return _methods_without_super(ov.client_cls, ov.file.text) - {ov.name}
 
 
 _WITHOUT_SUPER: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the breaks `ast` numbers lines by (not \f or \x1c, which splitlines takes)
 
 
-def _methods_without_super(cls: ast.ClassDef) -> set[str]:
+def _methods_without_super(cls: ast.ClassDef, text: str) -> set[str]:
     """The methods of a client class whose source never says `super(...).<their own name>`: read once per class,
-    not once per override of it (a plugin's runner subclass overrides dozens of methods)."""
+    not once per override of it (a plugin's runner subclass overrides dozens of methods). Only a method whose own
+    lines hold the word `super` is unparsed and searched: the others cannot call it."""
     found = _WITHOUT_SUPER.get(cls)
     if found is None:
+        methods = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        lines = _LINE_BREAK.split(text) if "super" in text else []
         found = _WITHOUT_SUPER[cls] = {
-            n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n))}
+            n.name for n in methods
+            if not any("super" in line for line in lines[n.lineno - 1:n.end_lineno or n.lineno])
+            or not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n))}
     return found
 
 

@@ -206,3 +206,30 @@ def test_walking_only_the_lines_that_name_a_method_finds_the_calls_a_whole_walk_
     assert compared > 50
     tricky = ast.parse(TRICKY)
     assert len(_calls_of(tricky, "load_model", _lines_holding(TRICKY.encode(), b"load_model"), {})) == 5
+
+
+def test_methods_without_super_read_only_where_the_word_is_are_what_unparsing_every_method_finds():
+    """`_methods_without_super` unparses only the methods whose lines hold `super`; on every class of a release
+    (and on line breaks `ast` does not count as `splitlines` does) it finds what unparsing every method found."""
+    import ast
+    import re
+
+    from driftcheck.probes.override_signature_drift import _methods_without_super
+
+    def reference(cls):
+        return {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n))}
+
+    checked = calling = 0
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
+        for name in sorted(n for n in zf.namelist() if n.startswith("vllm/model_executor/") and n.endswith(".py")):
+            text = zf.read(name).decode("utf-8")
+            for cls in (n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)):
+                found = _methods_without_super(cls, text)
+                assert found == reference(cls), (name, cls.name)
+                checked += 1
+                calling += len([n for n in cls.body if isinstance(n, ast.FunctionDef)]) - len(found)
+    assert checked > 1000 and calling > 100  # many classes, and many methods that do call super
+    text = "class A(B):\n\x0c\n    def f(self):\n        x = '\x1c\x0c'\n        return super().f()\n\n    def g(self):\n        pass\n"
+    [cls] = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)]
+    assert _methods_without_super(cls, text) == reference(cls) == {"g"}
