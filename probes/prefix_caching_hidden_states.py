@@ -8,8 +8,9 @@ speculators 0.3.0 (+ the seed's block_hasher patch) on vLLM 0.16 (CPU): (4, 256)
 `enable_prefix_caching=False` every row matched a transformers reference.
 
 The probe flags clients that capture prefill hidden states (in process, through a patched
-`forward` or a worker extension, or by configuring `extract_hidden_states` / a hidden-states KV
-connector in Python or in scripts) while prefix caching is left on, unless the target turns it off
+`forward` or a worker extension that stores a hidden-states value in a container, an attribute or an
+item, or by configuring `extract_hidden_states` / a hidden-states KV connector in Python or in
+scripts) while prefix caching is left on, unless the target turns it off
 itself for that path (it reads the target's config code for such a switch). Fix:
 `disable-prefix-caching` (or `--no-enable-prefix-caching` on the command line).
 """
@@ -103,6 +104,38 @@ def _enclosing_call(tree: ast.AST, target: ast.AST) -> ast.Call | None:
     return best
 
 
+_STORES = ("append", "extend", "insert", "add", "put", "put_nowait", "copy_", "update", "setdefault")
+_CAPTURE_WORDS = ("hidden", "captur")
+
+
+def _stores_hidden_states(fn: ast.AST) -> bool:
+    """Whether `fn` keeps hidden states where they outlive the call: a call that adds to a container, or a store into
+    an attribute or an item, whose value names hidden states (`aux_hidden_states.append(h.clone())`, `buf[i] =
+    hidden_states`) or whose destination is named for them (`self._captured_states = {}`,
+    `layer_states[i].append(activation)` into `extension._captured_states`). Binding a local name keeps nothing."""
+    for node in walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _STORES:
+            values, places = [*node.args, *(k.value for k in node.keywords)], [node.func.value]
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            places = [t for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))]
+            values = [node.value] if places else []
+        else:
+            continue
+        if any(_names_capture(v, ("hidden",)) for v in values) or any(_names_capture(p, _CAPTURE_WORDS) for p in places):
+            return True
+    return False
+
+
+def _names_capture(expr: ast.AST, words: tuple[str, ...]) -> bool:
+    """Whether a name or attribute in `expr` holds one of `words` (`aux_hidden_states`, `self._captured_states[i]`)."""
+    for node in walk(expr):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        if any(w in name.lower() for w in words):
+            return True
+    return False
+
+
 def _scripts(ctx: ScanContext):
     tree = ctx.client.tree
     for rel in tree.iter_files("", suffix=""):
@@ -148,8 +181,10 @@ def check(ctx: ScanContext):
             "enable_prefix_caching=False (--no-enable-prefix-caching).",
             loc, None, "extract_hidden_states", when="silent",
         )
-    # In-process capture: a patched forward / worker extension plus a hand-built engine config.
-    capture = [b for b in ctx.usage.bound]
+    # In-process capture: a patched forward / worker extension that stores hidden states, plus a hand-built engine
+    # config. Not every function the client binds onto vLLM captures (a patched `create_engine_config`, a weight
+    # filter, a model builder): it must keep a hidden-states value somewhere that outlives the call.
+    capture = [b for b in ctx.usage.bound if _stores_hidden_states(b.node)]
     if not capture:
         return
     state, cache_call, why = prefix_caching_state(ctx)

@@ -74,3 +74,58 @@ def test_dc102_prefix_caching_warning_present_on_016(seed):
 def test_dc102_absent_when_prefix_caching_off():
     assert _by_rule(real_scan("0.16.0", "speculators==0.4.0"), "DC102") == []
     assert _by_rule(real_scan("0.11.0", "speculators==0.3.0"), "DC102") == []
+
+
+PATCHES = """
+    import types
+
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.config import CacheConfig
+
+    _orig = EngineArgs.create_engine_config
+
+
+    def _patched_create_engine_config(self, *args, **kwargs):
+        config = _orig(self, *args, **kwargs)
+        config.parallel_config.worker_extension_cls = "pkg.ext.Ext"
+        return config
+
+
+    def _skip_weight(name, loaded_weight):
+        return name.endswith("rotary_emb.inv_freq")
+
+
+    def _forward_linear(self, hidden_states, residual):
+        hidden_states = self.proj(hidden_states) + residual
+        return hidden_states
+
+
+    def install(model):
+        EngineArgs.create_engine_config = _patched_create_engine_config
+        model.skip = _skip_weight
+        model.forward = types.MethodType(_forward_linear, model)
+        return CacheConfig(block_size=16)
+"""
+
+
+def test_dc102_a_bound_function_that_keeps_no_hidden_states_is_no_capture(tmp_path):
+    # functions a plugin binds onto vLLM objects that compute with hidden states or patch configs (vllm-lens,
+    # duplexjev-vllm, vllm-torchtpu-core, vllm-hust-vspec), but keep none of them: no capture, no warning
+    assert scan_files(tmp_path, {"c.py": PATCHES}, only=["DC102"], vllm="0.16.0").findings == []
+
+
+def test_dc102_the_same_binding_that_appends_hidden_states_is_a_capture(tmp_path):
+    capturing = PATCHES.replace("        hidden_states = self.proj(hidden_states) + residual\n",
+                                "        hidden_states = self.proj(hidden_states) + residual\n"
+                                "        self.captured.append(hidden_states.clone())\n")
+    [f] = scan_files(tmp_path, {"c.py": capturing}, only=["DC102"], vllm="0.16.0").findings
+    assert f.details["capture"] == "_forward_linear" and f.severity == "warning"
+    stored = PATCHES.replace("        return hidden_states\n", "        STORE[0] = hidden_states\n        return hidden_states\n")
+    [f] = scan_files(tmp_path / "2", {"c.py": stored}, only=["DC102"], vllm="0.16.0").findings
+    assert f.details["capture"] == "_forward_linear"
+    # vllm-lens 1.3.0's shape: the value is renamed (`activation = hidden_states[a:b].cpu()`), the place says it
+    named = PATCHES.replace("        return hidden_states\n",
+                            "        activation = hidden_states[0:4].cpu()\n"
+                            "        self._captured_states.setdefault(0, []).append(activation)\n        return hidden_states\n")
+    [f] = scan_files(tmp_path / "3", {"c.py": named}, only=["DC102"], vllm="0.16.0").findings
+    assert f.details["capture"] == "_forward_linear"
