@@ -82,6 +82,26 @@ def _members_in(subclass_members: dict, files: dict) -> list:
     return [(vqual, [(m, w) for m, w in members.items() if w[1] in files]) for vqual, members in subclass_members.items()]
 
 
+_DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # module tree -> class name -> (def, its methods)
+
+
+def _method_def(tree: ast.Module, cls_name: str, member: str):
+    """(the first top-level `class cls_name`, its first `def member`): the file's classes listed once, not searched
+    once per member (a client subclass of a runner defines dozens)."""
+    classes = _DEFS.get(tree)
+    if classes is None:
+        classes = _DEFS[tree] = {}
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name not in classes:
+                methods: dict[str, ast.AST] = {}
+                for n in node.body:
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        methods.setdefault(n.name, n)
+                classes[node.name] = (node, methods)
+    cdef, methods = classes.get(cls_name, (None, {}))
+    return cdef, methods.get(member)
+
+
 def _overrides(ctx: ScanContext) -> list[_Override]:
     """Client methods that stand in for a vLLM method: subclass and patch-class members, functions set on a class."""
     api, usage = ctx.api, ctx.usage
@@ -94,10 +114,7 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
             if member.startswith("__") or (label, member) in seen:
                 continue
             file = by_rel[rel]
-            cls_name = label.rsplit(".", 1)[-1]
-            cdef = next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
-            fn = next((n for n in cdef.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == member),
-                      None) if cdef is not None else None
+            cdef, fn = _method_def(file.tree, label.rsplit(".", 1)[-1], member)
             if fn is None:
                 continue
             vcls = vcls or _class(api, vqual)
