@@ -10,7 +10,8 @@ answers are the same, only who computed them differs (the cache is keyed by cont
 
 Only for a pool-sized client (units.MIN_FILES_FOR_POOL files or more), with a summary cache, more than
 one job and `fork`: a small client reaches a few dozen modules, and its second core has the whole-client
-rules to run. The worker is stopped before the pool forks (`stop`), whatever it has left.
+rules to run. The worker is stopped before the pool forks (`stop`), whatever it has left: between two
+statements, so a summary it was writing is removed whole, never left as a temp file in the cache.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import time
 from collections import deque
 
 from driftcheck.storage.signals import fork_helper
@@ -33,18 +35,42 @@ class Presummary:
         if api.cache is None or not hasattr(os, "fork"):
             return
         first = _named_modules(client_bytes, api.package)
-        self._pid = fork_helper(lambda: _summarise_outward(api, first))
+        self._pid = fork_helper(lambda: _until_stopped(_summarise_outward, api, first))
 
     def stop(self) -> None:
-        """End the worker (what it wrote stays: whole entries only) and reap it."""
+        """End the worker and reap it. It stops between two statements (a summary being written is removed whole,
+        as `safe_write` does when interrupted, so no temp file is left in the cache); one that does not within two
+        seconds is killed."""
         if self._pid is None:
             return
         pid, self._pid = self._pid, None
         try:
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+            time.sleep(0.005)
+        os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+class _Stopped(BaseException):
+    """Raised in the worker by stop()'s SIGTERM: unwinds it (a write in progress removes its temp file)."""
+
+
+def _until_stopped(work, *args) -> None:
+    def stopped(_signum, _frame):
+        raise _Stopped
+
+    signal.signal(signal.SIGTERM, stopped)
+    try:
+        work(*args)
+    except _Stopped:
+        pass
 
 
 def presummarise(api, client_bytes: list[bytes], jobs: int, min_files: int) -> Presummary | None:

@@ -105,3 +105,25 @@ def test_a_scan_with_the_worker_reports_what_a_scan_without_it_does(tmp_path, mo
     assert started == [50]
     assert with_worker == serial
     assert len(with_worker["findings"]) == 50  # each file's `C{i}().gone()`
+
+
+def test_a_worker_stopped_mid_write_leaves_no_temp_file_in_the_cache(tmp_path, monkeypatch):
+    vllm_root, client = _fake(tmp_path, 4)
+    real_chmod = os.chmod
+
+    def slow_chmod(path, mode, *args, **kwargs):  # safe_write's step between the temp file and its rename
+        if str(path).endswith(".tmp"):
+            time.sleep(30)
+        return real_chmod(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "chmod", slow_chmod)  # the worker inherits it; this process writes no cache entry
+    job = Presummary(ApiIndex(FolderTree(vllm_root), "0.0.test", cache=SummaryCache(tmp_path / "cache")),
+                     [p.read_bytes() for p in client.rglob("*.py")])
+    deadline = time.time() + 20
+    while not list((tmp_path / "cache").rglob("*.tmp")) and time.time() < deadline:
+        time.sleep(0.01)
+    assert list((tmp_path / "cache").rglob("*.tmp"))  # the worker is inside a write
+    started = time.time()
+    job.stop()
+    assert time.time() - started < 2  # stopped by SIGTERM, not by the kill after two seconds
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
