@@ -172,9 +172,10 @@ def launch_kind(rel: str) -> str | None:
     return None
 
 
-# at each quote: the quote, a name of word characters and dots, the same quote (a lookahead, so `"a"b"` holds both
-# `"a"` and `"b"`); `[\w.]*` stops at the first other character, so a match is the whole literal or nothing
-_QUOTED_NAME = re.compile(r"""(?=(["'])([^\W\d][\w.]*)\1)""")
+# a quote, a name of word characters and dots, and the same quote as a lookahead (left for the next match to start
+# from, so `"a"b"` holds both `"a"` and `"b"`); `[\w.]*` stops at the first other character, so a match is the whole
+# literal or nothing. A pattern that starts with the quote is searched 2x faster than a lookahead at every position.
+_QUOTED_NAME = re.compile(r"""(["'])([^\W\d][\w.]*)(?=\1)""")
 _OTHER_LINE_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")  # str.splitlines breaks there too
 
 
