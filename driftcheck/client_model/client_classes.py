@@ -9,6 +9,7 @@ import ast
 import re
 
 from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk
+from driftcheck.client_model.computed_names import computed_names, string_constants
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
 from driftcheck.client_model.uses import loc_of
 from driftcheck.vllm_model.resolved import Resolved
@@ -85,6 +86,22 @@ def _sets_on(scope: list[ast.AST], first: str | None) -> bool:
     return False
 
 
+def _named_on(call: ast.Call, first: str | None) -> ast.expr | None:
+    """The name argument of a call that creates an attribute on `first` (the method's `self`):
+    `self.register_buffer(name, ...)` (and the other nn.Module registrars), `self.setattr(name, ...)`,
+    `setattr(self, name, ...)`, `object.__setattr__(self, name, ...)`."""
+    func, args = call.func, call.args
+    if first is None or not args:
+        return None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == first \
+            and (func.attr in REGISTRARS or func.attr == "setattr"):
+        return args[0]
+    if (dotted_name(func) or "").rstrip("_").endswith("setattr") and len(args) >= 2 \
+            and isinstance(args[0], ast.Name) and args[0].id == first:
+        return args[1]
+    return None
+
+
 DOTTED_CLASS = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # `pkg.mod.Cls`, as resolve_obj_by_qualname takes it
 
 
@@ -150,15 +167,19 @@ class ClientClasses:
                             targets, value_node = node.targets, node.value
                         elif isinstance(node, ast.AnnAssign):
                             targets = [node.target]
-                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
-                                and node.func.value.id == first and node.args and isinstance(node.args[0], ast.Constant) \
-                                and isinstance(node.args[0].value, str) and (node.func.attr in REGISTRARS or node.func.attr == "setattr"):
-                            self.client_class_members[name].add(node.args[0].value)  # nn.Module's registered members
-                        if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rstrip("_").endswith("setattr") \
-                                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == first \
-                                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-                            # setattr(self, "x", v) and object.__setattr__(self, "x", v)
-                            self.client_class_members[name].add(node.args[1].value)
+                        if isinstance(node, ast.Call):
+                            created = _named_on(node, first)
+                            if isinstance(created, ast.Constant) and isinstance(created.value, str):
+                                self.client_class_members[name].add(created.value)  # nn.Module's registered members
+                            elif created is not None:
+                                # `for n in ("a", "b"): self.register_buffer(n, ...)`: the loop's names are members;
+                                # a name computed from data may be any of the file's strings, as vLLM's own such
+                                # classes are read: those only stand for members the class otherwise lacks
+                                names, how = computed_names(self.file.tree, node, created)
+                                if how == "loop":
+                                    self.client_class_members[name] |= names
+                                else:
+                                    self.computed_members.setdefault(name, set()).update(names)
                         for t in targets:
                             if isinstance(t, (ast.Tuple, ast.List)):
                                 # `(self.a, self.b) = ...`: members, types unknown
@@ -310,9 +331,21 @@ class ClientClasses:
                         self.usage.worker_extensions.append((text, loc_of(self.file, value)))
 
     def _strings_of(self, value: ast.expr) -> list[str]:
-        """A string constant, or the constants a function of this file returns when called (`self._ext_cls()`)."""
+        """A string constant, a module constant (`_EXT = "pkg.mod.Cls"` in this file, or imported from another
+        client file), or the constants a function of this file returns when called (`self._ext_cls()`)."""
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             return [value.value]
+        if isinstance(value, ast.Name):
+            if value.id in self.functions or value.id in self.classes:
+                return []
+            source = self.foreign.get(value.id)
+            if source is None:
+                return string_constants(value, self.file.tree)
+            # `from pkg.consts import _EXT`: the constant as that client file binds it (the import's own name)
+            imported = next((a.name for n in nodes_of(self.file.tree, ast.ImportFrom) for a in n.names
+                             if (a.asname or a.name) == value.id), None)
+            file = next((f for f in self.usage.files if f.module == source), None)
+            return string_constants(ast.Name(id=imported, ctx=ast.Load()), file.tree) if file and imported else []
         name = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else \
             value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None
         out: list[str] = []

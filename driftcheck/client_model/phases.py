@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk, within
+from driftcheck.client_model.computed_names import computed_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.uses import ImportUse, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
@@ -171,6 +172,7 @@ class ClientPhases:
                 created = self._attribute_created_by(node)
                 if created:
                     self.usage.client_set_attrs.add(created)
+                self._registered_by_computed_name(node)
             for obj, attr, value in pairs:
                 if not (isinstance(obj, ast.Name) and obj.id == "self"):
                     self.usage.client_set_attrs.add(attr)
@@ -197,6 +199,19 @@ class ClientPhases:
                 and name in self._named_setters():
             return call.args[1].value
         return None
+
+    def _registered_by_computed_name(self, call: ast.Call) -> None:
+        """`module.register_buffer(name, tensor)` on an object other than `self`, with a name computed from data
+        (checkpoint keys) or a loop over literal names: the names it may create, for any object that has that
+        registrar (`Usage.registered_by_name`; `self` is the class phase's, client_classes.py)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in REGISTRARS and call.args) \
+                or isinstance(call.args[0], ast.Constant) or (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")):
+            return
+        names, how = computed_names(self.file.tree, call, call.args[0])
+        where = f"{self.file.rel}:{call.lineno}"
+        for name in names:
+            self.usage.registered_by_name.setdefault(name, []).append((func.attr, where, how))
 
     def _named_setters(self) -> set[str]:
         """The file's functions that set an attribute by a name they are given (setattr / register_* with a variable)."""

@@ -110,6 +110,9 @@ class Usage:
     client_class_table: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict)
     # method name -> [(class of x, file, line)] for calls `type(x).m(obj, ...)`: m's `self` may be another object
     unbound_called: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)
+    # attribute -> [(registrar, "file:line", how the name was found)] for `obj.register_buffer(name, ...)` with a
+    # computed name on an object other than `self`: objects that have that registrar may carry the attribute
+    registered_by_name: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
     passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
 

@@ -49,6 +49,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
         self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
         self._unread_reexports: dict[str, str] = {}  # names this file imports from vLLM that vLLM takes from elsewhere
+        self.computed_members: dict[str, set[str]] = {}  # client class -> names `setattr(self, name, ...)` may set
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
@@ -188,6 +189,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if isinstance(result, Missing):
                 result = self._created_elsewhere(owner, node.attr, store, result, self._client_is_module(base.cls_name))
             if isinstance(result, Missing) and not store and any(
+                    node.attr in self.computed_members.get(n, ()) for n in [base.cls_name, *self._client_ancestors(base.cls_name)]):
+                result = External(f"{base.cls_name}.{node.attr} (set by a computed name)")
+            if isinstance(result, Missing) and not store and any(
                     e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
                 # a mixin of a Protocol: the concrete class it is mixed into supplies what the Protocol leaves out
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
@@ -287,6 +291,11 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         `layer.register_parameter("w13_weight", ...)`): it exists once that code ran."""
         if store:
             return result  # a write vLLM never reads: DC006 says so
+        for registrar, where, how in self.usage.registered_by_name.get(attr, ()):
+            # `module.register_buffer(name, t)` with `name` from checkpoint keys (or a loop): an object that has
+            # the registrar may carry it (the names as vLLM's own computed-name setters are read)
+            if not isinstance(self.api.class_member(cls, registrar), (Missing, Unknown)):
+                return External(f"client-registered.{attr} ({where}, {registrar} by a computed name: {how})")
         if not module and "torch.nn.Module" not in self.api.mro(cls)[2]:
             # only modules get members from their collaborators (quantization methods register weights on the
             # layer); anywhere else `obj.name = ...` on some other object says nothing about this class

@@ -6,7 +6,9 @@ with a `main.py` that exercises it) reduced from a false error found in arctic-i
 (docs/triage/2026-12-01-unseen-plugins.md has the triage, with the plugin lines), and P_ to W_ from trl 1.16.0,
 verl 0.9.1, areal 1.0.4, memkv-vllm 1.0.12, vllm-kvblockd 0.1.0 and vllm-kunlun 0.11.1
 (docs/triage/2026-12-01-unseen-plugins-3.md), X_ from vllm-rbln 0.12.0, Y_ to AG_ from ms-swift 4.6.0,
-vllm-ascend 0.23.0, ai-dynamo 1.6.1 and vllm-tgis-adapter 0.10.0 (docs/triage/2026-12-01-unseen-plugins-4.md). Two checks per case: Python
+vllm-ascend 0.23.0, ai-dynamo 1.6.1 and vllm-tgis-adapter 0.10.0 (docs/triage/2026-12-01-unseen-plugins-4.md), AH_ to AM_
+from sabi-mla-vllm 0.2.0, vllm-lens 1.3.0, vllm-hust-vspec 0.14.3, vllm-torchtpu-core 0.29.0 and vllm-df11 0.0.1
+(docs/triage/2026-12-02-unseen-plugins-5.md). Two checks per case: Python
 runs the client against the fake vLLM (so the code really works), and driftcheck reports no error for it.
 Cases whose cause is still open are strict xfails (OPEN): fixing one makes its test pass and the xfail fail.
 """
