@@ -10,6 +10,7 @@ import re
 
 from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk
 from driftcheck.client_model.computed_names import computed_names, string_constants
+from driftcheck.client_model.replacements import registered_with
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
 from driftcheck.client_model.uses import loc_of
 from driftcheck.vllm_model.resolved import Resolved
@@ -292,12 +293,18 @@ class ClientClasses:
                 if base_label is not None:
                     self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
             inherited = self._inherited_members(name) if self.client_class_vllm_bases.get(name) else set()
+            registrars = registered_with(self, name, cls)
+            init = next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"), None)
             for vbase in self.client_class_vllm_bases.get(name, []):
                 order, _, _ = self.api.mro(vbase)
                 for c in order:
                     table = self.usage.subclass_members.setdefault(c.qualname, {})
                     for member in inherited:
                         table.setdefault(member, (label, self.file.rel, cls.lineno))
+                    if registrars and init is not None:
+                        # `@Base.register_oot class X(Base)`: a `__new__` that looks X up may build an X for `Base(...)`
+                        self.usage.replacements.setdefault(c.qualname, []).append(
+                            (label, signature_from_args(init.args, self.file.rel, init.lineno), registrars))
                     overrides = self.usage.client_overrides.setdefault(c.qualname, {})
                     for stmt in cls.body:
                         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

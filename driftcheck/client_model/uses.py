@@ -113,6 +113,9 @@ class Usage:
     # attribute -> [(registrar, "file:line", how the name was found)] for `obj.register_buffer(name, ...)` with a
     # computed name on an object other than `self`: objects that have that registrar may carry the attribute
     registered_by_name: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    # vLLM class -> [(client subclass, its __init__ signature, [(vLLM class, method) it is handed to])]: a class
+    # whose `__new__` picks the class to build (`PluggableLayer.register_oot`) may build the client's subclass
+    replacements: dict[str, list[tuple[str, object, list[tuple[str, str]]]]] = field(default_factory=dict)
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
     passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
 

@@ -17,6 +17,7 @@ from driftcheck.client_model.inference import (
     ValueInference, base_name,
 )
 from driftcheck.client_model.phases import ClientPhases
+from driftcheck.client_model.replacements import built_as_replacement
 from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
 )
@@ -126,7 +127,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         loc = loc_of(self.file, node)
         self._record_passed_types(node, env)
         shape = call_shape(node)
-        if isinstance(func, ClassRef) and not self._replaced(func.cls):
+        # `Cls(...)` runs a `__new__` that may build a registered replacement; `super().__init__(...)` builds nothing
+        built = not (isinstance(node.func, ast.Attribute) and node.func.attr == "__init__")
+        if isinstance(func, ClassRef) and not self._replaced(func.cls) \
+                and not (built and built_as_replacement(self.api, self.usage, func.cls, shape)):
             self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven))
         elif isinstance(func, FuncRef):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))

@@ -5,6 +5,7 @@ in the tree and members only a subclass defines.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 
@@ -127,6 +128,42 @@ class ClassLookup:
         return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
                        close_matches(name, members))
 
+    def new_chooses_class(self, cls: Resolved) -> tuple[Resolved, frozenset[str]] | None:
+        """The class of `cls`'s MRO whose `__new__` may hand back an instance of another class (vLLM's
+        `PluggableLayer` / `CustomOp`: `return super().__new__(op_registry_oot[name])`), with the containers that
+        `__new__` looks the class up in (`op_registry_oot`; empty when it reads none); None when `Cls(...)` builds a
+        `Cls`. Python calls `__new__` first and then `type(obj).__init__` when `obj` is an instance of `Cls`: the
+        `__init__` that binds the arguments may be a subclass's. `return super().__new__(cls)` hands the choice on."""
+        for c in self.mro(cls)[0]:
+            node = self._method_node(c, "__new__")
+            if node is None:
+                continue
+            params = node.args.posonlyargs + node.args.args
+            scope = _own_scope(node)
+            returns = [n.value for n in scope if isinstance(n, ast.Return)]
+            if params and returns and all(_news_first(r, params[0].arg) for r in returns):
+                continue
+            return c, frozenset(_container(n.value) for n in scope if isinstance(n, ast.Subscript)
+                                and isinstance(n.ctx, ast.Load) and _container(n.value))
+        return None
+
+    def containers_filled_by(self, owner: Resolved, method: str) -> frozenset[str]:
+        """The containers a method of `owner`'s MRO (or a function nested in it) stores items into:
+        `register_oot`'s `op_registry_oot[reg_name] = layer_cls`."""
+        found = self.class_member(owner, method)
+        if not (isinstance(found, Resolved) and found.owner is not None):
+            return frozenset()
+        node = self._method_node(found.owner, method)
+        return frozenset(_container(n.value) for n in ast.walk(node) if isinstance(n, ast.Subscript)
+                         and isinstance(n.ctx, ast.Store) and _container(n.value)) if node is not None else frozenset()
+
+    def _method_node(self, c: Resolved, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        fn = c.cls.methods.get(name) if c.cls is not None else None
+        if fn is None:
+            return None
+        return self.function_node(Resolved("method", f"{c.qualname}.{name}", c.path, fn.line, module=c.module,
+                                           cls=c.cls, func=fn, owner=c))
+
     def reshaping_decorator(self, target: Resolved) -> str | None:
         """A decorator of this function that may change how it is called: a third-party one we do not read
         (other than those known to keep the signature), or one of vLLM's that hands the function to such a
@@ -205,6 +242,30 @@ class ClassLookup:
             if isinstance(member, External):  # nn.Module's API, a member set by computed name...
                 return InSubclass(f"{cls.qualname}.{name}", sub.qualname, sub.path, sub.line)
         return None
+
+
+def _own_scope(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own body, not those of functions or classes nested in it."""
+    out, todo = [], list(getattr(fn, "body", []))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _container(node: ast.expr) -> str | None:
+    """The last name of a subscripted container: `op_registry_oot`, `cls._registry` -> `_registry`."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _news_first(value: ast.expr | None, first: str) -> bool:
+    """`super().__new__(cls, ...)` / `object.__new__(cls)` / `Base.__new__(cls)`: an object of the class called."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__new__" \
+        and bool(value.args) and isinstance(value.args[0], ast.Name) and value.args[0].id == first
 
 
 def _builtin_members(ext: str) -> frozenset[str]:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import textwrap
 
+from conftest import vllm_sources
+from driftcheck.sources.sources import ZipTree
+from driftcheck.vllm_model.api_index import ApiIndex
 from scan.helpers import errors, scan_trees
 
 
@@ -166,6 +169,119 @@ def test_an_extension_constant_without_the_method_still_fails(tmp_path):
     files["pkg/ext.py"] = "import vllm\n\nclass Capture:\n    def other(self):\n        return []\n"
     result = scan_trees(tmp_path, WORKERS, files, only=["DC007"])
     assert [f.rule for f in errors(result)] == ["DC007"]
+
+
+# ----------------------------------------------------------------------------------------- AL
+PLUGGABLE = {
+    "vllm/custom_op.py": """
+        op_registry = {}
+        op_registry_oot = {}
+
+        class PluggableLayer:
+            def __new__(cls, *args, **kwargs):
+                if cls.__name__ not in op_registry_oot:
+                    chosen = cls
+                else:
+                    chosen = op_registry_oot[cls.__name__]
+                return super().__new__(chosen)
+
+            @classmethod
+            def register(cls, name):
+                def decorator(op_cls):
+                    op_registry[name] = op_cls
+                    return op_cls
+                return decorator
+
+            @classmethod
+            def register_oot(cls, _decorated=None, name=None):
+                def decorator(layer_cls):
+                    op_registry_oot[name if name is not None else cls.__name__] = layer_cls
+                    return layer_cls
+                return decorator(_decorated) if _decorated is not None else decorator
+
+        class PlainLayer:
+            def __new__(cls, *args, **kwargs):
+                return super().__new__(cls)
+    """,
+    "vllm/mla.py": """
+        from vllm.custom_op import PlainLayer, PluggableLayer
+
+        class Wrapper(PluggableLayer):
+            def __init__(self, hidden_size: int, prefix: str = "") -> None:
+                self.hidden_size = hidden_size
+
+        class Plain(PlainLayer):
+            def __init__(self, hidden_size: int, prefix: str = "") -> None:
+                self.hidden_size = hidden_size
+    """,
+}
+
+CALLER = """
+    import ops
+    from vllm.mla import Plain, Wrapper
+
+    def build():
+        return Wrapper(64, "p", gate_is_fused=True), Wrapper(64, nope=1), Plain(64, gate_is_fused=True)
+"""
+
+
+def _ops(decorator: str, base: str = "Wrapper") -> str:
+    return f"""
+        from vllm.custom_op import PluggableLayer
+        from vllm.mla import Plain, Wrapper
+
+        {decorator}
+        class Replacement({base}):
+            def __init__(self, hidden_size: int, prefix: str = "", gate_is_fused: bool = False) -> None:
+                self.gate_is_fused = gate_is_fused
+    """
+
+
+def _dc003(result) -> list[str]:
+    return sorted(f.message.split("keyword argument ")[1].split()[0] for f in errors(result) if f.rule == "DC003")
+
+
+def test_a_call_the_registered_replacement_accepts_is_no_error(tmp_path):
+    for i, decorator in enumerate(["@Wrapper.register_oot", '@PluggableLayer.register_oot(name="Wrapper")']):
+        result = scan_trees(tmp_path / str(i), PLUGGABLE, {"ops.py": _ops(decorator), "main.py": CALLER}, only=["DC003"])
+        # gate_is_fused fits the replacement; `nope` fits neither; Plain's __new__ builds a Plain whatever is registered
+        assert _dc003(result) == ["'gate_is_fused'", "'nope'"], decorator
+
+
+def test_a_replacement_handed_to_the_registrar_in_a_call_counts(tmp_path):
+    ops = textwrap.dedent(_ops("")) + "\nWrapper.register_oot(Replacement)\n"
+    result = scan_trees(tmp_path, PLUGGABLE, {"ops.py": ops, "main.py": CALLER}, only=["DC003"])
+    assert _dc003(result) == ["'gate_is_fused'", "'nope'"]
+
+
+def test_an_in_tree_registration_or_no_registration_replaces_nothing(tmp_path):
+    """`register` fills `op_registry`, which `__new__` does not read: `Wrapper(...)` still builds a Wrapper."""
+    for i, decorator in enumerate(['@PluggableLayer.register("replacement")', ""]):
+        result = scan_trees(tmp_path / str(i), PLUGGABLE, {"ops.py": _ops(decorator), "main.py": CALLER}, only=["DC003"])
+        assert _dc003(result) == ["'gate_is_fused'", "'gate_is_fused'", "'nope'"], decorator
+
+
+def test_python_builds_the_registered_replacement(tmp_path):
+    """What the rule models: `Wrapper(...)` runs the registered class's `__init__`."""
+    namespace: dict = {}
+    parts = [PLUGGABLE["vllm/custom_op.py"], PLUGGABLE["vllm/mla.py"], _ops("@Wrapper.register_oot")]
+    source = "\n".join(line for part in parts for line in textwrap.dedent(part).splitlines() if not line.startswith("from vllm"))
+    exec(compile(source, "<al>", "exec"), namespace)
+    built = namespace["Wrapper"](64, "p", gate_is_fused=True)
+    assert type(built).__name__ == "Replacement" and built.gate_is_fused is True
+
+
+def test_pluggable_layer_and_custom_op_choose_their_class_in_a_real_release(tmp_path):
+    """vLLM 0.32.0: both bases' `__new__` build what `register_oot` files in `op_registry_oot`; `register` files
+    in-tree ops elsewhere; a class without such a `__new__` builds itself."""
+    api = ApiIndex(ZipTree(vllm_sources("0.32.0")), "0.32.0")
+    for layer in ("vllm.model_executor.layers.layernorm.RMSNorm", "vllm.model_executor.layers.mla.MultiHeadLatentAttentionWrapper"):
+        cls = api.resolve(layer)
+        chooser, containers = api.new_chooses_class(cls)
+        assert chooser.qualname.rsplit(".", 1)[-1] in ("CustomOp", "PluggableLayer") and "op_registry_oot" in containers
+        assert "op_registry_oot" in api.containers_filled_by(chooser, "register_oot")
+        assert "op_registry_oot" not in api.containers_filled_by(chooser, "register")
+    assert api.new_chooses_class(api.resolve("vllm.config.CacheConfig")) is None
 
 
 # ----------------------------------------------------------------------------------------- AM
