@@ -7,7 +7,7 @@ import ast
 from driftcheck.astnodes import attribute_stores
 from driftcheck.client_model.uses import AttrUse, Usage
 from driftcheck.vllm_model.api_index import ApiIndex
-from driftcheck.vllm_model.resolved import External, Missing
+from driftcheck.vllm_model.resolved import External, Missing, Unknown
 
 
 def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
@@ -38,6 +38,8 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
             made = chained.get((use.node.value.attr, use.attr))
         if made is not None:
             use.result = External(f"client-set.{use.owner.qualname}.{use.attr} ({made})")
+        elif use.unread_may_set is not None:
+            use.result = Unknown(use.result.qualname, use.unread_may_set)  # a plugin the client runs under may set it
 
 
 def _typed_store(use: AttrUse, stores, api: ApiIndex) -> str | None:

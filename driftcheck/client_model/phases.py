@@ -185,7 +185,7 @@ class ClientPhases:
                 elif isinstance(base, (ClassRef, Instance)):
                     self.usage.patched.add((base.cls.qualname, attr))
                     if isinstance(base, ClassRef):
-                        self._graft(value, base.cls)
+                        self._graft(value, base.cls, attr)
 
     def _attribute_created_by(self, call: ast.Call) -> str | None:
         """`layer.register_parameter("w", ...)`, or `self._set_buffer(layer, "w", ...)` where that helper of the
@@ -232,7 +232,7 @@ class ClientPhases:
                         self._setters.add(fn.name)
         return self._setters
 
-    def _graft(self, value: ast.expr | None, cls: Resolved) -> None:
+    def _graft(self, value: ast.expr | None, cls: Resolved, attr: str = "") -> None:
         """`Cls.m = f` / `Cls.m = ClientCls.m`: the function becomes a method of the vLLM class, and what it stores on
         `self` becomes that class's member (`Cls.__init__ = _patched_init` setting `self._ids`)."""
         if isinstance(value, ast.Name) and value.id in self.functions:
@@ -245,12 +245,44 @@ class ClientPhases:
                 for target, _line in attribute_stores(fn):
                     if isinstance(target.value, ast.Name) and target.value.id == params[0].arg:
                         self.usage.patched.add((cls.qualname, target.attr))
+            self._sets_on_results(fn, cls, attr)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
             self.patch_bases.setdefault(value.value.id, []).append(cls)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.foreign:
             # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
             label = f"{self.foreign[value.value.id]}.{value.value.id}"
             self.usage.grafted_classes.setdefault(label, []).append(cls)
+
+    def _sets_on_results(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved, attr: str) -> None:
+        """`LLM.generate = _patched` where `_patched` (or a function of this file it calls) does
+        `for output in outputs: output.activations = ...` on objects it cannot type: the objects vLLM's `generate`
+        is declared to return (`list[RequestOutput]`) may carry that member once the replacement ran; which
+        objects they are driftcheck cannot follow (`Usage.set_on_results`, an unknown, not a pass)."""
+        original = self.api.class_member(cls, attr) if attr else None
+        if not (isinstance(original, Resolved) and original.kind == "method"):
+            return
+        returned = self.api.classes_in_return(original)
+        if not returned:
+            return
+        todo, seen = [fn], set()
+        while todo and len(seen) < 8:  # the replacement and the functions of this file it calls, a few deep
+            g = todo.pop()
+            if g.name in seen:
+                continue
+            seen.add(g.name)
+            params = g.args.posonlyargs + g.args.args
+            env = self.build_env(g, self.module_env, None)
+            for target, line in attribute_stores(g):
+                receiver = target.value
+                if g is fn and params and isinstance(receiver, ast.Name) and receiver.id == params[0].arg:
+                    continue  # the vLLM object itself (above)
+                if self.infer(receiver, env) is not None:
+                    continue  # a typed store: credited by its class (client_stores.py)
+                for c in returned:
+                    self.usage.set_on_results.setdefault((c.qualname, target.attr), (
+                        f"{self.file.rel}:{line}", f"{cls.qualname.rsplit('.', 1)[-1]}.{attr}"))
+            todo += [self.functions[c.func.id] for c in nodes_of(g, ast.Call)
+                     if isinstance(c.func, ast.Name) and c.func.id in self.functions]
 
     def _may_be_a_method(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> bool:
         """Whether a function set on a vLLM class takes the instance first: not when its first parameter is

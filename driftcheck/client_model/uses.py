@@ -55,6 +55,8 @@ class AttrUse:
     result: object  # Resolved | Missing | Unknown | External
     node: ast.Attribute
     file: ClientFile
+    # why code driftcheck does not read may set the member: unknown if the client's own stores do not credit it
+    unread_may_set: str | None = None
 
 
 @dataclass
@@ -116,6 +118,11 @@ class Usage:
     # vLLM class -> [(client subclass, its __init__ signature, [(vLLM class, method) it is handed to])]: a class
     # whose `__new__` picks the class to build (`PluggableLayer.register_oot`) may build the client's subclass
     replacements: dict[str, list[tuple[str, object, list[tuple[str, str]]]]] = field(default_factory=dict)
+    # (vLLM class, attribute) -> ("file:line", "Cls.method") for a member a client replacement of a vLLM method sets
+    # on objects it cannot type, where the method is declared to return that class (`LLM.generate = _patched`)
+    set_on_results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # packages the client imports that may depend on vLLM and that driftcheck does not read (unread_code.py)
+    unread_packages: dict[str, str] | None = None
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
     passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
 

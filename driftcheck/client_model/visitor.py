@@ -18,6 +18,7 @@ from driftcheck.client_model.inference import (
 )
 from driftcheck.client_model.phases import ClientPhases
 from driftcheck.client_model.replacements import built_as_replacement
+from driftcheck.client_model.unread_code import plugin_may_set
 from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
 )
@@ -171,7 +172,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if self._patched_on(base.cls, node.attr) or self._replaced(base.cls):
                 return
             result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
-            self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file))
+            self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file,
+                                            plugin_may_set(self, node, result, env, base.cls)))
         elif isinstance(base, ModRef) and not store:
             mod = self.api.module(base.module)
             if mod is None or (base.module, node.attr) in self.usage.patched:
@@ -300,6 +302,13 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             # the registrar may carry it (the names as vLLM's own computed-name setters are read)
             if not isinstance(self.api.class_member(cls, registrar), (Missing, Unknown)):
                 return External(f"client-registered.{attr} ({where}, {registrar} by a computed name: {how})")
+        if self.usage.set_on_results:
+            for c in self.api.mro(cls)[0]:
+                found = self.usage.set_on_results.get((c.qualname, attr))
+                if found is not None:
+                    where, method = found
+                    return Unknown(f"{cls.qualname}.{attr}", f"the client's replacement of `{method}` sets '{attr}' on "
+                                   f"objects driftcheck cannot type ({where}); the `{c.cls.name}` objects it returns may carry it")
         if not module and "torch.nn.Module" not in self.api.mro(cls)[2]:
             # only modules get members from their collaborators (quantization methods register weights on the
             # layer); anywhere else `obj.name = ...` on some other object says nothing about this class

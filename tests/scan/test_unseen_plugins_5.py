@@ -10,11 +10,15 @@ import textwrap
 from conftest import vllm_sources
 from driftcheck.sources.sources import ZipTree
 from driftcheck.vllm_model.api_index import ApiIndex
-from scan.helpers import errors, scan_trees
+from scan.helpers import errors, line_of, scan_trees
 
 
 def _dc006(result) -> list[tuple[str, str]]:
     return sorted((f.severity, f.symbol.rsplit(".", 1)[-1]) for f in result.findings if f.rule == "DC006")
+
+
+def _unknown(result) -> list[str]:
+    return [u.message for u in result.unknown if u.rule == "DC006"]
 
 
 # ----------------------------------------------------------------------------------------- AH
@@ -169,6 +173,147 @@ def test_an_extension_constant_without_the_method_still_fails(tmp_path):
     files["pkg/ext.py"] = "import vllm\n\nclass Capture:\n    def other(self):\n        return []\n"
     result = scan_trees(tmp_path, WORKERS, files, only=["DC007"])
     assert [f.rule for f in errors(result)] == ["DC007"]
+
+
+# ----------------------------------------------------------------------------------------- AJ
+OUTPUTS = {
+    "vllm/outputs.py": """
+        class RequestOutput:
+            def __init__(self, text: str):
+                self.text = text
+    """,
+    "vllm/llm.py": """
+        from vllm.outputs import RequestOutput
+
+        class LLM:
+            def generate(self, prompts: list[str]) -> list[RequestOutput]:
+                return [RequestOutput(p) for p in prompts]
+
+            def encode(self, prompts: list[str]) -> list[str]:
+                return list(prompts)
+    """,
+}
+
+PATCH = """
+    from vllm.llm import LLM
+    _orig = None
+
+    def _finish(outputs: list) -> list:
+        for output in outputs:
+            output.activations = len(output.text)
+        return outputs
+
+    def _patched(self: LLM, prompts):
+        return _finish(_orig(self, prompts))
+
+    def register():
+        global _orig
+        _orig = LLM.{method}
+        LLM.{method} = _patched
+"""
+
+READ = """
+    from vllm.outputs import RequestOutput
+
+    def first(llm) -> RequestOutput:
+        return llm.generate(["hi"])[0]
+
+    def probe(llm):
+        out = first(llm)
+        return out.activations, out.tokens
+"""
+
+
+def test_a_member_a_replaced_method_sets_on_what_it_returns_is_unknown_not_an_error(tmp_path):
+    result = scan_trees(tmp_path, OUTPUTS, {"plugin.py": PATCH.replace("{method}", "generate"), "main.py": READ},
+                        only=["DC006"])
+    assert _dc006(result) == [("error", "tokens")]  # a member nothing sets stays an error
+    (message,) = _unknown(result)
+    store = line_of(textwrap.dedent(PATCH), "output.activations =") - 1  # the file is written without its first newline
+    assert "LLM.generate" in message and f"plugin.py:{store}" in message and "'activations'" in message
+
+
+def test_a_replacement_of_a_method_that_returns_another_class_credits_nothing(tmp_path):
+    result = scan_trees(tmp_path, OUTPUTS, {"plugin.py": PATCH.replace("{method}", "encode"), "main.py": READ},
+                        only=["DC006"])
+    assert _dc006(result) == [("error", "activations"), ("error", "tokens")]
+    assert _unknown(result) == []
+
+
+# ----------------------------------------------------------------------------------------- AK
+CONTEXT = {
+    "vllm/forward_context.py": """
+        from dataclasses import dataclass
+
+        _forward_context = None
+
+        @dataclass
+        class ForwardContext:
+            attn_metadata: object = None
+
+        @dataclass(frozen=True)
+        class FrozenContext:
+            attn_metadata: object = None
+
+        def get_forward_context() -> ForwardContext:
+            return _forward_context
+
+        def get_frozen_context() -> FrozenContext:
+            return FrozenContext()
+    """,
+}
+
+
+def _draft(imports: str, read: str = "forward_context = get_forward_context()") -> dict[str, str]:
+    return {"draft.py": f"""
+        from vllm.forward_context import ForwardContext, FrozenContext, get_forward_context, get_frozen_context
+        {imports}
+
+        def step(ctx: ForwardContext):
+            {read}
+            return forward_context.capturing
+    """}
+
+
+def test_a_member_a_host_plugin_may_set_on_what_vllm_hands_out_is_unknown(tmp_path):
+    result = scan_trees(tmp_path, CONTEXT, _draft("from host_platform.context import set_context  # noqa"), only=["DC006"])
+    assert _dc006(result) == []
+    (message,) = _unknown(result)
+    assert "host_platform" in message and "get_forward_context" in message and "'capturing'" in message
+
+
+def test_without_an_unread_package_the_member_is_missing(tmp_path):
+    result = scan_trees(tmp_path, CONTEXT, _draft("import json, os  # the standard library only"), only=["DC006"])
+    assert _dc006(result) == [("error", "capturing")]
+
+
+def test_an_object_the_function_was_given_is_not_what_vllm_hands_out(tmp_path):
+    result = scan_trees(tmp_path, CONTEXT, _draft("import host_platform", "forward_context = ctx"), only=["DC006"])
+    assert _dc006(result) == [("error", "capturing")]
+
+
+def test_no_code_can_set_a_member_on_a_frozen_dataclass(tmp_path):
+    result = scan_trees(tmp_path, CONTEXT, _draft("import host_platform", "forward_context = get_frozen_context()"),
+                        only=["DC006"])
+    assert _dc006(result) == [("error", "capturing")]
+
+
+def test_the_clients_own_store_credits_before_the_plugin_is_suspected(tmp_path):
+    files = {"draft.py": textwrap.dedent(_draft("import host_platform")["draft.py"])}
+    files["draft.py"] += "\n\ndef mark():\n    forward_context = get_forward_context()\n    forward_context.capturing = True\n"
+    result = scan_trees(tmp_path, CONTEXT, files, only=["DC006"])
+    assert [f for f in result.findings if f.rule == "DC006" and f.severity == "error"] == []
+    assert _unknown(result) == []
+
+
+def test_vllms_own_requirements_are_no_plugins(tmp_path):
+    """With the release's metadata, a package vLLM requires (and so cannot depend on vLLM) is no host plugin."""
+    files = {**CONTEXT, "vllm-0.99.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: vllm\nVersion: 0.99.0\n"
+                                                          "Requires-Dist: host-platform>=1.0\n"}
+    result = scan_trees(tmp_path, files, _draft("import host_platform"), only=["DC006"])
+    assert _dc006(result) == [("error", "capturing")]
+    result = scan_trees(tmp_path / "other", files, _draft("import other_platform"), only=["DC006"])
+    assert _dc006(result) == [] and "which vLLM does not require" in _unknown(result)[0]
 
 
 # ----------------------------------------------------------------------------------------- AL
