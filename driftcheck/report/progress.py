@@ -56,6 +56,16 @@ class _NoBar:
         pass
 
 
+NO_BAR = _NoBar()  # for work that takes a bar and was given none
+
+
+def in_forked_child() -> None:
+    """In a forked worker: never draw, and never touch the parent's live display (its refresh thread did not come
+    along, and a lock it held at the fork stays held here)."""
+    global _progress, _users, _quiet
+    _progress, _users, _quiet = None, 0, True
+
+
 class _Bar:
     def __init__(self, progress, task_id):
         self._progress, self._id = progress, task_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from driftcheck.sources.provenance import provenance
 from driftcheck.sources.package_metadata import declared_vllm_version
 from driftcheck.sources.targets import Target, resolve_vllm
 from driftcheck.gc_pause import cyclic_gc_paused
+from driftcheck.report import progress
 from driftcheck.scan.unit_cache import ClientResult, UnitCache, code_digest, finding_from_json, tree_digest, unknown_from_json
 from driftcheck.scan.presummarise import presummarise
 from driftcheck.scan.units import MIN_FILES_FOR_POOL, default_jobs, merge, run_units
@@ -145,18 +147,19 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
             if loader is not None:  # one baseline per scan (and per process), not one per unit: each reads its tree's text
                 shared = options.baseline_cache if options.baseline_cache is not None else baselines_loaded
                 loader = _memoised(loader, shared, f"{client.name or client.location} {client.version}")
-            presummary = presummarise(api, [data for _rel, data in found.importing], jobs, MIN_FILES_FOR_POOL) \
-                if api_given is None else None  # from here on: the parse below, the phases, the visits
-            try:
-                source = source_from_survey(client.tree, client.location, client.prefixes or None, found)
-            except BaseException:
-                if presummary is not None:
-                    presummary.stop()
-                raise
-            lines_by_file.update({f.rel: f.lines for f in source.files})
-            make_ctx = _ContextMaker(api, source, client.name or client.location, vllm.version, loader, note, result.baselines,
-                                     client.name or "client")
-            units, counts = run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary)
+            with _bar_for(client, found) as bar:
+                presummary = presummarise(api, [data for _rel, data in found.importing], jobs, MIN_FILES_FOR_POOL) \
+                    if api_given is None else None  # from here on: the parse below, the phases, the visits
+                try:
+                    source = source_from_survey(client.tree, client.location, client.prefixes or None, found)
+                except BaseException:
+                    if presummary is not None:
+                        presummary.stop()
+                    raise
+                lines_by_file.update({f.rel: f.lines for f in source.files})
+                make_ctx = _ContextMaker(api, source, client.name or client.location, vllm.version, loader, note,
+                                         result.baselines, client.name or "client")
+                units, counts = run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary, bar)
             for k, v in counts.items():
                 counters[k] = max(counters[k], v) if k == "jobs" else counters[k] + v
             findings, unknown, errors, uses, baselines = merge(units, len(probes))
@@ -188,6 +191,16 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
         **counters,
     }
     return result
+
+
+@contextmanager
+def _bar_for(client: Target, found):
+    """A big client's progress, on a terminal only; a small client is done in about a second (no bar to flicker)."""
+    if len(found.importing) < MIN_FILES_FOR_POOL:
+        yield progress.NO_BAR
+        return
+    with progress.bar(f"{client.name or client.location}: reading {len(found.importing)} files") as bar:
+        yield bar
 
 
 def _apply_guard(finding: Finding, guards: dict, rule) -> None:

@@ -42,6 +42,7 @@ from driftcheck.client_model.guards import guards_of, reached_names
 from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage
 from driftcheck.errors import DriftcheckError
+from driftcheck.report import progress
 from driftcheck.rules.findings import Finding, UnknownResult
 from driftcheck.scan.preload import preload_text
 from driftcheck.scan.unit_cache import UnitCache, UnitResult, codec_for, global_digest, sha
@@ -258,6 +259,7 @@ def _worker_started() -> None:
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent stops its workers; no Terminated traceback there
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    progress.in_forked_child()
 
 
 def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
@@ -270,17 +272,20 @@ def _worker(chunk: list[int]) -> list[tuple[int, bytes]]:
 
 
 def run_units(api, source, probes, make_ctx, jobs: int, cache: UnitCache | None, key_base: str,
-              presummary=None) -> tuple[list[UnitResult], dict]:
+              presummary=None, bar=progress.NO_BAR) -> tuple[list[UnitResult], dict]:
     """Every file's unit result, in file order, then the whole-client rules' results; and counters for the stats.
-    `presummary` (presummarise.py) is stopped before any worker forks, and when the scan fails."""
+    `presummary` (presummarise.py) is stopped before any worker forks, and when the scan fails. `bar` (a big
+    client's, on a terminal) says which step runs and counts the files checked."""
     try:
-        return _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary)
+        return _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary, bar)
     finally:
         if presummary is not None:
             presummary.stop()
 
 
-def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary) -> tuple[list[UnitResult], dict]:
+def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary, bar) -> tuple[list[UnitResult], dict]:
+    label = make_ctx.client_name
+    bar.update(description=f"{label}: imports, classes and patches of {len(source.files)} files")
     preload = preload_text(api, probes, getattr(make_ctx, "loader", None))
     try:
         usage, analyzers = prepare_client(source, api)
@@ -308,9 +313,11 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary)
     if workers > 1 and len(todo) >= MIN_FILES_FOR_POOL and _can_fork():
         size = max(1, min(16, len(todo) // (workers * 8)))
         chunks = [[WHOLE]] + [todo[i:i + size] for i in range(0, len(todo), size)]  # the longest task first
+        bar.update(description=f"{label}: visiting {len(source.files)} files")
         visit_all(run)  # once, here: every worker would otherwise visit every file again for the whole-client rules
         if presummary is not None:
             presummary.stop()  # the pool has the cores now
+        bar.update(description=f"{label}: checking files ({workers} processes)", total=len(todo), completed=0)
         with _forked_pool(run, workers) as pool:
             for done in pool.imap_unordered(_worker, chunks):
                 for i, raw in done:
@@ -318,6 +325,7 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary)
                         wholes.append(codec_for(UnitResult).loads(raw))
                     else:
                         results[i] = codec_for(UnitResult).loads(raw)
+                        bar.advance()
     elif jobs > 1 and todo and any(not per_file(p) for p in probes) and _can_fork():
         workers = 2
         if presummary is not None:
@@ -325,8 +333,11 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary)
         wholes = _whole_beside_units(run, todo, results)
     else:
         workers = 1
+        bar.update(description=f"{label}: checking files", total=len(todo), completed=0)
         for i in todo:
             results[i] = _in_process(run_unit(run, i))
+            bar.advance()
+        bar.update(description=f"{label}: whole-client rules")
         wholes = [_in_process(run_whole(run))]
     if cache is not None:
         for i in todo:

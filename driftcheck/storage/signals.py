@@ -64,6 +64,9 @@ def fork_helper(work) -> int:
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            from driftcheck.report import progress
+
+            progress.in_forked_child()
             work()
             code = 0
         finally:
