@@ -105,7 +105,9 @@ def _enclosing_call(tree: ast.AST, target: ast.AST) -> ast.Call | None:
 
 
 _STORES = ("append", "extend", "insert", "add", "put", "put_nowait", "copy_", "update", "setdefault")
-_CAPTURE_WORDS = ("hidden", "captur")
+# `hidden_states`, `aux_hidden_states`, `_captured_states`: not `hidden_size`, which a layer's constructor keeps
+_HIDDEN_STATES = ("hidden_state",)
+_CAPTURE_WORDS = ("hidden_state", "captur")
 
 
 def _stores_hidden_states(fn: ast.AST) -> bool:
@@ -122,7 +124,7 @@ def _stores_hidden_states(fn: ast.AST) -> bool:
             values = [node.value] if places else []
         else:
             continue
-        if any(_names_capture(v, ("hidden",)) for v in values) or any(_names_capture(p, _CAPTURE_WORDS) for p in places):
+        if any(_names_capture(v, _HIDDEN_STATES) for v in values) or any(_names_capture(p, _CAPTURE_WORDS) for p in places):
             return True
     return False
 
