@@ -105,15 +105,16 @@ def _enclosing_call(tree: ast.AST, target: ast.AST) -> ast.Call | None:
 
 
 _STORES = ("append", "extend", "insert", "add", "put", "put_nowait", "copy_", "update", "setdefault")
-# `hidden_states`, `aux_hidden_states`, `_captured_states`: not `hidden_size`, which a layer's constructor keeps
+# `hidden_states`, `aux_hidden_states`, `_captured_states`: not `hidden_size`, which a layer's constructor keeps, nor
+# `cudagraph_capture_sizes` (a CUDA graph's capture)
 _HIDDEN_STATES = ("hidden_state",)
-_CAPTURE_WORDS = ("hidden_state", "captur")
+_CAPTURE_WORDS = ("hidden_state", "captured")
 
 
 def _stores_hidden_states(fn: ast.AST) -> bool:
     """Whether `fn` keeps hidden states where they outlive the call: a call that adds to a container, or a store into
     an attribute or an item, whose value names hidden states (`aux_hidden_states.append(h.clone())`, `buf[i] =
-    hidden_states`) or whose destination is named for them (`self._captured_states = {}`,
+    hidden_states`) or whose destination is named for them or for what was captured (`self._captured_states = {}`,
     `layer_states[i].append(activation)` into `extension._captured_states`). Binding a local name keeps nothing."""
     for node in walk(fn):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _STORES:

@@ -108,6 +108,7 @@ PATCHES = """
 
     def set_sizes(self, sizes):
         self.hidden_size = sizes[0]
+        self.compilation_config.cudagraph_capture_sizes = sorted(sizes)
 
 
     def install(model):
