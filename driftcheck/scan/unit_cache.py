@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,14 +140,12 @@ def tree_digest(view, extra: str) -> str:
     return h.hexdigest()
 
 
-_QUOTED_MODULE = re.compile(r"""["'](\w+(?:\.\w+)+)["']""")
-
-
 def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict, reached: frozenset = frozenset(),
-                  replaced: dict | None = None) -> str:
+                  replaced: dict | None = None, api=None) -> str:
     """What a unit reads besides its own file: the facts of the global phases, the order of the files they
-    were gathered in, the files named as worker extensions, and where the client spells dotted module
-    names as strings (the one whole-tree text search a rule makes over the client)."""
+    were gathered in, the files named as worker extensions, and where the client spells, as a string, the name of
+    a vLLM module the target lacks (what DC001 asks the client's whole tree: `ClientSource.quoted_names`). Only
+    those names: an edit that moves any other string keeps every other file's unit."""
     facts = [
         sorted(usage.patched),
         sorted((k, [c.qualname for c in v]) for k, v in usage.grafted_classes.items()),
@@ -168,13 +165,9 @@ def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict,
         f = by_module.get(dotted.rpartition(".")[0])
         if f is not None:
             h.update(f"{f.rel}\0".encode() + sha(f.text.encode()).encode())
-    spelled: dict[str, str] = {}
-    for rel in source.tree.iter_files(""):
-        try:
-            text = source.tree.read_text(rel)
-        except Exception:
-            continue
-        for m in _QUOTED_MODULE.finditer(text):
-            spelled.setdefault(m.group(1), f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
-    h.update(repr(sorted(spelled.items())).encode())
+    package = api.package if api is not None else "vllm"
+    spelled = sorted((name, where) for name, where in source.quoted_names().items()
+                     if (name == package or name.startswith(package + "."))
+                     and (api is None or api.module_path(name) is None))
+    h.update(repr(spelled).encode())
     return h.hexdigest()

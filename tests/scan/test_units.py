@@ -161,6 +161,33 @@ def test_warm_rerun_and_one_changed_file(client):
     assert "my_hook" in changed  # the use in gen.py is now a finding: it depended on patches.py
 
 
+def test_only_strings_naming_a_missing_vllm_module_tie_the_units_together(tmp_path, monkeypatch):
+    """DC001 reads where the whole client spells a missing module's name (a `sys.modules` registration in another
+    file). Moving that string re-runs every unit; moving any other string (a module the target has, torch's) re-runs
+    only its own file's, where it used to invalidate every unit."""
+    monkeypatch.setattr(units, "MIN_FILES_FOR_POOL", 1)
+    write_tree(tmp_path / "client", {
+        "pkg/a.py": "from vllm.gone.mod import thing\n",
+        "pkg/b.py": "import sys\nimport vllm\n\nsys.modules['vllm.gone.mod'] = sys.modules[__name__]\n",
+        "pkg/c.py": "import vllm\n\nNAMES = ['vllm.v1.request', 'torch.nn.Module']\n",
+    })
+    cold, stats = _report(tmp_path, jobs=1)
+    [f] = json.loads(cold)["findings"]
+    assert f["rule"] == "DC001" and f["severity"] == "warning" and "pkg/b.py:4" in f["message"]
+
+    c = tmp_path / "client/pkg/c.py"
+    c.write_text("# a comment moves the strings down\n" + c.read_text())
+    moved, stats = _report(tmp_path, jobs=1)
+    assert stats["units_run"] == 1 and moved == cold
+
+    b = tmp_path / "client/pkg/b.py"
+    b.write_text("# a comment moves the registration down\n" + b.read_text())
+    moved, stats = _report(tmp_path, jobs=1)
+    assert stats["units_run"] == 3  # a.py's DC001 names b.py's line
+    assert "pkg/b.py:5" in json.loads(moved)["findings"][0]["message"]
+    assert moved == _report(tmp_path, jobs=1, cache=False)[0]
+
+
 def test_caches_are_json(client):
     _report(client, jobs=1)
     entries = list((client / "cache" / "units").rglob("*.json"))
