@@ -8,6 +8,7 @@ checked against each replacement registered through a method that fills the cont
 from __future__ import annotations
 
 import ast
+import weakref
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.inference import ClassRef
@@ -22,14 +23,28 @@ def registered_with(analyzer, name: str, cls: ast.ClassDef) -> list[tuple[str, s
     (`CustomOp.register_oot(_decorated_op_cls=X, name=...)`)."""
     out: list[tuple[str, str]] = []
     callees = [d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list]
-    callees += [c.func for c in nodes_of(analyzer.file.tree, ast.Call)
-                if any(isinstance(a, ast.Name) and a.id == name for a in [*c.args, *(k.value for k in c.keywords)])]
+    callees += _callees_given(analyzer.file.tree).get(name, [])
     for callee in callees:
         if isinstance(callee, ast.Attribute):
             owner = analyzer.infer(callee.value, {})
             if isinstance(owner, ClassRef) and (owner.cls.qualname, callee.attr) not in out:
                 out.append((owner.cls.qualname, callee.attr))
     return out
+
+
+_GIVEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _callees_given(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """Name -> the callee of each call of the file that is given that name as an argument, in the file's order:
+    listed once per file, not searched once per client class (a file of many classes read its calls again each)."""
+    found = _GIVEN.get(tree)
+    if found is None:
+        found = _GIVEN[tree] = {}
+        for call in nodes_of(tree, ast.Call):
+            for name in dict.fromkeys(a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)):
+                found.setdefault(name, []).append(call.func)
+    return found
 
 
 def built_as_replacement(api, usage: Usage, cls: Resolved, shape) -> bool:
