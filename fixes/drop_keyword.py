@@ -30,6 +30,9 @@ class _DropKeyword(Targeted):
         mine = self.findings_at(original)
         for f in mine:
             kw = f.details.get("keyword")
+            if f.details.get("pydantic_extra") in ("ignore", "allow", "unknown"):
+                self.skipped.append((f, "pydantic does not reject this keyword here (it drops or keeps it): nothing fails"))
+                continue
             index = next((i for i, a in enumerate(updated.args) if a.keyword is not None and a.keyword.value == kw), None)
             if index is None:
                 self.skipped.append((f, f"no keyword '{kw}' in this call"))

@@ -2,8 +2,10 @@
 
 `get_kv_cache_config_from_groups(kv_cache_specs=...)` (the parameter was dropped in 0.12) or
 `Request(eos_token_id=...)` (dropped later) raise `TypeError: ... got an unexpected keyword
-argument` when the line runs. For vLLM's pydantic `@config` classes (extra="forbid") the same
-mistake is a `ValidationError`. Constructors of dataclasses and `@config` classes are synthesised
+argument` when the line runs. For vLLM's pydantic `@config` classes (extra="forbid", from 0.16.0)
+the same mistake is a `ValidationError`; a pydantic dataclass that does not forbid extras (`@config` up to
+0.15.1 only returns the class, and pydantic's default is extra="ignore") drops the value silently: a warning,
+no fix. Constructors of dataclasses and `@config` classes are synthesised
 from their fields, so this covers `SchedulerConfig(...)`, `CacheConfig(...)` and friends.
 """
 
@@ -28,18 +30,29 @@ def check(ctx: ScanContext):
             passed = set(bc.use.shape.keywords)
             unpassed = [n for n in sig.names() if n not in passed]
             renamed = difflib.get_close_matches(problem.name, unpassed, n=1, cutoff=0.75)
-            pydantic = bc.use.kind == "construct" and ctx.api.is_dataclass_like(bc.use.target) == "pydantic"
-            message = (
-                f"{bc.callee} got an unexpected keyword argument '{problem.name}' in {ctx.version_label()}: "
-                f"{'ValidationError (extra fields forbidden)' if pydantic else 'TypeError'} when this line runs. "
-                f"The signature is now {sig.render()}."
-            )
+            extra = ctx.api.unknown_keywords(bc.use.target) if bc.use.kind == "construct" else None
+            if extra in (None, "forbid"):
+                message = (
+                    f"{bc.callee} got an unexpected keyword argument '{problem.name}' in {ctx.version_label()}: "
+                    f"{'ValidationError (extra fields forbidden)' if extra else 'TypeError'} when this line runs. "
+                    f"The signature is now {sig.render()}."
+                )
+                severity, fix = None, True
+            else:
+                # a pydantic dataclass that does not forbid extras: no error, but the value never reaches a field
+                what = {"ignore": "its config does not forbid extra keywords, so pydantic silently drops the value",
+                        "allow": "its config allows extra keywords, so the value is kept as an attribute no field declares",
+                        "unknown": "driftcheck cannot read its pydantic config: unless it forbids extra keywords, "
+                                   "pydantic drops the value without an error"}[extra]
+                message = (f"{bc.callee} has no field '{problem.name}' in {ctx.version_label()}: {what}, and "
+                           f"the setting has no effect. The fields are now {sig.render()}.")
+                severity, fix = "warning", False
             if renamed:
                 message += f" Renamed to '{renamed[0]}'?"
             yield bc.qualify(ctx.finding(
                 RULE, message, bc.use.loc, ctx.vllm_location(sig.path, sig.line), f"{bc.use.target.qualname}({problem.name}=)",
-                when=when_of(bc.use), keyword=problem.name, renamed_to=renamed[0] if renamed else None,
-                signature=sig.render(),
+                when=when_of(bc.use), severity=severity, fix=fix, keyword=problem.name,
+                renamed_to=renamed[0] if renamed else None, signature=sig.render(), pydantic_extra=extra,
             ))
 
 

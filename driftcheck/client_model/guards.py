@@ -27,7 +27,7 @@ _BROAD = {"Exception", "BaseException"}
 class Guard:
     start: int
     end: int
-    kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced
+    kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks
@@ -40,6 +40,10 @@ class Guard:
             return False
         if self.kind == "replaced":
             return True  # a body that never runs
+        if self.kind == "capability":
+            # a check the client makes of a package or module it names: what it guards is importing from there
+            return bool({"ImportError", "ModuleNotFoundError"} & set(raises)) and \
+                any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", text) for n in self.names)
         if self.kind == "hasattr" and self.names:
             # `if not hasattr(layer, "kv_cache"): continue` guards uses of kv_cache, not every line after it;
             # `v = getattr(spec, "new", None); if v is not None: return v; return spec.old` guards spec's other spelling
@@ -56,6 +60,9 @@ class Guard:
             return f"in the body of `{name}`, which {by} replaces at import (this body never runs)"
         if self.kind == "dispatched":
             return f"in a module the client loads only by import_module under a vLLM version check ({self.where})"
+        if self.kind == "capability":
+            return (f"reached only when the client's own check of `{', '.join(sorted(self.names))}` passes (line "
+                    f"{self.line}), a check driftcheck does not follow")
         if self.via:
             inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names)
             return f"in a function called only from line {self.via}, which is {inner.describe()}"
@@ -118,6 +125,10 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
         elif isinstance(node, (ast.If, ast.IfExp)):
             kind = test_kind(node.test, aliases, probes)
             if kind is None:
+                checked = host_checked(node.test)
+                if checked and isinstance(node, ast.If) and not _negated(node.test):
+                    start, end = body_span(node.body)
+                    out.append(Guard(start, end, "capability", frozenset(), node.lineno, checked))
                 continue
             names, receivers = probe_of(node.test, probes)
             if isinstance(node, ast.IfExp):
@@ -295,6 +306,10 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                     if kind in ("isinstance", "hasattr", "version") and (stmt.end_lineno or stmt.lineno) < end:
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
                                          checked_names(stmt.test.operand)))
+                    elif kind is None and (stmt.end_lineno or stmt.lineno) < end and host_checked(stmt.test.operand):
+                        # `if not check_for_registration("vllm"): return False` before `from vllm.x import ...`
+                        out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, "capability", frozenset(), stmt.lineno,
+                                         host_checked(stmt.test.operand)))
                 elif isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and (stmt.end_lineno or stmt.lineno) < end \
                         and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                     kind = test_kind(stmt.test, aliases, probes)
@@ -306,6 +321,24 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                             out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
                                              names, receivers=receivers))
     return out
+
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[\w.]+)?")
+
+
+def host_checked(test: ast.expr) -> frozenset[str]:
+    """The packages or modules a test hands to a check by name, when the test is only such a call (or its negation):
+    `check_for_registration("vllm")`, `supports("vllm.v1.spec_decode.registry:register")` (a `module:attr` string
+    names the module). The check decides whether what follows runs; a use of something under that name after it
+    is the client's capability switch (`Guard` kind "capability"), as `find_spec` is."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if not isinstance(test, ast.Call) or any(isinstance(n, ast.Call) for a in [*test.args, *(k.value for k in test.keywords)]
+                                             for n in walk(a)):
+        return frozenset()
+    names = {a.value.split(":")[0] for a in [*test.args, *(k.value for k in test.keywords)]
+             if isinstance(a, ast.Constant) and isinstance(a.value, str) and _DOTTED.fullmatch(a.value)}
+    return frozenset(names)
 
 
 def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> Guard | None:

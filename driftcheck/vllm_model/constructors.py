@@ -4,12 +4,16 @@ NamedTuple, TypedDict, Enum and exception classes, or the class's own `__init__`
 
 from __future__ import annotations
 
+import ast
 import builtins
+import re
 
 from driftcheck.vllm_model.classes import CLOSED_EXTERNAL_BASES, RECORD_BASES
 from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.vllm_model.signatures import KWONLY, POS, POSONLY, VARARG, VARKW, Param, Signature
 
+
+_EXTRA = re.compile(r"""\bextra\s*=\s*(?:["']|(?:\w+\.)*)(forbid|ignore|allow)\b""")  # ConfigDict(extra="forbid"), Extra.forbid
 
 ATTRS_DECORATORS = {"attr.s", "attr.attrs", "attr.define", "attr.frozen", "attr.mutable", "attrs.define", "attrs.frozen",
                     "attrs.mutable"}
@@ -43,6 +47,71 @@ class Constructors:
         if kind and ci.decorator_kwargs.get("init") == "False":
             return None
         return kind
+
+    def unknown_keywords(self, cls: Resolved) -> str | None:
+        """What a pydantic dataclass does with a keyword it has no field for, when `Cls(...)` binds against its
+        generated `__init__` (which takes `*args, **kwargs` and hands them to the validator): "forbid"
+        (ValidationError), "ignore" (silently dropped: pydantic's default), "allow" (kept as an extra attribute), or
+        "unknown" (a config driftcheck cannot read). None when the constructor is not a pydantic dataclass's.
+        The class's own config wins (its decorator's `config=ConfigDict(extra=...)`, a `__pydantic_config__` in its
+        body, or a vLLM decorator that builds one: `@config` from 0.16.0 on), then the nearest pydantic dataclass
+        base's (pydantic merges a subclass's config over its base's)."""
+        order = self.mro(cls)[0]
+        for c in order:
+            if "__init__" in c.cls.methods:
+                return None  # its own __init__ binds the call
+            kind = self.is_dataclass_like(c)
+            if kind or self._is_attrs(c):
+                if kind != "pydantic":
+                    return None
+                pydantic = [b for b in order[order.index(c):] if self.is_dataclass_like(b) == "pydantic"]
+                for b in pydantic:
+                    mode = self._own_extra(b)
+                    if mode is not None:
+                        return mode
+                return "ignore"
+            if "__new__" in c.cls.methods:
+                return None
+        return None
+
+    def _own_extra(self, c: Resolved) -> str | None:
+        """The `extra` a pydantic dataclass's own config sets: the decorator call's text first (`config=` merges over
+        what a decorator function builds), a config named there and bound at module level, `__pydantic_config__`
+        in the body, then the body of a vLLM decorator function; None when none sets it, "unknown" when the
+        config is a value driftcheck cannot read."""
+        node = self.class_node(c)
+        if node is None:
+            return "unknown"
+        tree = self.parse(c.path) if c.path else None
+        for deco in node.decorator_list:
+            text = ast.unparse(deco)
+            found = _EXTRA.search(text)
+            if found:
+                return found.group(1)
+            named = next((k.value for k in deco.keywords if k.arg == "config"), None) if isinstance(deco, ast.Call) else None
+            if isinstance(named, ast.Name):
+                bound = [n.value for n in (tree.body if tree is not None else []) if isinstance(n, ast.Assign)
+                         and any(isinstance(t, ast.Name) and t.id == named.id for t in n.targets)]
+                found = _EXTRA.search(ast.unparse(bound[-1])) if len(bound) == 1 else None
+                if len(bound) != 1:
+                    return "unknown"
+                if found:
+                    return found.group(1)
+            elif named is not None and not isinstance(named, ast.Call):
+                return "unknown"
+        for stmt in node.body:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+            if any(isinstance(t, ast.Name) and t.id == "__pydantic_config__" for t in targets) and stmt.value is not None:
+                found = _EXTRA.search(ast.unparse(stmt.value))
+                if found:
+                    return found.group(1)
+        for deco in c.cls.decorators:
+            target = self.resolve_in_scope(c.module, deco.split("(")[0]) if c.module is not None else None
+            fn = self.function_node(target) if isinstance(target, Resolved) and target.kind == "function" else None
+            found = _EXTRA.search(ast.unparse(fn)) if fn is not None else None
+            if found:
+                return found.group(1)  # vLLM 0.16.0+'s `config`: `ConfigDict(extra="forbid")`
+        return None
 
     def constructor(self, cls: Resolved) -> Signature | None:
         """How `Cls(...)` binds its arguments; None when we cannot know (unreadable bases)."""
