@@ -3,8 +3,9 @@
 `collective_rpc` dispatches by string to every worker process, so no type checker sees it. When a
 vLLM release renames a worker method, the call fails inside the workers (`AttributeError`, wrapped
 in `Worker failed with error ...`) after the model has loaded. driftcheck looks the name up on the
-target's worker classes (`vllm/v1/worker/*worker*.py`) and on the client's own worker extension
-(`worker_extension_cls="pkg.mod.Class"`).
+target's worker classes (`vllm/v1/worker/*worker*.py`), on the client's own worker extension
+(`worker_extension_cls="pkg.mod.Class"`) and on a worker a platform plugin names (`worker_cls="pkg.mod.Worker"`,
+built by vLLM's worker wrapper whatever its bases).
 """
 
 from __future__ import annotations
@@ -43,11 +44,19 @@ def worker_classes(ctx: ScanContext) -> list[Resolved]:
     return out
 
 
+def own_workers(ctx: ScanContext) -> list[str]:
+    """The worker classes the client names as `worker_cls` outside vLLM's own package."""
+    return [d for d, _loc in ctx.usage.worker_classes if d.split(".")[0] != ctx.api.package]
+
+
 def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[str]]:
-    """The methods of the client's worker extensions, and the dotted paths that could not be read."""
+    """The methods of the client's worker extensions and of the workers it names as `worker_cls` (vLLM's worker
+    wrapper builds that class by name and forwards attributes to it, whatever its bases), and the dotted paths
+    that could not be read."""
     names: set[str] = set()
     unread: list[str] = []
-    for dotted, _loc in ctx.usage.worker_extensions:
+    # a worker_cls in vLLM's own package is one of the target's workers (looked at already) or a module it lacks
+    for dotted in [d for d, _loc in ctx.usage.worker_extensions] + own_workers(ctx):
         found = _class_methods(ctx, dotted, 0)
         if found is None:
             unread.append(dotted)
@@ -119,13 +128,14 @@ def check(ctx: ScanContext):
         names = ", ".join(w.qualname.rsplit(".", 1)[-1] for w in workers[:6])
         message = (f"collective_rpc(\"{r.method}\") names a method that no worker class defines in {ctx.version_label()} "
                    f"(looked at {names}{', ...' if len(workers) > 6 else ''}"
-                   f"{' and the client worker extension' if ctx.usage.worker_extensions else ''}): "
+                   f"{' and the client worker extension' if ctx.usage.worker_extensions else ''}"
+                   f"{' and the worker the client names as worker_cls' if own_workers(ctx) else ''}): "
                    "AttributeError inside the workers after the model has loaded.")
         if unknown and len(unknown) == len(workers):
             yield ctx.unknown(RULE, message, r.loc, r.method)
             continue
         if unread:  # the client's own extension may define it
-            yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension {unread[0]} named by "
-                              "the client could not be read", r.loc, r.method)
+            yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension or worker {unread[0]} "
+                              "named by the client could not be read", r.loc, r.method)
             continue
         yield ctx.finding(RULE, message, r.loc, ctx.location_of(workers[0]), r.method, when="call")

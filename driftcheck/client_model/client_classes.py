@@ -314,8 +314,15 @@ class ClientClasses:
     def collect_worker_extensions(self) -> None:
         """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault`, an item assignment, or the
         default of a field or variable of that name (a dataclass of server flags); the string may come from a
-        function of this file that returns it."""
-        key = "worker_extension_cls"
+        function of this file that returns it. `worker_cls` the same way (`parallel_config.worker_cls = "pkg.Worker"`
+        in a platform's config hook): vLLM's worker wrapper builds that class by name and forwards every attribute
+        to it, so it is the worker whatever its bases (`Usage.worker_classes`)."""
+        for key, found in (("worker_extension_cls", self.usage.worker_extensions), ("worker_cls", self.usage.worker_classes)):
+            for text, value in self._named_by_key(key):
+                found.append((text, loc_of(self.file, value)))
+
+    def _named_by_key(self, key: str) -> list[tuple[str, ast.expr]]:
+        out: list[tuple[str, ast.expr]] = []
         for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign, ast.AnnAssign):
             values: list[ast.expr] = []
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
@@ -334,8 +341,9 @@ class ClientClasses:
                 values.append(node.value)
             for value in values:
                 for text in self._strings_of(value):
-                    if DOTTED_CLASS.match(text):  # not the empty default of a config field
-                        self.usage.worker_extensions.append((text, loc_of(self.file, value)))
+                    if DOTTED_CLASS.match(text):  # not the empty default of a config field, nor "auto"
+                        out.append((text, value))
+        return out
 
     def _strings_of(self, value: ast.expr) -> list[str]:
         """A string constant, a module constant (`_EXT = "pkg.mod.Cls"` in this file, or imported from another

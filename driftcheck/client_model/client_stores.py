@@ -7,7 +7,7 @@ import ast
 from driftcheck.astnodes import attribute_stores
 from driftcheck.client_model.uses import AttrUse, Usage
 from driftcheck.vllm_model.api_index import ApiIndex
-from driftcheck.vllm_model.resolved import External, Missing, Unknown
+from driftcheck.vllm_model.resolved import External, Missing, Resolved, Unknown
 
 
 def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
@@ -16,10 +16,12 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
     receiver of the same (or a related) class anywhere in the client, or a store through the same variable
     name in the same file (`prefill = attn_metadata.prefill; prefill.req_to_token = ...` in a builder, then
     `prefill.req_to_token` in the backend that reads it). An assignment on some unrelated object hides nothing."""
-    typed: dict[str, list[AttrUse]] = {}
+    typed: dict[str, list[tuple[Resolved, str]]] = {}  # attribute -> (class of the receiver, where) of each store
     for use in usage.attrs:
         if use.store and isinstance(use.result, Missing):
-            typed.setdefault(use.attr, []).append(use)
+            typed.setdefault(use.attr, []).append((use.owner, f"{use.loc.path}:{use.loc.line}"))
+    for owner, attr, where in usage.union_stores:  # a receiver annotated `A | B` is one of them
+        typed.setdefault(attr, []).append((owner, where))
     by_name: dict[str, set[tuple[str, str]]] = {}  # file -> {(variable, attribute)} it assigns
     chained: dict[tuple[str, str], str] | None = None  # (last receiver attribute, attribute) -> where, in any file
     for use in usage.attrs:
@@ -44,9 +46,9 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
 
 def _typed_store(use: AttrUse, stores, api: ApiIndex) -> str | None:
     mro = {c.qualname for c in api.mro(use.owner)[0]}
-    for store in stores:
-        if store.owner.qualname in mro or use.owner.qualname in {c.qualname for c in api.mro(store.owner)[0]}:
-            return f"{store.loc.path}:{store.loc.line}"
+    for owner, where in stores:
+        if owner.qualname in mro or use.owner.qualname in {c.qualname for c in api.mro(owner)[0]}:
+            return where
     return None
 
 

@@ -33,6 +33,7 @@ class FuncRef:
 @dataclass
 class Instance:
     cls: Resolved
+    built: bool = False  # the client constructs it here (`Cls(...)`): the object is this class, not one annotated so
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "built
                      "functools", "torch", "numpy", "pydantic"}
 BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
 ELEMENTS = "\0elements"  # env key: loop variable -> the class of the elements it iterates (evidence about callers only)
+UNIONS = "\0unions"  # env key: parameter annotated `A | B` -> the vLLM classes it may hold (evidence for stores only)
 ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
 
 
@@ -157,7 +159,7 @@ class ValueInference:
                 return self._super(node, env)
             func = self.infer(node.func, env)
             if isinstance(func, ClassRef):
-                return Instance(func.cls)
+                return Instance(func.cls, built=True)
             if isinstance(func, FuncRef):
                 t = self.api.type_of(func.func)
                 return Instance(t) if t else None
@@ -322,6 +324,30 @@ class ValueInference:
             return Instance(value.cls)
         return None
 
+    def _union_members(self, annotation: ast.expr) -> list[Instance]:
+        """The vLLM classes of a union annotation (`"Attention | MLAAttention"`, `Union[A, B]`, `Optional[Union[A, B]]`):
+        the object is one of them, which driftcheck cannot tell (reads on it are not checked), but a member stored on
+        it is set on whichever it is."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return []
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            parts = [annotation.left, annotation.right]
+        elif isinstance(annotation, ast.Subscript) and dotted_name(annotation.value) in ("Union", "typing.Union", "Optional",
+                                                                                        "typing.Optional"):
+            parts = list(annotation.slice.elts) if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        else:
+            value = self._annotation_value(annotation)
+            return [value] if isinstance(value, Instance) else []
+        out: list[Instance] = []
+        for part in parts:
+            for member in self._union_members(part):
+                if all(m.cls.qualname != member.cls.qualname for m in out):
+                    out.append(member)
+        return out
+
     def local_imports(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, record: bool) -> dict:
         """What the imports in `fn`'s body bind (their names from outside vLLM join `self.foreign` either way)."""
         local: dict[str, object] = {}
@@ -356,11 +382,15 @@ class ValueInference:
         `self.x`, and recording it there too listed one import once per phase round."""
         env: dict[str, object] = dict(outer)
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        unions: dict[str, list[Instance]] = {}
         for i, arg in enumerate(args):
             if i == 0 and self_cls is not None and "staticmethod" not in [dotted_name(d) for d in fn.decorator_list]:
                 env[arg.arg] = ClientSelf(self_cls)
             elif arg.annotation is not None:
                 env[arg.arg] = self._annotation_value(arg.annotation)
+                members = self._union_members(arg.annotation) if env[arg.arg] is None else []
+                if len(members) > 1:
+                    unions[arg.arg] = members
             else:
                 env.pop(arg.arg, None)
         # a parameter the body rebinds holds either value: its annotation counts as one of its assignments
@@ -410,6 +440,7 @@ class ValueInference:
                 conflicted[name] = sorted(bindings.get(name, []), key=lambda b: b[0])
         env[BINDINGS] = conflicted
         env[ELEMENTS] = elements
+        env[UNIONS] = {name: members for name, members in unions.items() if len(assigned_types.get(name, ())) < 2}
         for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
             env[name] = None
         return env

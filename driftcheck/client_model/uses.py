@@ -98,6 +98,8 @@ class Usage:
     rpcs: list[RpcUse] = field(default_factory=list)
     bound: list[BoundFunction] = field(default_factory=list)
     worker_extensions: list[tuple[str, Loc]] = field(default_factory=list)  # dotted class path, where named
+    # `worker_cls="pkg.mod.Worker"` (a platform's config hook): the class vLLM's worker wrapper builds and forwards to
+    worker_classes: list[tuple[str, Loc]] = field(default_factory=list)
     client_set_attrs: set[str] = field(default_factory=set)  # attributes the client sets on foreign objects
     files: list[ClientFile] = field(default_factory=list)
     unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, why) for files we could not follow
@@ -121,6 +123,9 @@ class Usage:
     # (vLLM class, attribute) -> ("file:line", "Cls.method") for a member a client replacement of a vLLM method sets
     # on objects it cannot type, where the method is declared to return that class (`LLM.generate = _patched`)
     set_on_results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # (vLLM class, attribute, "file:line") for a store through a parameter annotated as a union of vLLM classes
+    # (`self: "Attention | MLAAttention"`): the member is set on whichever class the object is (client_stores.py)
+    union_stores: list[tuple[Resolved, str, str]] = field(default_factory=list)
     # packages the client imports that may depend on vLLM and that driftcheck does not read (unread_code.py)
     unread_packages: dict[str, str] | None = None
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]

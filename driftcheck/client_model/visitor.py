@@ -13,8 +13,8 @@ from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk
 from driftcheck.client_model.client import ClientFile
 from driftcheck.client_model.client_classes import ClientClasses
 from driftcheck.client_model.inference import (
-    BINDINGS, ELEMENTS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf, UnboundMethod,
-    ValueInference, base_name,
+    BINDINGS, ELEMENTS, UNIONS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf,
+    UnboundMethod, ValueInference, base_name,
 )
 from driftcheck.client_model.phases import ClientPhases
 from driftcheck.client_model.replacements import built_as_replacement
@@ -172,6 +172,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if self._patched_on(base.cls, node.attr) or self._replaced(base.cls):
                 return
             result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
+            if isinstance(result, Missing) and not store and not base.built and self.api.is_marker(base.cls):
+                result = Unknown(result.qualname, f"`{base.cls.cls.name}` declares no members at all (a marker class for "
+                                 f"annotations): objects annotated with it need not derive from it, so what "
+                                 f"`{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file,
                                             plugin_may_set(self, node, result, env, base.cls)))
         elif isinstance(base, ModRef) and not store:
@@ -181,6 +185,12 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             self.reported.add(key)
             result = self.api.module_member(mod, node.attr)
             self.usage.module_attrs.append(ModuleAttrUse(loc_of(self.file, node), base.module, node.attr, result, runtime_only))
+        elif base is None and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) \
+                and node.value.id in env.get(UNIONS, {}):
+            # `def f(self: "Attention | MLAAttention"): self.layer_index = ...` sets the member on whichever it is
+            where = f"{self.file.rel}:{node.lineno}"
+            for member in env[UNIONS][node.value.id]:
+                self.usage.union_stores.append((member.cls, node.attr, where))
         elif isinstance(base, ClientSelf) and node.attr not in self.client_members(base.cls_name):
             vbases = self.client_class_vllm_bases.get(base.cls_name, [])
             if not vbases:

@@ -9,6 +9,7 @@ import ast
 import builtins
 import re
 
+from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown, close_matches
 
@@ -19,6 +20,7 @@ CLOSED_EXTERNAL_BASES = {
     "enum.StrEnum", "enum.Flag", "enum.IntFlag", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict",
     "torch.nn.Module", "typing_extensions.NamedTuple",
 }
+_MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic"}  # bases that add no members an object would carry
 _ENUM_MEMBERS = {"name", "value", "_name_", "_value_", "_missing_", "_member_map_", "_value2member_map_", "_member_names_"}
 KNOWN_EXTERNAL_MEMBERS = {
     "torch.nn.Module": TORCH_NN_MODULE,
@@ -87,6 +89,31 @@ class ClassLookup:
                 externals.append(base_name)
         self._mro[cls.qualname] = (order, is_open, externals)
         return order, is_open, externals
+
+    def is_marker(self, cls: Resolved) -> bool:
+        """A class that declares nothing (`class AttentionMetadata: pass`), nor do its bases, and that the tree uses
+        as the name of a family of types: the bound of a TypeVar in its module (`T = TypeVar("T",
+        bound=AttentionMetadata)`) or the base of classes that carry the members. Objects annotated with it need not
+        derive from it (vLLM 0.13.0's V1 attention backends' metadata dataclasses, and a platform's, do not), so an
+        annotation naming it says nothing about the members of what it holds."""
+        order, _, externals = self.mro(cls)
+        if any(e not in _MARKER_BASES for e in externals):
+            return False
+        if any(c.cls.methods or c.cls.fields or c.cls.class_attrs or c.cls.instance_attrs or c.cls.dynamic_attrs
+               or c.cls.dynamic_names or c.cls.decorators for c in order):
+            return False
+        return self._bounds_a_typevar(cls) or bool(self.subclasses(cls, limit=1))
+
+    def _bounds_a_typevar(self, cls: Resolved) -> bool:
+        tree = self.parse(cls.path) if cls.path else None
+        name = cls.qualname.rsplit(".", 1)[-1]
+        for node in nodes_of(tree, ast.Call) if tree is not None else ():
+            if (dotted_name(node.func) or "").rsplit(".", 1)[-1] == "TypeVar":
+                for k in node.keywords:
+                    if k.arg == "bound" and (isinstance(k.value, ast.Name) and k.value.id == name
+                                             or isinstance(k.value, ast.Constant) and k.value.value == name):
+                        return True
+        return False
 
     def class_member(self, cls: Resolved, name: str) -> Result:
         order, is_open, externals = self.mro(cls)

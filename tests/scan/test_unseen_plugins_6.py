@@ -41,6 +41,58 @@ def _fixed(tmp_path, vllm_files: dict, client_files: dict, only: list[str] | Non
     return {c.rel: c.new for c in plan.changes}
 
 
+# ----------------------------------------------------------------------------------------- AO
+MARKER = {
+    "vllm/attention/abstract.py": """
+        from typing import TypeVar
+
+        class AttentionMetadata:
+            pass
+
+        T = TypeVar("T", bound=AttentionMetadata)
+
+        class AttentionBackend:
+            def get_name(self) -> str:
+                return "x"
+
+        class Unused:
+            pass
+    """,
+}
+
+
+def test_a_member_read_through_a_marker_class_annotation_is_unknown(tmp_path):
+    """`attn_metadata: Optional[AttentionMetadata]` where vLLM's class declares nothing and bounds a TypeVar (the name
+    of a family of types): the platform's metadata need not derive from it, so a member read is unknown (with the
+    reason); an object the client builds as that class, an annotation naming a class that has members, or an empty
+    class the tree uses for nothing else, keeps the error."""
+    client = {"pkg/__init__.py": "", "pkg/model.py": """
+        from typing import Optional
+
+        from vllm.attention.abstract import AttentionBackend, AttentionMetadata, Unused
+
+        def forward(attn_metadata: Optional[AttentionMetadata] = None):
+            return attn_metadata.attn_state
+
+        def save(layer, attn_metadata: "AttentionMetadata"):
+            return attn_metadata.reshape_cache_event
+
+        def built():
+            return AttentionMetadata().num_decodes
+
+        def backend(b: AttentionBackend):
+            return b.attn_state
+
+        def unused(u: "Unused"):
+            return u.attn_state
+    """}
+    result = scan_trees(tmp_path, MARKER, client, only=["DC006"])
+    assert _found(result, "DC006") == [("DC006", "error", "pkg/model.py", 12), ("DC006", "error", "pkg/model.py", 15),
+                                       ("DC006", "error", "pkg/model.py", 18)]
+    unknown = _unknown(result, "DC006")
+    assert len(unknown) == 2 and all("declares no members" in m for m in unknown)
+
+
 # ----------------------------------------------------------------------------------------- AQ
 PYDANTIC_CONFIGS = {
     "vllm/config/utils.py": """
@@ -158,6 +210,140 @@ def test_vllm_config_classes_forbid_extras_from_0_16(version, mode):
     for name in ("ParallelConfig", "ModelConfig", "MultiModalConfig"):
         cls = api.resolve(f"vllm.config.{name}")
         assert isinstance(cls, Resolved) and api.unknown_keywords(cls) == mode, name
+
+
+# ----------------------------------------------------------------------------------------- AR
+EXECUTOR = {
+    "vllm/config.py": """
+        class ParallelConfig:
+            def __init__(self):
+                self.worker_cls = "auto"
+
+        class VllmConfig:
+            def __init__(self):
+                self.parallel_config = ParallelConfig()
+    """,
+    "vllm/v1/executor/ray_executor.py": """
+        class RayDistributedExecutor:
+            def collective_rpc(self, method: str, args=()):
+                return []
+    """,
+    "vllm/v1/worker/gpu_worker.py": """
+        class Worker:
+            def execute_model(self, scheduler_output):
+                return None
+    """,
+}
+
+
+def _platform(worker_cls_line: str) -> dict[str, str]:
+    return {
+        "pkg/__init__.py": "",
+        "pkg/platform.py": f"""
+            from vllm.config import VllmConfig
+
+            class TpuPlatform:
+                @classmethod
+                def check_and_update_config(cls, vllm_config: VllmConfig) -> None:
+                    parallel_config = vllm_config.parallel_config
+                    {worker_cls_line}
+        """,
+        "pkg/worker.py": """
+            class TPUWorker:
+                def get_node_kv_ip_port(self):
+                    return (0, "10.0.0.1", 5555)
+        """,
+        "pkg/executor.py": """
+            from vllm.v1.executor.ray_executor import RayDistributedExecutor
+
+            class Executor(RayDistributedExecutor):
+                def connect(self):
+                    self.collective_rpc("get_node_kv_ip_port")
+                    return self.collective_rpc("initialize_pp_transfer_connect")
+        """,
+    }
+
+
+def test_a_worker_named_by_worker_cls_serves_its_methods_whatever_its_bases(tmp_path):
+    result = scan_trees(tmp_path, EXECUTOR, _platform('parallel_config.worker_cls = "pkg.worker.TPUWorker"'), only=["DC007"])
+    assert [(f.rule, f.severity, f.client.line) for f in result.findings] == [("DC007", "error", 6)]
+    assert "initialize_pp_transfer_connect" in result.findings[0].message and "worker_cls" in result.findings[0].message
+
+
+def test_a_worker_cls_that_cannot_be_read_is_unknown(tmp_path):
+    result = scan_trees(tmp_path, EXECUTOR, _platform('parallel_config.worker_cls = "other_pkg.worker.TPUWorker"'),
+                        only=["DC007"])
+    assert errors(result) == []
+    assert len(_unknown(result, "DC007")) == 2 and all("other_pkg.worker.TPUWorker" in m for m in _unknown(result, "DC007"))
+
+
+# ----------------------------------------------------------------------------------------- AS
+LAYERS = {
+    "vllm/attention/attention.py": """
+        class Attention:
+            def __init__(self, layer_name: str):
+                self.layer_name = layer_name
+    """,
+    "vllm/attention/mla.py": """
+        class MLAAttention:
+            def __init__(self, layer_name: str):
+                self.layer_name = layer_name
+
+        class Linear:
+            def __init__(self, size: int):
+                self.size = size
+    """,
+}
+
+
+@pytest.mark.parametrize("annotation", ['"Attention | MLAAttention"', "Attention | MLAAttention",
+                                        '"Union[Attention, MLAAttention]"', "Optional[Union[Attention, MLAAttention]]"])
+def test_a_store_through_a_union_annotated_parameter_sets_the_member_on_each_class(tmp_path, annotation):
+    client = {"pkg/__init__.py": "", "pkg/record.py": f"""
+        from typing import Optional, Union
+
+        from vllm.attention.attention import Attention
+        from vllm.attention.mla import MLAAttention
+
+        def record(self: {annotation}) -> None:
+            self.layer_index = int(self.layer_name.split(".")[1])
+    """, "pkg/mla.py": """
+        from vllm.attention.mla import Linear, MLAAttention
+
+        def patched_forward(self: MLAAttention, q):
+            return q, self.layer_index, self.layer_idx
+
+        def linear(layer: Linear):
+            return layer.layer_index
+    """}
+    result = scan_trees(tmp_path, LAYERS, client, only=["DC006"])
+    assert sorted((f.severity, f.symbol.rsplit(".", 2)[-2:][0], f.symbol.rsplit(".", 1)[-1]) for f in result.findings
+                  if f.client.path == "pkg/mla.py") == [("error", "Linear", "layer_index"), ("error", "MLAAttention", "layer_idx")]
+
+
+def test_a_union_parameter_the_function_rebinds_credits_nothing(tmp_path):
+    client = {"pkg/__init__.py": "", "pkg/record.py": """
+        from vllm.attention.attention import Attention
+        from vllm.attention.mla import MLAAttention
+
+        def record(self: "Attention | MLAAttention", other) -> None:
+            self.layer_index = 1
+            self = other
+            self.layer_flag = 2
+
+        def record_kept(layer: "Attention | MLAAttention") -> None:
+            layer.layer_kept = 3
+    """, "pkg/mla.py": """
+        from vllm.attention.mla import MLAAttention
+
+        def patched_forward(self: MLAAttention, q):
+            return self.layer_index, self.layer_flag
+
+        def kept(layer: MLAAttention):
+            return layer.layer_kept
+    """}
+    result = scan_trees(tmp_path, LAYERS, client, only=["DC006"])
+    assert sorted(f.symbol.rsplit(".", 1)[-1] for f in errors(result)) == ["layer_flag", "layer_index"]
 
 
 # ----------------------------------------------------------------------------------------- AT
