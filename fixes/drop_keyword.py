@@ -30,6 +30,10 @@ class _DropKeyword(Targeted):
         mine = self.findings_at(original)
         for f in mine:
             kw = f.details.get("keyword")
+            if f.details.get("rebound"):  # the call may reach the client's own replacement, which may need it
+                self.skipped.append((f, f"the client rebinds this callee ({f.details['rebound']}): its keywords are the "
+                                        "client's to decide"))
+                continue
             if f.details.get("pydantic_extra") in ("ignore", "allow", "unknown"):
                 self.skipped.append((f, "pydantic does not reject this keyword here (it drops or keeps it): nothing fails"))
                 continue

@@ -28,6 +28,9 @@ class ClassRef:
 @dataclass
 class FuncRef:
     func: Resolved
+    # (vLLM module, name, client file, line) of the `from module import name` (or `module.name` read) that bound it:
+    # the client may have rebound that name on that module (`Usage.rebound`)
+    via: tuple[str, str, str, int] | None = None
 
 
 @dataclass
@@ -187,8 +190,13 @@ class ValueInference:
     def _member_value(self, base: object, attr: str) -> object:
         if isinstance(base, ModRef):
             mod = self.api.module(base.module)
-            if mod is None or (base.module, attr) in self.usage.patched:
+            if mod is None:
                 return None
+            if (base.module, attr) in self.usage.patched:
+                if (base.module, attr) not in self.usage.rebound:
+                    return None
+                value = self._value_of(self.api.module_member(mod, attr))  # a function the client rebinds: checked
+                return FuncRef(value.func, (base.module, attr, "", 0)) if isinstance(value, FuncRef) else None  # against both
             return self._value_of(self.api.module_member(mod, attr))
         if isinstance(base, Instance):
             if self._patched_on(base.cls, attr) or self._replaced(base.cls):

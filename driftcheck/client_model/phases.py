@@ -10,8 +10,8 @@ import ast
 
 from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk, within
 from driftcheck.client_model.computed_names import computed_names
-from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, Instance, ModRef, REGISTRARS, settle_absent
-from driftcheck.client_model.uses import ImportUse, loc_of
+from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
+from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
 
@@ -149,6 +149,8 @@ class ClientPhases:
                 continue
             result = self.api.resolve(f"{node.module}.{alias.name}")
             value = self._value_of(result)
+            if isinstance(value, FuncRef):  # where it was bound from: the client may rebind it on that module
+                value = FuncRef(value.func, (node.module, alias.name, self.file.rel, node.lineno))
             env[alias.asname or alias.name] = ABSENT if isinstance(result, Missing) else value
 
     # --------------------------------------------------------------- patches
@@ -180,12 +182,39 @@ class ClientPhases:
                     self.usage.patched.add((ANY_MODULE, attr))
                     continue
                 base = self.infer(obj, self.module_env)
+                if isinstance(base, (ModRef, ClassRef)) and value is not None:
+                    owner = base.module if isinstance(base, ModRef) else base.cls.qualname
+                    self.usage.rebound.setdefault((owner, attr), []).append(Rebinding(
+                        f"{self.file.rel}:{node.lineno}", f"{ast.unparse(obj)}.{attr}", self._client_function(value),
+                        ast.unparse(value)[:80]))
                 if isinstance(base, ModRef):
                     self.usage.patched.add((base.module, attr))
                 elif isinstance(base, (ClassRef, Instance)):
                     self.usage.patched.add((base.cls.qualname, attr))
                     if isinstance(base, ClassRef):
                         self._graft(value, base.cls, attr)
+
+    def _client_function(self, value: ast.expr) -> str | None:
+        """The dotted path of the client function a patch assigns (`_patched` of this file, `from pkg.ops import f`,
+        `pkg.ops.f`); None for anything else (a lambda, a call's result, a vLLM or third-party name)."""
+        if isinstance(value, ast.Name) and value.id in self.functions:
+            return f"{self.file.module}.{value.id}"
+        dotted = dotted_name(value)
+        if dotted is None:
+            return None
+        root, _, rest = dotted.partition(".")
+        source = self.foreign.get(root)
+        if source is None or source.split(".")[0] == self.package:
+            return None
+        if not rest:  # `from pkg.ops import f as g`: the name it has in that module
+            imported = next((a.name for n in nodes_of(self.file.tree, ast.ImportFrom) for a in n.names
+                             if (a.asname or a.name) == root and a.name != "*"), None)
+            return f"{source}.{imported}" if imported else None
+        # `import pkg.ops` binds `pkg` (foreign: "pkg.ops"), `import pkg.ops as o` binds `o`, `from pkg import ops` too
+        if dotted.startswith(source + "."):
+            return dotted
+        return f"{source}.{rest}" if root not in {a.asname or a.name for n in nodes_of(self.file.tree, ast.ImportFrom)
+                                                  for a in n.names} else f"{source}.{root}.{rest}"
 
     def _attribute_created_by(self, call: ast.Call) -> str | None:
         """`layer.register_parameter("w", ...)`, or `self._set_buffer(layer, "w", ...)` where that helper of the

@@ -34,6 +34,17 @@ class ImportUse:
 
 
 @dataclass
+class Rebinding:
+    """The client binds a vLLM module function or a class's `__init__` to something of its own (`vfc.set_forward_context
+    = _set_forward_context`, `Cls.__init__ = _patched_init`): a call through that name may reach the replacement."""
+
+    where: str  # "file:line" of the assignment
+    name: str  # what it rebinds, as written: "vfc.set_forward_context"
+    replacement: str | None  # the client function's dotted path ("pkg.ops.chunk"), None when it is not a function's name
+    code: str  # the value assigned, as source text
+
+
+@dataclass
 class CallUse:
     loc: Loc
     kind: str  # construct | function | method
@@ -44,6 +55,7 @@ class CallUse:
     runtime_only: bool = True
     driven_by_vllm: bool = False  # in a method of a client subclass of a vLLM class: vLLM's engine calls this code
     via_super: bool = False  # `super().m(...)`: the base's own method, whatever subclasses override
+    rebound: list[Rebinding] = field(default_factory=list)  # the client's replacements the callee may be at run time
 
 
 @dataclass
@@ -123,6 +135,8 @@ class Usage:
     # (vLLM class, attribute) -> ("file:line", "Cls.method") for a member a client replacement of a vLLM method sets
     # on objects it cannot type, where the method is declared to return that class (`LLM.generate = _patched`)
     set_on_results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    # (vLLM module or class, name) -> the client's replacements of that function or `__init__` (Rebinding)
+    rebound: dict[tuple[str, str], list[Rebinding]] = field(default_factory=dict)
     # (vLLM class, attribute, "file:line") for a store through a parameter annotated as a union of vLLM classes
     # (`self: "Attention | MLAAttention"`): the member is set on whichever class the object is (client_stores.py)
     union_stores: list[tuple[Resolved, str, str]] = field(default_factory=list)

@@ -132,9 +132,11 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         built = not (isinstance(node.func, ast.Attribute) and node.func.attr == "__init__")
         if isinstance(func, ClassRef) and not self._replaced(func.cls) \
                 and not (built and built_as_replacement(self.api, self.usage, func.cls, shape)):
-            self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven))
+            self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven,
+                                            rebound=self._init_rebound(func.cls)))
         elif isinstance(func, FuncRef):
-            self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven))
+            self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven,
+                                            rebound=self._function_rebound(func)))
         elif isinstance(func, BoundMethod):
             via_super = isinstance(node.func, ast.Attribute) and isinstance(self.infer(node.func.value, env), SuperOf)
             self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
@@ -148,6 +150,34 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 method = first.value
             urr = any(k.arg == "unique_reply_rank" for k in node.keywords)
             self.usage.rpcs.append(RpcUse(loc, method, node, self.file, urr))
+
+    def _function_rebound(self, func: FuncRef) -> list:
+        """The client's replacements a vLLM function may be when called here: those set on the module it was read from
+        (`from M import f` / `M.f` after `M.f = client_f`), except in the file that rebinds it when this import runs
+        first (a module's statements run in order: `from M import f` above `M.f = g` keeps vLLM's `f`)."""
+        if func.via is None or not self.usage.rebound:
+            return []
+        module, name, rel, line = func.via
+        out = []
+        for r in self.usage.rebound.get((module, name), []):
+            path, _, at = r.where.rpartition(":")
+            if path == rel and line and line < int(at):
+                continue
+            out.append(r)
+        return out
+
+    def _init_rebound(self, cls: Resolved) -> list:
+        """The client's replacements of the `__init__` that `Cls(...)` runs: one set on the class, or on the base whose
+        `__init__` it inherits (no class between them defines or generates one)."""
+        if not any(name == "__init__" for _owner, name in self.usage.rebound):
+            return []
+        for c in self.api.mro(cls)[0]:
+            found = self.usage.rebound.get((c.qualname, "__init__"))
+            if found:
+                return list(found)
+            if "__init__" in c.cls.methods or self.api.is_dataclass_like(c):
+                return []
+        return []
 
     def _own_dispatch(self, receiver: ast.expr, env: dict) -> bool:
         """`self.collective_rpc(...)` in a client class that defines `collective_rpc` itself and derives from no

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
+from driftcheck.astnodes import dotted_name
+from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
-from driftcheck.vllm_model.signatures import CallProblem, Signature, check_call
+from driftcheck.vllm_model.signatures import CallProblem, Signature, check_call, signature_from_args
 from driftcheck.client_model.uses import CallUse
 
 
@@ -17,15 +20,28 @@ class BoundCall:
     problems: list[CallProblem]
     callee: str  # what a user would call it: `Scheduler(...)`, `executor.execute_model(...)`
     fits_override: str | None = None  # a subclass's override that accepts the call: the object may be one
+    rebound: str | None = None  # the client rebinds the callee: what to it, and whether it rejects the call too
+    rebound_unread: bool = False  # ...to something driftcheck cannot read
 
     def qualify(self, finding):
-        """A call that fits a subclass's override of the method is not certain to fail: a warning."""
+        """A call that fits a subclass's override of the method is not certain to fail: a warning. A callee the
+        client rebinds is never fixed (the codemods know vLLM's signature, not the replacement's)."""
         if self.fits_override is not None and finding.severity == "error":
             finding.severity = "warning"
             finding.fix = None
             finding.message += (f" The receiver may be a subclass whose override accepts this call "
                                 f"({self.fits_override}), so this fails only when it is not.")
             finding.details["fits_override"] = self.fits_override
+        if self.rebound is not None:
+            finding.fix = None
+            finding.details["rebound"] = self.rebound
+            if self.rebound_unread:
+                if finding.severity == "error":
+                    finding.severity = "warning"
+                finding.message += (f" The client rebinds it ({self.rebound}), which driftcheck cannot read: this fails "
+                                    "only if the call runs before that or the replacement rejects it too.")
+            else:
+                finding.message += f" The client rebinds it ({self.rebound}), which rejects the call the same way."
         return finding
 
 
@@ -60,9 +76,58 @@ def _bind_all(ctx: ScanContext) -> list[BoundCall]:
     for use in ctx.usage.calls:
         sig = signature_for(ctx, use)
         problems = check_call(sig, use.shape) if sig is not None else []
+        rebound, unread = None, False
+        if problems and use.rebound:
+            problems, rebound, unread = _through_replacements(ctx, use, problems)
         out.append(BoundCall(use, sig, problems, callee_label(use),
-                             _fitting_override(ctx, use) if problems and use.kind == "method" and not use.via_super else None))
+                             _fitting_override(ctx, use) if problems and use.kind == "method" and not use.via_super else None,
+                             rebound, unread))
     return out
+
+
+def _through_replacements(ctx: ScanContext, use: CallUse, problems: list[CallProblem]) -> tuple[list[CallProblem], str, bool]:
+    """A call of a vLLM function (or a class whose `__init__`) the client rebinds may run vLLM's original or the
+    client's replacement, depending on which ran first: it certainly fails only with a problem that vLLM's signature
+    and every replacement share (the same kind, for the same parameter). A replacement driftcheck cannot read
+    leaves vLLM's problems, qualified (`BoundCall.qualify`). Returns (problems, note, unread)."""
+    notes, unread = [], False
+    for r in use.rebound:
+        sig, where = _replacement_signature(ctx, r.replacement, 0) if r.replacement else (None, "")
+        if sig is None:
+            unread = True
+            notes.append(f"`{r.name} = {r.code}` at {r.where}")
+            continue
+        if use.kind == "construct":
+            sig = sig.without_first()
+        notes.append(f"`{r.name} = {r.code}` at {r.where}, defined at {where}")
+        theirs = {(p.kind, p.name) for p in check_call(sig, use.shape)}
+        problems = [p for p in problems if (p.kind, p.name) in theirs]
+    return problems, "; ".join(notes), unread
+
+
+_TRANSPARENT = {"contextmanager", "asynccontextmanager", "wraps", "lru_cache", "cache", "no_grad", "inference_mode"}
+
+
+def _replacement_signature(ctx: ScanContext, dotted: str, depth: int) -> tuple[Signature | None, str]:
+    """The signature of the client function `pkg.mod.f`, following `from x import f` re-exports; None when it is not a
+    plain `def` (a decorator that may change what it takes, an assignment, a class) or cannot be read."""
+    module, _, name = dotted.rpartition(".")
+    found = ctx.client.module_tree(module) if module and depth < 8 else None
+    if found is None:
+        return None, ""
+    tree, is_package = found
+    rel = module.replace(".", "/") + ("/__init__.py" if is_package else ".py")
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            decorators = [(dotted_name(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] for d in node.decorator_list]
+            if any(d not in _TRANSPARENT for d in decorators):
+                return None, ""  # the decorator decides what the name takes
+            return signature_from_args(node.args, rel, node.lineno), f"{rel}:{node.lineno}"
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            alias = next(a for a in node.names if (a.asname or a.name) == name)
+            source = resolve_relative(module, is_package, node.level, node.module)
+            return _replacement_signature(ctx, f"{source}.{alias.name}", depth + 1)
+    return None, ""
 
 
 def _fitting_override(ctx: ScanContext, use: CallUse) -> str | None:

@@ -41,6 +41,129 @@ def _fixed(tmp_path, vllm_files: dict, client_files: dict, only: list[str] | Non
     return {c.rel: c.new for c in plan.changes}
 
 
+# ----------------------------------------------------------------------------------------- AN
+FLA = {
+    "vllm/fla/ops/__init__.py": """
+        from .chunk import chunk_rule
+
+        __all__ = ["chunk_rule"]
+    """,
+    "vllm/fla/ops/chunk.py": """
+        def chunk_rule(q, k, v, scale=None):
+            return q
+    """,
+    "vllm/forward_context.py": """
+        def set_forward_context(attn_metadata, vllm_config, num_tokens=None):
+            return attn_metadata
+    """,
+}
+
+REBINDING = {
+    "pkg/__init__.py": "",
+    "pkg/ops.py": """
+        def chunk_rule(q, k, v, scale=None, head_first=False):
+            return q
+
+        def torch_chunk_rule(query, key, value, chunk_size=64):
+            return query
+    """,
+    "pkg/patch.py": """
+        import vllm.fla.ops
+        import vllm.fla.ops.chunk
+
+        from pkg.ops import chunk_rule, torch_chunk_rule
+
+        vllm.fla.ops.chunk_rule = chunk_rule
+        vllm.fla.ops.chunk.chunk_rule = torch_chunk_rule
+    """,
+    "pkg/context.py": """
+        import vllm.forward_context as vfc
+
+        def _set_forward_context(attn_metadata, vllm_config, num_tokens=None, num_padded_tokens=None):
+            return attn_metadata
+
+        vfc.set_forward_context = _set_forward_context
+    """,
+}
+
+
+def test_a_call_the_rebound_function_accepts_is_no_error(tmp_path):
+    """`M.f = client_f` in one file, `from M import f; f(...)` in another (and the `import M as m; m.f = g` alias):
+    the call is checked against the client's function too, so a keyword only the replacement takes is no error."""
+    client = {**REBINDING, "pkg/use.py": """
+        from vllm.fla.ops import chunk_rule
+        from vllm.fla.ops.chunk import chunk_rule as torch_rule
+        from vllm.forward_context import set_forward_context
+
+        def run(q, k, v):
+            a = chunk_rule(q, k, v, head_first=True)
+            b = torch_rule(query=q, key=k, value=v)
+            return set_forward_context(a, None, num_tokens=4, num_padded_tokens=8), b
+    """}
+    result = scan_trees(tmp_path, FLA, client, only=["DC003", "DC004", "DC005"])
+    assert _found(result, "DC003", "DC004", "DC005") == []
+
+
+def test_a_call_both_functions_reject_stays_an_error_without_a_fix(tmp_path):
+    """A keyword neither vLLM's function nor the client's replacement takes fails whichever runs: an error, but
+    neither `drop-keyword` nor `add-argument` touches it (they know vLLM's signature, not the replacement's)."""
+    client = {**REBINDING, "pkg/use.py": """
+        import vllm.forward_context as fc
+        from vllm.fla.ops import chunk_rule
+
+        def run(q, k, v):
+            fc.set_forward_context(q, None, bogus=1)
+            return chunk_rule(q, k, v, head_first=True, layout="bhd")
+    """}
+    result = scan_trees(tmp_path, FLA, client, only=["DC003", "DC005"])
+    found = [(f.rule, f.severity, f.details.get("keyword"), f.fix) for f in result.findings if f.rule == "DC003"]
+    assert sorted(found) == [("DC003", "error", "bogus", None), ("DC003", "error", "layout", None)]
+    assert all("rebinds" in f.message and f.details.get("rebound") for f in result.findings)
+    assert _fixed(tmp_path, FLA, client) == {}
+    assert _fixed(tmp_path, FLA, client, only=["drop-keyword"]) == {}
+
+
+def test_the_file_that_rebinds_keeps_the_original_above_the_assignment(tmp_path):
+    """`from M import f` above `M.f = g` in the same file binds vLLM's `f` (a module runs in order): the saved
+    original is checked against vLLM alone, while `M.f(...)` after the rebinding is checked against both."""
+    client = {"pkg/__init__.py": "", "pkg/wrap.py": """
+        import vllm.forward_context as vfc
+        from vllm.forward_context import set_forward_context as _original
+
+        def _wrapped(attn_metadata, vllm_config, num_tokens=None, extra=None):
+            return _original(attn_metadata, vllm_config, num_tokens=num_tokens, extra=extra)
+
+        vfc.set_forward_context = _wrapped
+
+        def later(m):
+            vfc.set_forward_context(m, None, extra=1)
+            return vfc.set_forward_context(m, None, bogus=1)
+    """}
+    result = scan_trees(tmp_path, FLA, client, only=["DC003"])
+    assert [(f.rule, f.severity, f.client.line, f.details.get("keyword"), f.fix) for f in result.findings] == \
+        [("DC003", "error", 5, "extra", "drop-keyword"), ("DC003", "error", 11, "bogus", None)]
+
+
+def test_a_replacement_driftcheck_cannot_read_makes_a_warning_with_the_reason(tmp_path):
+    client = {"pkg/__init__.py": "", "pkg/wrap.py": """
+        import functools
+
+        import vllm.forward_context as vfc
+        from vllm.forward_context import set_forward_context
+
+        vfc.set_forward_context = functools.partial(set_forward_context, num_tokens=1)
+    """, "pkg/use.py": """
+        from vllm.forward_context import set_forward_context
+
+        def run(m):
+            return set_forward_context(m, None, padded=2)
+    """}
+    result = scan_trees(tmp_path, FLA, client, only=["DC003"])
+    assert _found(result, "DC003") == [("DC003", "warning", "pkg/use.py", 4)]
+    finding = result.findings[0]
+    assert finding.fix is None and "cannot read" in finding.message and "functools.partial" in finding.message
+
+
 # ----------------------------------------------------------------------------------------- AO
 MARKER = {
     "vllm/attention/abstract.py": """
@@ -91,6 +214,73 @@ def test_a_member_read_through_a_marker_class_annotation_is_unknown(tmp_path):
                                        ("DC006", "error", "pkg/model.py", 18)]
     unknown = _unknown(result, "DC006")
     assert len(unknown) == 2 and all("declares no members" in m for m in unknown)
+
+
+# ----------------------------------------------------------------------------------------- AP
+NORM = {
+    "vllm/layers.py": """
+        class CustomOp:
+            def __init__(self):
+                self.enabled = True
+
+        class RMSNormTP(CustomOp):
+            def __init__(self, hidden_size: int, eps: float = 1e-6) -> None:
+                super().__init__()
+                self.eps = eps
+
+        class ShardedNorm(RMSNormTP):
+            pass
+
+        class OwnInit(RMSNormTP):
+            def __init__(self, hidden_size: int) -> None:
+                super().__init__(hidden_size)
+    """,
+}
+
+NORM_PATCH = {
+    "pkg/__init__.py": "",
+    "pkg/norm_patch.py": """
+        from vllm.layers import CustomOp, RMSNormTP
+
+        def _patched_init(self: "RMSNormTP", hidden_size: int, eps: float = 1e-6, *,
+                          shard_world_size: int | None = None, shard_rank: int | None = None) -> None:
+            CustomOp.__init__(self)
+            self.shard_world_size = shard_world_size or 1
+
+        RMSNormTP.__init__ = _patched_init
+    """,
+}
+
+
+def test_a_constructor_is_checked_against_the_init_the_client_installs(tmp_path):
+    """`Cls.__init__ = _patched_init` (another file): `Cls(..., shard_world_size=...)` and a subclass that inherits
+    that `__init__` bind against it; a subclass with its own `__init__` is still checked against vLLM's."""
+    client = {**NORM_PATCH, "pkg/attention.py": """
+        from vllm.layers import OwnInit, RMSNormTP, ShardedNorm
+
+        def build(dim):
+            a = RMSNormTP(dim, eps=1e-6, shard_world_size=2, shard_rank=0)
+            b = ShardedNorm(dim, shard_world_size=2)
+            return a, b, OwnInit(dim, shard_world_size=2)
+    """}
+    result = scan_trees(tmp_path, NORM, client, only=["DC003", "DC005"])
+    assert [(f.rule, f.severity, f.client.line, f.details.get("keyword")) for f in result.findings] == \
+        [("DC003", "error", 6, "shard_world_size")]
+    assert result.findings[0].fix == "drop-keyword" and not result.findings[0].details.get("rebound")
+
+
+def test_a_construction_both_inits_reject_is_an_error_no_fix_touches(tmp_path):
+    client = {**NORM_PATCH, "pkg/attention.py": """
+        from vllm.layers import RMSNormTP
+
+        def build(dim):
+            return RMSNormTP(dim, shard_world_size=2, shard_axis=1)
+    """}
+    result = scan_trees(tmp_path, NORM, client, only=["DC003"])
+    assert [(f.severity, f.details.get("keyword"), f.fix) for f in result.findings] == [("error", "shard_axis", None)]
+    assert "rebinds" in result.findings[0].message
+    assert _fixed(tmp_path, NORM, client) == {}
+    assert _fixed(tmp_path, NORM, client, only=["drop-keyword"]) == {}
 
 
 # ----------------------------------------------------------------------------------------- AQ
