@@ -67,8 +67,18 @@ class ClientSource:
     def module_tree(self, module: str) -> tuple[ast.Module, bool] | None:
         """Any client module's AST and whether it is a package, whether or not it imports vLLM
         (`worker_extension_cls` may name a package whose `__init__.py` only re-exports the class)."""
+        found = self._module_tree(module)
+        root, _, rest = module.partition(".")
+        folder = self.label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].replace("-", "_")  # a name or a path
+        if found is None and rest and root == folder and self._module_tree("") is not None:
+            # the client is the package folder itself (`--client .../vllm_ascend`): its files are `ops/fla.py`, while
+            # its code imports `vllm_ascend.ops.fla`
+            found = self._module_tree(rest)
+        return found
+
+    def _module_tree(self, module: str) -> tuple[ast.Module, bool] | None:
         base = module.replace(".", "/")
-        for rel, package in ((f"{base}.py", False), (f"{base}/__init__.py", True)):
+        for rel, package in ((f"{base}.py", False), (f"{base}/__init__.py", True)) if base else (("__init__.py", True),):
             file = next((f for f in self.files if f.rel == rel), None)
             if file is not None:
                 return file.tree, package

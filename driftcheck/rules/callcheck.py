@@ -105,7 +105,10 @@ def _through_replacements(ctx: ScanContext, use: CallUse, problems: list[CallPro
     return problems, "; ".join(notes), unread
 
 
-_TRANSPARENT = {"contextmanager", "asynccontextmanager", "wraps", "lru_cache", "cache", "no_grad", "inference_mode"}
+# decorators whose wrapper hands the call to the function as it came (`*args, **kwargs`): what the name takes is the def's
+_TRANSPARENT = {"contextmanager", "contextlib.contextmanager", "asynccontextmanager", "contextlib.asynccontextmanager",
+                "functools.lru_cache", "lru_cache", "functools.cache", "cache", "torch.no_grad", "torch.inference_mode",
+                "torch.compiler.disable", "torch._dynamo.disable", "torch.compile"}
 
 
 def _replacement_signature(ctx: ScanContext, dotted: str, depth: int) -> tuple[Signature | None, str]:
@@ -119,7 +122,7 @@ def _replacement_signature(ctx: ScanContext, dotted: str, depth: int) -> tuple[S
     rel = module.replace(".", "/") + ("/__init__.py" if is_package else ".py")
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            decorators = [(dotted_name(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] for d in node.decorator_list]
+            decorators = [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
             if any(d not in _TRANSPARENT for d in decorators):
                 return None, ""  # the decorator decides what the name takes
             return signature_from_args(node.args, rel, node.lineno), f"{rel}:{node.lineno}"

@@ -144,6 +144,34 @@ def test_the_file_that_rebinds_keeps_the_original_above_the_assignment(tmp_path)
         [("DC003", "error", 5, "extra", "drop-keyword"), ("DC003", "error", 11, "bogus", None)]
 
 
+def test_a_replacement_in_a_client_given_as_its_package_folder_is_read(tmp_path):
+    """`--client .../vllm_ascend` (the package folder itself, whose files import `vllm_ascend.ops`): the replacement
+    named by its absolute path is read there too, decorated by a wrapper that passes the call on (`torch.compiler.
+    disable`, `contextlib.contextmanager`), so a call it accepts is no error and one it rejects stays one."""
+    client = {"__init__.py": "", "ops.py": """
+        import torch
+
+        @torch.compiler.disable
+        def chunk_rule(q, k, v, scale=None, head_first=False):
+            return q
+    """, "patch.py": """
+        import vllm.fla.ops
+
+        from client.ops import chunk_rule
+
+        vllm.fla.ops.chunk_rule = chunk_rule
+    """, "use.py": """
+        from vllm.fla.ops import chunk_rule
+
+        def run(q, k, v):
+            chunk_rule(q, k, v, head_first=True)
+            return chunk_rule(q, k, v, layout="bhd")
+    """}
+    result = scan_trees(tmp_path, FLA, client, only=["DC003"])
+    assert [(f.severity, f.client.line, f.details.get("keyword"), f.fix) for f in result.findings] == \
+        [("error", 5, "layout", None)]
+
+
 def test_a_replacement_driftcheck_cannot_read_makes_a_warning_with_the_reason(tmp_path):
     client = {"pkg/__init__.py": "", "pkg/wrap.py": """
         import functools
