@@ -5,6 +5,8 @@ unit reads outside its file.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import functools
 import hashlib
 from dataclasses import dataclass, field
@@ -140,20 +142,43 @@ def tree_digest(view, extra: str) -> str:
     return h.hexdigest()
 
 
+# Fields of Usage a unit does not read from other files: its own lists, the files, what the visits fill
+UNIT_OWN = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "unanalysed", "files", "passed",
+            "unbound_called", "unread_packages")
+
+
+def _plain(value: Any) -> Any:
+    """A global fact as plain, ordered data for the digest: a vLLM object by its qualified name, a client file by
+    its path, a syntax node by its place, sets and dicts sorted."""
+    if isinstance(value, dict):
+        return sorted(((repr(_plain(k)), _plain(v)) for k, v in value.items()), key=lambda kv: kv[0])
+    if isinstance(value, (set, frozenset)):
+        return sorted(repr(_plain(v)) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, ast.AST):
+        return (type(value).__name__, getattr(value, "lineno", 0), getattr(value, "col_offset", 0))
+    qualname = getattr(value, "qualname", None)
+    if isinstance(qualname, str) and hasattr(value, "kind"):  # a Resolved vLLM object
+        return ("vllm", qualname, value.kind)
+    rel = getattr(value, "rel", None)
+    if isinstance(rel, str) and hasattr(value, "tree"):  # a client file
+        return ("file", rel)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, [(f.name, _plain(getattr(value, f.name))) for f in dataclasses.fields(value)])
+    return repr(value)
+
+
 def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict, reached: frozenset = frozenset(),
                   replaced: dict | None = None, api=None) -> str:
-    """What a unit reads besides its own file: the facts of the global phases, the order of the files they
-    were gathered in, the files named as worker extensions, and where the client spells, as a string, the name of
-    a vLLM module the target lacks (what DC001 asks the client's whole tree: `ClientSource.quoted_names`). Only
-    those names: an edit that moves any other string keeps every other file's unit."""
+    """What a unit reads besides its own file: every fact of the global phases (every field of `Usage` that is not
+    the unit's own: a fact added later is covered without naming it here), the order of the files they were gathered
+    in, the files that define what the client names by path or binds onto vLLM (worker extensions and classes, the
+    functions it rebinds vLLM's names to: their signatures are read from there), and where the client spells, as a
+    string, the name of a vLLM module the target lacks (what DC001 asks the client's whole tree:
+    `ClientSource.quoted_names`). Only those names: an edit that moves any other string keeps every other file's unit."""
     facts = [
-        sorted(usage.patched),
-        sorted((k, [c.qualname for c in v]) for k, v in usage.grafted_classes.items()),
-        sorted((k, sorted(v.items())) for k, v in usage.subclass_members.items()),
-        sorted((k, sorted((m, repr(v)) for m, v in d.items())) for k, d in usage.client_overrides.items()),
-        sorted((k, sorted(v)) for k, v in usage.client_subclass_members.items()),
-        sorted(usage.client_set_attrs),
-        [(d, repr(loc)) for d, loc in usage.worker_extensions],
+        [(f.name, _plain(getattr(usage, f.name))) for f in dataclasses.fields(usage) if f.name not in UNIT_OWN],
         file_order,
         sorted((rel, g.where) for rel, g in dispatched.items()),  # guards that come from other files
         sorted(reached),  # ...and the names other files reach (a function only this file uses)
@@ -161,8 +186,10 @@ def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict,
     ]
     h = hashlib.sha1(repr(facts).encode())
     by_module = {f.module: f for f in source.files}
-    for dotted, _loc in usage.worker_extensions:
-        f = by_module.get(dotted.rpartition(".")[0])
+    named = [d for d, _loc in (*usage.worker_extensions, *usage.worker_classes)]
+    named += [r.replacement for rs in usage.rebound.values() for r in rs if r.replacement]
+    for dotted in sorted(set(named)):
+        f = by_module.get(dotted.rpartition(".")[0]) or by_module.get(dotted)
         if f is not None:
             h.update(f"{f.rel}\0".encode() + sha(f.text.encode()).encode())
     package = api.package if api is not None else "vllm"

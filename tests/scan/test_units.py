@@ -225,3 +225,33 @@ def test_a_scan_loads_the_clients_baseline_once_however_many_units_ask(tmp_path,
     assert len(result.findings) == 4 and {f.rule for f in result.findings} == {"DC008"}
     assert resolved == [str(MINIVLLM_OLD)]
     assert result.baselines == {"client": "0.98.0"}
+
+
+def test_every_global_fact_of_usage_is_in_the_units_digest(tmp_path):
+    """A unit's cached result may be reused only while the facts it reads from other files are the same: every field
+    of Usage is either the unit's own (its lists, the files, what the visits fill) or part of the global digest, so a
+    fact a later change adds is covered without being named (a fact left out once let a unit go stale when a patch
+    in another file changed)."""
+    import dataclasses
+
+    from driftcheck.client_model.client import ClientSource
+    from driftcheck.client_model.uses import Loc, Rebinding, Usage
+    from driftcheck.scan.unit_cache import UNIT_OWN, global_digest
+    from driftcheck.sources.sources import FolderTree
+
+    assert set(UNIT_OWN) == {*units._PER_FILE, *units._VISIT_TIME, "files", "unread_packages"}
+    source = ClientSource(FolderTree(write_tree(tmp_path, {"pkg/a.py": "x = 1\n"})), [], "c")
+    base = global_digest(Usage(), source, [], {})
+    samples = {
+        "worker_extensions": [("pkg.ext.Ext", Loc("a.py", 1, 1, "x"))], "worker_classes": [("pkg.w.W", Loc("a.py", 1, 1, "x"))],
+        "client_set_attrs": {"x"}, "patched": {("vllm.m", "f")}, "grafted_classes": {"pkg.C": []},
+        "subclass_members": {"vllm.C": {"m": ("pkg.D", "a.py", 1)}}, "client_overrides": {"vllm.C": {"m": []}},
+        "client_subclass_members": {"pkg.C": {"m"}}, "client_class_table": {"pkg.C": ({"m"}, [])},
+        "registered_by_name": {"w": [("register_buffer", "a.py:1", "loop")]}, "replacements": {"vllm.C": []},
+        "set_on_results": {("vllm.C", "x"): ("a.py:1", "C.m")},
+        "rebound": {("vllm.m", "f"): [Rebinding("a.py:1", "m.f", "pkg.a.g", "g")]}, "union_stores": [(None, "x", "a.py:1")],
+    }
+    global_fields = [f.name for f in dataclasses.fields(Usage) if f.name not in UNIT_OWN]
+    assert sorted(samples) == sorted(global_fields), "a new Usage field: give it a sample here (or list it in UNIT_OWN)"
+    for name, value in samples.items():
+        assert global_digest(Usage(**{name: value}), source, [], {}) != base, name
