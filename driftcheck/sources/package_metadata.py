@@ -124,6 +124,26 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
     return [], None, None
 
 
+def package_requires(root: Path, package: str) -> tuple[list[str], str | None, str | None]:
+    """A package folder's declared requirements, read from beside it: the project's pyproject.toml or requirements
+    when the folder's parent is a checkout, else the dist-info that installed that package (its top_level.txt, or
+    its name), never another distribution's (a package folder in site-packages has hundreds beside it)."""
+    if (root / "pyproject.toml").is_file() or any(root.glob("requirements*.txt")):
+        found = project_requires(root)
+        if found[0]:
+            return found
+    for info in sorted(root.glob("*.dist-info")):
+        try:
+            top = (info / "top_level.txt").read_text(errors="replace").split() if (info / "top_level.txt").is_file() else []
+            if package not in top and normalise_name(dist_name(info.name)) != normalise_name(package):
+                continue
+            name, version, requires = parse_metadata((info / "METADATA").read_text(errors="replace"))
+        except OSError:
+            continue
+        return requires, name, version
+    return [], None, None
+
+
 def _valid(line: str) -> bool:
     from packaging.requirements import InvalidRequirement, Requirement
 

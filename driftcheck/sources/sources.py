@@ -311,3 +311,39 @@ def _member_bytes(buf: bytes, at: int, info: zipfile.ZipInfo) -> bytes | None:
     if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
         return None
     return data
+
+
+class SubTree(SourceTree):
+    """The part of a tree under one folder, addressed from that folder: a wheel that ships its package in
+    `<dist>.data/purelib/` is read as if the package stood at the top, so module names are the ones Python imports."""
+
+    def __init__(self, base: SourceTree, root: str):
+        self.base, self.root = base, root.strip("/")
+        self.label = base.label
+
+    def _full(self, rel: str) -> str:
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def iter_files(self, prefix: str = "", suffix: str = ".py") -> Iterator[str]:
+        cut = len(self.root) + 1
+        for rel in self.base.iter_files(self._full(prefix), suffix):
+            yield rel[cut:]
+
+    def is_file(self, rel: str) -> bool:
+        return self.base.is_file(self._full(rel))
+
+    def is_dir(self, rel: str) -> bool:
+        return self.base.is_dir(self._full(rel))
+
+    def read_bytes(self, rel: str) -> bytes:
+        return self.base.read_bytes(self._full(rel))
+
+    def read_many(self, rels: list[str]) -> dict[str, bytes]:
+        cut = len(self.root) + 1
+        return {rel[cut:]: data for rel, data in self.base.read_many([self._full(r) for r in rels]).items()}
+
+    def fingerprint(self) -> str:
+        return f"{self.base.fingerprint()}@{self.root}"
+
+    def display_path(self, rel: str) -> str:
+        return self.base.display_path(self._full(rel))

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from driftcheck.errors import SourceError, TargetError
 from driftcheck.sources.fetch import VERSION_RE, fetch_sources, normalise_name
-from driftcheck.sources.package_metadata import folder_metadata, names_vllm, project_requires, zip_metadata
-from driftcheck.sources.sources import FolderTree, SourceTree, ZipTree
+from driftcheck.sources.package_metadata import folder_metadata, names_vllm, package_requires, project_requires, zip_metadata
+from driftcheck.sources.sources import FolderTree, SourceTree, SubTree, ZipTree
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -238,6 +238,15 @@ def _installed_client(name: str, required: bool) -> Target | None:
                   dist.metadata["Name"], dist.version, packages, dist.requires or [])
 
 
+def _data_root(tree: ZipTree) -> str | None:
+    """The `<dist>.data/purelib` (or `platlib`) folder of a wheel that ships its Python code there."""
+    for rel in tree.names():
+        parts = rel.split("/")
+        if len(parts) > 3 and parts[0].endswith(".data") and parts[1] in ("purelib", "platlib") and rel.endswith(".py"):
+            return f"{parts[0]}/{parts[1]}"
+    return None
+
+
 def _zip_packages(tree: ZipTree) -> list[str]:
     tops: list[str] = []
     for rel in tree.names():
@@ -254,13 +263,27 @@ def _client_from_path(path: Path) -> Target:
         if path.suffix == ".py":
             return Target(FolderTree(path.parent), "file", str(path), path.stem, None, [path.name])
         if zipfile.is_zipfile(path):
-            tree = ZipTree(path)
-            name, version, requires = zip_metadata(tree)
-            return Target(tree, "wheel", str(path), name or path.stem.split("-")[0], version, _zip_packages(tree), requires)
+            zipped = ZipTree(path)
+            name, version, requires = zip_metadata(zipped)
+            tree: SourceTree = zipped
+            packages = _zip_packages(zipped)
+            data_root = None if packages else _data_root(zipped)
+            if data_root is not None:  # `<dist>.data/purelib/pkg/...`: installed as `pkg/...`
+                tree = SubTree(zipped, data_root)
+                packages = sorted({rel.split("/")[0] for rel in tree.iter_files("")})
+            return Target(tree, "wheel", str(path), name or path.stem.split("-")[0], version, packages, requires)
         raise TargetError(f"{path} is not a .py file, a wheel or a folder")
     try:
         list(path.iterdir())
+        package = (path / "__init__.py").is_file() and path.resolve().parent != path.resolve()
     except PermissionError:
         raise TargetError(f"cannot read {path}: permission denied") from None
     requires, name, version = project_requires(path)
-    return Target(FolderTree(path), "folder", str(path), name or path.resolve().name, version, [], requires)
+    if not package:
+        return Target(FolderTree(path), "folder", str(path), name or path.resolve().name, version, [], requires)
+    # a package folder (`vllm_ascend/`): read from its parent, so its modules have the names Python imports
+    # (`vllm_ascend.worker...`, as worker_extension_cls paths spell them), its requirement from beside it
+    root = path.resolve().parent
+    if not requires:
+        requires, name, version = package_requires(root, path.resolve().name)
+    return Target(FolderTree(root), "folder", str(path), name or path.resolve().name, version, [path.resolve().name], requires)
