@@ -87,25 +87,75 @@ def _related(ctx: ScanContext, declared: Resolved, passed: str) -> bool:
 
 def _caller_contradicts(ctx: ScanContext, use) -> str | None:
     """A caller that hands this annotated parameter an object of an unrelated class (`model_config=config` with
-    `config: KimiLinearConfig`, or the Hugging Face config): the annotation does not describe the value."""
+    `config: KimiLinearConfig`, or the Hugging Face config): the annotation does not describe the value. Also through
+    callers that hand on an untyped parameter of their own (`lmcache_retrieve_kv(model_executable, ...)` whose only
+    caller passes the runner's model): what their callers pass, up to three functions up."""
     if not isinstance(use.node.value, ast.Name):
         return None
     fn = bodies.enclosing_function(use.file.tree, use.node)
     if fn is None:
         return None
-    owner = _enclosing_class(use.file.tree, fn)
+    return _passed_unrelated(ctx, use.owner, use.file, fn, use.node.value.id, 0, set())
+
+
+def _passed_unrelated(ctx: ScanContext, declared: Resolved, file, fn, name: str, depth: int, seen: set) -> str | None:
+    """What a caller of `fn` passes for its parameter `name` that is not a `declared`, directly or through callers
+    that hand on a parameter of their own."""
+    owner = _enclosing_class(file.tree, fn)
     callee = owner.name if owner is not None and fn.name == "__init__" else fn.name
     unique = _defined_names(ctx).get(callee, 0) == 1
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    name = use.node.value.id
     bound = owner is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
     index = params.index(name) - (1 if bound else 0) if name in params else None
+
+    def reaches(key, path) -> bool:  # a name several client files define counts only at callers that import it from here
+        return (unique or path == file.rel or _imports_from(ctx, path, callee, file.module)) and (key == name or key == index)
+
     for key, passed, path, line in ctx.usage.passed.get(callee, []):
-        # a name several client files define counts only at callers that import it from this file
-        if (unique or path == use.file.rel or _imports_from(ctx, path, callee, use.file.module)) \
-                and (key == name or key == index) and not _related(ctx, use.owner, passed):
+        if reaches(key, path) and not _related(ctx, declared, passed):
             return f"{path}:{line} passes a `{passed.rsplit('.', 1)[-1]}`"
+    if depth >= 2:
+        return None
+    for key, caller, caller_line, param, path, line in ctx.once(_forwarded).get(callee, []):
+        if not reaches(key, path) or (path, caller_line, param) in seen:
+            continue
+        seen.add((path, caller_line, param))
+        caller_file = next((f for f in ctx.usage.files if f.rel == path), None)
+        caller_fn = next((n for n in nodes_of(caller_file.tree, ast.FunctionDef, ast.AsyncFunctionDef)
+                          if n.name == caller and n.lineno == caller_line), None) if caller_file is not None else None
+        found = _passed_unrelated(ctx, declared, caller_file, caller_fn, param, depth + 1, seen) if caller_fn else None
+        if found:
+            return f"{found} on through `{caller}` ({path}:{line})"
     return None
+
+
+def _forwarded(ctx: ScanContext) -> dict[str, list[tuple[int | str, str, int, str, str, int]]]:
+    """Callee name -> (parameter position or keyword, calling function, its line, its parameter, file, line) for each
+    call that hands on an unannotated parameter of the calling function the function never rebinds
+    (`return create_model_input_subset(model_name, model_executable)` in `lmcache_retrieve_kv(model_executable, ...)`):
+    what reaches that parameter reaches the callee's."""
+    out: dict[str, list[tuple[int | str, str, int, str, str, int]]] = {}
+    for file in ctx.usage.files:
+        untyped: dict[int, set[str]] = {}  # function -> its unannotated parameters it never rebinds
+        for call in nodes_of(file.tree, ast.Call):
+            callee = call.func.id if isinstance(call.func, ast.Name) else \
+                call.func.attr if isinstance(call.func, ast.Attribute) else None
+            args = [(i, a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
+            args = [(key, a.id) for key, a in args if isinstance(a, ast.Name)]
+            fn = bodies.enclosing_function(file.tree, call) if callee and args else None
+            if fn is None:
+                continue
+            if id(fn) not in untyped:
+                names = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if a.annotation is None}
+                for node in ast.walk(fn) if names else ():
+                    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        names -= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                untyped[id(fn)] = names
+            for key, name in args:
+                if name in untyped[id(fn)]:
+                    out.setdefault(callee, []).append((key, fn.name, fn.lineno, name, file.rel, call.lineno))
+    return out
 
 
 def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:

@@ -10,7 +10,7 @@ import re
 
 from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk
 from driftcheck.client_model.computed_names import computed_names, string_constants
-from driftcheck.client_model.replacements import registered_with
+from driftcheck.client_model.replacements import registered_with, registrations
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
 from driftcheck.client_model.uses import loc_of
 from driftcheck.vllm_model.resolved import Resolved
@@ -283,6 +283,9 @@ class ClientClasses:
         for name, cls in self.classes.items():
             self.usage.client_class_table[f"{self.file.module}.{name}"] = (
                 set(self.client_members(name)), [b for b in (self._base_label(b) for b in cls.bases) if b])
+        for label, registrars in registrations(self).items():  # read by register_subclasses, the next phase
+            found = self.registered_classes.setdefault(label, [])
+            found += [r for r in registrars if r not in found]
 
     def register_subclasses(self) -> None:
         """Members client subclasses add to vLLM classes: a value typed as the base may be one of them."""

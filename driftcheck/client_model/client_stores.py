@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import attribute_stores
+from driftcheck.astnodes import attribute_stores, nodes_of
 from driftcheck.client_model.uses import AttrUse, Usage
 from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.bodies import enclosing_function
 from driftcheck.vllm_model.resolved import External, Missing, Resolved, Unknown
 
 
@@ -24,6 +25,7 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
         typed.setdefault(attr, []).append((owner, where))
     by_name: dict[str, set[tuple[str, str]]] = {}  # file -> {(variable, attribute)} it assigns
     chained: dict[tuple[str, str], str] | None = None  # (last receiver attribute, attribute) -> where, in any file
+    other: _OtherReferences | None = None  # stores through references to a client class's object other than `self`
     for use in usage.attrs:
         if use.store or not isinstance(use.result, Missing):
             continue
@@ -38,8 +40,15 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
             if chained is None:
                 chained = _chained_stores(usage.files)
             made = chained.get((use.node.value.attr, use.attr))
+        doubt = None
+        if made is None and isinstance(use.node.value, ast.Name) and use.node.value.id == "self":
+            if other is None:
+                other = _OtherReferences(usage)
+            made, doubt = other.stored(use)
         if made is not None:
             use.result = External(f"client-set.{use.owner.qualname}.{use.attr} ({made})")
+        elif doubt is not None:
+            use.result = Unknown(use.result.qualname, doubt)
         elif use.unread_may_set is not None:
             use.result = Unknown(use.result.qualname, use.unread_may_set)  # a plugin the client runs under may set it
 
@@ -66,3 +75,104 @@ def _named_stores(tree: ast.AST) -> set[tuple[str, str]]:
     """(variable, attribute) for `var.attr = ...` in a file; each class's `self` is another object, so not those."""
     return {(t.value.id, t.attr) for t, _line in attribute_stores(tree)
             if isinstance(t.value, ast.Name) and t.value.id not in ("self", "cls")}
+
+
+class _OtherReferences:
+    """`self.x` read in a method of a client class whose vLLM bases lack `x`, where other client code stores `x`
+    through another reference to the object: `self.runner.layer_name_to_kvcache_index = {}` in the helper the runner
+    builds with `KVCacheManager(self)` (tpu-inference). A reference typed as the class (a parameter annotated with it,
+    or `self.runner` bound from one) makes the member the class's own; an untyped one, where the class hands `self`
+    to other code, leaves it unknown; no store, or a class that hands itself to nothing, keeps the error."""
+
+    def __init__(self, usage: Usage):
+        self.usage = usage
+        self.stores: dict[str, list[tuple[object, ast.Attribute, int]]] | None = None
+        short: dict[str, int] = {}
+        for label in usage.client_class_table:
+            name = label.rsplit(".", 1)[-1]
+            short[name] = short.get(name, 0) + 1
+        self.unique = {n for n, count in short.items() if count == 1}
+
+    def stored(self, use: AttrUse) -> tuple[str | None, str | None]:
+        cls = _method_class(use.file.tree, use.node)
+        if cls is None or cls.name not in self.unique:
+            return None, None
+        if self.stores is None:
+            self.stores = {}
+            for file in self.usage.files:
+                for target, line in attribute_stores(file.tree):
+                    if not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls")):
+                        self.stores.setdefault(target.attr, []).append((file, target, line))
+        untyped = None
+        for file, target, line in self.stores.get(use.attr, []):
+            annotation = _reference_annotation(file.tree, target)
+            if annotation == cls.name:
+                return f"{file.rel}:{line} stores it on a `{cls.name}`", None
+            if annotation is None and untyped is None:
+                untyped = f"{file.rel}:{line}"
+        handed = _hands_self(cls) if untyped else None
+        if handed:
+            return None, (f"`{cls.name}` hands `self` to other code ({use.file.rel}:{handed}) and {untyped} stores "
+                          f"'{use.attr}' on an object driftcheck cannot type, which may be this one")
+        return None, None
+
+
+def _method_class(tree: ast.AST, node: ast.AST) -> ast.ClassDef | None:
+    """The class whose method (not a nested function's own `self`) holds the node."""
+    for cls in nodes_of(tree, ast.ClassDef):
+        for fn in cls.body:
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
+                inner = [n for n in nodes_of(fn, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+                         if n is not fn and n.lineno <= node.lineno <= (n.end_lineno or n.lineno)]
+                return None if inner else cls
+    return None
+
+
+def _annotated_as(annotation: ast.expr | None) -> str | None:
+    """The class name an annotation names: `TPUModelRunner`, `"TPUModelRunner"`, `mod.TPUModelRunner`."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value.strip().rsplit(".", 1)[-1] or None
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
+        return annotation.id if isinstance(annotation, ast.Name) else annotation.attr
+    return None
+
+
+def _reference_annotation(tree: ast.AST, target: ast.Attribute) -> str | None:
+    """The class the receiver of a store is annotated with: a parameter of the enclosing function (`runner:
+    "TPUModelRunner"`), or `self.runner` where a method of the class binds `self.runner = runner` from such a
+    parameter. None when it is not annotated."""
+    fn = enclosing_function(tree, target)
+    receiver = target.value
+    if fn is None:
+        return None
+    if isinstance(receiver, ast.Name):
+        return next((_annotated_as(a.annotation) for a in _params(fn) if a.arg == receiver.id), None)
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+        owner = _method_class(tree, target)
+        for method in owner.body if owner is not None else []:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            annotated = {a.arg: _annotated_as(a.annotation) for a in _params(method)}
+            for t, _line in attribute_stores(method):
+                if isinstance(t.value, ast.Name) and t.value.id == "self" and t.attr == receiver.attr:
+                    stmt = next((n for n in nodes_of(method, ast.Assign, ast.AnnAssign) if t in
+                                 (n.targets if isinstance(n, ast.Assign) else [n.target])), None)
+                    value = getattr(stmt, "value", None)
+                    if isinstance(value, ast.Name) and annotated.get(value.id):
+                        return annotated[value.id]
+    return None
+
+
+def _params(fn) -> list[ast.arg]:
+    return fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+
+
+def _hands_self(cls: ast.ClassDef) -> int | None:
+    """The line of a call in the class's methods that is given `self` itself (`KVCacheManager(self)`, `f(self, x)`)."""
+    for call in nodes_of(cls, ast.Call):
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call) \
+                and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super":
+            continue
+        if any(isinstance(a, ast.Name) and a.id == "self" for a in [*call.args, *(k.value for k in call.keywords)]):
+            return call.lineno
+    return None

@@ -1,5 +1,6 @@
 """Guards one client file puts on another: method bodies another file replaces at import, and modules
-loaded only by `import_module` under a vLLM version check (`dispatched_modules`, per-release vendored copies).
+loaded only for other vLLM releases (`dispatched_modules`: per-release vendored copies picked by `import_module` under
+a version check or by a static import under a test naming releases, and what only those copies import).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.guards import Guard, body_span, guards_of
+from driftcheck.client_model.version_checks import test_kind, version_aliases
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 
@@ -47,37 +49,131 @@ def replaced_elsewhere(files) -> dict[str, list[Guard]]:
 
 
 def dispatched_modules(files) -> dict[str, Guard]:
-    """Client modules loaded only by `import_module(".vendored_v028", __package__)` inside vLLM version checks and
-    never imported by name: per-release copies, of which the target runs at most the one for itself. A finding in
-    one is a warning at most (the client handles the other releases by not loading it)."""
-    loads: dict[str, list[tuple[str, int, bool]]] = {}
-    static: set[str] = set()
+    """Client modules that only a branch for other vLLM releases loads: per-release copies (verl's
+    `elif package_version == "0.5.4": from .vllm_v_0_5_4.llm import LLM`, or `import_module(".vendored_v028",
+    __package__)` under any version check), and the modules only those copies import, transitively. The target runs at
+    most the copy for itself, so a finding in one is a warning at most (the client handles the other releases by not
+    loading it). A static import counts as a dispatch only under a test that names releases (`==`, `in`, `startswith`
+    on the version): `if version >= "0.7": from .v1 import X` loads `v1` on every newer vLLM, the target included.
+    A module imported anywhere else without such a test (or named by a string there) stays checked."""
+    by_module = {f.module: f for f in files}
+    edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
+
+    def add(importer, rel: str, module: str, line: int, guarded: bool) -> None:
+        parts = module.split(".")
+        for i in range(1, len(parts) + 1):  # `import a.b.c` runs a/__init__, a/b/__init__ and a/b/c
+            target = ".".join(parts[:i])
+            if importer.module != target and not importer.module.startswith(target + "."):  # its own packages ran
+                edges.setdefault(target, []).append((importer.module, rel, line, guarded))
+
     for f in files:
         is_package = f.rel.endswith("__init__.py")
+        spans = _release_branches(f.tree)
         for node in nodes_of(f.tree, ast.Import, ast.ImportFrom):
+            guarded = any(a <= node.lineno <= b for a, b in spans)
             if isinstance(node, ast.Import):
-                static |= {a.name for a in node.names}
+                for a in node.names:
+                    add(f, f.rel, a.name, node.lineno, guarded)
             else:
                 base = resolve_relative(f.module, is_package, node.level, node.module)
-                static |= {base} | {f"{base}.{a.name}" for a in node.names}
-        if not any((dotted_name(c.func) or "").rsplit(".", 1)[-1] == "import_module" for c in nodes_of(f.tree, ast.Call)):
-            continue
+                add(f, f.rel, base, node.lineno, guarded)
+                for a in node.names:
+                    if f"{base}.{a.name}" in by_module:  # `from .copy import parallel_state`: a submodule
+                        add(f, f.rel, f"{base}.{a.name}", node.lineno, guarded)
         # the names it loads: every module-like string of this file (`return ".vendored_v028", "schedule"` from a
-        # selector the call uses), each guarded or not by a version check
-        version_guards = [g for g in guards_of(f.tree) if g.kind == "version"]
+        # selector the call uses), each guarded or not by a version check; elsewhere an absolute module name as a
+        # string may be loaded by name (`worker_cls="pkg.copy.Worker"`): an edge unless under a release test
+        loads = any((dotted_name(c.func) or "").rsplit(".", 1)[-1] == "import_module" for c in nodes_of(f.tree, ast.Call))
+        version_guards = [g for g in guards_of(f.tree) if g.kind == "version"] if loads else []
         for const in nodes_of(f.tree, ast.Constant):
             name = const.value if isinstance(const.value, str) else ""
-            if "." not in name or not re.fullmatch(r"\.*[A-Za-z_]\w*(?:\.\w+)*", name):
+            if "." not in name or not re.fullmatch(r"\.*[A-Za-z_]\w*(?:\.\w+)*(?::\w+)?", name):
                 continue
+            name = name.split(":")[0]
             level = len(name) - len(name.lstrip("."))
-            target = resolve_relative(f.module, is_package, level, name.lstrip("."))
-            guarded = any(g.start <= const.lineno <= g.end for g in version_guards)
-            loads.setdefault(target, []).append((f.rel, const.lineno, guarded))
+            if loads:
+                target = resolve_relative(f.module, is_package, level, name.lstrip("."))
+                guarded = any(g.start <= const.lineno <= g.end for g in version_guards)
+            elif level:
+                continue
+            else:
+                target = name if name in by_module else name.rpartition(".")[0]
+                guarded = any(a <= const.lineno <= b for a, b in spans)
+            if target in by_module:
+                add(f, f.rel, target, const.lineno, guarded)
+    # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
+    # of them (the greatest such set: copies import one another)
+    imports: dict[str, set[str]] = {}
+    for target, where in edges.items():
+        for importer, _rel, _line, _g in where:
+            imports.setdefault(importer, set()).add(target)
+    todo = [m for m, where in edges.items() if any(g for *_, g in where)]
+    reached: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m not in reached and "." in m:  # a top-level package is the client's entry point, whoever imports it
+            reached.add(m)
+            todo += imports.get(m, ())
+    changed = True
+    while changed:
+        changed = False
+        for m in list(reached):
+            if any(not g and importer not in reached for importer, _rel, _line, g in edges.get(m, ())):
+                reached.discard(m)
+                changed = True
     out: dict[str, Guard] = {}
-    by_module = {f.module: f for f in files}
-    for module, where in loads.items():
-        if module in static or module not in by_module or not all(g for _, _, g in where):
-            continue
-        rel, line, _ = where[0]
-        out[by_module[module].rel] = Guard(1, 10 ** 9, "dispatched", frozenset(), line, where=f"{rel}:{line}")
+    for module in sorted(reached & by_module.keys()):
+        rel, line, via = _first_load(module, edges, reached)
+        out[by_module[module].rel] = Guard(1, 10 ** 9, "dispatched", frozenset(), line, where=f"{rel}:{line}",
+                                           names=frozenset({via}) if via else frozenset())
     return out
+
+
+def _first_load(module: str, edges: dict, dispatched: set[str]) -> tuple[str, int, str]:
+    """("rel", line) of the guarded load a dispatched module is reached from, and the file that imports it when that is
+    another dispatched module (breadth first, in file order)."""
+    seen = {module}
+    queue = [(module, "")]
+    while queue:
+        m, via = queue.pop(0)
+        where = edges.get(m, [])
+        for importer, rel, line, g in where:
+            if g:
+                return rel, line, via
+        for importer, rel, line, g in where:
+            if importer in dispatched and importer not in seen:
+                seen.add(importer)
+                queue.append((importer, via or rel))
+    return "", 0, ""
+
+
+def _release_branches(tree: ast.AST) -> list[tuple[int, int]]:
+    """The bodies of `if` tests that ask whether vLLM is one of some named releases: `package_version == "0.5.4"`,
+    `version in ("0.6.3", "0.6.3+rocm624")`, `vllm.__version__.startswith("0.5")` (on a name the file binds to a
+    version, or a helper of the file that returns one). What such a body imports runs on those releases only."""
+    aliases = version_aliases(tree)
+    out: list[tuple[int, int]] = []
+    for node in nodes_of(tree, ast.If):
+        if test_kind(node.test, aliases) == "version" and _names_releases(node.test):
+            out.append(body_span(node.body))
+    return out
+
+
+def _names_releases(test: ast.expr) -> bool:
+    if isinstance(test, ast.BoolOp):
+        # `a == "0.5.4" or a == "0.5.5"` names releases; `and` does when one of its parts does
+        parts = [_names_releases(v) for v in test.values]
+        return all(parts) if isinstance(test.op, ast.Or) else any(parts)
+    if isinstance(test, ast.Compare):
+        return len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)) and any(
+            _strings(side) for side in (test.left, test.comparators[0]))
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith":
+        return bool(test.args) and _strings(test.args[0])
+    return False
+
+
+def _strings(node: ast.expr) -> bool:
+    """A string literal, or a tuple / list / set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_strings(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)

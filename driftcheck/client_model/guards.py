@@ -30,7 +30,8 @@ class Guard:
     kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
-    names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks
+    names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
+    # dispatched module that imports this one, when it is not loaded under the version check itself
     via: int = 0  # a function called only under this guard: the line of that call
     where: str = ""  # kind "dispatched": the file:line that loads this module under a version check
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
@@ -59,7 +60,11 @@ class Guard:
             by = self.where or f"line {self.line}"
             return f"in the body of `{name}`, which {by} replaces at import (this body never runs)"
         if self.kind == "dispatched":
-            return f"in a module the client loads only by import_module under a vLLM version check ({self.where})"
+            via = next(iter(self.names), "")
+            if via:
+                return (f"in a module only {via} imports, itself loaded only under a vLLM version check "
+                        f"({self.where})")
+            return f"in a module the client loads only under a vLLM version check ({self.where})"
         if self.kind == "capability":
             return (f"reached only when the client's own check of `{', '.join(sorted(self.names))}` passes (line "
                     f"{self.line}), a check driftcheck does not follow")

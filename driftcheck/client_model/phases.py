@@ -14,6 +14,7 @@ from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, Func
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
+from driftcheck.vllm_model import bodies
 
 
 def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
@@ -159,6 +160,7 @@ class ClientPhases:
         those names exist at run time, and a function set on a class is that class's method. A name set on each
         module of a loop over `sys.modules` is set on every vLLM module (`ANY_MODULE`)."""
         loaded = _sys_modules_loop_names(self.file.tree)
+        scopes: dict[int, dict] = {}  # function -> the module's names and its own imports
         for node in nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call):
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -182,6 +184,8 @@ class ClientPhases:
                     self.usage.patched.add((ANY_MODULE, attr))
                     continue
                 base = self.infer(obj, self.module_env)
+                if base is None:  # `import vllm.worker.model_runner` inside the function that patches it
+                    base = self.infer(obj, self._patching_scope(node, scopes))
                 if isinstance(base, (ModRef, ClassRef)) and value is not None:
                     owner = base.module if isinstance(base, ModRef) else base.cls.qualname
                     self.usage.rebound.setdefault((owner, attr), []).append(Rebinding(
@@ -193,6 +197,17 @@ class ClientPhases:
                     self.usage.patched.add((base.cls.qualname, attr))
                     if isinstance(base, ClassRef):
                         self._graft(value, base.cls, attr)
+
+    def _patching_scope(self, node: ast.AST, scopes: dict[int, dict]) -> dict:
+        """The names a patch inside a function sees: the module's and the imports of that function's body."""
+        fn = bodies.enclosing_function(self.file.tree, node)
+        if fn is None:
+            return self.module_env
+        env = scopes.get(id(fn))
+        if env is None:
+            local = self.local_imports(fn, record=False)
+            env = scopes[id(fn)] = {**self.module_env, **local} if local else self.module_env
+        return env
 
     def _client_function(self, value: ast.expr) -> str | None:
         """The dotted path of the client function a patch assigns (`_patched` of this file, `from pkg.ops import f`,

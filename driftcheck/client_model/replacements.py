@@ -8,43 +8,145 @@ checked against each replacement registered through a method that fills the cont
 from __future__ import annotations
 
 import ast
-import weakref
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.inference import ClassRef
 from driftcheck.client_model.uses import Usage
+from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import check_call
 
 
 def registered_with(analyzer, name: str, cls: ast.ClassDef) -> list[tuple[str, str]]:
     """(vLLM class, method) for each method of a vLLM class a client class is handed to: decorated by it
-    (`@Wrapper.register_oot`, `@CustomOp.register_oot(name="RMSNorm")`) or passed to it in this file
-    (`CustomOp.register_oot(_decorated_op_cls=X, name=...)`)."""
+    (`@Wrapper.register_oot`, `@CustomOp.register_oot(name="RMSNorm")`) or passed to it in any client file
+    (`CustomOp.register_oot(_decorated_op_cls=X, name=...)`, also from a loop over a table of classes: the
+    analyzers' shared `registered_classes`, filled by `registrations` in the class phase before this one)."""
     out: list[tuple[str, str]] = []
-    callees = [d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list]
-    callees += _callees_given(analyzer.file.tree).get(name, [])
-    for callee in callees:
+    for callee in (d.func if isinstance(d, ast.Call) else d for d in cls.decorator_list):
         if isinstance(callee, ast.Attribute):
             owner = analyzer.infer(callee.value, {})
             if isinstance(owner, ClassRef) and (owner.cls.qualname, callee.attr) not in out:
                 out.append((owner.cls.qualname, callee.attr))
+    for registrar in analyzer.registered_classes.get(f"{analyzer.file.module}.{name}", []):
+        if tuple(registrar) not in out:
+            out.append(tuple(registrar))
     return out
 
 
-_GIVEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+def registrations(analyzer) -> dict[str, list[tuple[str, str]]]:
+    """Client class ("module.Name") -> (vLLM class, method) for each call of this file that hands the class to a method
+    of a vLLM class: the class by its name (defined here or imported from another client module, also inside the
+    function) or through a loop variable over a literal table of classes (`for name, op_cls in OPS.items():
+    CustomOp.register_oot(_decorated_op_cls=op_cls, name=name)`, OPS a dict literal of this file). The callee's
+    owner is inferred in the calling function's scope (its own imports count: vllm-ascend imports CustomOp there)."""
+    tree = analyzer.file.tree
+    names = _class_names(analyzer)
+    loop_vars = {n.id for loop in nodes_of(tree, ast.For, ast.AsyncFor) for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    wanted = names.keys() | loop_vars
+    if not any(isinstance(a, ast.Name) and a.id in wanted for call in nodes_of(tree, ast.Call)
+               for a in [*call.args, *(k.value for k in call.keywords)]):
+        return {}
+    tables = _tables(tree)
+    out: dict[str, list[tuple[str, str]]] = {}
+    for scope, calls, loops in _scopes(tree):
+        env: dict | None = None
+        for call in calls:
+            if not isinstance(call.func, ast.Attribute):
+                continue
+            given: list[str] = []
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                if not isinstance(arg, ast.Name):
+                    continue
+                if arg.id in names:
+                    given.append(names[arg.id])
+                for loop in loops:
+                    if loop.lineno <= call.lineno <= (loop.end_lineno or loop.lineno):
+                        given += [names[n] for n in _loop_elements(loop, arg.id, tables) if n in names]
+            if not given:
+                continue
+            if env is None:
+                env = analyzer.local_imports(scope, record=False) if scope is not None else {}
+            owner = analyzer.infer(call.func.value, env)
+            if isinstance(owner, ClassRef):
+                for label in given:
+                    found = out.setdefault(label, [])
+                    if (owner.cls.qualname, call.func.attr) not in found:
+                        found.append((owner.cls.qualname, call.func.attr))
+    return out
 
 
-def _callees_given(tree: ast.Module) -> dict[str, list[ast.expr]]:
-    """Name -> the callee of each call of the file that is given that name as an argument, in the file's order:
-    listed once per file, not searched once per client class (a file of many classes read its calls again each)."""
-    found = _GIVEN.get(tree)
-    if found is None:
-        found = _GIVEN[tree] = {}
-        for call in nodes_of(tree, ast.Call):
-            for name in dict.fromkeys(a.id for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)):
-                found.setdefault(name, []).append(call.func)
-    return found
+def _class_names(analyzer) -> dict[str, str]:
+    """Name -> "module.Class" for the file's own classes and the names it imports from other client modules."""
+    own = {f.module for f in analyzer.usage.files}
+    out = {name: f"{analyzer.file.module}.{name}" for name in analyzer.classes}
+    package = analyzer.file.rel.endswith("__init__.py")
+    for node in nodes_of(analyzer.file.tree, ast.ImportFrom):
+        source = resolve_relative(analyzer.file.module, package, node.level, node.module)
+        if source in own or any(m.startswith(source + ".") for m in own):
+            for a in node.names:
+                if a.name != "*":
+                    out.setdefault(a.asname or a.name, f"{source}.{a.name}")
+    return out
+
+
+def _tables(tree: ast.AST) -> dict[str, list[ast.expr]]:
+    """Name -> the literal dicts, lists, tuples or sets the file assigns to it (anywhere: `global OPS; OPS = {...}`)."""
+    out: dict[str, list[ast.expr]] = {}
+    for node in nodes_of(tree, ast.Assign, ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if isinstance(node.value, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(node.value)
+    return out
+
+
+def _loop_elements(loop: ast.For, var: str, tables: dict[str, list[ast.expr]]) -> list[str]:
+    """The class names `var` takes in `for ... in TABLE.items()/.values()/TABLE/[A, B]`, where `var` is the loop's
+    target or the value half of its `(key, value)` target over `.items()`."""
+    it, method = loop.iter, None
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args:
+        it, method = it.func.value, it.func.attr
+    literals = [it] if isinstance(it, (ast.Dict, ast.List, ast.Tuple, ast.Set)) else \
+        tables.get(it.id, []) if isinstance(it, ast.Name) else []
+    target = loop.target
+    if method == "items":
+        ok = isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name) \
+            and target.elts[1].id == var
+    else:
+        ok = isinstance(target, ast.Name) and target.id == var and method in (None, "values")
+    if not ok:
+        return []
+    out: list[str] = []
+    for lit in literals:
+        if isinstance(lit, ast.Dict):
+            values = lit.values if method in ("items", "values") else []
+        else:
+            values = lit.elts if method is None else []
+        out += [v.id for v in values if isinstance(v, ast.Name)]
+    return out
+
+
+def _scopes(tree: ast.Module):
+    """(function or None for module level, the calls of that scope, its for-loops), nested functions separately."""
+    fns = list(nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef))
+    for scope in [None, *fns]:
+        body = tree.body if scope is None else scope.body
+        calls: list[ast.Call] = []
+        loops: list[ast.For] = []
+        todo = list(body)
+        while todo:
+            node = todo.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Call):
+                calls.append(node)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                loops.append(node)
+            todo.extend(ast.iter_child_nodes(node))
+        if calls:
+            yield scope, calls, loops
 
 
 def built_as_replacement(api, usage: Usage, cls: Resolved, shape) -> bool:

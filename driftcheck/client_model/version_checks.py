@@ -31,12 +31,25 @@ def version_aliases(tree: ast.AST) -> set[str]:
     (`_has_argument(fn, "inputs")`): a test on them is a version check."""
     out: set[str] = {fn.name for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)
                      if any((dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION
-                            for c in walk(fn) if isinstance(c, ast.Call))}
+                            for c in walk(fn) if isinstance(c, ast.Call)) or _returns_a_version(fn)}
     for node in nodes_of(tree, ast.Assign):
-        if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) for n in walk(node.value)
-               if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
+        if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) or (isinstance(n, ast.Name) and n.id in out)
+               for n in walk(node.value) if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
             out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return out
+
+
+def _returns_a_version(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A helper that returns an installed package's version: `return importlib.metadata.version(pkg)` (or
+    `version(pkg)` imported from there), `return vllm.__version__`."""
+    for ret in walk(fn):
+        if isinstance(ret, ast.Return) and ret.value is not None:
+            for n in walk(ret.value):
+                if isinstance(n, ast.Call) and (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "version":
+                    return True
+                if isinstance(n, ast.Attribute) and n.attr in ("__version__", "__version_tuple__"):
+                    return True
+    return False
 
 
 def _asks_a_version(value: ast.expr) -> bool:

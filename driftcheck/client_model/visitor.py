@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 import sys
 
 from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk
@@ -40,6 +41,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self.client_class_members: dict[str, set[str]] = {}
         self.client_class_vllm_bases: dict[str, list[Resolved]] = {}
         self.reported: set[tuple[int, int, str]] = set()
+        # client class "module.Name" -> [(vLLM class, method)] it is handed to anywhere in the client: one table that
+        # prepare_client shares between the files' analyzers for the class phases (replacements.registrations)
+        self.registered_classes: dict[str, list[tuple[str, str]]] = {}
         self.foreign: dict[str, str] = {}  # name -> module, for names imported from outside vLLM
         self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
         self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
@@ -80,6 +84,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         for node in self._scope(body):
             if isinstance(node, ast.Call):
                 self._visit_call(node, env, runtime_only)
+                store = self._literal_setattr(node, env)
+                if store is not None:
+                    self._visit_attribute(store, env, runtime_only)
             elif isinstance(node, ast.Attribute):
                 self._visit_attribute(node, env, runtime_only)
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -87,6 +94,17 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 for t in targets:
                     if isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
                         self.usage.client_set_attrs.add(t.attr)
+
+    def _literal_setattr(self, node: ast.Call, env: dict) -> ast.Attribute | None:
+        """`setattr(attn_metadata, "blend_metadata", v)` (the builtin) stores what `attn_metadata.blend_metadata = v`
+        stores: the same store, as an attribute node at the call (a computed name is computed_names.py's)."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and not node.keywords) \
+                or any("setattr" in scope for scope in (env, self.module_env, self.functions)):
+            return None
+        name = node.args[1]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
+            return None
+        return ast.copy_location(ast.Attribute(value=node.args[0], attr=name.value, ctx=ast.Store()), node)
 
     def _record_passed_types(self, node: ast.Call, env: dict) -> None:
         """What class each argument of a call holds, by the callee's name: a parameter annotated `ModelConfig`
@@ -206,6 +224,13 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` declares no members at all (a marker class for "
                                  f"annotations): objects annotated with it need not derive from it, so what "
                                  f"`{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
+            sibling = self._sibling_defining(base.cls, node.attr) if isinstance(result, Missing) and not store \
+                and not base.built else None
+            if sibling is not None:
+                result = Unknown(result.qualname, f"`{base.cls.cls.name}` names a family of classes in vLLM (others derive "
+                                 f"from it) and the client's own `{sibling}`, a class of the same kind that does not "
+                                 f"derive from it, defines '{node.attr}': an annotation is not checked at run time, so "
+                                 f"what `{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file,
                                             plugin_may_set(self, node, result, env, base.cls)))
         elif isinstance(base, ModRef) and not store:
@@ -243,6 +268,33 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _sibling_defining(self, cls: Resolved, attr: str) -> str | None:
+        """A client class of the same kind as vLLM's `cls` (its name ends in the same word: the platform's
+        `AscendMetadata` next to `AttentionMetadata`) that does not derive from it and defines `attr` (itself or
+        through its client bases), when the tree uses `cls` as the name of a family (`names_a_family`): a value only
+        annotated with `cls` may be the client's own object (vllm-ascend's models annotate `AttentionMetadata` and
+        get the platform's metadata)."""
+        kind = _kind_word(cls.cls.name)
+        if not kind:
+            return None
+        table = self.usage.client_class_table
+        for label, (members, bases) in sorted(table.items()):
+            short = label.rsplit(".", 1)[-1]
+            if short == cls.cls.name or _kind_word(short) != kind:
+                continue
+            seen, todo, found = {label}, list(bases), attr in members
+            while todo and not found:
+                b = todo.pop()
+                if b == cls.qualname:
+                    break  # derives from it: InSubclass's question, not this one
+                if b in table and b not in seen:
+                    seen.add(b)
+                    found = attr in table[b][0]
+                    todo += table[b][1]
+            if found and cls.qualname not in bases and self.api.names_a_family(cls):
+                return label
+        return None
 
     def _handed_to_unread(self, node: ast.Attribute) -> str | None:
         """`HummingMethod.prepare_layer_meta(layer=self.layer)` with HummingMethod from a third-party package: code
@@ -440,3 +492,9 @@ def _hasattr_guarded(fn: ast.AST) -> set[int]:
             for branch in branches if isinstance(node, ast.IfExp) else [ast.Module(body=branches, type_ignores=[])]:
                 out.update(id(n) for n in walk(branch))
     return out
+
+
+def _kind_word(name: str) -> str:
+    """The last word of a CamelCase class name, which names its kind: `AscendMLAMetadata` -> "Metadata"."""
+    words = re.findall(r"[A-Z][a-z0-9]+", name)
+    return words[-1] if words else ""

@@ -180,7 +180,7 @@ def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict,
     facts = [
         [(f.name, _plain(getattr(usage, f.name))) for f in dataclasses.fields(usage) if f.name not in UNIT_OWN],
         file_order,
-        sorted((rel, g.where) for rel, g in dispatched.items()),  # guards that come from other files
+        sorted((rel, g.where, sorted(g.names)) for rel, g in dispatched.items()),  # guards that come from other files
         sorted(reached),  # ...and the names other files reach (a function only this file uses)
         sorted((rel, g.where) for rel, gs in (replaced or {}).items() for g in gs),  # bodies other files replace
     ]

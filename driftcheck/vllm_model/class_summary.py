@@ -67,6 +67,7 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
             cls.decorator_kwargs["__metaclass__"] = ast.unparse(k.value)
         if k.arg:
             cls.class_kwargs[k.arg] = ast.unparse(k.value)
+    declared: set[str] = set()  # instance attributes a bare `self.x: T` declares, in any method of the class
     for stmt in _flatten_class_body(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             fn = summarise_function(stmt, path, scan_calls=scan_calls)
@@ -77,7 +78,7 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
             cls.methods[stmt.name] = fn
             if stmt.name in ("__getattr__", "__getattribute__"):
                 cls.dynamic_attrs = True
-            _collect_instance_attrs(stmt, cls, full_walk=_may_set_by_name(stmt, setattr_at))
+            _collect_instance_attrs(stmt, cls, declared, full_walk=_may_set_by_name(stmt, setattr_at))
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             annotation = ast.unparse(stmt.annotation)
             if stmt.value is None:
@@ -140,9 +141,11 @@ def _may_set_by_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, setattr_at: lis
     return i < len(setattr_at) and setattr_at[i] <= end
 
 
-def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, full_walk: bool = True) -> None:
+def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, declared: set[str],
+                            full_walk: bool = True) -> None:
     """Attributes assigned on the first parameter anywhere in `fn`. `full_walk=False` skips expressions:
-    only right when the module never calls `setattr` (the one expression-level form)."""
+    only right when the module never calls `setattr` (the one expression-level form). `declared`: the attributes a
+    bare annotation of the class declares (filled here): their type is the declaration's, whatever is assigned."""
     if not fn.args.args and not fn.args.posonlyargs:
         return
     first = (fn.args.posonlyargs + fn.args.args)[0].arg
@@ -190,8 +193,13 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
                         type_expr = ast.unparse(param_annotations[value.id])
                     declared_only = annotation is not None and type_expr == annotation  # a bare declaration is authoritative
                     prev = cls.instance_attrs.get(t.attr)
+                    if declared_only and value is None:
+                        declared.add(t.attr)
                     if prev is None or (prev[1] is None and type_expr) or (declared_only and prev[1] != annotation):
                         cls.instance_attrs[t.attr] = (t.lineno, type_expr)
+                    elif t.attr in declared and annotation is None:
+                        # `self.model: nn.Module` then `self.model = get_model(...)`: the declaration says what it holds
+                        continue
                     elif type_expr and prev[1] and type_expr not in split_union(prev[1]):
                         # `self.experts = MegaMoEExperts(...)` here, `= FusedMoEFactory(...)` there: one of these,
                         # not one type (a union resolves to no single class)

@@ -102,6 +102,12 @@ class ClassLookup:
         if any(c.cls.methods or c.cls.fields or c.cls.class_attrs or c.cls.instance_attrs or c.cls.dynamic_attrs
                or c.cls.dynamic_names or c.cls.decorators for c in order):
             return False
+        return self.names_a_family(cls)
+
+    def names_a_family(self, cls: Resolved) -> bool:
+        """The tree uses the class as the name of a family of types: the bound of a TypeVar in its module, or the base
+        of other classes (vLLM 0.10.2's V0 `AttentionMetadata`, which the V0 backends' metadata derive from while the V1
+        backends' and platforms' do not)."""
         return self._bounds_a_typevar(cls) or bool(self.subclasses(cls, limit=1))
 
     def _bounds_a_typevar(self, cls: Resolved) -> bool:

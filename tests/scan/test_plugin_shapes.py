@@ -9,7 +9,9 @@ verl 0.9.1, areal 1.0.4, memkv-vllm 1.0.12, vllm-kvblockd 0.1.0 and vllm-kunlun 
 vllm-ascend 0.23.0, ai-dynamo 1.6.1 and vllm-tgis-adapter 0.10.0 (docs/triage/2026-12-01-unseen-plugins-4.md), AH_ to AM_
 from sabi-mla-vllm 0.2.0, vllm-lens 1.3.0, vllm-hust-vspec 0.14.3, vllm-torchtpu-core 0.29.0 and vllm-df11 0.0.1
 (docs/triage/2026-12-02-unseen-plugins-5.md), AN_ to AT_ from vllm-ascend 0.11.0 / 0.13.0 / 0.18.0, vllm-rbln
-0.10.4 / 0.11.2.post1, tpu-inference 0.13.3 and eagle-harness 0.1.3 (docs/triage/2026-12-02-unseen-plugins-6.md).
+0.10.4 / 0.11.2.post1, tpu-inference 0.13.3 and eagle-harness 0.1.3 (docs/triage/2026-12-02-unseen-plugins-6.md), AU_ to
+AZ_ from verl 0.3.0.post1 / 0.4.1 / 0.5.0, vllm-ascend 0.9.1 / 0.10.0rc1 / 0.10.2rc1, lmcache-vllm 0.6.2.3 and
+tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
