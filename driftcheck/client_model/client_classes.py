@@ -13,6 +13,7 @@ from driftcheck.client_model.computed_names import computed_names, string_consta
 from driftcheck.client_model.replacements import registered_with, registrations
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
 from driftcheck.client_model.uses import loc_of
+from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import signature_from_args
 
@@ -124,7 +125,7 @@ class ClientClasses:
                         target = self.infer(arg, {})
                         if isinstance(target, ClassRef):
                             vbases.append(target.cls)
-            for stmt in cls.body:
+            for stmt in flatten_class_body(cls.body):  # also what `if` / `try` / `with` in the body define
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     members.add(stmt.name)
                 elif isinstance(stmt, ast.Assign):

@@ -174,6 +174,10 @@ class ValueInference:
             return None
         if isinstance(node, ast.Await):
             return self.infer(node.value, env)
+        if isinstance(node, ast.Subscript):
+            # `ModelRunnerBase[ModelInputForNeuron]`: a generic class subscripted is that class (as a base, or built)
+            value = self.infer(node.value, env)
+            return value if isinstance(value, ClassRef) else None
         return None
 
     def _element_value(self, iterable: ast.expr, env: dict) -> object:

@@ -224,6 +224,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` declares no members at all (a marker class for "
                                  f"annotations): objects annotated with it need not derive from it, so what "
                                  f"`{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
+            if isinstance(result, Missing) and not store and not base.built and self.api.never_instantiated(base.cls):
+                result = Unknown(result.qualname, f"`{base.cls.cls.name}` is abstract and nothing in vLLM derives from it, "
+                                 f"so no object vLLM makes is one: `{ast.unparse(node.value)}` holds another class (an "
+                                 f"annotation is not checked at run time), and whether it has '{node.attr}' is not known")
             sibling = self._sibling_defining(base.cls, node.attr) if isinstance(result, Missing) and not store \
                 and not base.built else None
             if sibling is not None:

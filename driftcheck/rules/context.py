@@ -26,7 +26,7 @@ class ScanContext:
     client: ClientSource
     client_name: str
     vllm_version: str | None
-    baseline_loader: Callable[[], "ApiIndex | None"] | None = None
+    baseline_loader: Callable[[], "ApiIndex | str | None"] | None = None  # a string: why it could not be loaded
     baseline_note: str | None = None  # why no baseline is available, when it is not
     _answers: dict[Callable, Any] = field(default_factory=dict, repr=False)
     _baseline: Any = None
@@ -38,6 +38,8 @@ class ScanContext:
             self._baseline_loaded = True
             if self.baseline_loader is not None:
                 self._baseline = self.baseline_loader()
+            if isinstance(self._baseline, str):
+                self.baseline_note, self._baseline = self.baseline_note or self._baseline, None
         return self._baseline
 
     def once(self, question: Callable[["ScanContext"], T]) -> T:

@@ -83,17 +83,21 @@ def _baseline_loader(client: Target, vllm: Target, options: ScanOptions, result:
     if version is None:
         req = client.declared_vllm()
         if req is None:
+            lines = client.vllm_requirement_lines()
+            if lines:  # `vllm` with no version (exvllm): a requirement, but not of one release
+                return None, f"{client.name or 'the client'} requires '{lines[0].strip()}' without a version"
             return None, f"{client.name or 'the client'} declares no vLLM requirement"
         version = declared_vllm_version(req)
         if version is None:
             return None, f"cannot pick one vLLM version from the client's requirement '{req}'"
 
-    def load() -> ApiIndex | None:
+    def load() -> ApiIndex | str:
+        """The baseline, or why it is unavailable (the probes' unknowns say so, not "declares no requirement")."""
         try:
             target = resolve_vllm(version, options.cache_dir)
         except DriftcheckError as exc:
             result.baselines[client.name or "client"] = f"unavailable: {exc.one_line()}"
-            return None
+            return f"vLLM {version}, which the client declares, could not be read: {exc.one_line()}"
         result.baselines[client.name or "client"] = target.version or version
         return make_api(target, options)
 

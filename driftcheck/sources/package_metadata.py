@@ -155,11 +155,12 @@ def _valid(line: str) -> bool:
 
 
 def declared_vllm_version(req: Requirement) -> str | None:
-    """The vLLM a client was written for, from its declared specifier: the pin, else the top of its range."""
+    """The vLLM a client was written for, from its declared specifier: the pin, else the top of its range. A local
+    build label is dropped (`==0.22.0+cpu`: the sources of a release are the same in every build of it)."""
     specs = list(req.specifier)
     for s in specs:
         if s.operator in ("==", "==="):
-            return s.version.rstrip(".*")
+            return s.version.rstrip(".*").split("+", 1)[0]
     for s in specs:
         if s.operator == "<=":
             return s.version

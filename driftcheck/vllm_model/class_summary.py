@@ -68,7 +68,7 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
         if k.arg:
             cls.class_kwargs[k.arg] = ast.unparse(k.value)
     declared: set[str] = set()  # instance attributes a bare `self.x: T` declares, in any method of the class
-    for stmt in _flatten_class_body(node.body):
+    for stmt in flatten_class_body(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             fn = summarise_function(stmt, path, scan_calls=scan_calls)
             if ("overload" in fn.decorators or "typing.overload" in fn.decorators) and stmt.name in cls.methods:
@@ -109,19 +109,21 @@ def _is_attrs_field(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and (dotted_name(value.func) or "") in ("attr.ib", "attr.attrib", "attrs.field", "attr.field")
 
 
-def _flatten_class_body(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Class bodies sometimes define members under `if`/`try`; treat them as defined."""
+def flatten_class_body(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Class bodies sometimes define members under `if`/`try`/`with`; treat them as defined."""
     out: list[ast.stmt] = []
     for stmt in body:
         if isinstance(stmt, ast.If):
-            out.extend(_flatten_class_body(stmt.body))
-            out.extend(_flatten_class_body(stmt.orelse))
+            out.extend(flatten_class_body(stmt.body))
+            out.extend(flatten_class_body(stmt.orelse))
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):  # `with open(path) as f: table = set(json.load(f))`
+            out.extend(flatten_class_body(stmt.body))
         elif isinstance(stmt, ast.Try):
-            out.extend(_flatten_class_body(stmt.body))
+            out.extend(flatten_class_body(stmt.body))
             for h in stmt.handlers:
-                out.extend(_flatten_class_body(h.body))
-            out.extend(_flatten_class_body(stmt.orelse))
-            out.extend(_flatten_class_body(stmt.finalbody))
+                out.extend(flatten_class_body(h.body))
+            out.extend(flatten_class_body(stmt.orelse))
+            out.extend(flatten_class_body(stmt.finalbody))
         else:
             out.append(stmt)
     return out

@@ -104,6 +104,15 @@ class ClassLookup:
             return False
         return self.names_a_family(cls)
 
+    def never_instantiated(self, cls: Resolved) -> bool:
+        """An abstract class (an `@abstractmethod` of its own or inherited) that nothing in the tree derives from: no
+        object vLLM makes is one. vLLM 0.8.5's `SequenceGroupOutput`, whose implementations say
+        `__metaclass__ = SequenceGroupOutput` instead of deriving from it: a value annotated with it is another class."""
+        order, _, _ = self.mro(cls)
+        abstract = any(d.rsplit(".", 1)[-1] == "abstractmethod" for c in order for fn in c.cls.methods.values()
+                       for d in fn.decorators)
+        return abstract and not self.subclasses(cls, limit=1)
+
     def names_a_family(self, cls: Resolved) -> bool:
         """The tree uses the class as the name of a family of types: the bound of a TypeVar in its module, or the base
         of other classes (vLLM 0.10.2's V0 `AttentionMetadata`, which the V0 backends' metadata derive from while the V1
@@ -154,6 +163,11 @@ class ClassLookup:
         if is_open:
             why = ", ".join(externals) or "a dynamic __getattr__"
             return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {why}, which driftcheck does not read")
+        other = cls.otherwise
+        if other is not None and other.cls is not None and not isinstance(self.class_member(other, name), Missing):
+            return Unknown(f"{cls.qualname}.{name}", f"the name this class was reached by is `{cls.qualname}` or, "
+                           f"depending on a condition checked where it is bound, `{other.qualname}`, which has '{name}': "
+                           f"which one this vLLM runs is decided at run time")
         members: list[str] = []
         for c in order:
             ci = c.cls

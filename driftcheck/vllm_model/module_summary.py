@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from driftcheck.vllm_model.signatures import Signature
 
 
-SCHEMA = 14  # bump when the summary's shape or what it records changes (invalidates the on-disk cache)
+SCHEMA = 15  # bump when the summary's shape or what it records changes (invalidates the on-disk cache)
 
 
 @dataclass
@@ -22,6 +22,7 @@ class Binding:
     type_only: bool = False  # bound only under `if TYPE_CHECKING:`
     fallback: "Binding | None" = None  # the `except ImportError:` binding used when this one fails to import
     optional: bool = False  # bound in a `try` whose handler binds nothing instead: absent when the try failed
+    otherwise: "Binding | None" = None  # rebound in one branch of an `if`: what the name holds when that branch is not taken
 
 
 @dataclass

@@ -6,6 +6,7 @@ try/except fallbacks; names in a module's own scope.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 
 from driftcheck.vllm_model.module_summary import ModuleInfo
 from driftcheck.vllm_model.resolved import External, Missing, Resolved, Result, Unknown, close_matches
@@ -86,6 +87,10 @@ class NameResolution:
             result = self._binding_result(mod, name, binding, _depth)
             if isinstance(result, (Missing, Unknown)) and binding.fallback is not None:
                 result = self._binding_result(mod, name, binding.fallback, _depth)  # the except-ImportError branch
+            if binding.otherwise is not None and isinstance(result, Resolved) and result.kind == "class":
+                other = self._binding_result(mod, name, binding.otherwise, _depth)
+                if isinstance(other, Resolved) and other.kind == "class" and other.qualname != result.qualname:
+                    result = dataclasses.replace(result, otherwise=other)  # a copy: the class itself is not conditional
             if not (isinstance(result, Resolved) and binding.type_only):
                 return result
             # bound only for type checkers: does something else serve it at runtime (a lazy __getattr__)?

@@ -7,6 +7,7 @@ imports resolved. Summaries are cached by content hash (`SCHEMA`).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 
 from driftcheck.astnodes import dotted_name, walk
@@ -110,8 +111,11 @@ class _Summariser:
                     self._block(node.body, type_only=True)
                     self._block(node.orelse, type_only=type_only)
                 else:
+                    before = dict(self.info.bindings)
                     self._block(node.body, type_only)
+                    after_body = dict(self.info.bindings)
                     self._block(node.orelse, type_only)
+                    self._note_otherwise(before, after_body)
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
                 before = dict(self.info.bindings)
                 self._block(node.body, type_only)
@@ -131,6 +135,19 @@ class _Summariser:
                 self._block(node.finalbody, type_only)
             elif isinstance(node, ast.With):
                 self._block(node.body, type_only)
+
+    def _note_otherwise(self, before: dict, after_body: dict) -> None:
+        """A name one branch of an `if` rebinds holds the other branch's value, or its earlier one, when that branch is
+        not taken: vLLM 0.8-0.10's `class LLMEngine` then `if envs.VLLM_USE_V1: LLMEngine = V1LLMEngine`."""
+        for name, binding in self.info.bindings.items():
+            if before.get(name) is binding or binding.otherwise is not None:
+                continue
+            in_body = after_body.get(name)
+            other = before.get(name) if binding is in_body or in_body is before.get(name) else in_body
+            if other is not None and other is not binding:
+                # a copy without its own links: a chain of `if`s would nest every earlier binding, and an `if` in an
+                # `except` handler would loop back through the try body's `fallback`
+                binding.otherwise = dataclasses.replace(other, otherwise=None, fallback=None)
 
     def _assignment(self, node: ast.stmt, type_only: bool) -> None:
         info = self.info

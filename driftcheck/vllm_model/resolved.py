@@ -24,6 +24,7 @@ class Resolved:
     type_only: bool = False
     deprecated: bool = False
     type_expr: str | None = None  # attribute annotation or inferred constructor
+    otherwise: "Resolved | None" = None  # a class name an `if` rebinds: the class it names when that branch is not taken
 
 
 @dataclass
