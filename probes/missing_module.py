@@ -102,6 +102,7 @@ def check(ctx: ScanContext):
             RULE, message, imp.loc, ctx.vllm_location(parent_path, 1) if parent_path else None, imp.module,
             when="call" if imp.runtime_only else "import", severity=severity, fix=bool(moved),
             moved_to=moved[0] if moved else None, nearest_package=parent or None,
+            fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
         )
 
 

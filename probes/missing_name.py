@@ -77,6 +77,7 @@ def check(ctx: ScanContext):
             RULE, message, imp.loc, ctx.vllm_location(mod.path, 1), symbol,
             when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
             fix=bool(moved), moved_to=moved[0] if moved else None, similar=result.near or None,
+            fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
         )
     unknown_seen: set[str] = set()
     for use in ctx.usage.module_attrs:

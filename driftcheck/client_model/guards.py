@@ -35,6 +35,7 @@ class Guard:
     via: int = 0  # a function called only under this guard: the line of that call
     where: str = ""  # kind "dispatched": the file:line that loads this module under a version check
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
+    body: tuple[int, int] = (0, 0)  # kind "fallback": the lines of the try body whose failure runs it
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -126,7 +127,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
                 names = _handler_names(h)
                 if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
                     start, end = body_span(h.body)
-                    out.append(Guard(start, end, "fallback", frozenset(names), node.lineno))
+                    out.append(Guard(start, end, "fallback", frozenset(names), node.lineno, body=body_span(node.body)))
         elif isinstance(node, (ast.If, ast.IfExp)):
             kind = test_kind(node.test, aliases, probes)
             if kind is None:
@@ -346,8 +347,21 @@ def host_checked(test: ast.expr) -> frozenset[str]:
     return frozenset(names)
 
 
-def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> Guard | None:
+def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str = "", code: str = "",
+             failing: list[tuple[int, tuple[str, ...]]] = ()) -> Guard | None:
+    """The first guard that covers a use. `failing`: (line, what it raises) of the file's certain errors: an `except`
+    fallback whose try body holds one of them (of a kind the handler catches) runs on this vLLM, so it guards
+    nothing (`try: from vllm.utils import f / except ImportError: from vllm.utils.import_utils import f` where
+    neither module has `f`)."""
     for g in guards:
-        if g.covers(line, raises, text, code):
+        if g.covers(line, raises, text, code) and not (g.kind == "fallback" and fallback_runs(g, failing)):
             return g
     return None
+
+
+def fallback_runs(guard: Guard, failing: list[tuple[int, tuple[str, ...]]]) -> int:
+    """The line of a certain error in the guard's try body that its handler catches (0: none)."""
+    for line, raises in failing:
+        if guard.body[0] <= line <= guard.body[1] and (ANY in guard.catches or guard.catches & set(raises)):
+            return line
+    return 0

@@ -17,7 +17,7 @@ from driftcheck.client_model.client import client_view, source_from_survey, surv
 from driftcheck.rules.context import ScanContext
 from driftcheck.errors import DriftcheckError
 from driftcheck.rules.findings import Finding, UnknownResult, summarise
-from driftcheck.client_model.guards import guard_at
+from driftcheck.client_model.guards import fallback_runs, guard_at
 from driftcheck.scan.suppress import apply_accepted, apply_inline
 from driftcheck.sources.provenance import provenance
 from driftcheck.sources.package_metadata import declared_vllm_version
@@ -207,14 +207,21 @@ def _bar_for(client: Target, found):
         yield bar
 
 
-def _apply_guard(finding: Finding, guards: dict, rule) -> None:
-    """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed."""
+def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = None) -> None:
+    """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed.
+    `failing`: path -> (line, raises) of the certain errors found with it, before any guard (see `guard_at`)."""
     if finding.client is None:
         return
     text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
-    guard = guard_at(guards.get(finding.client.path, []), finding.client.line, rule.raises, text,
-                     guards.expression(finding.client))
+    file_guards = guards.get(finding.client.path, []) or []
+    lines = (failing or {}).get(finding.client.path, [])
+    guard = guard_at(file_guards, finding.client.line, rule.raises, text, guards.expression(finding.client), lines)
     if guard is None:
+        skipped = next((g for g in file_guards if g.kind == "fallback" and g.covers(finding.client.line, rule.raises, text)
+                        and fallback_runs(g, lines)), None)
+        if skipped is not None and finding.severity == "error":
+            finding.message += (f" It is in the `except` fallback of the try at line {skipped.line}, whose body fails "
+                                f"on this vLLM too (line {fallback_runs(skipped, lines)}), so the fallback runs.")
         return
     finding.details["guarded"] = guard.describe()
     finding.fix = None

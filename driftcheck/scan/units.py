@@ -208,12 +208,13 @@ def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -
     ctx = run.make_ctx(usage)
     guards = _Guards(run)
     errors: list[str] = []
+    found: list[tuple[int, int, Finding, object]] = []  # guarded once every rule has run: see guards.guard_at
     for slot, probe in probes:
         try:
             for item in probe.check(ctx):
                 if isinstance(item, Finding):
-                    _apply_guard(item, guards, probe.RULE)
-                    items.append([slot, "f", _plain(item.to_json())])
+                    found.append((len(items), slot, item, probe.RULE))
+                    items.append(None)
                 else:
                     items.append([slot, "u1" if getattr(item, "once", False) else "u", _plain(item.to_json())])
         except DriftcheckError:
@@ -224,6 +225,13 @@ def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -
                        f"({Path(where.filename).name}:{where.lineno})")
             errors.append(message)
             items.append([slot, "u", UnknownResult(probe.RULE.id, message, client_name=run.make_ctx.client_name).to_json()])
+    failing: dict[str, list] = {}
+    for _i, _slot, item, rule in found:
+        if (item.severity == "error" or item.details.get("fails")) and item.client is not None:
+            failing.setdefault(item.client.path, []).append((item.client.line, tuple(rule.raises)))
+    for i, slot, item, rule in found:
+        _apply_guard(item, guards, rule, failing)
+        items[i] = [slot, "f", _plain(item.to_json())]
     return UnitResult(uses, items, errors, {k: v for k, v in run.make_ctx.baselines.items() if k == run.make_ctx.baseline_key})
 
 
