@@ -91,6 +91,6 @@ def preload_text(api, probes, loader) -> Preload:
     indexes = [text_index_for(api)]
     if loader is not None and any(p.RULE.baseline for p in probes):
         baseline = loader()
-        if baseline is not None:
+        if baseline is not None and not isinstance(baseline, str):  # a string: why it could not be loaded
             indexes.append(text_index_for(baseline))
     return Preload(indexes)

@@ -43,3 +43,17 @@ def test_a_declared_vllm_that_cannot_be_read_gives_the_reason(tmp_path):
     assert ctx.baseline() is None
     assert ctx.baseline_note.startswith(f"vLLM {missing}, which the client declares, could not be read: ")
     assert result.baselines["plugin"].startswith("unavailable: ")
+
+
+def test_a_scan_whose_declared_vllm_cannot_be_read_runs_every_rule(tmp_path):
+    """The whole scan, every rule (some compare with the baseline, and the text of both is read ahead): an unreadable
+    declared vLLM is a note, never a crash (fp4local-abliterated 0.1.0 declares `vllm>=0.32.1rc0`, no such release)."""
+    from scan.helpers import scan_trees
+
+    vllm = {"vllm/config.py": "class ModelConfig:\n    pass\n"}
+    client = {"pkg/__init__.py": "", "pkg/m.py": "from vllm.config import ModelConfig\n\n\ndef f(c: ModelConfig):\n"
+                                               "    return c.model\n"}
+    result = scan_trees(tmp_path, vllm, client, client_vllm=str(tmp_path / "no-such-vllm"))
+    assert result.internal_errors == []
+    assert [(f.rule, f.severity) for f in result.findings] == [("DC006", "error")]
+    assert result.baselines["client"].startswith("unavailable: ")
