@@ -108,9 +108,17 @@ class ClassLookup:
         """An abstract class (an `@abstractmethod` of its own or inherited) that nothing in the tree derives from: no
         object vLLM makes is one. vLLM 0.8.5's `SequenceGroupOutput`, whose implementations say
         `__metaclass__ = SequenceGroupOutput` instead of deriving from it: a value annotated with it is another class."""
-        order, _, _ = self.mro(cls)
-        abstract = any(d.rsplit(".", 1)[-1] == "abstractmethod" for c in order for fn in c.cls.methods.values()
-                       for d in fn.decorators)
+        order, _, externals = self.mro(cls)
+        if not any(e in ("abc.ABC", "abc.ABCMeta") for e in externals) and \
+                not any("abc" in c.cls.decorator_kwargs.get("__metaclass__", "").lower() for c in order):
+            return False  # without ABCMeta an @abstractmethod does not stop anyone making one
+        seen: set[str] = set()
+        abstract = False
+        for c in order:  # the definition that wins: a concrete override implements an inherited abstract method
+            for name, fn in c.cls.methods.items():
+                if name not in seen:
+                    seen.add(name)
+                    abstract = abstract or any(d.rsplit(".", 1)[-1] == "abstractmethod" for d in fn.decorators)
         return abstract and not self.subclasses(cls, limit=1)
 
     def names_a_family(self, cls: Resolved) -> bool:

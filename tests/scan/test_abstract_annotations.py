@@ -53,3 +53,42 @@ def test_with_a_subclass_in_the_tree_the_usual_answer_stands(tmp_path):
     result = scan_trees(tmp_path, _vllm(derives=True), CLIENT, only=["DC006"])
     assert [(f.severity, f.client.line) for f in result.findings] == [("warning", 5)]
     assert not any("abstract and nothing" in u.message for u in result.unknown)
+
+
+def test_a_concrete_implementation_or_a_class_without_abcmeta_keeps_the_error(tmp_path):
+    """lmcache 0.3.9 reads `FlashAttentionImpl.num_heads_q` (members of the metadata builder, never of the impl): the
+    impl overrides every abstract method of `AttentionImpl(ABC)`, so objects of it exist and the error is real. An
+    `@abstractmethod` on a class without ABCMeta does not stop anyone making one either."""
+    vllm = {"vllm/attention.py": """
+        from abc import ABC, abstractmethod
+
+
+        class AttentionImpl(ABC):
+            @abstractmethod
+            def forward(self, x):
+                raise NotImplementedError
+
+
+        class FlashAttentionImpl(AttentionImpl):
+            def __init__(self):
+                self.scale = 1.0
+
+            def forward(self, x):
+                return x
+
+
+        class Plain:
+            @abstractmethod
+            def forward(self, x):
+                raise NotImplementedError
+    """}
+    client = {"pkg/__init__.py": "", "pkg/sched.py": """
+        from vllm.attention import FlashAttentionImpl, Plain
+
+
+        def schedule(impl: FlashAttentionImpl, plain: Plain):
+            return impl.num_heads_q, plain.num_heads_kv
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert sorted(f.symbol.rsplit(".", 1)[-1] for f in result.findings if f.severity == "error") == \
+        ["num_heads_kv", "num_heads_q"]
