@@ -12,6 +12,7 @@ from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk
 from driftcheck.client_model.computed_names import computed_names, string_constants
 from driftcheck.client_model.replacements import registered_with, registrations
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
+from driftcheck.client_model.stand_ins import StandIns
 from driftcheck.client_model.uses import loc_of
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.resolved import Resolved
@@ -107,7 +108,7 @@ def _named_on(call: ast.Call, first: str | None) -> ast.expr | None:
 DOTTED_CLASS = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # `pkg.mod.Cls`, as resolve_obj_by_qualname takes it
 
 
-class ClientClasses:
+class ClientClasses(StandIns):
     """Client classes, their bases and members, known to every file before the visits."""
 
     # ------------------------------------------------------------- classes

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from driftcheck.astnodes import children, dotted_name
-from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.vllm_model.resolved import Missing, Resolved
 
 
 # ----------------------------------------------------------------------------- inferred values
@@ -238,6 +238,8 @@ class ValueInference:
             if attr in self.client_members(base.cls_name):
                 value = self.self_types.get(base.cls_name, {}).get(attr)
                 return value  # the client's own member: its type only if the client set it from vLLM
+            if self._client_base_first(base.cls_name, attr):
+                return None  # a client mixin of another file defines it before the vLLM bases listed after it
             for vbase in self.client_class_vllm_bases.get(base.cls_name, []):
                 value = self._member_value(Instance(vbase), attr)
                 if value is not None:
@@ -270,6 +272,52 @@ class ValueInference:
             return False
         order, _, _ = self.api.mro(cls)
         return any((c.qualname, attr) in self.usage.patched for c in order)
+
+    def _client_base_first(self, cls_name: str, attr: str, _seen: frozenset = frozenset()) -> bool:
+        """Whether a client base from another file (itself or a client ancestor of its) defines `attr` before any vLLM
+        base that has it, in the order Python's MRO consults the bases listed on the class (`class M(ClientMixin,
+        VllmModel)` with `embed_input_ids` in ClientMixin: the mixin's method runs, not the Protocol's)."""
+        return self._bases_first(cls_name, attr, _seen) is True
+
+    def _bases_first(self, cls_name: str, attr: str, seen: frozenset) -> bool | None:
+        cls = self.classes.get(cls_name)
+        if cls is None or cls_name in seen:
+            return None
+        for base in cls.bases:
+            name = base_name(base)
+            label = self._base_label(base)
+            if name in self.classes:
+                found = self._bases_first(name, attr, seen | {cls_name})
+            elif label is not None and self._client_class_info(label) is not None:
+                found = self._table_defines(label, attr, set())
+            else:
+                value = self.infer(base.value if isinstance(base, ast.Subscript) else base, {})
+                # a vLLM base that has it comes first
+                found = False if isinstance(value, ClassRef) and not isinstance(self.api.class_member(value.cls, attr), Missing) else None
+            if found is not None:
+                return found
+        return None
+
+    def _table_defines(self, label: str, attr: str, seen: set) -> bool | None:
+        """True when the client class `label` (of any client file, read by `StandIns._client_class_info`) or a client
+        ancestor defines `attr` before a vLLM base of theirs that has it, False when such a vLLM base comes first, None
+        when neither has it."""
+        if label in seen or len(seen) > 50:
+            return None
+        seen.add(label)
+        own, bases = self._client_class_info(label)[:2]
+        if attr in own:
+            return True
+        for base in bases:
+            if self._client_class_info(base) is not None:
+                found = self._table_defines(base, attr, seen)
+                if found is not None:
+                    return found
+                continue
+            vbase = self.api.resolve(base)
+            if isinstance(vbase, Resolved) and vbase.kind == "class" and not isinstance(self.api.class_member(vbase, attr), Missing):
+                return False
+        return None
 
     def client_members(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
         """Members a client class has from its own body and its client-side bases in this file."""

@@ -286,9 +286,7 @@ class ClientPhases:
             self.patched_functions[value.id] = cls
             params = fn.args.posonlyargs + fn.args.args
             if params:
-                for target, _line in attribute_stores(fn):
-                    if isinstance(target.value, ast.Name) and target.value.id == params[0].arg:
-                        self.usage.patched.add((cls.qualname, target.attr))
+                self._stores_on_self(fn, params[0].arg, cls)
             self._sets_on_results(fn, cls, attr)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
             self.patch_bases.setdefault(value.value.id, []).append(cls)
@@ -296,6 +294,34 @@ class ClientPhases:
             # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
             label = f"{self.foreign[value.value.id]}.{value.value.id}"
             self.usage.grafted_classes.setdefault(label, []).append(cls)
+
+    def _stores_on_self(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: str, cls: Resolved) -> None:
+        """What a function set on a vLLM class stores on its `self`, and what the functions of this file it hands that
+        `self` to store on the parameter receiving it, when that parameter is unannotated (`_init_with_all2all(self,
+        ...)` calling `custom_init(self, ...)`, which sets `self.expert_map_const`): a few calls deep."""
+        todo, seen = [(fn, first)], set()
+        while todo and len(seen) < 8:
+            g, name = todo.pop()
+            if (g.name, name) in seen:
+                continue
+            seen.add((g.name, name))
+            for target, _line in attribute_stores(g):
+                if isinstance(target.value, ast.Name) and target.value.id == name:
+                    self.usage.patched.add((cls.qualname, target.attr))
+            for call in nodes_of(g, ast.Call):
+                helper = self.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
+                if helper is None:
+                    continue
+                hp = helper.args.posonlyargs + helper.args.args
+                for i, arg in enumerate(call.args):
+                    if isinstance(arg, ast.Starred):
+                        break  # the positions after it are not known
+                    if isinstance(arg, ast.Name) and arg.id == name and i < len(hp) and hp[i].annotation is None:
+                        todo.append((helper, hp[i].arg))
+                for kw in call.keywords:
+                    p = next((a for a in hp + helper.args.kwonlyargs if a.arg == kw.arg), None)
+                    if isinstance(kw.value, ast.Name) and kw.value.id == name and p is not None and p.annotation is None:
+                        todo.append((helper, p.arg))
 
     def _sets_on_results(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved, attr: str) -> None:
         """`LLM.generate = _patched` where `_patched` (or a function of this file it calls) does

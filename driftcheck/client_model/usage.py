@@ -42,11 +42,13 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     analyzers: dict[str, FileAnalyzer] = {}
     # Phases over all files: what the client defines and patches anywhere is known before any use is checked.
     phases = [lambda a: a.collect_imports(), lambda a: a.collect_patches(), lambda a: a.prepare_classes(),
-              lambda a: a.record_client_classes(), lambda a: a.register_subclasses(), lambda a: a.collect_worker_extensions()]
+              lambda a: a.record_client_classes(), lambda a: a.register_subclasses(), lambda a: a.register_stand_ins(),
+              lambda a: a.collect_worker_extensions()]
     registered: dict[str, list[tuple[str, str]]] = {}  # the class phases' table of registrations, from every file
     for file in client.files:
         analyzers[file.module] = FileAnalyzer(api, file, usage, api.package)
         analyzers[file.module].registered_classes = registered
+        analyzers[file.module].client_source = client  # client modules that import no vLLM, read on demand
     for phase in phases:
         for analyzer in list(analyzers.values()):
             _guarded_phase(phase, analyzer, analyzers, usage)

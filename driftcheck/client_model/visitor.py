@@ -220,6 +220,13 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if self._patched_on(base.cls, node.attr) or self._replaced(base.cls):
                 return
             result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
+            stand_in = self.usage.stand_ins.get(base.cls.qualname, {}).get(node.attr) \
+                if isinstance(result, Missing) and not store and not base.built else None
+            if stand_in is not None:
+                result = Unknown(result.qualname, f"the client puts its own `{stand_in[0]}`, which does not derive from "
+                                 f"`{base.cls.cls.name}` and defines '{node.attr}', where a value typed `{base.cls.cls.name}` "
+                                 f"is expected ({stand_in[1]}): an annotation is not checked at run time, so what "
+                                 f"`{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
             if isinstance(result, Missing) and not store and not base.built and self.api.is_marker(base.cls):
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` declares no members at all (a marker class for "
                                  f"annotations): objects annotated with it need not derive from it, so what "

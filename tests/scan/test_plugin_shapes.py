@@ -11,7 +11,8 @@ from sabi-mla-vllm 0.2.0, vllm-lens 1.3.0, vllm-hust-vspec 0.14.3, vllm-torchtpu
 (docs/triage/2026-12-02-unseen-plugins-5.md), AN_ to AT_ from vllm-ascend 0.11.0 / 0.13.0 / 0.18.0, vllm-rbln
 0.10.4 / 0.11.2.post1, tpu-inference 0.13.3 and eagle-harness 0.1.3 (docs/triage/2026-12-02-unseen-plugins-6.md), AU_ to
 AZ_ from verl 0.3.0.post1 / 0.4.1 / 0.5.0, vllm-ascend 0.9.1 / 0.10.0rc1 / 0.10.2rc1, lmcache-vllm 0.6.2.3 and
-tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.md).
+tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.md), BB_ to BD_ from vllm-omni 0.14.0 and
+vllm-rbln 0.11.0 (batch 8, docs/triage/2026-12-02-unseen-plugins-8.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
