@@ -9,6 +9,7 @@ the `move-import` fix rewrites the import.
 
 from __future__ import annotations
 
+from driftcheck.client_model.overlay import copy_may_define
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
@@ -27,6 +28,20 @@ def _moved_to(ctx: ScanContext, name: str) -> list[str]:
         if module not in out:
             out.append(module)
     return out[:3]
+
+
+def _other_copy_defines(ctx: ScanContext, module: str, name: str) -> bool:
+    """The client ships its own, different copy of this vLLM module (installed into vLLM's folder: overlay.py), and
+    that copy may define the name: whether it is there depends on which copy was installed last."""
+    shadow = ctx.usage.shadowed.get(module)
+    return shadow is not None and copy_may_define(ctx.client, shadow[0], module, name)
+
+
+def _other_copy(ctx: ScanContext, symbol: str) -> str:
+    module = symbol.rsplit(".", 1)[0]
+    return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client ships its "
+            f"own copy of `{module}` ({ctx.usage.shadowed[module][0]}), which may, and which of the two is installed "
+            "depends on the order they were installed in")
 
 
 def check(ctx: ScanContext):
@@ -57,6 +72,9 @@ def check(ctx: ScanContext):
             )
             continue
         if not isinstance(result, Missing):
+            continue
+        if _other_copy_defines(ctx, imp.module, imp.name):
+            yield ctx.unknown(RULE, _other_copy(ctx, symbol), imp.loc, symbol)
             continue
         if (imp.module, imp.name) in ctx.usage.patched:
             if imp.runtime_only:
@@ -89,6 +107,9 @@ def check(ctx: ScanContext):
             continue
         if isinstance(use.result, Missing):
             symbol = f"{use.module}.{use.attr}"
+            if _other_copy_defines(ctx, use.module, use.attr):
+                yield ctx.unknown(RULE, _other_copy(ctx, symbol), use.loc, symbol)
+                continue
             mod = ctx.api.module(use.module)
             yield ctx.finding(
                 RULE, f"`{symbol}` does not exist in {ctx.version_label()}: AttributeError when this line runs.",

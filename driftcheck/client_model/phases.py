@@ -11,6 +11,7 @@ import ast
 from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk, within
 from driftcheck.client_model.computed_names import computed_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
+from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -125,33 +126,48 @@ class ClientPhases:
         return True
 
     def _record_import(self, node: ast.Import | ast.ImportFrom, runtime_only: bool, guarded: bool, type_only: bool, env: dict) -> None:
+        """An import of vLLM is a use; anything else binds the client's (or a third party's) names. A module the
+        client ships inside vLLM's package (`Usage.overlay`) is the client's own; a relative import in such a file
+        that reaches the release's modules (`from ..config import X`) is an import of vLLM."""
         loc = loc_of(self.file, node)
+        overlay = self.usage.overlay
         if isinstance(node, ast.Import):
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
-                if alias.name.split(".")[0] != self.package:
+                own = in_overlay(overlay, alias.name)
+                if alias.name.split(".")[0] != self.package or (own and alias.asname):
                     env[bound] = None  # someone else's module: shadows any earlier vLLM binding of the name
                     self.foreign[bound] = alias.name
                     continue
-                self.usage.imports.append(ImportUse(loc, alias.name, None, runtime_only, guarded, type_only))
-                env[bound] = ModRef(alias.name if alias.asname else bound)
+                if not own:
+                    self.usage.imports.append(ImportUse(loc, alias.name, None, runtime_only, guarded, type_only))
+                env[bound] = ModRef(alias.name if alias.asname else bound)  # `import vllm.own`: binds vLLM's package
             return
-        if node.level or not node.module or node.module.split(".")[0] != self.package:
+        is_pkg = self.file.rel.endswith("__init__.py")
+        module = resolve_relative(self.file.module, is_pkg, node.level, node.module) if node.level else node.module or ""
+        into_release = bool(node.level) and in_overlay(overlay, self.file.module) and module.split(".")[0] == self.package
+        if (node.level and not into_release) or not module or module.split(".")[0] != self.package \
+                or in_overlay(overlay, module):
             for alias in node.names:
                 if alias.name != "*":
                     env[alias.asname or alias.name] = None  # the client's own (or a third party's) name
-                    is_pkg = self.file.rel.endswith("__init__.py")
-                    self.foreign[alias.asname or alias.name] = (
-                        resolve_relative(self.file.module, is_pkg, node.level, node.module) if node.level else node.module or "")
+                    self.foreign[alias.asname or alias.name] = module
             return
         for alias in node.names:
-            self.usage.imports.append(ImportUse(loc, node.module, alias.name, runtime_only, guarded, type_only))
+            if in_overlay(overlay, f"{module}.{alias.name}"):  # `from vllm import own_module`
+                env[alias.asname or alias.name] = None
+                self.foreign[alias.asname or alias.name] = module
+                continue
+            self.usage.imports.append(ImportUse(loc, module, alias.name, runtime_only, guarded, type_only))
             if alias.name == "*":
                 continue
-            result = self.api.resolve(f"{node.module}.{alias.name}")
+            if module in self.usage.shadowed:  # which copy of the module runs is not known: nor what the name holds
+                env[alias.asname or alias.name] = None
+                continue
+            result = self.api.resolve(f"{module}.{alias.name}")
             value = self._value_of(result)
             if isinstance(value, FuncRef):  # where it was bound from: the client may rebind it on that module
-                value = FuncRef(value.func, (node.module, alias.name, self.file.rel, node.lineno))
+                value = FuncRef(value.func, (module, alias.name, self.file.rel, node.lineno))
             env[alias.asname or alias.name] = ABSENT if isinstance(result, Missing) else value
 
     # --------------------------------------------------------------- patches

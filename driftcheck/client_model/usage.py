@@ -17,6 +17,7 @@ from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client import ClientSource
 from driftcheck.client_model.client_classes import DOTTED_CLASS
 from driftcheck.client_model.client_stores import credit_client_stores
+from driftcheck.client_model.overlay import overlay_modules
 from driftcheck.client_model.uses import Loc, Usage
 from driftcheck.client_model.visitor import FileAnalyzer
 from driftcheck.vllm_model.api_index import ApiIndex
@@ -39,6 +40,11 @@ def finish_client(usage: Usage, api: ApiIndex) -> None:
 def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str, "FileAnalyzer"]]:
     """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
     usage = Usage(files=client.files)
+    usage.overlay, usage.shadowed = overlay_modules(client, api)
+    for module in usage.overlay:  # importing it sets it on the vLLM package above it, as any submodule
+        parent, _, leaf = module.rpartition(".")
+        if parent not in usage.overlay:
+            usage.patched.add((parent, leaf))
     analyzers: dict[str, FileAnalyzer] = {}
     # Phases over all files: what the client defines and patches anywhere is known before any use is checked.
     phases = [lambda a: a.collect_imports(), lambda a: a.collect_patches(), lambda a: a.prepare_classes(),

@@ -147,6 +147,11 @@ class Usage:
     stand_ins: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
     # callee name -> [(parameter position or keyword, class of the value passed, file, line)]
     passed: dict[str, list[tuple[int | str, str, str, int]]] = field(default_factory=dict)
+    # modules the client ships inside vLLM's package that the release lacks (overlay.py) -> its file or folder: its own
+    overlay: dict[str, str] = field(default_factory=dict)
+    # modules the release has that the client ships another copy of -> (client file, digest): which one runs depends
+    # on which was installed last
+    shadowed: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def checked(self) -> int:
         """How many uses of vLLM were looked up: the denominator of precision figures."""

@@ -11,8 +11,9 @@ from sabi-mla-vllm 0.2.0, vllm-lens 1.3.0, vllm-hust-vspec 0.14.3, vllm-torchtpu
 (docs/triage/2026-12-02-unseen-plugins-5.md), AN_ to AT_ from vllm-ascend 0.11.0 / 0.13.0 / 0.18.0, vllm-rbln
 0.10.4 / 0.11.2.post1, tpu-inference 0.13.3 and eagle-harness 0.1.3 (docs/triage/2026-12-02-unseen-plugins-6.md), AU_ to
 AZ_ from verl 0.3.0.post1 / 0.4.1 / 0.5.0, vllm-ascend 0.9.1 / 0.10.0rc1 / 0.10.2rc1, lmcache-vllm 0.6.2.3 and
-tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.md), BB_ to BD_ from vllm-omni 0.14.0 and
-vllm-rbln 0.11.0 (batch 8, docs/triage/2026-12-02-unseen-plugins-8.md).
+tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.md), BA_ to BD_ from light-vllm-security
+1.0.3, vllm-omni 0.14.0 and vllm-rbln 0.11.0 (batch 8, docs/triage/2026-12-02-unseen-plugins-8.md; BA_, a client that
+ships modules into vLLM's own package folder, runs from one site folder, as pip installs it).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
@@ -69,14 +70,25 @@ def _interpreter(needs: set[str]) -> str | None:
     return None
 
 
+def _search_path(root: Path, site: Path) -> list[Path]:
+    """Where the case's modules come from: vllm_src/ then client/, or, for a case marked `installed_together` (a
+    client that ships files into vLLM's own package folder), one site folder holding vllm_src/ and then client/
+    copied over it, as pip installs two wheels that share a package folder."""
+    if not (root / "installed_together").is_file():
+        return [root / "vllm_src", root / "client"]
+    for part in ("vllm_src", "client"):
+        shutil.copytree(root / part, site, dirs_exist_ok=True)
+    return [site]
+
+
 @pytest.mark.parametrize("case", sorted(p.name for p in CASES.iterdir() if p.is_dir()))
-def test_every_case_runs_in_python(case):
+def test_every_case_runs_in_python(case, tmp_path):
     root = CASES / case
     needs = _third_party(root)
     exe = _interpreter(needs)
     if exe is None:
         pytest.skip(f"no interpreter here has {sorted(needs)}")
-    env = {**os.environ, "PYTHONPATH": f"{root / 'vllm_src'}{os.pathsep}{root / 'client'}"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in _search_path(root, tmp_path / "site"))}
     done = subprocess.run([exe, "main.py"], cwd=root / "client", env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"{case}: {done.stderr[-400:]}"
 

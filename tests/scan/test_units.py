@@ -250,6 +250,7 @@ def test_every_global_fact_of_usage_is_in_the_units_digest(tmp_path):
         "registered_by_name": {"w": [("register_buffer", "a.py:1", "loop")]}, "replacements": {"vllm.C": []},
         "set_on_results": {("vllm.C", "x"): ("a.py:1", "C.m")},
         "rebound": {("vllm.m", "f"): [Rebinding("a.py:1", "m.f", "pkg.a.g", "g")]}, "union_stores": [(None, "x", "a.py:1")],
+        "overlay": {"vllm.own": "vllm/own.py"}, "shadowed": {"vllm.logger": ("vllm/logger.py", "0" * 40)},
         "stand_ins": {"vllm.C": {"m": ("pkg.D", "a.py:1")}},
     }
     global_fields = [f.name for f in dataclasses.fields(Usage) if f.name not in UNIT_OWN]
