@@ -359,6 +359,18 @@ def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str 
     return None
 
 
+def running_fallback(guards: list[Guard], line: int, raises: tuple[str, ...],
+                     failing: list[tuple[int, tuple[str, ...]]]) -> tuple[Guard, int] | None:
+    """The `except` fallback covering a use that `guard_at` set aside because its try body fails here, with the line
+    of that failure (for the finding's message)."""
+    for g in guards:
+        if g.kind == "fallback" and g.covers(line, raises):
+            failed = fallback_runs(g, failing)
+            if failed:
+                return g, failed
+    return None
+
+
 def fallback_runs(guard: Guard, failing: list[tuple[int, tuple[str, ...]]]) -> int:
     """The line of a certain error in the guard's try body that its handler catches (0: none)."""
     for line, raises in failing:

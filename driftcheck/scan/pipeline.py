@@ -17,7 +17,7 @@ from driftcheck.client_model.client import client_view, source_from_survey, surv
 from driftcheck.rules.context import ScanContext
 from driftcheck.errors import DriftcheckError
 from driftcheck.rules.findings import Finding, UnknownResult, summarise
-from driftcheck.client_model.guards import fallback_runs, guard_at
+from driftcheck.client_model.guards import guard_at, running_fallback
 from driftcheck.scan.suppress import apply_accepted, apply_inline
 from driftcheck.sources.provenance import provenance
 from driftcheck.sources.package_metadata import declared_vllm_version
@@ -217,11 +217,10 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
     lines = (failing or {}).get(finding.client.path, [])
     guard = guard_at(file_guards, finding.client.line, rule.raises, text, guards.expression(finding.client), lines)
     if guard is None:
-        skipped = next((g for g in file_guards if g.kind == "fallback" and g.covers(finding.client.line, rule.raises, text)
-                        and fallback_runs(g, lines)), None)
-        if skipped is not None and finding.severity == "error":
-            finding.message += (f" It is in the `except` fallback of the try at line {skipped.line}, whose body fails "
-                                f"on this vLLM too (line {fallback_runs(skipped, lines)}), so the fallback runs.")
+        running = running_fallback(file_guards, finding.client.line, rule.raises, lines)
+        if running is not None and finding.severity == "error":
+            finding.message += (f" It is in the `except` fallback of the try at line {running[0].line}, whose body "
+                                f"fails on this vLLM too (line {running[1]}), so the fallback runs.")
         return
     finding.details["guarded"] = guard.describe()
     finding.fix = None
