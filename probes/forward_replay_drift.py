@@ -187,7 +187,13 @@ def _decoder_forward(index, path: str, model_name: str, model_text: str):
 
 def layer_arguments(api, index, path: str, cls, wanted: list[str]):
     """({argument: required?}, line of the layer call, the layer's forward or None, {argument: the expression
-    passed}) for `cls.forward`."""
+    passed}) for `cls.forward`. Read from the file's text alone, so answered once per file content (a release's
+    unchanged model files, and the baseline's, are not read again for the next release)."""
+    return index.per_content("forward_replay:layer_arguments", path, lambda: _layer_arguments(index, path, cls, wanted),
+                             cls.name, cls.line, tuple(wanted))
+
+
+def _layer_arguments(index, path: str, cls, wanted: list[str]):
     if not all(n in cls.members for n in wanted) or "forward" not in cls.members:
         return None
     starts = sorted(line for line in cls.members.values() if line > cls.members["forward"])

@@ -136,6 +136,7 @@ def _hash(items: list[str]) -> str:
 
 _TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # text index -> {file: its functions}
 _REGIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # text index -> {file: function_regions}
+_ORIGINALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # baseline's text index -> {client fn: _original}
 
 # A `def`, `class` or decorator line: where the text of a function can end, and where one begins. It is searched
 # in the text after a "\n" (so the pattern starts with a literal `re` skips ahead to, unlike `^` under re.M), and a
@@ -270,6 +271,26 @@ def _source(api, rel: str, fn) -> list[str]:
     return lines[start - 1:fn.end_lineno]
 
 
+def _original(baseline, client_rel: str, shape_hash: str, full: list[str], words: set[str]):
+    """(similarity, file, qualname, node, full-token hash) of the baseline function the client's function copies
+    most closely, or None: what the client copied, whichever release it is then compared with."""
+    best = None
+    hits = [(rel, entry) for rel in candidate_files(baseline, words) if rel.endswith(".py")
+            for entry in matching_functions(baseline, rel, words) if entry[0] == shape_hash]
+    for rel, (_shape, vqual, _line) in hits:
+        if rel == client_rel:
+            continue  # the client is a vLLM tree itself: a function is not a copy of itself
+        original = _find(baseline, rel, vqual)
+        if original is None:
+            continue
+        otoks = tokens(original)[1]
+        vfull = _hash(otoks)
+        ratio = difflib.SequenceMatcher(None, full, otoks, autojunk=False).ratio()
+        if ratio >= SIMILAR and (best is None or ratio > best[0]):
+            best = (ratio, rel, vqual, original, vfull)
+    return best
+
+
 def check(ctx: ScanContext):
     functions = [(file, qual, fn) for file in ctx.usage.files for qual, fn in _functions(file.tree)]
     if not functions:
@@ -286,20 +307,11 @@ def check(ctx: ScanContext):
         words = anchors(fn)
         if not words:
             continue  # nothing but local names and operators: too generic to tell a copy from a coincidence
-        best = None
-        hits = [(rel, entry) for rel in candidate_files(baseline, words) if rel.endswith(".py")
-                for entry in matching_functions(baseline, rel, words) if entry[0] == shape_hash]
-        for rel, (_shape, vqual, _line) in hits:
-            if rel == file.rel:
-                continue  # the client is a vLLM tree itself: a function is not a copy of itself
-            original = _find(baseline, rel, vqual)
-            if original is None:
-                continue
-            otoks = tokens(original)[1]
-            vfull = _hash(otoks)
-            ratio = difflib.SequenceMatcher(None, full, otoks, autojunk=False).ratio()
-            if ratio >= SIMILAR and (best is None or ratio > best[0]):
-                best = (ratio, rel, vqual, original, vfull)
+        originals = _ORIGINALS.setdefault(text_index_for(baseline), {})  # a matrix asks again for each release
+        key = (file.rel, shape_hash, _hash(full), frozenset(words))
+        if key not in originals:
+            originals[key] = _original(baseline, file.rel, shape_hash, full, words)
+        best = originals[key]
         if best is None:
             continue
         ratio, rel, vqual, original, vfull = best

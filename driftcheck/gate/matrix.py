@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 from driftcheck.report import progress
 from driftcheck.storage import signals
 from driftcheck.errors import DriftcheckError
+from driftcheck.vllm_model import file_memo
 
 _WORKER: dict = {}
 
@@ -68,6 +69,7 @@ class Matrix:
 
 def _init_worker() -> None:
     signals.worker_init()
+    file_memo.keep_across_trees()  # the worker's next release reuses what it read in files that did not change
     progress.configure(quiet=True)  # the parent draws the matrix bar; workers' fetches stay silent
 
 
@@ -138,6 +140,7 @@ def run_matrix(versions: list[str], client_specs: list[str], cache_dir: Path, jo
     done: dict[str, list[Cell]] = {}
     with progress.bar("scanning vLLM releases", total=len(versions)) as bar:
         if jobs == 1:
+            file_memo.keep_across_trees()
             for task in tasks:
                 done[task[0]] = _scan_version(task)
                 bar.advance(description=f"scanning vLLM releases (done: {task[0]})")

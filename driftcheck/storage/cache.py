@@ -71,8 +71,13 @@ class SummaryCache:
     def get(self, data: bytes, name: str, is_pkg: bool) -> ModuleInfo | None:
         if not self.enabled:
             return None
+        key = self._key(data, name, is_pkg)
+        known = _DECODED.get(key)
+        if known is not None:  # read (or made) by this process already: a matrix worker's next release
+            self.hits += 1
+            return known
         try:
-            with open(self._key(data, name, is_pkg), "rb") as fh:
+            with open(key, "rb") as fh:
                 raw = fh.read(MAX_ENTRY_BYTES + 1)
         except OSError:  # absent (or unreadable): a miss
             self.misses += 1
@@ -91,6 +96,7 @@ class SummaryCache:
             self.misses += 1
             return None
         self.hits += 1
+        _DECODED[key] = info
         return info
 
     def put(self, data: bytes, name: str, is_pkg: bool, info: ModuleInfo) -> None:
@@ -103,11 +109,18 @@ class SummaryCache:
         except TypeError:  # a field type the codec cannot store at all
             self.enabled = False
             return
+        key = self._key(data, name, is_pkg)
+        _DECODED[key] = info
         try:
-            write_bytes(self._key(data, name, is_pkg), payload, durable=False)
+            write_bytes(key, payload, durable=False)
         except OSError:
             self.enabled = False  # read-only or full: keep scanning without a cache
 
+
+# Summaries this process read or made, by their entry's path (which names their content, module and schema): a
+# worker that scans release after release decodes an unchanged module once. Shared between trees, so read-only
+# (`ApiIndex` sets only `path`, which the key already fixes).
+_DECODED: dict[Path, ModuleInfo] = {}
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # no real module's summary comes near this; a bigger entry is not ours
 

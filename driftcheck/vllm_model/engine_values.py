@@ -32,6 +32,15 @@ class EngineValue:
 
 
 def _factory_literal(api: ApiIndex, cls: Resolved, param: str) -> EngineValue | None:
+    """The literal a class fills in for `param` itself (`kwargs.setdefault("p", 1)`, `kw["p"] = 1`): read from its
+    file alone, so answered once per file content (`file_memo`)."""
+    if cls.cls is None:
+        return None
+    return text_index_for(api).per_content("engine_values:factory_literal", cls.path,
+                                           lambda: _literal_in_class(api, cls, param), cls.cls.line, cls.qualname, param)
+
+
+def _literal_in_class(api: ApiIndex, cls: Resolved, param: str) -> EngineValue | None:
     node = api.class_node(cls)
     if node is None:
         return None

@@ -214,32 +214,39 @@ def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
     for rel, data in index.blobs().items():
         if b"raise" not in data:
             continue
-        low = data.lower()  # ASCII folding, as NOT_YET_BYTES's re.I on bytes
-        if not (b"not" in low or b"never" in low):
+        for function, entry in index.per_content("preconditions", rel, lambda: _file_preconditions(rel, data)):
+            if entry not in out.setdefault(function, []):
+                out[function].append(entry)
+    return out
+
+
+def _file_preconditions(rel: str, data: bytes) -> list[tuple[str, tuple[str, int, str, str]]]:
+    """(function, (path, raise line, message, setup name)) for each "not ... yet" raise of one file, in order."""
+    low = data.lower()  # ASCII folding, as NOT_YET_BYTES's re.I on bytes
+    if not (b"not" in low or b"never" in low):
+        return []
+    tails = _tail_starts(low)
+    if not tails or next(_near_tails(NOT_YET_BYTES, data, tails), None) is None:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    folded = None if any(c in text for c in _FOLDS_UNLIKE_LOWER) else text.lower()
+    if folded is None or len(folded) != len(text):
+        matches = NOT_YET.finditer(text)
+    else:
+        matches = _near_tails(NOT_YET, text, _tail_starts(folded))
+    out = []
+    for m in matches:
+        hit = _raise_around(lines, text.count("\n", 0, m.start()))
+        if hit is None:
             continue
-        tails = _tail_starts(low)
-        if not tails or next(_near_tails(NOT_YET_BYTES, data, tails), None) is None:
+        raise_line, message = hit
+        function = _enclosing_def(lines, raise_line)
+        if function is None:
             continue
-        text = data.decode("utf-8", errors="replace")
-        lines = text.splitlines()
-        folded = None if any(c in text for c in _FOLDS_UNLIKE_LOWER) else text.lower()
-        if folded is None or len(folded) != len(text):
-            matches = NOT_YET.finditer(text)
-        else:
-            matches = _near_tails(NOT_YET, text, _tail_starts(folded))
-        for m in matches:
-            hit = _raise_around(lines, text.count("\n", 0, m.start()))
-            if hit is None:
-                continue
-            raise_line, message = hit
-            function = _enclosing_def(lines, raise_line)
-            if function is None:
-                continue
-            # names in the message's own words, not inside an f-string's `{...}` (`{', '.join(unsupported)}`)
-            for setup in NAMED.findall(re.sub(r"\{[^{}]*\}", "", message)):
-                entry = (rel, raise_line + 1, message, setup)
-                if entry not in out.setdefault(function, []):
-                    out[function].append(entry)
+        # names in the message's own words, not inside an f-string's `{...}` (`{', '.join(unsupported)}`)
+        for setup in NAMED.findall(re.sub(r"\{[^{}]*\}", "", message)):
+            out.append((function, (rel, raise_line + 1, message, setup)))
     return out
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from driftcheck.errors import SourceError
 from driftcheck.sources.sources import SourceTree
 from driftcheck.storage.datacodec import Codec, CodecError
+from driftcheck.vllm_model import file_memo
 from driftcheck.vllm_model.class_scanner import ClassMembers, classes_by_line, classes_fast, odd_line_breaks
 
 
@@ -38,6 +39,7 @@ class TextIndex:
         self.package = package
         self._blobs: dict[str, bytes] | None = None
         self._single: dict[str, bytes] = {}
+        self._content_keys: dict[str, bytes] = {}
         self._classes: dict[str, list[ClassMembers]] = {}
         self._mentions: dict[str, list[str]] = {}
         self._headers: dict[str, list[tuple[str, str]]] | None = None  # _base_words, this process only
@@ -127,6 +129,16 @@ class TextIndex:
                 self._single[rel] = b""
         return self._single[rel]
 
+    def per_content(self, question: str, rel: str, compute, *args):
+        """`compute()` for one file, answered once per content in this process (`file_memo`): a release's
+        unchanged files reuse what an earlier release's scan found in them."""
+        if not file_memo.on():
+            return compute()
+        key = self._content_keys.get(rel)
+        if key is None:
+            key = self._content_keys[rel] = file_memo.content_key(self.blob(rel))
+        return file_memo.answer(question, rel, key, compute, *args)
+
     def knows(self, name: str) -> bool:
         """Whether `files_mentioning(name)` is already answered (in memory or from the store): free to ask."""
         return name in self._mentions
@@ -149,9 +161,7 @@ class TextIndex:
         """Top-level classes of one file with their members (methods, self.attrs, class attrs)."""
         if rel in self._classes:
             return self._classes[rel]
-        text = self.blob(rel).decode("utf-8", errors="replace")
-        out = classes_by_line(rel, text) if odd_line_breaks(text) else classes_fast(rel, text)
-        self._classes[rel] = out
+        out = self._classes[rel] = self.per_content("classes", rel, lambda: _scan_classes(rel, self.blob(rel)))
         self.dirty = True
         return out
 
@@ -218,6 +228,11 @@ class TextIndex:
                 kind = (m.group(1) or b"assign").decode()
                 out.append((rel, line, kind))
         return out
+
+
+def _scan_classes(rel: str, data: bytes) -> list[ClassMembers]:
+    text = data.decode("utf-8", errors="replace")
+    return classes_by_line(rel, text) if odd_line_breaks(text) else classes_fast(rel, text)
 
 
 # ------------------------------------------------------------------------------- the store's data
