@@ -352,9 +352,10 @@ class ClientClasses(StandIns):
 
     def _strings_of(self, value: ast.expr) -> list[str]:
         """A string constant, a module constant (`_EXT = "pkg.mod.Cls"` in this file, or imported from another
-        client file), or the constants a function of this file returns when called (`self._ext_cls()`)."""
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            return [value.value]
+        client file), a class attribute of this file (`self._ext_cls`), or the constants a function of this file
+        returns when called (`self._ext_cls()`)."""
+        if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.Attribute):
+            return string_constants(value, self.file.tree)
         if isinstance(value, ast.Name):
             if value.id in self.functions or value.id in self.classes:
                 return []

@@ -1,5 +1,6 @@
 """The strings a name in client code may hold where it is not a literal: a loop variable over literal names
-(`for name in ("a", "b"): self.register_buffer(name, ...)`), a module constant (`_EXT = "pkg.mod.Cls"`), and,
+(`for name in ("a", "b"): self.register_buffer(name, ...)`), a module constant (`_EXT = "pkg.mod.Cls"`), a class
+attribute bound once (`self._ext_cls` with `_ext_cls = "pkg.mod.Cls"` in a class body of the file), and,
 for an attribute created under a name computed from data, the identifier strings of the file (as vLLM's own
 classes that set attributes by a computed name are read: their module's strings name their members).
 """
@@ -88,9 +89,13 @@ def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
 
 def string_constants(node: ast.expr, tree: ast.Module) -> list[str]:
     """A string constant, or the strings a module-level name of this file is bound to (each binding a string,
-    or None: `_EXT: str | None = None` set in a function that declares it global)."""
+    or None: `_EXT: str | None = None` set in a function that declares it global), or the one string a class of
+    this file binds a class attribute to (`self._ext_cls`, `Cls._ext_cls`)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, ast.Attribute):
+        bound = _constant_binding(node, tree)
+        return [bound.value] if isinstance(bound, ast.Constant) and isinstance(bound.value, str) else []
     if not isinstance(node, ast.Name):
         return []
     values = module_bindings(tree, node.id)

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.client_model.preconditions import checked_rests
+from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
     checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
 )
@@ -27,7 +29,7 @@ _BROAD = {"Exception", "BaseException"}
 class Guard:
     start: int
     end: int
-    kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability
+    kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability | precondition
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
@@ -35,14 +37,14 @@ class Guard:
     via: int = 0  # a function called only under this guard: the line of that call
     where: str = ""  # kind "dispatched": the file:line that loads this module under a version check
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
-    body: tuple[int, int] = (0, 0)  # kind "fallback": the lines of the try body whose failure runs it
+    body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
             return False
         if self.kind == "replaced":
             return True  # a body that never runs
-        if self.kind == "capability":
+        if self.kind in ("capability", "precondition"):
             # a check the client makes of a package or module it names: what it guards is importing from there
             return bool({"ImportError", "ModuleNotFoundError"} & set(raises)) and \
                 any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", text) for n in self.names)
@@ -66,6 +68,9 @@ class Guard:
                 return (f"in a module only {via} imports, itself loaded only under a vLLM version check "
                         f"({self.where})")
             return f"in a module the client loads only under a vLLM version check ({self.where})"
+        if self.kind == "precondition":
+            return (f"after the call to `{self.where or 'a check'}` (line {self.line}), which raises its own error unless "
+                    f"`{', '.join(sorted(self.names))}` can be imported")
         if self.kind == "capability":
             return (f"reached only when the client's own check of `{', '.join(sorted(self.names))}` passes (line "
                     f"{self.line}), a check driftcheck does not follow")
@@ -157,6 +162,9 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
+    out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
+                  where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
+    out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
     return out + _caller_guards(tree, out, reached)
 
 
@@ -352,8 +360,10 @@ def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str 
     """The first guard that covers a use. `failing`: (line, what it raises) of the file's certain errors: an `except`
     fallback whose try body holds one of them (of a kind the handler catches) runs on this vLLM, so it guards
     nothing (`try: from vllm.utils import f / except ImportError: from vllm.utils.import_utils import f` where
-    neither module has `f`)."""
+    neither module has `f`); a precondition check whose try body holds one raises before anything after its call."""
     for g in guards:
+        if g.kind == "precondition" and g.start <= line <= g.end and fallback_runs(g, failing):
+            return g  # the check itself fails on this vLLM: it raises before this line
         if g.covers(line, raises, text, code) and not (g.kind == "fallback" and fallback_runs(g, failing)):
             return g
     return None

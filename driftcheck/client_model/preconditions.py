@@ -1,0 +1,87 @@
+"""Precondition checks: a helper of the client's file that imports the vLLM APIs its caller needs inside `try:` and,
+on ImportError, raises its own error (`_require_inprocess_apis(engine)` in tokenspeed-smg-grpc-servicer 0.14.1:
+`try: from vllm.transformers_utils.processor import get_video_processor_cls_name / except ImportError as e: raise
+ValueError("needs vllm>=0.20.0")`). A call to it as a statement stops the caller where those imports fail, so the rest
+of the caller's block runs only where they succeed: the uses of what it checked are guarded, and, where the check
+itself certainly fails on the target, nothing after the call is reached (`guards.guard_at`, Guard kind
+"precondition", whose `body` is the check's try body).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from driftcheck.astnodes import dotted_name, nodes_of
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+@dataclass(frozen=True)
+class Precondition:
+    helper: str
+    names: frozenset[str]  # the vLLM modules and names the check imports
+    body: tuple[int, int]  # the lines of its try body
+
+
+@dataclass(frozen=True)
+class CheckedRest:
+    start: int  # the rest of the caller's block after the call
+    end: int
+    call: int  # the line of the call
+    check: Precondition
+
+
+def _is_vllm(module: str | None) -> bool:
+    return bool(module) and (module == "vllm" or module.startswith("vllm."))
+
+
+def _raises_on_import_error(handler: ast.ExceptHandler) -> bool:
+    types = [] if handler.type is None else handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    caught = handler.type is None or any(dotted_name(t) in _IMPORT_ERRORS for t in types)
+    return caught and bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
+def _check_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Precondition | None:
+    """The first `try:` directly in the helper's body that imports from vLLM and raises on ImportError."""
+    for stmt in fn.body:
+        if not isinstance(stmt, ast.Try) or not stmt.body or not any(_raises_on_import_error(h) for h in stmt.handlers):
+            continue
+        names: set[str] = set()
+        for node in stmt.body:
+            if isinstance(node, ast.ImportFrom) and not node.level and _is_vllm(node.module):
+                names |= {node.module} | {a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                names |= {a.name for a in node.names if _is_vllm(a.name) and a.name != "vllm"}
+        if names:
+            end = max(s.end_lineno or s.lineno for s in stmt.body)
+            return Precondition(fn.name, frozenset(names), (stmt.body[0].lineno, end))
+    return None
+
+
+def helper_called(value: ast.expr) -> str | None:
+    """The name of the helper of this file a call names: `helper(...)`, `self.helper(...)` or `cls.helper(...)`."""
+    if not isinstance(value, ast.Call):
+        return None
+    f = value.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
+        return f.attr
+    return None
+
+
+def checked_rests(tree: ast.AST) -> list[CheckedRest]:
+    """Each call to a precondition check of this file, with the lines after it that it guards."""
+    checks = {fn.name: c for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef) if (c := _check_of(fn))}
+    if not checks:
+        return []
+    out: list[CheckedRest] = []
+    for owner in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try):
+        for block in (getattr(owner, "body", None), getattr(owner, "orelse", None)):
+            for i, stmt in enumerate(block or []):
+                check = checks.get(helper_called(stmt.value) or "") if isinstance(stmt, ast.Expr) else None  # a statement
+                if check is not None and i + 1 < len(block):
+                    end = max(s.end_lineno or s.lineno for s in block[i + 1:])
+                    out.append(CheckedRest(block[i + 1].lineno, end, stmt.lineno, check))
+    return out
