@@ -5,7 +5,10 @@ vLLM release renames a worker method, the call fails inside the workers (`Attrib
 in `Worker failed with error ...`) after the model has loaded. driftcheck looks the name up on the
 target's worker classes (`vllm/v1/worker/*worker*.py`), on the client's own worker extension
 (`worker_extension_cls="pkg.mod.Class"`) and on a worker a platform plugin names (`worker_cls="pkg.mod.Worker"`,
-built by vLLM's worker wrapper whatever its bases).
+built by vLLM's worker wrapper whatever its bases). A client that names no extension but, in the file that sends
+the rpc, reads the configured `worker_extension_cls` or passes on its caller's (client_model/open_extensions.py)
+gets unknown: the class is chosen by whoever builds the engine. A read elsewhere is not enough (vLLM's own worker
+wrapper reads it to mix the class in, and its executors' rpcs to methods no worker has are real).
 """
 
 from __future__ import annotations
@@ -133,6 +136,14 @@ def check(ctx: ScanContext):
                    "AttributeError inside the workers after the model has loaded.")
         if unknown and len(unknown) == len(workers):
             yield ctx.unknown(RULE, message, r.loc, r.method)
+            continue
+        # the file that sends it names no extension but relies on the one whoever builds the engine names
+        relied = [(how, where) for how, where in ctx.usage.open_extensions if where.path == r.loc.path]
+        if relied and not ctx.usage.worker_extensions and not own_workers(ctx):
+            how, where = relied[0]
+            yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the client names no worker extension but "
+                              f"{how} ({where.path}:{where.line}), so the engine's builder may give the workers a class "
+                              "that defines it", r.loc, r.method)
             continue
         if unread:  # the client's own extension may define it
             yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension or worker {unread[0]} "

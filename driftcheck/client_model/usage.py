@@ -17,6 +17,7 @@ from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client import ClientSource
 from driftcheck.client_model.client_classes import DOTTED_CLASS
 from driftcheck.client_model.client_stores import credit_client_stores
+from driftcheck.client_model.open_extensions import open_extensions
 from driftcheck.client_model.overlay import overlay_modules
 from driftcheck.client_model.uses import Loc, Usage
 from driftcheck.client_model.visitor import FileAnalyzer
@@ -59,6 +60,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
         for analyzer in list(analyzers.values()):
             _guarded_phase(phase, analyzer, analyzers, usage)
     usage.worker_extensions += _extension_defaults(client, {f.rel for f in client.files})
+    usage.open_extensions = open_extensions(client.files)
     # A worker extension named by string becomes part of the worker: its `self` is a vLLM worker.
     for dotted, _loc in usage.worker_extensions:
         module, _, cls_name = dotted.rpartition(".")

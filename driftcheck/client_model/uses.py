@@ -112,6 +112,8 @@ class Usage:
     worker_extensions: list[tuple[str, Loc]] = field(default_factory=list)  # dotted class path, where named
     # `worker_cls="pkg.mod.Worker"` (a platform's config hook): the class vLLM's worker wrapper builds and forwards to
     worker_classes: list[tuple[str, Loc]] = field(default_factory=list)
+    # (how, where) the client relies on a worker extension whoever builds the engine names (open_extensions.py)
+    open_extensions: list[tuple[str, Loc]] = field(default_factory=list)
     client_set_attrs: set[str] = field(default_factory=set)  # attributes the client sets on foreign objects
     files: list[ClientFile] = field(default_factory=list)
     unanalysed: list[tuple[str, str]] = field(default_factory=list)  # (file, why) for files we could not follow

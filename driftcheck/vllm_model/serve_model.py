@@ -22,13 +22,13 @@ from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.serve_parser import (
-    FlagCollector, Parser, bools_negatable, config_fields, entry_points, is_bool, reads_underscores,
+    FlagCollector, Parser, bools_negatable, config_fields, entry_points, help_flags, is_bool, reads_underscores,
 )
 from driftcheck.vllm_model.signatures import VARARG, VARKW
 from driftcheck.astnodes import walk
 
 
-INDEX_KEY = "serve_config_drift:v2"
+INDEX_KEY = "serve_config_drift:v3"  # v3: argparse's own -h / --help
 
 
 ENGINE_ARGS = ("vllm.engine.arg_utils.EngineArgs", "vllm.engine.arg_utils.AsyncEngineArgs")
@@ -84,6 +84,7 @@ def _build(api: ApiIndex) -> ServeModel:
         FlagCollector(api, parser, bool_action).follow_body(mod, node, None, 0)
         if not parser.flags:
             parser.incomplete.append(f"{mod.path}:{node.lineno}: no add_argument call reached from here")
+        help_flags(parser, mod, node)
         parser.underscores = reads_underscores(api)
         model.parsers[entry] = parser
     engine = _class(api, ENGINE_ARGS[0])

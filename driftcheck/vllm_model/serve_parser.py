@@ -3,7 +3,8 @@ subcommand's `subparser_init` (and the `__main__` block of `vllm.entrypoints.ope
 every function and `X.add_cli_args(parser)` it hands the parser to, collecting `add_argument` calls. A flag
 spelled as a literal is taken as is; `f"--{key.replace('_', '-')}"` in a loop over `get_kwargs(cls)` stands
 for every dataclass field of that class; a flag taken from a `for` loop over literal tuples is read from
-the tuples. Any other computed flag makes the set incomplete (`Parser.complete`).
+the tuples. Any other computed flag makes the set incomplete (`Parser.complete`). argparse itself gives
+every parser `-h` / `--help` unless the call that builds it says `add_help=False` (`help_flags`).
 """
 
 from __future__ import annotations
@@ -248,6 +249,24 @@ class FlagCollector:
         node = self.api.function_node(target)
         if node is not None:
             self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1)
+
+
+PARSER_BUILDERS = ("add_parser", "ArgumentParser", "FlexibleArgumentParser")
+
+
+def help_flags(parser: Parser, mod, node: ast.AST) -> None:
+    """`-h` / `--help`, which argparse adds to a parser built without `add_help=False`: the subcommand's
+    `subparsers.add_parser("serve", ...)` or the `__main__` block's `FlexibleArgumentParser(...)`. A builder that
+    turns help off, or says so through a computed value, gives none."""
+    builders = [c for c in walk(node) if isinstance(c, ast.Call) and (
+        c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id if isinstance(c.func, ast.Name) else "")
+        in PARSER_BUILDERS]
+    if any(k.arg == "add_help" and not (isinstance(k.value, ast.Constant) and k.value.value is True)
+           for c in builders for k in c.keywords):
+        return
+    line = builders[0].lineno if builders else node.lineno
+    for flag in ("-h", "--help"):
+        parser.flags.setdefault(flag, (mod.path, line))
 
 
 def _local_imports(mod, node: ast.AST) -> dict[str, str]:
