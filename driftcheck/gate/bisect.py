@@ -21,6 +21,7 @@ from pathlib import Path
 
 from driftcheck.report import progress
 from driftcheck.errors import DriftcheckError
+from driftcheck.vllm_model import file_memo
 from driftcheck.rules.findings import SEVERITY_RANK, Finding
 
 MAX_DIFF_LINES = 40
@@ -87,6 +88,7 @@ class _Scanner:
         self.targets: dict[str, Future] = {}
         self.results: dict[tuple[str, str], dict[str, Finding] | str] = {}
         self.baselines: dict = {}
+        file_memo.keep_across_trees()  # neighbouring builds share most files: each is read once
 
     def prefetch(self, version: str) -> None:
         from driftcheck.sources.targets import resolve_vllm

@@ -72,10 +72,10 @@ class SummaryCache:
         if not self.enabled:
             return None
         key = self._key(data, name, is_pkg)
-        known = _DECODED.get(key)
-        if known is not None:  # read (or made) by this process already: a matrix worker's next release
+        known, stamp = _DECODED.get(key), _stamp(key)
+        if known is not None and stamp is not None and known[0] == stamp:  # decoded here, and unchanged on disk since
             self.hits += 1
-            return known
+            return known[1]
         try:
             with open(key, "rb") as fh:
                 raw = fh.read(MAX_ENTRY_BYTES + 1)
@@ -96,7 +96,7 @@ class SummaryCache:
             self.misses += 1
             return None
         self.hits += 1
-        _DECODED[key] = info
+        _DECODED[key] = (stamp, info)  # stamped before the read: a rewrite during it is read again next time
         return info
 
     def put(self, data: bytes, name: str, is_pkg: bool, info: ModuleInfo) -> None:
@@ -110,17 +110,26 @@ class SummaryCache:
             self.enabled = False
             return
         key = self._key(data, name, is_pkg)
-        _DECODED[key] = info
         try:
             write_bytes(key, payload, durable=False)
+            _DECODED[key] = (_stamp(key), info)
         except OSError:
             self.enabled = False  # read-only or full: keep scanning without a cache
 
 
-# Summaries this process read or made, by their entry's path (which names their content, module and schema): a
-# worker that scans release after release decodes an unchanged module once. Shared between trees, so read-only
-# (`ApiIndex` sets only `path`, which the key already fixes).
-_DECODED: dict[Path, ModuleInfo] = {}
+# Summaries this process read or made, by their entry's path (which names their content, module and schema), with the
+# entry file's stamp when it was read: a worker that scans release after release decodes an unchanged module once, and
+# an entry rewritten since (by another scan, or planted) is read again. Shared between trees, so read-only (`ApiIndex`
+# sets only `path`, which the key already fixes).
+_DECODED: dict[Path, tuple[tuple[int, int, int] | None, ModuleInfo]] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # no real module's summary comes near this; a bigger entry is not ours
 

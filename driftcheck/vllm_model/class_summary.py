@@ -70,7 +70,8 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
     declared: set[str] = set()  # instance attributes a bare `self.x: T` declares, in any method of the class
     for stmt in flatten_class_body(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn = summarise_function(stmt, path, scan_calls=scan_calls)
+            statements = list(walk_statements(stmt))  # one walk for the summary and the attributes it sets
+            fn = summarise_function(stmt, path, scan_calls=scan_calls, statements=statements)
             if ("overload" in fn.decorators or "typing.overload" in fn.decorators) and stmt.name in cls.methods:
                 continue
             if any(d.endswith((".setter", ".deleter")) for d in fn.decorators) and stmt.name in cls.methods:
@@ -78,7 +79,7 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
             cls.methods[stmt.name] = fn
             if stmt.name in ("__getattr__", "__getattribute__"):
                 cls.dynamic_attrs = True
-            _collect_instance_attrs(stmt, cls, declared, full_walk=_may_set_by_name(stmt, setattr_at))
+            _collect_instance_attrs(stmt, cls, declared, full_walk=_may_set_by_name(stmt, setattr_at), statements=statements)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             annotation = ast.unparse(stmt.annotation)
             if stmt.value is None:
@@ -144,7 +145,7 @@ def _may_set_by_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, setattr_at: lis
 
 
 def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, declared: set[str],
-                            full_walk: bool = True) -> None:
+                            full_walk: bool = True, statements: list[ast.AST] | None = None) -> None:
     """Attributes assigned on the first parameter anywhere in `fn`. `full_walk=False` skips expressions:
     only right when the module never calls `setattr` (the one expression-level form). `declared`: the attributes a
     bare annotation of the class declares (filled here): their type is the declaration's, whatever is assigned."""
@@ -152,7 +153,7 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
         return
     first = (fn.args.posonlyargs + fn.args.args)[0].arg
     param_annotations = {a.arg: a.annotation for a in fn.args.args + fn.args.kwonlyargs if a.annotation is not None}
-    for sub in walk(fn) if full_walk else walk_statements(fn):
+    for sub in walk(fn) if full_walk else (walk_statements(fn) if statements is None else statements):
         targets: list[ast.expr] = []
         annotation: str | None = None
         value: ast.expr | None = None

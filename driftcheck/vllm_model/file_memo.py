@@ -6,7 +6,7 @@ answer depends only on a file's bytes and the path it is asked at (the classes i
 raises it holds, the decoder-layer call in a model class's forward) is answered once per content, whichever tree
 asks. The answers are shared between trees, so callers treat them as read-only.
 
-It is on only in processes that scan many releases (`keep_across_trees`, called by `matrix`): keying a file costs a
+It is on only in processes that scan many releases (`keep_across_trees`: `matrix` workers, `bisect`): keying a file costs a
 hash of its bytes (SHA-1, as the summary cache's keys; a zip member's CRC-32 is too short to stand for its content),
 which a single scan would pay for nothing.
 """

@@ -18,7 +18,10 @@ def decorator_name(node: ast.expr) -> str:
     return dotted_name(node) or ast.unparse(node)
 
 
-def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool = True) -> FunctionInfo:
+def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool = True,
+                       statements: list[ast.AST] | None = None) -> FunctionInfo:
+    """`statements`: `list(walk_statements(node))` when the caller has it (the class summary walks a method once)."""
+    stmts = statements if statements is not None else list(walk_statements(node))
     wraps = False
     for sub in walk(node) if scan_calls else ():
         if isinstance(sub, ast.Call):
@@ -34,16 +37,16 @@ def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, 
         decorators=[decorator_name(d) for d in node.decorator_list],
         returns=ast.unparse(node.returns) if node.returns is not None else None,
         wraps_dataclass=wraps,
-        decorator_sets=_decorator_sets(node),
-        hands_back=_hands_back(node),
-        returns_built=_returns_built(node),
+        decorator_sets=_decorator_sets(node, stmts),
+        hands_back=_hands_back(node, stmts),
+        returns_built=_returns_built(node, stmts),
     )
 
 
-def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[ast.AST]) -> list[str]:
     local: dict[str, str] = {}
     built: list[str] = []
-    for stmt in walk_statements(fn):
+    for stmt in stmts:
         if isinstance(stmt, ast.ImportFrom):
             for a in stmt.names:
                 local[a.asname or a.name] = f"{'.' * stmt.level}{stmt.module or ''}:{a.name}"
@@ -54,10 +57,10 @@ def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return list(dict.fromkeys(local.get(b, b) for b in built))  # in the order the returns come
 
 
-def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[ast.AST]) -> list[str]:
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args}
     out = []
-    for stmt in walk_statements(fn):
+    for stmt in stmts:
         call = stmt.value if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) else None
         # `return other(fn)` or `return other(...)(fn)`: the function handed to something else
         if call is not None and any(isinstance(a, ast.Name) and a.id in params for a in call.args):
@@ -67,28 +70,28 @@ def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return sorted(set(out))
 
 
-def _decorator_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _decorator_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[ast.AST]) -> list[str]:
     """What `fn`, used as a decorator, sets on what it decorates: on the first parameter of a wrapper it
     defines, or on its own first parameter when it returns it (a class decorator)."""
     sets: list[str] = []
     returns_first = False
     params = fn.args.posonlyargs + fn.args.args
-    for stmt in walk_statements(fn):
+    for stmt in stmts:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt is not fn:
             sets += _first_param_sets(stmt)
         elif isinstance(stmt, ast.Return) and params and isinstance(stmt.value, ast.Name) and stmt.value.id == params[0].arg:
             returns_first = True
     if returns_first:
-        sets += _first_param_sets(fn)
+        sets += _first_param_sets(fn, stmts)
     return sorted(set(sets))
 
 
-def _first_param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _first_param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[ast.AST] | None = None) -> list[str]:
     params = fn.args.posonlyargs + fn.args.args
     if not params:
         return []
     first = params[0].arg
-    return [t.attr for stmt in walk_statements(fn) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+    return [t.attr for stmt in (walk_statements(fn) if stmts is None else stmts) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
             for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for t in attr_targets(target)
             if isinstance(t.value, ast.Name) and t.value.id == first]
 

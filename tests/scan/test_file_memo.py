@@ -72,9 +72,12 @@ def test_a_summary_read_once_is_not_decoded_again(tmp_path, monkeypatch):
     store.put(data, "vllm.m", False, info)
     summary_cache._DECODED.clear()
     first = store.get(data, "vllm.m", False)
-    monkeypatch.setattr(summary_cache, "_codec", lambda: (_ for _ in ()).throw(AssertionError("decoded again")))
-    assert store.get(data, "vllm.m", False) is first
-    assert store.get(b"X = 2\n", "vllm.m", False) is None  # other content: a miss, never the kept summary
+    with monkeypatch.context() as patch:
+        patch.setattr(summary_cache, "_codec", lambda: (_ for _ in ()).throw(AssertionError("decoded again")))
+        assert store.get(data, "vllm.m", False) is first
+        assert store.get(b"X = 2\n", "vllm.m", False) is None  # other content: a miss, never the kept summary
+    store._key(data, "vllm.m", False).write_bytes(b"{not json")  # rewritten since it was read: read again
+    assert store.get(data, "vllm.m", False) is None
 
 
 def _findings(versions: list[str], cache: Path) -> dict:
