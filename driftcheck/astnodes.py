@@ -91,6 +91,17 @@ def dotted_name(node: ast.expr) -> str | None:
     return None
 
 
+def source_text(node: ast.expr) -> str:
+    """`ast.unparse(node)`, without the unparser for the shapes most annotations, bases and defaults have (a name, a
+    dotted name, None / True / False, a non-negative int): summarising a release unparses tens of thousands of them."""
+    name = dotted_name(node)
+    if name is not None:
+        return name
+    if type(node) is ast.Constant and (node.value is None or type(node.value) in (bool, int)) and node.kind is None:
+        return repr(node.value)
+    return ast.unparse(node)
+
+
 def root_name(node: ast.expr) -> str | None:
     """The name an attribute / subscript chain starts from: `self` for `self.layer.w[0]`."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from driftcheck.astnodes import dotted_name, walk
+from driftcheck.astnodes import dotted_name, source_text, walk
 from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function, walk_statements
 from driftcheck.vllm_model.module_summary import ClassInfo, FieldInfo
 
@@ -58,7 +58,7 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
         name=node.name,
         line=node.lineno,
         end_line=getattr(node, "end_lineno", node.lineno) or node.lineno,
-        bases=[ast.unparse(b) for b in node.bases],
+        bases=[source_text(b) for b in node.bases],
         decorators=[decorator_name(d) for d in node.decorator_list],
         decorator_kwargs=deco_kwargs,
     )
@@ -81,7 +81,7 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool = True, s
                 cls.dynamic_attrs = True
             _collect_instance_attrs(stmt, cls, declared, full_walk=_may_set_by_name(stmt, setattr_at), statements=statements)
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            annotation = ast.unparse(stmt.annotation)
+            annotation = source_text(stmt.annotation)
             if stmt.value is None:
                 has_default, default, init, kw_only = False, None, True, None
             else:
@@ -160,7 +160,7 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
         if isinstance(sub, ast.Assign):
             targets, value = sub.targets, sub.value
         elif isinstance(sub, ast.AnnAssign):
-            targets, value, annotation = [sub.target], sub.value, ast.unparse(sub.annotation)
+            targets, value, annotation = [sub.target], sub.value, source_text(sub.annotation)
         elif isinstance(sub, ast.AugAssign):
             targets = [sub.target]
         elif isinstance(sub, (ast.For, ast.AsyncFor, ast.withitem)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 
-from driftcheck.astnodes import dotted_name, walk
+from driftcheck.astnodes import dotted_name, source_text, walk
 from driftcheck.vllm_model.module_summary import FunctionInfo
 from driftcheck.vllm_model.signatures import signature_from_args
 
@@ -35,7 +35,7 @@ def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, 
         end_line=getattr(node, "end_lineno", node.lineno) or node.lineno,
         signature=signature_from_args(node.args, path, node.lineno),
         decorators=[decorator_name(d) for d in node.decorator_list],
-        returns=ast.unparse(node.returns) if node.returns is not None else None,
+        returns=source_text(node.returns) if node.returns is not None else None,
         wraps_dataclass=wraps,
         decorator_sets=_decorator_sets(node, stmts),
         hands_back=_hands_back(node, stmts),

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from driftcheck.astnodes import source_text
+
 POSONLY, POS, VARARG, KWONLY, VARKW = "posonly", "pos", "vararg", "kwonly", "varkw"
 
 
@@ -92,8 +94,8 @@ def _param(arg: ast.arg, kind: str, default: ast.expr | None) -> Param:
         name=arg.arg,
         kind=kind,
         has_default=default is not None,
-        default=ast.unparse(default) if default is not None else None,
-        annotation=ast.unparse(arg.annotation) if arg.annotation is not None else None,
+        default=source_text(default) if default is not None else None,
+        annotation=source_text(arg.annotation) if arg.annotation is not None else None,
         line=arg.lineno,
     )
 

@@ -70,3 +70,31 @@ _EXPR = st.recursive(
 def test_walk_order_on_generated_code(left, right):
     tree = ast.parse(f"def g(p, *a, q=1, **kw):\n    x = {left}\n    if {right}:\n        return x\n")
     assert [id(n) for n in walk(tree)] == _expected_walk(tree)
+
+
+def test_source_text_is_what_unparse_writes():
+    """Every annotation, default and base of a real release, and the constants unparse writes its own way."""
+    from driftcheck.astnodes import source_text
+
+    seen = 0
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as z:
+        for name in [n for n in z.namelist() if n.endswith(".py")][::3]:
+            try:
+                tree = ast.parse(z.read(name))
+            except (SyntaxError, ValueError):
+                continue
+            for node in walk(tree):
+                exprs = []
+                if isinstance(node, ast.arg) and node.annotation is not None:
+                    exprs.append(node.annotation)
+                elif isinstance(node, ast.arguments):
+                    exprs += [d for d in node.defaults + node.kw_defaults if d is not None]
+                elif isinstance(node, ast.ClassDef):
+                    exprs += node.bases
+                for expr in exprs:
+                    assert source_text(expr) == ast.unparse(expr)
+                    seen += 1
+    assert seen > 10_000
+    for text in ("None", "True", "-1", "10**9", "1_000", "0x10", "1.5", "'s'", "u's'", "b'x'", "...", "a.b.c", "a[0].b"):
+        expr = ast.parse(text, mode="eval").body
+        assert source_text(expr) == ast.unparse(expr), text
