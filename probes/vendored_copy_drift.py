@@ -30,6 +30,7 @@ import hashlib
 import re
 import weakref
 
+from driftcheck import shared_trees
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -206,7 +207,7 @@ def _whole_file_functions(index, rel: str) -> list:
     cache = _TREES.setdefault(index, {})  # this process only: a parsed tree is not plain data
     if rel not in cache:
         try:
-            cache[rel] = list(_functions(ast.parse(index.blob(rel).decode("utf-8", errors="replace"))))
+            cache[rel] = list(_functions(shared_trees.parse(index.blob(rel).decode("utf-8", errors="replace"))))
         except (SyntaxError, ValueError, RecursionError):
             cache[rel] = []
     return cache[rel]

@@ -7,6 +7,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from driftcheck import shared_trees
 from driftcheck.errors import DriftcheckError, SourceError
 from driftcheck.sources.sources import SourceTree
 
@@ -345,7 +346,7 @@ def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:
         if not re.search(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", "\n".join(text.splitlines()[:2]), re.M):
             raise ClientParseError(f"{where} is not valid UTF-8 and declares no encoding", "re-save it as UTF-8") from None
     try:
-        parsed = ast.parse(text, filename=where)
+        parsed = shared_trees.parse(text, filename=where)
     except SyntaxError as exc:
         newer = _newer_python(text, exc)
         if newer is not None:

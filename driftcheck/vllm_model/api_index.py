@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from driftcheck import shared_trees
 from driftcheck.gc_pause import cyclic_gc_paused
 from driftcheck.errors import SourceError
 from driftcheck.sources.sources import SourceTree
@@ -92,7 +93,7 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         """The full AST of one file, for behaviour probes that read bodies."""
         if path not in self._asts:
             try:
-                self._asts[path] = ast.parse(_decode(self.tree.read_bytes(path)), filename=path)
+                self._asts[path] = shared_trees.parse(_decode(self.tree.read_bytes(path)), filename=path)
             except (SourceError, SyntaxError, ValueError, RecursionError):
                 self._asts[path] = None  # type: ignore[assignment]
         return self._asts[path]
