@@ -1,7 +1,8 @@
 """`driftcheck matrix`: scan many vLLM releases against the clients, in parallel, and summarise.
 
 Each release is one task in a process pool (one process per core); a worker keeps the clients and
-the clients' baseline vLLM in memory across its tasks, and every worker shares the on-disk source
+the clients' baseline vLLM in memory across its tasks, and takes the releases next to the one it scanned last
+(`lanes.py`: what it read in a file is kept by content), and every worker shares the on-disk source
 and summary caches. A cell is `ok` (no error), `fail` (errors: the rule ids), `unknown` (a probe
 could not decide) or `error` (the release could not be read or fetched: `Matrix.missing` and a line on
 stderr say which names were tried and why). A bar on stderr counts the releases done (a terminal only).
@@ -9,6 +10,7 @@ stderr say which names were tried and why). A bar on stderr counts the releases 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -20,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 from driftcheck.report import progress
 from driftcheck.storage import signals
 from driftcheck.errors import DriftcheckError
+from driftcheck.gate.lanes import Lanes
 from driftcheck.vllm_model import file_memo
 
 _WORKER: dict = {}
@@ -67,8 +70,9 @@ class Matrix:
                 "seconds": round(self.seconds, 2), "jobs": self.jobs, "missing": self.missing()}
 
 
-def _init_worker() -> None:
+def _init_worker(lanes: Lanes) -> None:
     signals.worker_init()
+    _WORKER["lanes"], _WORKER["number"] = lanes, lanes.join()
     file_memo.keep_across_trees()  # the worker's next release reuses what it read in files that did not change
     progress.configure(quiet=True)  # the parent draws the matrix bar; workers' fetches stay silent
 
@@ -76,6 +80,14 @@ def _init_worker() -> None:
 def _scan_version(task: tuple) -> list[Cell]:
     with signals.task():
         return _scan_one(task)
+
+
+def _scan_next(ordered: list[str], rest: tuple) -> tuple[str, list[Cell]] | None:
+    """One pool task: the release this worker's lane holds next, scanned."""
+    index = _WORKER["lanes"].claim(_WORKER["number"])
+    if index is None:
+        return None
+    return ordered[index], _scan_version((ordered[index], *rest))
 
 
 def _scan_one(task: tuple) -> list[Cell]:
@@ -136,26 +148,31 @@ def run_matrix(versions: list[str], client_specs: list[str], cache_dir: Path, jo
         t = resolve_client(spec, cache_dir)
         req = t.declared_vllm()
         clients.append({"spec": spec, "name": t.name, "version": t.version, "declared": str(req.specifier) if req else None})
-    tasks = [(v, client_specs, str(cache_dir), client_vllm, use_cache) for v in versions]
+    ordered = sorted(versions, key=_vkey)
+    rest = (client_specs, str(cache_dir), client_vllm, use_cache)
     done: dict[str, list[Cell]] = {}
     with progress.bar("scanning vLLM releases", total=len(versions)) as bar:
         if jobs == 1:
             file_memo.keep_across_trees()
-            for task in tasks:
-                done[task[0]] = _scan_version(task)
-                bar.advance(description=f"scanning vLLM releases (done: {task[0]})")
+            for version in ordered:
+                done[version] = _scan_version((version, *rest))
+                bar.advance(description=f"scanning vLLM releases (done: {version})")
         else:
-            with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker) as pool:
+            ctx = multiprocessing.get_context()
+            lanes = Lanes(len(ordered), jobs, ctx)
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                     initargs=(lanes,)) as pool:
                 try:
-                    futures = {pool.submit(_scan_version, task): task[0] for task in tasks}
+                    futures = [pool.submit(_scan_next, ordered, rest) for _ in ordered]
                     for future in as_completed(futures):
-                        done[futures[future]] = future.result()
-                        bar.advance(description=f"scanning vLLM releases (done: {futures[future]})")
+                        scanned = future.result()
+                        if scanned:
+                            done[scanned[0]] = scanned[1]
+                            bar.advance(description=f"scanning vLLM releases (done: {scanned[0]})")
                 except BaseException:
                     _stop_workers(pool)
                     raise
     cells = [cell for v in versions for cell in done[v]]
-    ordered = sorted(versions, key=_vkey)
     matrix = Matrix(ordered, clients, cells, time.perf_counter() - started, jobs)
     for gone in matrix.missing():
         progress.warn(f"vLLM {gone['vllm']} could not be checked: {gone['why']}")
