@@ -185,10 +185,14 @@ class ClientClasses(StandIns):
                                     self.computed_members.setdefault(name, set()).update(names)
                         for t in targets:
                             if isinstance(t, (ast.Tuple, ast.List)):
-                                # `(self.a, self.b) = ...`: members, types unknown
+                                # `(self.a, self.b) = ...`: members, types unknown; like an untyped `self.a = f()`,
+                                # the unpacking makes `a`'s type unknown where another method sets a vLLM object
+                                # (`self.model, self.tok = other_backend.load()` beside `self.model = LLM(...)`)
                                 for elt in walk(t):
                                     if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == first:
                                         self.client_class_members[name].add(elt.attr)
+                                        conflicting.add(elt.attr)
+                                        types.pop(elt.attr, None)
                                 continue
                             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == first:
                                 self.client_class_members[name].add(t.attr)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.preconditions import checked_rests
 from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
@@ -74,6 +75,8 @@ class Guard:
         if self.kind == "capability":
             return (f"reached only when the client's own check of `{', '.join(sorted(self.names))}` passes (line "
                     f"{self.line}), a check driftcheck does not follow")
+        if self.kind == "hasattr" and self.where:
+            return self.where  # an import-time `assert hasattr(...)` (asserted_probes)
         if self.via:
             inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names)
             return f"in a function called only from line {self.via}, which is {inner.describe()}"
@@ -165,7 +168,15 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
-    return out + _caller_guards(tree, out, reached)
+    # `try: assert hasattr(ops, "gptq_marlin_gemm"); AVAILABLE = True except AssertionError: ...` at import: the
+    # file's uses of that name wait on the recorded answer (asserted_probes); after the caller guards, which they
+    # would otherwise hand to every private function of the file
+    end = max((getattr(n, "end_lineno", 0) or 0 for n in getattr(tree, "body", [])), default=0)
+    probed = [Guard(1, end, "hasattr", frozenset(), line, frozenset({attr}),
+                    where=f"in a file whose import-time probe `assert hasattr({obj}, \"{attr}\")` (line {line}) sits "
+                          f"in a try (line {at}) that catches its failure and records it")
+              for line, obj, attr, at in asserted_probes(tree)]
+    return out + _caller_guards(tree, out, reached) + probed
 
 
 def _shape_switches(tree: ast.AST) -> list[Guard]:
