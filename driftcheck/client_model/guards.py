@@ -8,6 +8,7 @@ warning at most and `fix` never rewrites it (the fallback branch is the client's
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 
 ANY = "*"  # a bare `except:`, `except Exception` or `except BaseException` catches every drift
 _BROAD = {"Exception", "BaseException"}
+_BUILTIN_NAMES = frozenset(dir(builtins))  # `except TypeError`: no need to look for a tuple of that name
 
 
 @dataclass(frozen=True)
@@ -94,16 +96,36 @@ def body_span(body: list[ast.stmt]) -> tuple[int, int]:
     return body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in body)
 
 
-def _handler_names(handler: ast.ExceptHandler) -> set[str]:
+def _handler_names(handler: ast.ExceptHandler, tuples: dict[str, list[ast.expr]] | None = None) -> set[str]:
+    """`tuples`: the file's exception tuples by name (`exception_tuples`): `except VLLM_EXCEPTIONS` catches theirs."""
     if handler.type is None:
         return {ANY}
     elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     names = set()
     for e in elts:
-        name = e.attr if isinstance(e, ast.Attribute) else e.id if isinstance(e, ast.Name) else None
-        if name:
-            names.add(ANY if name in _BROAD else name)
+        for x in (tuples or {}).get(e.id, [e]) if isinstance(e, ast.Name) else [e]:
+            name = x.attr if isinstance(x, ast.Attribute) else x.id if isinstance(x, ast.Name) else None
+            if name:
+                names.add(ANY if name in _BROAD else name)
     return names
+
+
+def exception_tuples(tree: ast.AST) -> dict[str, list[ast.expr]]:
+    """`VLLM_EXCEPTIONS = (ImportError, TypeError, AttributeError)` at the top of a file, the name bound nowhere else
+    in it: the exception classes an `except VLLM_EXCEPTIONS:` catches (names and dotted names only)."""
+    found: dict[str, list[ast.expr]] = {}
+    for stmt in getattr(tree, "body", []):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                isinstance(stmt.value, ast.Tuple) and stmt.value.elts and \
+                all(isinstance(e, (ast.Name, ast.Attribute)) for e in stmt.value.elts):
+            found[stmt.targets[0].id] = list(stmt.value.elts)
+    if found:
+        stores: dict[str, int] = {}
+        for n in walk(tree):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in found:
+                stores[n.id] = stores.get(n.id, 0) + 1
+        found = {k: v for k, v in found.items() if stores.get(k) == 1}
+    return found
 
 
 def _reraises(handler: ast.ExceptHandler) -> bool:
@@ -122,17 +144,21 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
     imported = _imported_roots(tree)
     aliases = version_aliases(tree)
     probes = probe_aliases(tree)
+    tuples: dict[str, list[ast.expr]] | None = None
     for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            if tuples is None and any(isinstance(e, ast.Name) and e.id not in _BUILTIN_NAMES for h in node.handlers
+                                      for e in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])):
+                tuples = exception_tuples(tree)
             catches: set[str] = set()
             for h in node.handlers:
                 if not _reraises(h):
-                    catches |= _handler_names(h)
+                    catches |= _handler_names(h, tuples)
             if catches and node.body:
                 start, end = body_span(node.body)
                 out.append(Guard(start, end, "try", frozenset(catches), node.lineno))
             for h in node.handlers:
-                names = _handler_names(h)
+                names = _handler_names(h, tuples)
                 if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
                     start, end = body_span(h.body)
                     out.append(Guard(start, end, "fallback", frozenset(names), node.lineno, body=body_span(node.body)))

@@ -177,11 +177,16 @@ def _python(f: LaunchFile, out: Launches) -> None:
     for scope_node in _scopes(f):
         nodes = _walk_scope(scope_node)
         scope = _Scope(nodes)
+        joined: set | None = None
         for node in nodes:
             if isinstance(node, (ast.List, ast.Tuple)):
                 launch = _python_list(f, node, scope, seen_dicts)
                 if launch is not None:
                     _python_appends(f, nodes, node, scope, launch, seen_dicts)
+                    joined = _space_joined(nodes) if joined is None else joined
+                    name = next((n for n, v in scope.values.items() if v is node), None)
+                    if id(node) in joined or (name is not None and name in joined):
+                        launch.args = _shell_words(f, launch.args)
                     out.launches.append(launch)
             elif isinstance(node, ast.Call):
                 for arg in node.args[:1]:
@@ -246,6 +251,42 @@ def _python_arg(f: LaunchFile, e: ast.expr, scope: _Scope, seen: set[int]) -> Ar
         if isinstance(target, ast.Dict):
             return Arg(None, e.lineno, config=_dict_config(f, target, "", scope, seen))
     return Arg(None, e.lineno)
+
+
+def _space_joined(nodes: list[ast.AST]) -> set:
+    """What the scope joins with spaces into one shell command line (`" ".join(parts)`, also inside an f-string): the
+    names of those lists and the ids of list literals joined in place."""
+    out: set = set()
+    for sub in nodes:
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "join" and \
+                len(sub.args) == 1 and not sub.keywords and isinstance(sub.func.value, ast.Constant) and \
+                isinstance(sub.func.value.value, str) and sub.func.value.value.isspace():
+            arg = sub.args[0]
+            out.add(arg.id if isinstance(arg, ast.Name) else id(arg))
+    return out
+
+
+def _shell_words(f: LaunchFile, args: list[Arg]) -> list[Arg]:
+    """The items of a list joined with spaces into a shell command are shell text, not argv entries: `"--host 0.0.0.0"`
+    is two words. A constant item is split as the shell splits it; a computed one stays one computed token. The
+    command ends at a shell operator (`>`, `&`, `;`, ...), as in `_shell_command`."""
+    out: list[Arg] = []
+    for arg in args:
+        if arg.text is None or not any(c.isspace() or c in "'\"\\" for c in arg.text):
+            if arg.text in STOP_TOKENS:
+                break
+            out.append(arg)
+            continue
+        try:
+            words = shlex.split(arg.text)
+        except ValueError:  # unbalanced quotes: completed by a neighbouring item, so not readable here
+            out.append(Arg(None, arg.line))
+            continue
+        for w in words:
+            if w in STOP_TOKENS:
+                return out
+            out.append(Arg(w, arg.line, config=_json_config(f, w, arg.line)))
+    return out
 
 
 def _python_appends(f: LaunchFile, nodes: list[ast.AST], node, scope: _Scope, launch: Launch, seen: set[int]) -> None:
