@@ -9,10 +9,12 @@ a write to an attribute vLLM no longer has is silently ignored by vLLM (a warnin
 from __future__ import annotations
 
 import ast
+import bisect
+import weakref
 
 from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknown
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import nodes_of, walk
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -147,15 +149,38 @@ def _forwarded(ctx: ScanContext) -> dict[str, list[tuple[int | str, str, int, st
                 continue
             if id(fn) not in untyped:
                 names = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if a.annotation is None}
-                for node in ast.walk(fn) if names else ():
-                    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                        names -= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if names:
+                    names -= _bound_within(file.tree, fn)
                 untyped[id(fn)] = names
             for key, name in args:
                 if name in untyped[id(fn)]:
                     out.setdefault(callee, []).append((key, fn.name, fn.lineno, name, file.rel, call.lineno))
     return out
+
+
+def _bound_within(tree: ast.AST, fn: ast.AST) -> set[str]:
+    """The names the assignments, loops and walruses within `fn`'s lines bind (what walking `fn` would find; from the
+    file's sorted bindings, not a walk per function: nested functions made that quadratic)."""
+    lines, names = _bindings(tree)
+    start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+    out: set[str] = set()
+    for bound in names[bisect.bisect_left(lines, start):bisect.bisect_right(lines, fn.end_lineno)]:
+        out |= bound
+    return out
+
+
+_BINDINGS: "weakref.WeakKeyDictionary[ast.AST, tuple[list[int], list[set[str]]]]" = weakref.WeakKeyDictionary()
+
+
+def _bindings(tree: ast.AST) -> tuple[list[int], list[set[str]]]:
+    found = _BINDINGS.get(tree)
+    if found is None:
+        nodes = sorted(nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr),
+                       key=lambda n: n.lineno)
+        found = _BINDINGS[tree] = ([n.lineno for n in nodes], [
+            {n.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) for n in walk(t)
+             if isinstance(n, ast.Name)} for node in nodes])
+    return found
 
 
 def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:

@@ -151,12 +151,11 @@ def _release_branches(tree: ast.AST) -> list[tuple[int, int]]:
     """The bodies of `if` tests that ask whether vLLM is one of some named releases: `package_version == "0.5.4"`,
     `version in ("0.6.3", "0.6.3+rocm624")`, `vllm.__version__.startswith("0.5")` (on a name the file binds to a
     version, or a helper of the file that returns one). What such a body imports runs on those releases only."""
+    tests = [node for node in nodes_of(tree, ast.If) if _names_releases(node.test)]
+    if not tests:
+        return []  # the aliases cost a pass over the file; most files name no release in a test
     aliases = version_aliases(tree)
-    out: list[tuple[int, int]] = []
-    for node in nodes_of(tree, ast.If):
-        if test_kind(node.test, aliases) == "version" and _names_releases(node.test):
-            out.append(body_span(node.body))
-    return out
+    return [body_span(node.body) for node in tests if test_kind(node.test, aliases) == "version"]
 
 
 def _names_releases(test: ast.expr) -> bool:

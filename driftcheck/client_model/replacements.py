@@ -8,8 +8,9 @@ checked against each replacement registered through a method that fills the cont
 from __future__ import annotations
 
 import ast
+import bisect
 
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import children, nodes_of, walk
 from driftcheck.client_model.inference import ClassRef
 from driftcheck.client_model.uses import Usage
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -42,14 +43,15 @@ def registrations(analyzer) -> dict[str, list[tuple[str, str]]]:
     owner is inferred in the calling function's scope (its own imports count: vllm-ascend imports CustomOp there)."""
     tree = analyzer.file.tree
     names = _class_names(analyzer)
-    loop_vars = {n.id for loop in nodes_of(tree, ast.For, ast.AsyncFor) for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    loop_vars = {n.id for loop in nodes_of(tree, ast.For, ast.AsyncFor) for n in walk(loop.target) if isinstance(n, ast.Name)}
     wanted = names.keys() | loop_vars
-    if not any(isinstance(a, ast.Name) and a.id in wanted for call in nodes_of(tree, ast.Call)
-               for a in [*call.args, *(k.value for k in call.keywords)]):
+    lines = sorted(call.lineno for call in nodes_of(tree, ast.Call) if isinstance(call.func, ast.Attribute) and any(
+        isinstance(a, ast.Name) and a.id in wanted for a in [*call.args, *(k.value for k in call.keywords)]))
+    if not lines:
         return {}
     tables = _tables(tree)
     out: dict[str, list[tuple[str, str]]] = {}
-    for scope, calls, loops in _scopes(tree):
+    for scope, calls, loops in _scopes(tree, lines):
         env: dict | None = None
         for call in calls:
             if not isinstance(call.func, ast.Attribute):
@@ -78,12 +80,12 @@ def registrations(analyzer) -> dict[str, list[tuple[str, str]]]:
 
 def _class_names(analyzer) -> dict[str, str]:
     """Name -> "module.Class" for the file's own classes and the names it imports from other client modules."""
-    own = {f.module for f in analyzer.usage.files}
+    own = analyzer.usage.client_packages()
     out = {name: f"{analyzer.file.module}.{name}" for name in analyzer.classes}
     package = analyzer.file.rel.endswith("__init__.py")
     for node in nodes_of(analyzer.file.tree, ast.ImportFrom):
         source = resolve_relative(analyzer.file.module, package, node.level, node.module)
-        if source in own or any(m.startswith(source + ".") for m in own):
+        if source in own:
             for a in node.names:
                 if a.name != "*":
                     out.setdefault(a.asname or a.name, f"{source}.{a.name}")
@@ -128,9 +130,11 @@ def _loop_elements(loop: ast.For, var: str, tables: dict[str, list[ast.expr]]) -
     return out
 
 
-def _scopes(tree: ast.Module):
-    """(function or None for module level, the calls of that scope, its for-loops), nested functions separately."""
-    fns = list(nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef))
+def _scopes(tree: ast.Module, lines: list[int]):
+    """(function or None for module level, the calls of that scope, its for-loops), nested functions separately; only
+    the scopes whose lines hold one of `lines` (sorted: where a call hands on a name), the others cannot register."""
+    fns = [fn for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)
+           if bisect.bisect_right(lines, fn.end_lineno) > bisect.bisect_left(lines, fn.lineno)]
     for scope in [None, *fns]:
         body = tree.body if scope is None else scope.body
         calls: list[ast.Call] = []
@@ -144,7 +148,7 @@ def _scopes(tree: ast.Module):
                 calls.append(node)
             elif isinstance(node, (ast.For, ast.AsyncFor)):
                 loops.append(node)
-            todo.extend(ast.iter_child_nodes(node))
+            todo += children(node)
         if calls:
             yield scope, calls, loops
 

@@ -154,6 +154,17 @@ class Usage:
     # modules the release has that the client ships another copy of -> (client file, digest): which one runs depends
     # on which was installed last
     shadowed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    def client_packages(self) -> frozenset[str]:
+        """Every client module and every package above one (`a.b.c`: a, a.b, a.b.c), made once: each file's class
+        phase asks whether an import names the client's own code, and a whole-platform client has a thousand files.
+        (Kept outside the fields: a unit's copy of the facts, with its one file, and the unit cache's digest of the
+        facts must not see it.)"""
+        found = self.__dict__.get("_client_packages")
+        if found is None:
+            parts = [f.module.split(".") for f in self.files]
+            found = self.__dict__["_client_packages"] = frozenset(
+                ".".join(p[:i]) for p in parts for i in range(1, len(p) + 1))
+        return found
 
     def checked(self) -> int:
         """How many uses of vLLM were looked up: the denominator of precision figures."""

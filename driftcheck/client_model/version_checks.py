@@ -29,9 +29,20 @@ def version_aliases(tree: ast.AST) -> set[str]:
     """Names bound to a version (`release = vllm.__version_tuple__[:3]`) or to a check of one
     (`HAS_X = is_vllm_available(min_version="0.28.0")`), and the file's functions that read a signature
     (`_has_argument(fn, "inputs")`): a test on them is a version check."""
-    out: set[str] = {fn.name for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)
-                     if any((dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION
-                            for c in walk(fn) if isinstance(c, ast.Call)) or _returns_a_version(fn)}
+    # from the file's buckets (`nodes_of`), not a walk per function and per assignment: a function reads a signature
+    # or returns a version when such a call or return lies within its lines (what walking it would reach)
+    marks = [c.lineno for c in nodes_of(tree, ast.Call) if (dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION]
+    marks += [r.lineno for r in nodes_of(tree, ast.Return) if r.value is not None and _gives_a_version(r.value)]
+    out: set[str] = set()
+    if marks:
+        for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+            start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            if any(start <= line <= fn.end_lineno for line in marks):
+                out.add(fn.name)
+    if not out and not any(VERSION_WORD.search(n.id) for n in nodes_of(tree, ast.Name)) \
+            and not any(VERSION_WORD.search(n.attr) for n in nodes_of(tree, ast.Attribute)) \
+            and not any(_call_asks_a_version(c) for c in nodes_of(tree, ast.Call)):
+        return out  # no name reads like a version and no call asks one: no assignment can bind one
     for node in nodes_of(tree, ast.Assign):
         if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) or (isinstance(n, ast.Name) and n.id in out)
                for n in walk(node.value) if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
@@ -39,31 +50,30 @@ def version_aliases(tree: ast.AST) -> set[str]:
     return out
 
 
-def _returns_a_version(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A helper that returns an installed package's version: `return importlib.metadata.version(pkg)` (or
-    `version(pkg)` imported from there), `return vllm.__version__`."""
-    for ret in walk(fn):
-        if isinstance(ret, ast.Return) and ret.value is not None:
-            for n in walk(ret.value):
-                if isinstance(n, ast.Call) and (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "version":
-                    return True
-                if isinstance(n, ast.Attribute) and n.attr in ("__version__", "__version_tuple__"):
-                    return True
+def _gives_a_version(value: ast.expr) -> bool:
+    """What a helper returns is an installed package's version: `importlib.metadata.version(pkg)` (or `version(pkg)`
+    imported from there), `vllm.__version__`."""
+    for n in walk(value):
+        if isinstance(n, ast.Call) and (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "version":
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in ("__version__", "__version_tuple__"):
+            return True
     return False
 
 
 def _asks_a_version(value: ast.expr) -> bool:
     """A call given a version (a keyword named like one, or a string that reads as one: "0.28.0"), or one that
     reads a signature."""
-    for call in (n for n in walk(value) if isinstance(n, ast.Call)):
-        if (dotted_name(call.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION:
-            return True  # `ACCEPTS = "timeout" in inspect.signature(Base.__init__).parameters`
-        if any(k.arg and VERSION_WORD.search(k.arg) for k in call.keywords):
-            return True
-        if any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _VERSION_TEXT.match(a.value)
-               for a in [*call.args, *(k.value for k in call.keywords)]):
-            return True
-    return False
+    return any(_call_asks_a_version(n) for n in walk(value) if isinstance(n, ast.Call))
+
+
+def _call_asks_a_version(call: ast.Call) -> bool:
+    if (dotted_name(call.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION:
+        return True  # `ACCEPTS = "timeout" in inspect.signature(Base.__init__).parameters`
+    if any(k.arg and VERSION_WORD.search(k.arg) for k in call.keywords):
+        return True
+    return any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _VERSION_TEXT.match(a.value)
+               for a in [*call.args, *(k.value for k in call.keywords)])
 
 
 def probe_aliases(tree: ast.AST) -> dict[str, tuple[frozenset[str], frozenset[str]]]:

@@ -1,0 +1,109 @@
+"""`version_aliases` answers from the file's node buckets, not a walk per function and assignment: held to the walking
+version it replaced, on every file of two real releases and on shapes that decide the line-span shortcut."""
+
+from __future__ import annotations
+
+import ast
+import zipfile
+
+import pytest
+
+from driftcheck.astnodes import dotted_name, walk
+from driftcheck.client_model import cross_file_guards
+from driftcheck.client_model.version_checks import (
+    VERSION_WORD, _INTROSPECTION, _asks_a_version, version_aliases)
+from driftcheck.client_model.version_checks import test_kind as kind_of_test
+from tests.conftest import client_sources, vllm_sources
+
+
+def _walking_aliases(tree: ast.AST) -> set[str]:
+    """The implementation before the buckets (one walk per function and per assignment; `walk` is `ast.walk` without
+    the ctx singletons)."""
+    def returns_a_version(fn) -> bool:
+        for ret in walk(fn):
+            if isinstance(ret, ast.Return) and ret.value is not None:
+                for n in walk(ret.value):
+                    if isinstance(n, ast.Call) and (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "version":
+                        return True
+                    if isinstance(n, ast.Attribute) and n.attr in ("__version__", "__version_tuple__"):
+                        return True
+        return False
+
+    out = {fn.name for fn in walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+           and (any((dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION
+                    for c in walk(fn) if isinstance(c, ast.Call)) or returns_a_version(fn))}
+    for node in (n for n in walk(tree) if isinstance(n, ast.Assign)):
+        if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) or (isinstance(n, ast.Name) and n.id in out)
+               for n in walk(node.value) if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def _walking_release_branches(tree: ast.AST, aliases: set[str]) -> list[tuple[int, int]]:
+    return [cross_file_guards.body_span(n.body) for n in walk(tree) if isinstance(n, ast.If)
+            and kind_of_test(n.test, aliases) == "version" and cross_file_guards._names_releases(n.test)]
+
+
+def _trees(zip_path):
+    with zipfile.ZipFile(zip_path) as z:
+        for name in z.namelist():
+            if name.endswith(".py"):
+                try:
+                    yield name, ast.parse(z.read(name))
+                except (SyntaxError, ValueError):
+                    continue
+
+
+@pytest.mark.parametrize("source", [lambda: vllm_sources("0.16.0"), lambda: client_sources("speculators", "0.3.0")],
+                         ids=["vllm-0.16.0", "speculators-0.3.0"])
+def test_same_answers_as_walking_on_a_release(source):
+    checked = with_aliases = 0
+    for name, tree in _trees(source()):
+        expected = _walking_aliases(tree)
+        assert version_aliases(tree) == expected, name
+        assert cross_file_guards._release_branches(tree) == _walking_release_branches(tree, expected), name
+        checked += 1
+        with_aliases += bool(expected)
+    assert checked > 30 and with_aliases > 0  # the comparison saw files that bind version names
+
+
+SHAPES = '''
+import inspect, importlib.metadata as md
+
+@decorate(inspect.signature(f))
+def decorated():
+    return 1
+
+def outer():
+    def inner():
+        return md.version("vllm")
+    return inner
+
+def multi(
+    a=inspect.signature(g)
+        .parameters,
+):
+    pass
+
+def plain():
+    return 2
+
+RELEASE = outer()
+HAS = is_available(min_version="0.28.0")
+FLAG = "x" in inspect.signature(plain).parameters
+other = plain()
+if RELEASE == "0.5.4":
+    from .v054 import llm
+'''
+
+
+def test_shapes_of_the_line_span_shortcut():
+    tree = ast.parse(SHAPES)
+    assert version_aliases(tree) == _walking_aliases(tree) == {"decorated", "outer", "inner", "multi", "RELEASE",
+                                                                 "HAS", "FLAG"}
+    assert cross_file_guards._release_branches(tree) == [(27, 27)]
+
+
+def test_a_file_without_version_words_binds_nothing():
+    tree = ast.parse("import os\nx = os.getenv('A')\ndef f():\n    return x\n")
+    assert version_aliases(tree) == set() and cross_file_guards._release_branches(tree) == []
