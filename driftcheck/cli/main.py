@@ -67,6 +67,10 @@ def _guarded(command: str, run) -> int:
 def entry() -> None:
     from driftcheck.storage.signals import terminate_cleanly
 
+    if sys.argv[1:2] in (["scan"], ["fix"]):  # one scan, then exit: no collection at its end (gc_pause.py)
+        from driftcheck.gc_pause import until_exit
+
+        until_exit()
     with terminate_cleanly():  # SIGTERM: children stopped, partial downloads removed, one line, exit 143
         code = main()
     _exit_now(code if isinstance(code, int) else 0 if code is None else 1)  # as sys.exit would map it

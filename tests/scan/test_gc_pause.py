@@ -43,3 +43,47 @@ def test_a_scan_runs_paused_and_leaves_the_gc_on(tmp_path, monkeypatch):
     result = scan_client(tmp_path, {"c.py": "from vllm.config import SchedulerConfig\n"})
     assert seen == [False] and gc.isenabled()
     assert result.stats["client_files"] == 1
+
+
+_UNTIL_EXIT = """
+import gc, os
+from driftcheck import gc_pause
+gc_pause.until_exit()
+with gc_pause.cyclic_gc_paused():
+    pass
+pid = os.fork()
+if pid == 0:  # a forked child with the collector on (a process of its own) gets it back after a scan
+    gc.enable()
+    with gc_pause.cyclic_gc_paused():
+        pass
+    os._exit(0 if gc.isenabled() else 3)
+_, status = os.waitpid(pid, 0)
+print(gc.isenabled(), os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_process_that_exits_after_its_scan_leaves_the_gc_off():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _UNTIL_EXIT], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "0"]
+
+
+def test_the_scan_and_fix_commands_keep_it_off_and_others_do_not(monkeypatch):
+    import driftcheck.cli.main as cli_main
+    from driftcheck import gc_pause
+
+    for argv, kept in ((["driftcheck", "scan", "--help"], True), (["driftcheck", "rules"], False)):
+        monkeypatch.setattr(gc_pause, "_OFF_UNTIL_EXIT", None)
+        monkeypatch.setattr(sys_module(), "argv", argv)
+        monkeypatch.setattr(cli_main, "main", lambda: 0)
+        monkeypatch.setattr(cli_main, "_exit_now", lambda code: None)
+        cli_main.entry()
+        assert (gc_pause._OFF_UNTIL_EXIT is not None) is kept, argv
+
+
+def sys_module():
+    import sys
+
+    return sys
