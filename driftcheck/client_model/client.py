@@ -58,6 +58,7 @@ class ClientSource:
     unparsed: list[tuple[str, str]] = field(default_factory=list)  # (rel, why): files in a newer Python's syntax
     _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
     _quoted: dict[str, str] | None = field(default=None, repr=False)
+    _others: list[ClientFile] | None = field(default=None, repr=False)
 
     def by_module(self, module: str) -> ClientFile | None:
         for f in self.files:
@@ -96,6 +97,21 @@ class ClientSource:
         if self._quoted is None:
             self._quoted = _quoted_names(self.tree)
         return self._quoted
+
+    def other_files(self) -> list[ClientFile]:
+        """The client's .py files that import no vLLM, parsed on first use (those that cannot be are left out): only
+        questions about how the client's own modules load one another read them."""
+        if self._others is None:
+            mine = {f.rel for f in self.files}
+            self._others = []
+            for rel in self.tree.iter_files(""):
+                if rel in mine:
+                    continue
+                try:
+                    self._others.append(parse_client_file(self.tree, rel, self.tree.read_bytes(rel)))
+                except Exception:  # unreadable or not parseable here: it loads nothing we can see
+                    continue
+        return self._others
 
     def launch_files(self) -> list[LaunchFile]:
         """Files that may launch vLLM or build its configs, read once on first use: every other rule sees

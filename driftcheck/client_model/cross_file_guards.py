@@ -10,7 +10,7 @@ import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.guards import Guard, body_span, guards_of
-from driftcheck.client_model.version_checks import test_kind, version_aliases
+from driftcheck.client_model.version_checks import VERSION_TEXT, test_kind, version_aliases
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 
@@ -48,15 +48,54 @@ def replaced_elsewhere(files) -> dict[str, list[Guard]]:
     return out
 
 
-def dispatched_modules(files) -> dict[str, Guard]:
+def dispatched_modules(files, others=None) -> dict[str, Guard]:
     """Client modules that only a branch for other vLLM releases loads: per-release copies (verl's
     `elif package_version == "0.5.4": from .vllm_v_0_5_4.llm import LLM`, or `import_module(".vendored_v028",
     __package__)` under any version check), and the modules only those copies import, transitively. The target runs at
     most the copy for itself, so a finding in one is a warning at most (the client handles the other releases by not
     loading it). A static import counts as a dispatch only under a test that names releases (`==`, `in`, `startswith`
     on the version): `if version >= "0.7": from .v1 import X` loads `v1` on every newer vLLM, the target included.
-    A module imported anywhere else without such a test (or named by a string there) stays checked."""
+    A module imported anywhere else without such a test (or named by a string there) stays checked. `others()`: the
+    client's files that import no vLLM, read once some load is under a release test: they import copies too (ucm's
+    `sparse_patch.py`, loaded only for 0.11.0, imports that release's copies and no vLLM itself) and may load one
+    unguarded."""
     by_module = {f.module: f for f in files}
+    edges = _load_edges(files, by_module)
+    if others is not None and any(g for where in edges.values() for *_, g in where):
+        extra = [f for f in others() if f.module not in by_module]
+        if extra:
+            edges = _load_edges([*files, *extra], {**{f.module: f for f in extra}, **by_module})
+    # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
+    # of them (the greatest such set: copies import one another)
+    imports: dict[str, set[str]] = {}
+    for target, where in edges.items():
+        for importer, _rel, _line, _g in where:
+            imports.setdefault(importer, set()).add(target)
+    todo = [m for m, where in edges.items() if any(g for *_, g in where)]
+    reached: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m not in reached and "." in m:  # a top-level package is the client's entry point, whoever imports it
+            reached.add(m)
+            todo += imports.get(m, ())
+    changed = True
+    while changed:
+        changed = False
+        for m in list(reached):
+            if any(not g and importer not in reached for importer, _rel, _line, g in edges.get(m, ())):
+                reached.discard(m)
+                changed = True
+    out: dict[str, Guard] = {}
+    for module in sorted(reached & by_module.keys()):
+        rel, line, via = _first_load(module, edges, reached)
+        out[by_module[module].rel] = Guard(1, 10 ** 9, "dispatched", frozenset(), line, where=f"{rel}:{line}",
+                                           names=frozenset({via}) if via else frozenset())
+    return out
+
+
+def _load_edges(files, by_module: dict) -> dict[str, list[tuple[str, str, int, bool]]]:
+    """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` of a module
+    (and each package above it); `by_module`: the client modules a string or a `from x import y` may name."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
 
     def add(importer, rel: str, module: str, line: int, guarded: bool) -> None:
@@ -101,32 +140,7 @@ def dispatched_modules(files) -> dict[str, Guard]:
                 guarded = any(a <= const.lineno <= b for a, b in spans)
             if target in by_module:
                 add(f, f.rel, target, const.lineno, guarded)
-    # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
-    # of them (the greatest such set: copies import one another)
-    imports: dict[str, set[str]] = {}
-    for target, where in edges.items():
-        for importer, _rel, _line, _g in where:
-            imports.setdefault(importer, set()).add(target)
-    todo = [m for m, where in edges.items() if any(g for *_, g in where)]
-    reached: set[str] = set()
-    while todo:
-        m = todo.pop()
-        if m not in reached and "." in m:  # a top-level package is the client's entry point, whoever imports it
-            reached.add(m)
-            todo += imports.get(m, ())
-    changed = True
-    while changed:
-        changed = False
-        for m in list(reached):
-            if any(not g and importer not in reached for importer, _rel, _line, g in edges.get(m, ())):
-                reached.discard(m)
-                changed = True
-    out: dict[str, Guard] = {}
-    for module in sorted(reached & by_module.keys()):
-        rel, line, via = _first_load(module, edges, reached)
-        out[by_module[module].rel] = Guard(1, 10 ** 9, "dispatched", frozenset(), line, where=f"{rel}:{line}",
-                                           names=frozenset({via}) if via else frozenset())
-    return out
+    return edges
 
 
 def _first_load(module: str, edges: dict, dispatched: set[str]) -> tuple[str, int, str]:
@@ -149,30 +163,62 @@ def _first_load(module: str, edges: dict, dispatched: set[str]) -> tuple[str, in
 
 def _release_branches(tree: ast.AST) -> list[tuple[int, int]]:
     """The bodies of `if` tests that ask whether vLLM is one of some named releases: `package_version == "0.5.4"`,
-    `version in ("0.6.3", "0.6.3+rocm624")`, `vllm.__version__.startswith("0.5")` (on a name the file binds to a
-    version, or a helper of the file that returns one). What such a body imports runs on those releases only."""
-    tests = [node for node in nodes_of(tree, ast.If) if _names_releases(node.test)]
-    if not tests:
+    `version in ("0.6.3", "0.6.3+rocm624")`, `vllm.__version__.startswith("0.5")`, `v == V0120` or
+    `V0120 < v < V0170` with `V0120 = parse_version("0.12.0")` (on a name the file binds to a version, or a helper of
+    the file that returns one), and the `case "0.11.0":` bodies of a `match` on the version. What such a body imports
+    runs on those releases only."""
+    constants = _release_constants(tree)
+    tests = [node for node in nodes_of(tree, ast.If) if _names_releases(node.test, constants)]
+    cases = [(match, case) for match in nodes_of(tree, ast.Match) for case in match.cases
+             if _pattern_names_releases(case.pattern)]
+    if not tests and not cases:
         return []  # the aliases cost a pass over the file; most files name no release in a test
     aliases = version_aliases(tree)
-    return [body_span(node.body) for node in tests if test_kind(node.test, aliases) == "version"]
+    spans = [body_span(node.body) for node in tests if test_kind(node.test, aliases) == "version"]
+    return spans + [body_span(case.body) for match, case in cases
+                    if case.body and test_kind(match.subject, aliases) == "version"]
 
 
-def _names_releases(test: ast.expr) -> bool:
+def _release_constants(tree: ast.AST) -> frozenset[str]:
+    """Names the file binds to one release: `V0120 = parse_version("0.12.0")`, `OLDEST = "0.5.4"`."""
+    out: set[str] = set()
+    for node in nodes_of(tree, ast.Assign):
+        value = node.value
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+            value = value.args[0]
+        if isinstance(value, ast.Constant) and isinstance(value.value, str) and VERSION_TEXT.match(value.value):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return frozenset(out)
+
+
+def _names_releases(test: ast.expr, constants: frozenset[str] = frozenset()) -> bool:
     if isinstance(test, ast.BoolOp):
         # `a == "0.5.4" or a == "0.5.5"` names releases; `and` does when one of its parts does
-        parts = [_names_releases(v) for v in test.values]
+        parts = [_names_releases(v, constants) for v in test.values]
         return all(parts) if isinstance(test.op, ast.Or) else any(parts)
     if isinstance(test, ast.Compare):
+        if len(test.ops) == 2:  # `V0120 < v < V0170`: the releases between two named ones
+            up = all(isinstance(op, (ast.Lt, ast.LtE)) for op in test.ops)
+            down = all(isinstance(op, (ast.Gt, ast.GtE)) for op in test.ops)
+            return (up or down) and _strings(test.left, constants) and _strings(test.comparators[1], constants)
         return len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In)) and any(
-            _strings(side) for side in (test.left, test.comparators[0]))
+            _strings(side, constants) for side in (test.left, test.comparators[0]))
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith":
-        return bool(test.args) and _strings(test.args[0])
+        return bool(test.args) and _strings(test.args[0], constants)
     return False
 
 
-def _strings(node: ast.expr) -> bool:
-    """A string literal, or a tuple / list / set of them."""
+def _pattern_names_releases(pattern: ast.pattern) -> bool:
+    """`case "0.11.0":`, `case "0.11.0" | "0.11.1":` (a wildcard, a capture or a class pattern names none)."""
+    if isinstance(pattern, ast.MatchOr):
+        return bool(pattern.patterns) and all(_pattern_names_releases(p) for p in pattern.patterns)
+    return isinstance(pattern, ast.MatchValue) and _strings(pattern.value)
+
+
+def _strings(node: ast.expr, constants: frozenset[str] = frozenset()) -> bool:
+    """A string literal, a name the file binds to one release, or a tuple / list / set of them."""
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return bool(node.elts) and all(_strings(e) for e in node.elts)
+        return bool(node.elts) and all(_strings(e, constants) for e in node.elts)
+    if isinstance(node, ast.Name):
+        return node.id in constants
     return isinstance(node, ast.Constant) and isinstance(node.value, str)

@@ -22,7 +22,7 @@ def checked_names(test: ast.expr) -> frozenset[str]:
 
 
 _INTROSPECTION = {"find_spec", "signature", "getfullargspec", "getargspec"}  # asking which vLLM this is
-_VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")
+VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")  # "0.28.0", "0.5"
 
 
 def version_aliases(tree: ast.AST) -> set[str]:
@@ -72,7 +72,7 @@ def _call_asks_a_version(call: ast.Call) -> bool:
         return True  # `ACCEPTS = "timeout" in inspect.signature(Base.__init__).parameters`
     if any(k.arg and VERSION_WORD.search(k.arg) for k in call.keywords):
         return True
-    return any(isinstance(a, ast.Constant) and isinstance(a.value, str) and _VERSION_TEXT.match(a.value)
+    return any(isinstance(a, ast.Constant) and isinstance(a.value, str) and VERSION_TEXT.match(a.value)
                for a in [*call.args, *(k.value for k in call.keywords)])
 
 

@@ -39,10 +39,6 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
-    "CO_dispatch_by_named_release_constants": "a static import under `v == V0120` or `V0120 < v < V0170` (module constants "
-                                              "from parse_version) is not read as a dispatch for other releases",
-    "CP_dispatch_by_match_on_the_version": "a static import in `case \"0.11.0\":` of a `match` on the vLLM version is not "
-                                           "read as a dispatch for other releases (only `if` tests are)",
 }
 
 

@@ -40,8 +40,10 @@ def _walking_aliases(tree: ast.AST) -> set[str]:
 
 
 def _walking_release_branches(tree: ast.AST, aliases: set[str]) -> list[tuple[int, int]]:
+    """The `if` branches as they were found before the aliases were made lazily (`match` cases come after them)."""
+    constants = cross_file_guards._release_constants(tree)
     return [cross_file_guards.body_span(n.body) for n in walk(tree) if isinstance(n, ast.If)
-            and kind_of_test(n.test, aliases) == "version" and cross_file_guards._names_releases(n.test)]
+            and kind_of_test(n.test, aliases) == "version" and cross_file_guards._names_releases(n.test, constants)]
 
 
 def _trees(zip_path):
@@ -61,7 +63,8 @@ def test_same_answers_as_walking_on_a_release(source):
     for name, tree in _trees(source()):
         expected = _walking_aliases(tree)
         assert version_aliases(tree) == expected, name
-        assert cross_file_guards._release_branches(tree) == _walking_release_branches(tree, expected), name
+        ifs = _walking_release_branches(tree, expected)
+        assert cross_file_guards._release_branches(tree)[:len(ifs)] == ifs, name
         checked += 1
         with_aliases += bool(expected)
     assert checked > 30 and with_aliases > 0  # the comparison saw files that bind version names
