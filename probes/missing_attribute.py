@@ -183,6 +183,31 @@ def _bindings(tree: ast.AST) -> tuple[list[int], list[set[str]]]:
     return found
 
 
+def _handed_out_methods(ctx: ScanContext) -> dict[tuple[str, str], str]:
+    """(class name, method) -> "file:line" where a method of a client class is taken off the class as a value, not
+    called (`patch_or_inject(mod.GPUModelRunner, "_update_states", stand_in.GPUModelRunner._update_states)`,
+    `Target.m = StandIn.m`): whatever object it is then set on is its `self` (uc-manager's never-built stand-in runners
+    lend their methods to vLLM's own runner through an import hook). Every client file counts, those without a vLLM
+    import too; asked only when a `self.x` read is about to be an error."""
+    files = [*ctx.client.files, *ctx.client.other_files()]
+    methods: dict[str, set[str]] = {}
+    for f in files:
+        for cls in nodes_of(f.tree, ast.ClassDef):
+            methods.setdefault(cls.name, set()).update(
+                n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    out: dict[tuple[str, str], str] = {}
+    for f in files:
+        called = {id(c.func) for c in nodes_of(f.tree, ast.Call)}
+        for node in nodes_of(f.tree, ast.Attribute):
+            if id(node) in called or not isinstance(node.ctx, ast.Load):
+                continue
+            owner = node.value
+            name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
+            if name is not None and node.attr in methods.get(name, ()):
+                out.setdefault((name, node.attr), f"{f.rel}:{node.lineno}")
+    return out
+
+
 def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:
     """Whether client file `path` imports `name` from client module `module` (absolutely or relatively)."""
     known = ctx.once(_import_memo)  # filled per file on demand: a unit asks about few of the client's files
@@ -210,6 +235,11 @@ def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:
         for of, path, line in calls:  # `type(x).m(obj)` with x of this class (or a relative): m's self is obj
             if _related(ctx, use.owner, of):
                 return f"but `{fn.name}` is also called unbound with another object as `{use.node.value.id}` ({path}:{line})"
+        cls = _enclosing_class(use.file.tree, fn) if params and params[0].arg == use.node.value.id else None
+        where = ctx.once(_handed_out_methods).get((cls.name, fn.name)) if cls is not None else None
+        if where:
+            return (f"but `{cls.name}.{fn.name}` is handed out as a function ({where}): its `{use.node.value.id}` is "
+                    "whatever object that function is set on")
     key = _annotated_parameter(use)
     if key is None:
         return None
