@@ -46,7 +46,9 @@ class FunctionInfo:
 
     @property
     def is_static(self) -> bool:
-        return "staticmethod" in self.decorators
+        """Takes no implicit first argument: `@staticmethod`, or `__new__`, which Python makes a static method
+        without a decorator (`super().__new__(cls, data=data)` passes `cls` itself)."""
+        return "staticmethod" in self.decorators or self.name == "__new__"
 
     @property
     def is_classmethod(self) -> bool:
