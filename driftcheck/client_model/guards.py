@@ -181,13 +181,14 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
             branches = [node.body] + ([node.orelse] if node.orelse and kind != "isinstance" else [])
             probes_module = kind == "hasattr" and _tests_imported_module(node.test, imported)
             out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names))
+            present = _branch_where_present(node, kind)
             for body in branches:
                 start, end = body_span(body)
                 # the branch taken when `hasattr(x, "a")` holds runs on the vLLM that has `a` (and what came
                 # with it): all of it is guarded; the other branch only for the names checked and x's other spelling
                 # ...and `if hasattr(vllm_module, "New"): ... else: vllm_module.Old` is a version switch: its other
                 # branch is the client's code for the vLLM without `New`, whatever it uses
-                whole = (body is node.body and not _negated(node.test)) or probes_module
+                whole = body is present or probes_module
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
@@ -203,6 +204,26 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
                           f"in a try (line {at}) that catches its failure and records it")
               for line, obj, attr, at in asserted_probes(tree)]
     return out + _caller_guards(tree, out, reached) + probed
+
+
+def _truthy_default_probe(test: ast.expr) -> bool:
+    """`getattr(envs, "VLLM_USE_V1", True)`: a getattr whose default is a true constant. Where the attribute is
+    missing it answers True, so the test is false only where the attribute exists (and is false)."""
+    return is_probe(test) and test.func.id == "getattr" and len(test.args) == 3 and \
+        isinstance(test.args[2], ast.Constant) and bool(test.args[2].value)
+
+
+def _branch_where_present(node: ast.If, kind: str) -> list[ast.stmt] | None:
+    """The branch of an `if` that is guarded whole: the body of `if <version or probe>:` (not negated), which for a
+    probe runs only on a vLLM that has the attribute. For a getattr with a true default, the other one:
+    in `if getattr(envs, "VLLM_USE_V1", True): A else: B`, B runs only where `VLLM_USE_V1` exists (and is false),
+    A also where it is missing (torchrl 0.14.1 vllm_async.py:355-358)."""
+    if kind != "hasattr":
+        return None if _negated(node.test) else node.body
+    test, negated = (node.test.operand, True) if _negated(node.test) else (node.test, False)
+    if _truthy_default_probe(test):
+        return node.body if negated else node.orelse
+    return None if negated else node.body
 
 
 def _shape_switches(tree: ast.AST) -> list[Guard]:
@@ -365,6 +386,9 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                         and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                     kind = test_kind(stmt.test, aliases, probes)
                     if kind == "version":
+                        out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno))
+                    elif kind == "hasattr" and _truthy_default_probe(stmt.test):
+                        # `if getattr(envs, "VLLM_USE_V1", True): return new()`: the rest runs only where it exists
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno))
                     elif kind == "hasattr" and not _negated(stmt.test):
                         names, receivers = probe_of(stmt.test, probes)
