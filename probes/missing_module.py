@@ -26,12 +26,25 @@ def _nearest_package(ctx: ScanContext, module: str) -> tuple[str, str]:
 
 
 def _same_named_modules(ctx: ScanContext, module: str) -> list[str]:
+    """vLLM's modules named like `module`'s last part, the closest first: most trailing parts in common
+    (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not `vllm.benchmarks.datasets.utils`),
+    then most parent parts in common (`vllm.entrypoints.openai.protocol` -> `vllm.entrypoints.openai.chat_completion
+    .protocol`), then the tree's order."""
     leaf = module.rsplit(".", 1)[-1]
+    parts = module.split(".")
     out = []
     for rel in ctx.api.tree.iter_files(ctx.api.package):
         if rel.endswith(f"/{leaf}.py") or rel.endswith(f"/{leaf}/__init__.py"):
             out.append(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
-    return out[:3]
+
+    def closeness(name: str) -> tuple[int, int]:
+        theirs = name.split(".")
+        tail = 0
+        while tail < min(len(theirs), len(parts)) and theirs[-1 - tail] == parts[-1 - tail]:
+            tail += 1
+        return -tail, -len(set(theirs[:-1]) & set(parts[:-1]))
+
+    return sorted(out, key=closeness)[:3]
 
 
 def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None:

@@ -63,3 +63,23 @@ def test_da_a_super_new_call_that_really_fails_stays_an_error(tmp_path):
             ("cls, data, **kwargs", "super().__new__(data=data)", "DC005")]):  # cls missing
         result = scan_trees(tmp_path / str(n), _param(new), _client(call), only=["DC003", "DC004", "DC005"])
         assert ("error", "pkg/parameter.py", 6) in [(s, p, ln) for r, s, p, ln in _found(result, rule)], (call, result.findings)
+
+
+# ------------------------------------------------------------------------ the DC001 hint (wording, not severity)
+def test_a_moved_module_is_hinted_at_its_closest_namesake(tmp_path):
+    # ftllm 1.9.0 @ 0.32.0 tool_parsers/granite_tool_parser.py:12, 19: the hints named the first file of the tree
+    # with the same last part (`vllm.benchmarks.datasets.utils`, `vllm.distributed.ec_transfer...cpu.protocol`)
+    vllm = {"vllm/__init__.py": "", "vllm/benchmarks/__init__.py": "", "vllm/benchmarks/datasets/__init__.py": "",
+            "vllm/benchmarks/datasets/utils.py": "", "vllm/benchmarks/datasets/protocol.py": "",
+            "vllm/tool_parsers/__init__.py": "", "vllm/tool_parsers/utils.py": "def consume_space(i, s):\n    return i\n",
+            "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/openai/__init__.py": "",
+            "vllm/entrypoints/openai/chat_completion/__init__.py": "",
+            "vllm/entrypoints/openai/chat_completion/protocol.py": "class ChatCompletionRequest:\n    pass\n"}
+    client = {"pkg/__init__.py": "", "pkg/parser.py": """
+        from vllm.entrypoints.openai.protocol import ChatCompletionRequest
+        from vllm.entrypoints.openai.tool_parsers.utils import consume_space
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC001"])
+    hints = sorted((f.client.line, f.severity, f.message.split("A module of that name is at ")[1]) for f in result.findings)
+    assert hints == [(1, "error", "`vllm.entrypoints.openai.chat_completion.protocol`."),
+                     (2, "error", "`vllm.tool_parsers.utils`.")]
