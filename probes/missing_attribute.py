@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-import weakref
+import itertools
 
 from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknown
@@ -139,6 +139,7 @@ def _forwarded(ctx: ScanContext) -> dict[str, list[tuple[int | str, str, int, st
     out: dict[str, list[tuple[int | str, str, int, str, str, int]]] = {}
     for file in ctx.usage.files:
         untyped: dict[int, set[str]] = {}  # function -> its unannotated parameters it never rebinds
+        bindings = None  # the file's, made when a function first needs them and dropped with the file
         for call in nodes_of(file.tree, ast.Call):
             callee = call.func.id if isinstance(call.func, ast.Name) else \
                 call.func.attr if isinstance(call.func, ast.Attribute) else None
@@ -150,7 +151,8 @@ def _forwarded(ctx: ScanContext) -> dict[str, list[tuple[int | str, str, int, st
             if id(fn) not in untyped:
                 names = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if a.annotation is None}
                 if names:
-                    names -= _bound_within(file.tree, fn)
+                    bindings = bindings or _bindings(file.tree)
+                    names -= _bound_within(bindings, fn)
                 untyped[id(fn)] = names
             for key, name in args:
                 if name in untyped[id(fn)]:
@@ -158,10 +160,10 @@ def _forwarded(ctx: ScanContext) -> dict[str, list[tuple[int | str, str, int, st
     return out
 
 
-def _bound_within(tree: ast.AST, fn: ast.AST) -> set[str]:
+def _bound_within(bindings: tuple[list[int], list[set[str]]], fn: ast.AST) -> set[str]:
     """The names the assignments, loops and walruses within `fn`'s lines bind (what walking `fn` would find; from the
-    file's sorted bindings, not a walk per function: nested functions made that quadratic)."""
-    lines, names = _bindings(tree)
+    file's sorted `_bindings`, not a walk per function: nested functions made that quadratic)."""
+    lines, names = bindings
     start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
     out: set[str] = set()
     for bound in names[bisect.bisect_left(lines, start):bisect.bisect_right(lines, fn.end_lineno)]:
@@ -169,43 +171,44 @@ def _bound_within(tree: ast.AST, fn: ast.AST) -> set[str]:
     return out
 
 
-_BINDINGS: "weakref.WeakKeyDictionary[ast.AST, tuple[list[int], list[set[str]]]]" = weakref.WeakKeyDictionary()
-
-
 def _bindings(tree: ast.AST) -> tuple[list[int], list[set[str]]]:
-    found = _BINDINGS.get(tree)
-    if found is None:
-        nodes = sorted(nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr),
-                       key=lambda n: n.lineno)
-        found = _BINDINGS[tree] = ([n.lineno for n in nodes], [
-            {n.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) for n in walk(t)
-             if isinstance(n, ast.Name)} for node in nodes])
-    return found
+    """The lines of a file's binding statements, sorted, and the names each binds (not kept: a whole vLLM tree as a
+    client has 300,000 of them)."""
+    nodes = sorted(nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr),
+                   key=lambda n: n.lineno)
+    return [n.lineno for n in nodes], [{n.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                                        for n in walk(t) if isinstance(n, ast.Name)} for node in nodes]
 
 
-def _handed_out_methods(ctx: ScanContext) -> dict[tuple[str, str], str]:
-    """(class name, method) -> "file:line" where a method of a client class is taken off the class as a value, not
-    called (`patch_or_inject(mod.GPUModelRunner, "_update_states", stand_in.GPUModelRunner._update_states)`,
+def _handed_out(ctx: ScanContext, cls_name: str, method: str) -> str | None:
+    """"file:line" where the client takes `cls_name.method` off the class as a value, not called
+    (`patch_or_inject(mod.GPUModelRunner, "_update_states", stand_in.GPUModelRunner._update_states)`,
     `Target.m = StandIn.m`): whatever object it is then set on is its `self` (uc-manager's never-built stand-in runners
     lend their methods to vLLM's own runner through an import hook). Every client file counts, those without a vLLM
-    import too; asked only when a `self.x` read is about to be an error."""
-    files = [*ctx.client.files, *ctx.client.other_files()]
-    methods: dict[str, set[str]] = {}
-    for f in files:
-        for cls in nodes_of(f.tree, ast.ClassDef):
-            methods.setdefault(cls.name, set()).update(
-                n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    out: dict[tuple[str, str], str] = {}
-    for f in files:
-        called = {id(c.func) for c in nodes_of(f.tree, ast.Call)}
-        for node in nodes_of(f.tree, ast.Attribute):
-            if id(node) in called or not isinstance(node.ctx, ast.Load):
-                continue
-            owner = node.value
-            name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
-            if name is not None and node.attr in methods.get(name, ()):
-                out.setdefault((name, node.attr), f"{f.rel}:{node.lineno}")
-    return out
+    import too. Only files whose text spells `cls_name.method` are read again: reading every tree from a forked unit
+    copied the whole client's pages into it."""
+    memo = ctx.once(_hand_out_memo)
+    if (cls_name, method) not in memo:
+        needle = f"{cls_name}.{method}"
+        files = (f for f in ctx.client.files if needle in f.text)
+        memo[cls_name, method] = next((where for f in itertools.chain(files, ctx.client.other_files(needle))
+                                       if (where := _taken_off(f, cls_name, method))), None)
+    return memo[cls_name, method]
+
+
+def _hand_out_memo(_ctx: ScanContext) -> dict[tuple[str, str], str | None]:
+    return {}
+
+
+def _taken_off(f, cls_name: str, method: str) -> str | None:
+    """"file:line" of the first `X.method` / `x.X.method` (X = cls_name) a file reads without calling it."""
+    called = {id(c.func) for c in nodes_of(f.tree, ast.Call)}
+    for node in nodes_of(f.tree, ast.Attribute):
+        owner = node.value
+        name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else None
+        if node.attr == method and name == cls_name and id(node) not in called and isinstance(node.ctx, ast.Load):
+            return f"{f.rel}:{node.lineno}"
+    return None
 
 
 def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:
@@ -236,7 +239,7 @@ def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:
             if _related(ctx, use.owner, of):
                 return f"but `{fn.name}` is also called unbound with another object as `{use.node.value.id}` ({path}:{line})"
         cls = _enclosing_class(use.file.tree, fn) if params and params[0].arg == use.node.value.id else None
-        where = ctx.once(_handed_out_methods).get((cls.name, fn.name)) if cls is not None else None
+        where = _handed_out(ctx, cls.name, fn.name) if cls is not None else None
         if where:
             return (f"but `{cls.name}.{fn.name}` is handed out as a function ({where}): its `{use.node.value.id}` is "
                     "whatever object that function is set on")

@@ -58,7 +58,6 @@ class ClientSource:
     unparsed: list[tuple[str, str]] = field(default_factory=list)  # (rel, why): files in a newer Python's syntax
     _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
     _quoted: dict[str, str] | None = field(default=None, repr=False)
-    _others: list[ClientFile] | None = field(default=None, repr=False)
 
     def by_module(self, module: str) -> ClientFile | None:
         for f in self.files:
@@ -98,20 +97,23 @@ class ClientSource:
             self._quoted = _quoted_names(self.tree)
         return self._quoted
 
-    def other_files(self) -> list[ClientFile]:
-        """The client's .py files that import no vLLM, parsed on first use (those that cannot be are left out): only
-        questions about how the client's own modules load one another read them."""
-        if self._others is None:
-            mine = {f.rel for f in self.files}
-            self._others = []
-            for rel in self.tree.iter_files(""):
-                if rel in mine:
-                    continue
-                try:
-                    self._others.append(parse_client_file(self.tree, rel, self.tree.read_bytes(rel)))
-                except Exception:  # unreadable or not parseable here: it loads nothing we can see
-                    continue
-        return self._others
+    def other_modules(self) -> dict[str, str]:
+        """Module -> path of the client's .py files that import no vLLM (from their paths: nothing is read)."""
+        mine = {f.rel for f in self.files}
+        return {module_name_for(rel): rel for rel in self.tree.iter_files("") if rel not in mine}
+
+    def other_files(self, containing: str | None = None):
+        """Those files (those whose text holds `containing`) parsed, one at a time as the caller walks them (those
+        that cannot be are left out): only rare questions about how the client's own modules reach one another read
+        them, and no tree is kept."""
+        needle = containing.encode() if containing is not None else None
+        for rel in self.other_modules().values():
+            try:
+                data = self.tree.read_bytes(rel)
+                if needle is None or needle in data:
+                    yield parse_client_file(self.tree, rel, data)
+            except Exception:  # unreadable or not parseable here: it reaches nothing we can see
+                continue
 
     def launch_files(self) -> list[LaunchFile]:
         """Files that may launch vLLM or build its configs, read once on first use: every other rule sees

@@ -6,6 +6,7 @@ a version check or by a static import under a test naming releases, and what onl
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
@@ -48,23 +49,24 @@ def replaced_elsewhere(files) -> dict[str, list[Guard]]:
     return out
 
 
-def dispatched_modules(files, others=None) -> dict[str, Guard]:
+def dispatched_modules(files, source=None) -> dict[str, Guard]:
     """Client modules that only a branch for other vLLM releases loads: per-release copies (verl's
     `elif package_version == "0.5.4": from .vllm_v_0_5_4.llm import LLM`, or `import_module(".vendored_v028",
     __package__)` under any version check), and the modules only those copies import, transitively. The target runs at
     most the copy for itself, so a finding in one is a warning at most (the client handles the other releases by not
     loading it). A static import counts as a dispatch only under a test that names releases (`==`, `in`, `startswith`
     on the version): `if version >= "0.7": from .v1 import X` loads `v1` on every newer vLLM, the target included.
-    A module imported anywhere else without such a test (or named by a string there) stays checked. `others()`: the
-    client's files that import no vLLM, read once some load is under a release test: they import copies too (ucm's
-    `sparse_patch.py`, loaded only for 0.11.0, imports that release's copies and no vLLM itself) and may load one
-    unguarded."""
+    A module imported anywhere else without such a test (or named by a string there) stays checked. `source`: the
+    client (`ClientSource`), whose files that import no vLLM are read once a load under a release test names a client
+    module: they import copies too (ucm's `sparse_patch.py`, loaded only for 0.11.0, imports that release's copies and
+    no vLLM itself) and may load one unguarded."""
     by_module = {f.module: f for f in files}
     edges = _load_edges(files, by_module)
-    if others is not None and any(g for where in edges.values() for *_, g in where):
-        extra = [f for f in others() if f.module not in by_module]
-        if extra:
-            edges = _load_edges([*files, *extra], {**{f.module: f for f in extra}, **by_module})
+    if source is not None:
+        others = source.other_modules()
+        if any(g and (target in by_module or target in others) for target, where in edges.items() for *_, g in where):
+            extra = (f for f in source.other_files() if f.module not in by_module)
+            edges = _load_edges(itertools.chain(files, extra), by_module.keys() | others.keys())
     # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
     # of them (the greatest such set: copies import one another)
     imports: dict[str, set[str]] = {}
@@ -93,9 +95,10 @@ def dispatched_modules(files, others=None) -> dict[str, Guard]:
     return out
 
 
-def _load_edges(files, by_module: dict) -> dict[str, list[tuple[str, str, int, bool]]]:
-    """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` of a module
-    (and each package above it); `by_module`: the client modules a string or a `from x import y` may name."""
+def _load_edges(files, by_module) -> dict[str, list[tuple[str, str, int, bool]]]:
+    """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` (walked
+    once) of a module (and each package above it); `by_module`: the client modules a string or a `from x import y`
+    may name."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
 
     def add(importer, rel: str, module: str, line: int, guarded: bool) -> None:

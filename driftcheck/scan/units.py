@@ -301,7 +301,7 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary,
         preload.join(quiet=True)
         raise
     preload.join()  # before any fork: the workers inherit the text it read
-    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files, source.other_files),
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files, source),
                reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files))
     order = [f.rel for f in source.files]
     gdigest = global_digest(usage, source, order, run.dispatched, run.reached, run.replaced, api) if cache is not None else ""
