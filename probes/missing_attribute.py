@@ -3,7 +3,10 @@
 driftcheck infers the vLLM type of receivers (`self.scheduler = Scheduler(...)`, annotations,
 vLLM return annotations) and looks the attribute up through the class's MRO, including attributes
 assigned in any method and dataclass fields. A read fails with `AttributeError` when the line runs;
-a write to an attribute vLLM no longer has is silently ignored by vLLM (a warning).
+a write to an attribute vLLM no longer has is silently ignored by vLLM (a warning). Where the receiver may be
+another object than its type says, a read is a warning naming why: an annotation no read fits, a caller passing an
+unrelated class, a method called unbound with another object, or a method taken off its class as a value (handed to a
+patch helper, set on another class): its `self` is whatever it is set on.
 """
 
 from __future__ import annotations
