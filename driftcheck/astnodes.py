@@ -65,17 +65,26 @@ def nodes_of(tree: ast.AST, *kinds: type) -> list:
     index = _INDEX.get(tree)
     if index is None:
         index = defaultdict(list)
-        for node in walk(tree):
+        nodes = walk(tree)
+        next(nodes)  # the root stays out: a value holding its own weak key would keep every indexed tree alive
+        for node in nodes:
             index[node.__class__].append(node)
         _INDEX[tree] = index
     if len(kinds) == 1:
-        return index.get(kinds[0], [])
-    return [n for kind in kinds for n in index.get(kind, ())]
+        found = index.get(kinds[0], [])
+        return [tree, *found] if tree.__class__ is kinds[0] else found
+    return [n for kind in kinds for n in ([tree, *index.get(kind, ())] if tree.__class__ is kind else index.get(kind, ()))]
+
+
+def first_line(node: ast.AST) -> int:
+    """The line a function's or class's text starts on: its first decorator's, else its `def` / `class` line."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
 def within(nodes: list, fn: ast.AST) -> list:
-    """Those of `nodes` inside `fn`'s lines (what `ast.walk(fn)` would reach, nested functions included)."""
-    start, end = fn.lineno, getattr(fn, "end_lineno", fn.lineno) or fn.lineno
+    """Those of `nodes` inside `fn`'s lines, decorators included (what `ast.walk(fn)` would reach, nested functions
+    too)."""
+    start, end = first_line(fn), getattr(fn, "end_lineno", fn.lineno) or fn.lineno
     return [n for n in nodes if start <= getattr(n, "lineno", 0) <= end]
 
 

@@ -17,7 +17,7 @@ import itertools
 
 from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknown
-from driftcheck.astnodes import nodes_of, walk
+from driftcheck.astnodes import first_line, nodes_of, walk
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -167,7 +167,7 @@ def _bound_within(bindings: tuple[list[int], list[set[str]]], fn: ast.AST) -> se
     """The names the assignments, loops and walruses within `fn`'s lines bind (what walking `fn` would find; from the
     file's sorted `_bindings`, not a walk per function: nested functions made that quadratic)."""
     lines, names = bindings
-    start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+    start = first_line(fn)
     out: set[str] = set()
     for bound in names[bisect.bisect_left(lines, start):bisect.bisect_right(lines, fn.end_lineno)]:
         out |= bound

@@ -34,7 +34,7 @@ import re
 import weakref
 from collections import deque
 
-from driftcheck.astnodes import children, nodes_of, walk
+from driftcheck.astnodes import children, first_line, nodes_of, walk
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
@@ -357,10 +357,7 @@ def _calls_of(tree: ast.Module, name: str, lines: list[int] | None, parents: dic
                 if not isinstance(child, ast.AST):
                     continue
                 if lines is not None and hasattr(child, "lineno"):
-                    start = child.lineno
-                    decorators = getattr(child, "decorator_list", None)
-                    if decorators:
-                        start = min(start, *(d.lineno for d in decorators))
+                    start = first_line(child) if getattr(child, "decorator_list", None) else child.lineno
                     i = bisect.bisect_left(lines, start)
                     if i == len(lines) or lines[i] > (child.end_lineno or child.lineno):
                         continue  # the name is nowhere in this node's lines: no call of it inside

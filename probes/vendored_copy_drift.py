@@ -35,7 +35,7 @@ from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import loc_of
-from driftcheck.astnodes import walk
+from driftcheck.astnodes import first_line, walk
 
 RULE = Rule("DC110", "vendored-copy-drift", "Client copy of a vLLM function whose original changed since the client's vLLM",
             "warning", kind="behaviour", baseline=True)
@@ -268,8 +268,7 @@ def _find(api, rel: str, qual: str):
 
 def _source(api, rel: str, fn) -> list[str]:
     lines = api.tree.read_text(rel).splitlines()
-    start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
-    return lines[start - 1:fn.end_lineno]
+    return lines[first_line(fn) - 1:fn.end_lineno]
 
 
 def _original(baseline, client_rel: str, shape_hash: str, full: list[str], words: set[str]):

@@ -6,7 +6,6 @@ a version check or by a static import under a test naming releases, and what onl
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
@@ -61,12 +60,13 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
     module: they import copies too (ucm's `sparse_patch.py`, loaded only for 0.11.0, imports that release's copies and
     no vLLM itself) and may load one unguarded."""
     by_module = {f.module: f for f in files}
-    edges = _load_edges(files, by_module)
-    if source is not None:
-        others = source.other_modules()
-        if any(g and (target in by_module or target in others) for target, where in edges.items() for *_, g in where):
-            extra = (f for f in source.other_files() if f.module not in by_module)
-            edges = _load_edges(itertools.chain(files, extra), by_module.keys() | others.keys())
+    others = source.other_modules() if source is not None else {}
+    names = by_module.keys() | others.keys()
+    edges = _load_edges(files, names)
+    if others and any(g and target in names for target, where in edges.items() for *_, g in where):
+        # the files without vLLM are read only now, their edges after those of the files with vLLM (file order)
+        for target, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names).items():
+            edges.setdefault(target, []).extend(where)
     # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
     # of them (the greatest such set: copies import one another)
     imports: dict[str, set[str]] = {}
@@ -95,9 +95,9 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
     return out
 
 
-def _load_edges(files, by_module) -> dict[str, list[tuple[str, str, int, bool]]]:
+def _load_edges(files, names) -> dict[str, list[tuple[str, str, int, bool]]]:
     """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` (walked
-    once) of a module (and each package above it); `by_module`: the client modules a string or a `from x import y`
+    once) of a module (and each package above it); `names`: the client modules a string or a `from x import y`
     may name."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
 
@@ -120,7 +120,7 @@ def _load_edges(files, by_module) -> dict[str, list[tuple[str, str, int, bool]]]
                 base = resolve_relative(f.module, is_package, node.level, node.module)
                 add(f, f.rel, base, node.lineno, guarded)
                 for a in node.names:
-                    if f"{base}.{a.name}" in by_module:  # `from .copy import parallel_state`: a submodule
+                    if f"{base}.{a.name}" in names:  # `from .copy import parallel_state`: a submodule
                         add(f, f.rel, f"{base}.{a.name}", node.lineno, guarded)
         # the names it loads: every module-like string of this file (`return ".vendored_v028", "schedule"` from a
         # selector the call uses), each guarded or not by a version check; elsewhere an absolute module name as a
@@ -139,9 +139,9 @@ def _load_edges(files, by_module) -> dict[str, list[tuple[str, str, int, bool]]]
             elif level:
                 continue
             else:
-                target = name if name in by_module else name.rpartition(".")[0]
+                target = name if name in names else name.rpartition(".")[0]
                 guarded = any(a <= const.lineno <= b for a, b in spans)
-            if target in by_module:
+            if target in names:
                 add(f, f.rel, target, const.lineno, guarded)
     return edges
 

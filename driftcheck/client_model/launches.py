@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile
-from driftcheck.astnodes import children, walk
+from driftcheck.astnodes import children, first_line, walk
 
 CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
 CONFIG_KEYWORDS = {"speculative_config": "speculative", "kv_transfer_config": "kv_transfer"}
@@ -158,8 +158,7 @@ def _scopes(f: LaunchFile):
         node = todo.popleft()
         start = getattr(node, "lineno", None)
         if start is not None:
-            decorators = getattr(node, "decorator_list", None)
-            start = min(start, *(d.lineno for d in decorators)) if decorators else start
+            start = first_line(node) if getattr(node, "decorator_list", None) else start
             i = bisect.bisect_left(lines, start)
             if i == len(lines) or lines[i] > (getattr(node, "end_lineno", None) or start):
                 continue  # nothing inside this node's lines: no function in it can hold a word

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import dotted_name, first_line, nodes_of, walk
 
 
 VERSION_WORD = re.compile(r"version", re.I)
@@ -36,7 +36,7 @@ def version_aliases(tree: ast.AST) -> set[str]:
     out: set[str] = set()
     if marks:
         for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
-            start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            start = first_line(fn)
             if any(start <= line <= fn.end_lineno for line in marks):
                 out.add(fn.name)
     if not out and not any(VERSION_WORD.search(n.id) for n in nodes_of(tree, ast.Name)) \

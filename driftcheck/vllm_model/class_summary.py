@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from driftcheck.astnodes import dotted_name, source_text, walk
+from driftcheck.astnodes import dotted_name, first_line, source_text, walk
 from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function, walk_statements
 from driftcheck.vllm_model.module_summary import ClassInfo, FieldInfo
 
@@ -138,7 +138,7 @@ def _may_set_by_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, setattr_at: lis
     `add_module` (pysummary.setattr_lines): only then can an expression in it create an attribute."""
     if setattr_at is None:
         return True
-    start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+    start = first_line(fn)
     end = getattr(fn, "end_lineno", None) or fn.lineno
     i = bisect.bisect_left(setattr_at, start)
     return i < len(setattr_at) and setattr_at[i] <= end

@@ -13,7 +13,7 @@ from conftest import vllm_sources
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftcheck.astnodes import children, nodes_of, walk
+from driftcheck.astnodes import children, first_line, nodes_of, walk, within
 
 
 def _expected_walk(tree: ast.AST) -> list[int]:
@@ -98,3 +98,13 @@ def test_source_text_is_what_unparse_writes():
     for text in ("None", "True", "-1", "10**9", "1_000", "0x10", "1.5", "'s'", "u's'", "b'x'", "...", "a.b.c", "a[0].b"):
         expr = ast.parse(text, mode="eval").body
         assert source_text(expr) == ast.unparse(expr), text
+
+
+def test_within_and_first_line_count_decorators_as_ast_walk_does():
+    tree = ast.parse("@register(\n    name=helper())\ndef f():\n    g()\n\nh()\n")
+    fn = tree.body[0]
+    assert first_line(fn) == 1 and first_line(tree.body[1].value) == 6
+    calls = nodes_of(tree, ast.Call)
+    walked = {id(n) for n in ast.walk(fn)}
+    assert [id(c) for c in within(calls, fn)] == [id(c) for c in calls if id(c) in walked]
+    assert len(within(calls, fn)) == 3

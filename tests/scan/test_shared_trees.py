@@ -9,8 +9,10 @@ import gc
 import pytest
 
 from driftcheck import shared_trees
+from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.sources.sources import FolderTree
+from driftcheck.vllm_model import file_memo
 from driftcheck.vllm_model.api_index import ApiIndex
 
 from scan.helpers import vllm_tree
@@ -43,3 +45,27 @@ def test_a_syntax_error_names_the_file_and_is_not_kept():
         shared_trees.parse("def broken(:\n", filename="vllm/broken.py")
     assert err.value.filename == "vllm/broken.py"
     assert "def broken(:\n" not in shared_trees._LIVE
+
+
+def test_a_tree_whose_nodes_were_bucketed_is_still_freed():
+    # nodes_of's index is keyed weakly by the tree; an index that held its own root made every indexed tree immortal
+    text = SOURCE + "\n# bucketed\n"
+    tree = shared_trees.parse(text)
+    assert [n.name for n in nodes_of(tree, ast.FunctionDef)] == ["execute_model"]
+    assert nodes_of(tree, ast.Module) == [tree]  # the root is still answered, first, as ast.walk yields it
+    assert nodes_of(tree, ast.Module, ast.ClassDef) == [tree, tree.body[0]]
+    del tree
+    gc.collect()
+    assert text not in shared_trees._LIVE
+
+
+def test_a_process_scanning_many_releases_keeps_every_tree(monkeypatch):
+    # matrix workers and bisect: the next release ships most of the same files, parsed and bucketed once
+    monkeypatch.setattr(file_memo, "_ON", True)
+    monkeypatch.setattr(shared_trees, "_KEPT", {})
+    text = SOURCE + "\n# kept\n"
+    first = shared_trees.parse(text)
+    first_id = id(first)
+    del first
+    gc.collect()
+    assert id(shared_trees.parse(text)) == first_id
