@@ -9,13 +9,18 @@ built by vLLM's worker wrapper whatever its bases). A client that names no exten
 the rpc, reads the configured `worker_extension_cls` or passes on its caller's (client_model/open_extensions.py)
 gets unknown: the class is chosen by whoever builds the engine. A read elsewhere is not enough (vLLM's own worker
 wrapper reads it to mix the class in, and its executors' rpcs to methods no worker has are real).
+A release whose own platform list names a platform class from outside its tree (`vllm/platforms/tpu.py`'s
+`TpuPlatform = tpu_inference.platforms.TpuPlatform`, picked by `tpu_platform_plugin()`) runs on a worker driftcheck
+cannot read: a method no readable worker defines may be that worker's, so DC007 is unknown unless the client defines
+a method of that name itself (then it is the client's own method, which no platform's worker serves).
 """
 
 from __future__ import annotations
 
 import ast
 
-from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.astnodes import nodes_of
+from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -106,6 +111,41 @@ def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str
     return out
 
 
+def external_platforms(ctx: ScanContext) -> list[tuple[str, str, int]]:
+    """(class, path, line) for each platform that vLLM's built-in platform list (the `*_platform_plugin` functions of
+    `<package>/platforms/__init__.py`) returns and whose class is not in the tree (a package outside it, directly or
+    through an in-tree alias): its worker is chosen by code driftcheck does not read."""
+    path = f"{ctx.api.package}/platforms/__init__.py"
+    tree = ctx.api.parse(path) if ctx.api.tree.is_file(path) else None
+    if tree is None:
+        return []
+    out: list[tuple[str, str, int]] = []
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or not fn.name.endswith("_platform_plugin"):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) \
+                    and "." in node.value.value:
+                found = ctx.api.resolve(node.value.value)
+                if isinstance(found, External) and all(found.qualname != q for q, _p, _l in out):
+                    out.append((found.qualname, path, node.lineno))
+    return out
+
+
+def _client_defines(ctx: ScanContext, names: set[str]) -> set[str]:
+    """Which of `names` the client defines as a function or method somewhere in its own code: its files that import
+    vLLM, and those that do not but spell `def <name>` (read one at a time, only for the names asked)."""
+    out: set[str] = set()
+    for file in ctx.client.files:
+        out |= {n.name for n in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef) if n.name in names}
+    for name in sorted(names - out):
+        for file in ctx.client.other_files(containing=f"def {name}"):
+            if any(n.name == name for n in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.add(name)
+                break
+    return out
+
+
 def check(ctx: ScanContext):
     rpcs = [r for r in ctx.usage.rpcs if r.method]
     if not rpcs:
@@ -121,6 +161,8 @@ def check(ctx: ScanContext):
     for w in workers:  # a platform plugin's own worker (a client subclass of a vLLM worker) serves its methods too
         for c in ctx.api.mro(w)[0]:
             extension.update(ctx.usage.subclass_members.get(c.qualname, {}))
+    outside: list[tuple[str, str, int]] | None = None
+    own: set[str] | None = None
     for r in rpcs:
         if r.method in extension:
             continue
@@ -148,5 +190,14 @@ def check(ctx: ScanContext):
         if unread:  # the client's own extension may define it
             yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension or worker {unread[0]} "
                               "named by the client could not be read", r.loc, r.method)
+            continue
+        if outside is None:
+            outside = external_platforms(ctx)
+            own = _client_defines(ctx, {x.method for x in rpcs}) if outside else set()
+        if outside and r.method not in (own or set()):  # the worker of a platform from outside the tree may define it
+            cls, where, line = outside[0]
+            yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: no worker class in {ctx.version_label()} "
+                              f"defines it, but vLLM's own platform list names {cls} ({where}:{line}), a platform from "
+                              "outside its tree whose worker driftcheck cannot read", r.loc, r.method)
             continue
         yield ctx.finding(RULE, message, r.loc, ctx.location_of(workers[0]), r.method, when="call")
