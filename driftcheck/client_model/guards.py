@@ -33,6 +33,7 @@ class Guard:
     start: int
     end: int
     kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability | precondition
+    # | rebound
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
@@ -47,6 +48,9 @@ class Guard:
             return False
         if self.kind == "replaced":
             return True  # a body that never runs
+        if self.kind == "rebound":
+            # a name another branch of a module-level `if` binds to something else: uses of that name only
+            return any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", code or text) for n in self.names)
         if self.kind in ("capability", "precondition"):
             # a check the client makes of a package or module it names: what it guards is importing from there
             return bool({"ImportError", "ModuleNotFoundError"} & set(raises)) and \
@@ -71,6 +75,8 @@ class Guard:
                 return (f"in a module only {via} imports, itself loaded only under a vLLM version check "
                         f"({self.where})")
             return f"in a module the client loads only under a vLLM version check ({self.where})"
+        if self.kind == "rebound":
+            return self.where
         if self.kind == "precondition":
             return (f"after the call to `{self.where or 'a check'}` (line {self.line}), which raises its own error unless "
                     f"`{', '.join(sorted(self.names))}` can be imported")
@@ -192,6 +198,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
+    out += _rebound_in_branches(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -204,6 +211,98 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guar
                           f"in a try (line {at}) that catches its failure and records it")
               for line, obj, attr, at in asserted_probes(tree)]
     return out + _caller_guards(tree, out, reached) + probed
+
+
+def _if_chain(node: ast.If) -> list[tuple[ast.expr | None, list[ast.stmt]]]:
+    """`if A: ... elif B: ... else: ...` as [(A, body), (B, body), (None, body)]."""
+    chain: list[tuple[ast.expr | None, list[ast.stmt]]] = []
+    while True:
+        chain.append((node.test, node.body))
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        if node.orelse:
+            chain.append((None, node.orelse))
+        return chain
+
+
+def _branch_bindings(body: list[ast.stmt], out: dict[str, set[str]]) -> None:
+    """The names a branch binds at import, each as "vllm" (an import from vLLM) or "other" (any other import, a
+    def, a class, an assignment); through nested try / if / with, not into function or class bodies."""
+    for node in body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                kind = "vllm" if a.name.split(".")[0] == "vllm" else "other"
+                out.setdefault(a.asname or a.name.split(".")[0], set()).add(kind)
+        elif isinstance(node, ast.ImportFrom):
+            kind = "vllm" if not node.level and (node.module or "").split(".")[0] == "vllm" else "other"
+            for a in node.names:
+                if a.name != "*":
+                    out.setdefault(a.asname or a.name, set()).add(kind)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(node.name, set()).add("other")
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, set()).add("other")
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            for part in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                _branch_bindings(part, out)
+        elif isinstance(node, ast.If):
+            _branch_bindings(node.body, out)
+            _branch_bindings(node.orelse, out)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            _branch_bindings(node.body, out)
+
+
+def _rebound_in_branches(tree: ast.AST) -> list[Guard]:
+    """`if _use_aiter: from aiter import rmsnorm2d_fwd as rms_norm / elif _is_hip: from vllm._custom_ops import
+    rms_norm` at module level: what the name holds is the client's choice at import, vLLM's function in one
+    branch and another package's (or the client's own) in another, so a use of it is checked against a signature
+    it may not have (sglang's layernorm.py, `forward_aiter` calling aiter's `rms_norm(x, w, eps)`). Its uses in the
+    file are guarded, except where the file's own test rules the other binding out: the `else` (or the body of
+    `if not`) of the chain's first test, when only that first branch binds the other one (miles-rl's
+    `if _use_aiter: ... else: <vLLM's call>`). The chain itself is not covered (its imports are uses of vLLM)."""
+    out: list[Guard] = []
+    body = getattr(tree, "body", [])
+    end = max((getattr(n, "end_lineno", 0) or 0 for n in body), default=0)
+    for stmt in body:
+        if not isinstance(stmt, ast.If) or _is_type_checking_test(stmt.test):
+            continue
+        chain = _if_chain(stmt)
+        if len(chain) < 2:
+            continue
+        kinds: list[dict[str, set[str]]] = []
+        for _, branch in chain:
+            found: dict[str, set[str]] = {}
+            _branch_bindings(branch, found)
+            kinds.append(found)
+        names = {n for k in kinds for n, v in k.items() if "vllm" in v}
+        for name in sorted(names):
+            if not any("other" in k.get(name, ()) for k in kinds):
+                continue  # every branch that binds it binds vLLM's (or none does): one vLLM answer
+            excluded = [(stmt.lineno, stmt.end_lineno or stmt.lineno)]
+            if kinds[0].get(name) == {"other"} and not any("other" in k.get(name, ()) for k in kinds[1:]):
+                wanted = ast.dump(chain[0][0])
+                for node in nodes_of(tree, ast.If):
+                    negated = _negated(node.test)
+                    branch = node.body if negated else node.orelse
+                    if node is not stmt and branch and ast.dump(node.test.operand if negated else node.test) == wanted:
+                        excluded.append(body_span(branch))
+            where = (f"of `{name}`, which the `if` at line {stmt.lineno} binds to vLLM's in one branch and to another "
+                     f"package's (or the client's own) in another (the client's choice at import)")
+            start = 1
+            for a, b in sorted(excluded):
+                if a > start:
+                    out.append(Guard(start, a - 1, "rebound", frozenset(), stmt.lineno, frozenset({name}), where=where))
+                start = max(start, b + 1)
+            if start <= end:
+                out.append(Guard(start, end, "rebound", frozenset(), stmt.lineno, frozenset({name}), where=where))
+    return out
+
+
+def _is_type_checking_test(test: ast.expr) -> bool:
+    return dotted_name(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def _truthy_default_probe(test: ast.expr) -> bool:

@@ -19,7 +19,7 @@ from driftcheck.client_model.inference import (
 )
 from driftcheck.client_model.phases import ClientPhases
 from driftcheck.client_model.replacements import built_as_replacement
-from driftcheck.client_model.unread_code import plugin_may_set
+from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
 from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
 )
@@ -52,6 +52,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         # id(body) -> its scope's nodes; ("bindings", id(body)) -> those build_env reads (the tree outlives the analyzer)
         self._scopes: dict[object, list[ast.AST]] = {}
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
+        self._unread_kinds: dict[str, list[tuple[str, str]]] | None = None  # `_unread_sibling`'s imports by kind
         self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
         self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
         self._unread_reexports: dict[str, str] = {}  # names this file imports from vLLM that vLLM takes from elsewhere
@@ -242,6 +243,13 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                                  f"from it) and the client's own `{sibling}`, a class of the same kind that does not "
                                  f"derive from it, defines '{node.attr}': an annotation is not checked at run time, so "
                                  f"what `{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
+            unread = self._unread_sibling(base.cls) if isinstance(result, Missing) and not store and not base.built \
+                and sibling is None else None
+            if unread is not None:
+                result = Unknown(result.qualname, f"`{base.cls.cls.name}` names a family of classes in vLLM (others derive "
+                                 f"from it) and the client imports {unread}, a class of the same kind from a package "
+                                 f"driftcheck does not read: an annotation is not checked at run time, so what "
+                                 f"`{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file,
                                             plugin_may_set(self, node, result, env, base.cls)))
         elif isinstance(base, ModRef) and not store:
@@ -306,6 +314,26 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if found and cls.qualname not in bases and self.api.names_a_family(cls):
                 return label
         return None
+
+    def _unread_sibling(self, cls: Resolved) -> str | None:
+        """A class of the same kind as vLLM's `cls` (`AscendMetadata` next to `AttentionMetadata`) that some client
+        file imports from a package driftcheck does not read (`unread_packages`), when the tree uses `cls` as the name
+        of a family: a value only annotated with `cls` may be that package's object, whose members are not known
+        (mindie-turbo 2.0rc1 annotates `AttentionMetadata` and gets vllm_ascend's `AscendMetadata`)."""
+        kind = _kind_word(cls.cls.name)
+        if not kind:
+            return None
+        if self._unread_kinds is None:  # kind word -> [(class name, where)], once per file's visit
+            self._unread_kinds = {}
+            unread = unread_packages(self.usage, self.package, self.api.required_distributions())
+            for file in self.usage.files if unread else []:
+                for imp in nodes_of(file.tree, ast.ImportFrom):
+                    if not imp.level and (imp.module or "").split(".")[0] in unread:
+                        for alias in imp.names:
+                            self._unread_kinds.setdefault(_kind_word(alias.name), []).append(
+                                (alias.name, f"`{imp.module}.{alias.name}` ({file.rel}:{imp.lineno})"))
+        found = [where for name, where in self._unread_kinds.get(kind, []) if name != cls.cls.name]
+        return found[0] if found and self.api.names_a_family(cls) else None
 
     def _handed_to_unread(self, node: ast.Attribute) -> str | None:
         """`HummingMethod.prepare_layer_meta(layer=self.layer)` with HummingMethod from a third-party package: code
