@@ -10,7 +10,7 @@ import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.guards import Guard, body_span, guards_of
-from driftcheck.client_model.version_checks import VERSION_TEXT, test_kind, version_aliases
+from driftcheck.client_model.version_checks import VERSION_TEXT, calls_one_of, test_kind, version_aliases
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 
@@ -125,7 +125,7 @@ def _load_edges(files, names) -> dict[str, list[tuple[str, str, int, bool]]]:
         # the names it loads: every module-like string of this file (`return ".vendored_v028", "schedule"` from a
         # selector the call uses), each guarded or not by a version check; elsewhere an absolute module name as a
         # string may be loaded by name (`worker_cls="pkg.copy.Worker"`): an edge unless under a release test
-        loads = any((dotted_name(c.func) or "").rsplit(".", 1)[-1] == "import_module" for c in nodes_of(f.tree, ast.Call))
+        loads = any(calls_one_of(c, ("import_module",)) for c in nodes_of(f.tree, ast.Call))
         version_guards = [g for g in guards_of(f.tree) if g.kind == "version"] if loads else []
         for const in nodes_of(f.tree, ast.Constant):
             name = const.value if isinstance(const.value, str) else ""

@@ -6,6 +6,7 @@ what kind of guard each test makes.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 
 from driftcheck.astnodes import dotted_name, first_line, nodes_of, walk
@@ -22,6 +23,19 @@ def checked_names(test: ast.expr) -> frozenset[str]:
 
 
 _INTROSPECTION = {"find_spec", "signature", "getfullargspec", "getargspec"}  # asking which vLLM this is
+
+
+def calls_one_of(call: ast.Call, names) -> bool:
+    """Whether `call` calls, by a (dotted) name, a function whose last name is one of `names` (`inspect.signature`
+    for "signature"). The last name is checked first: a whole-platform client has hundreds of thousands of calls."""
+    func = call.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return last in names and dotted_name(func) is not None
+
+
+def introspects(call: ast.Call) -> bool:
+    """`find_spec(...)`, `inspect.signature(...)`: a test asking which vLLM this is."""
+    return calls_one_of(call, _INTROSPECTION)
 VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")  # "0.28.0", "0.5"
 
 
@@ -31,7 +45,7 @@ def version_aliases(tree: ast.AST) -> set[str]:
     (`_has_argument(fn, "inputs")`): a test on them is a version check."""
     # from the file's buckets (`nodes_of`), not a walk per function and per assignment: a function reads a signature
     # or returns a version when such a call or return lies within its lines (what walking it would reach)
-    marks = [c.lineno for c in nodes_of(tree, ast.Call) if (dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION]
+    marks = [c.lineno for c in nodes_of(tree, ast.Call) if introspects(c)]
     marks += [r.lineno for r in nodes_of(tree, ast.Return) if r.value is not None and _gives_a_version(r.value)]
     out: set[str] = set()
     if marks:
@@ -39,41 +53,69 @@ def version_aliases(tree: ast.AST) -> set[str]:
             start = first_line(fn)
             if any(start <= line <= fn.end_lineno for line in marks):
                 out.add(fn.name)
-    if not out and not any(VERSION_WORD.search(n.id) for n in nodes_of(tree, ast.Name)) \
-            and not any(VERSION_WORD.search(n.attr) for n in nodes_of(tree, ast.Attribute)) \
-            and not any(_call_asks_a_version(c) for c in nodes_of(tree, ast.Call)):
+    # an assignment binds a version when its value holds a name read like one, a call asking one, or a name already
+    # bound to one: found by where those nodes start (inside the value's span), not by a walk of every value
+    names = {n.id for n in nodes_of(tree, ast.Name)}  # each distinct name searched once, not each read of it
+    names = {name for name in names if VERSION_WORD.search(name)}
+    attrs = {n.attr for n in nodes_of(tree, ast.Attribute)}
+    attrs = {attr for attr in attrs if VERSION_WORD.search(attr)}
+    hits = sorted(([_start(n) for n in nodes_of(tree, ast.Name) if n.id in names] if names else [])
+                  + ([_start(n) for n in nodes_of(tree, ast.Attribute) if n.attr in attrs] if attrs else [])
+                  + [_start(c) for c in nodes_of(tree, ast.Call) if _call_asks_a_version(c)])
+    if not out and not hits:
         return out  # no name reads like a version and no call asks one: no assignment can bind one
+    names_at: dict[str, list[tuple[int, int]]] | None = None  # name -> where it is read, made once a name is bound
     for node in nodes_of(tree, ast.Assign):
-        if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) or (isinstance(n, ast.Name) and n.id in out)
-               for n in walk(node.value) if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
+        value = node.value
+        lo, hi = _start(value), (value.end_lineno, value.end_col_offset)
+        found = _any_within(hits, lo, hi)
+        if not found and out:
+            if names_at is None:
+                names_at = {}
+                for n in nodes_of(tree, ast.Name):
+                    names_at.setdefault(n.id, []).append(_start(n))
+                for starts in names_at.values():
+                    starts.sort()  # the buckets are in walk order (breadth first), not in the text's
+            found = any(_any_within(names_at.get(name, ()), lo, hi) for name in out)
+        if found:
             out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return out
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def _any_within(starts, lo: tuple[int, int], hi: tuple[int, int]) -> bool:
+    """Whether a node starting at one of `starts` (sorted) lies in [lo, hi): inside the expression spanning them."""
+    i = bisect.bisect_left(starts, lo)
+    return i < len(starts) and starts[i] < hi
 
 
 def _gives_a_version(value: ast.expr) -> bool:
     """What a helper returns is an installed package's version: `importlib.metadata.version(pkg)` (or `version(pkg)`
     imported from there), `vllm.__version__`."""
     for n in walk(value):
-        if isinstance(n, ast.Call) and (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "version":
+        if isinstance(n, ast.Call) and calls_one_of(n, ("version",)):
             return True
         if isinstance(n, ast.Attribute) and n.attr in ("__version__", "__version_tuple__"):
             return True
     return False
 
 
-def _asks_a_version(value: ast.expr) -> bool:
+def _call_asks_a_version(call: ast.Call) -> bool:
     """A call given a version (a keyword named like one, or a string that reads as one: "0.28.0"), or one that
     reads a signature."""
-    return any(_call_asks_a_version(n) for n in walk(value) if isinstance(n, ast.Call))
-
-
-def _call_asks_a_version(call: ast.Call) -> bool:
-    if (dotted_name(call.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION:
+    if introspects(call):
         return True  # `ACCEPTS = "timeout" in inspect.signature(Base.__init__).parameters`
-    if any(k.arg and VERSION_WORD.search(k.arg) for k in call.keywords):
-        return True
-    return any(isinstance(a, ast.Constant) and isinstance(a.value, str) and VERSION_TEXT.match(a.value)
-               for a in [*call.args, *(k.value for k in call.keywords)])
+    for k in call.keywords:
+        if k.arg and VERSION_WORD.search(k.arg) or _version_text(k.value):
+            return True
+    return any(_version_text(a) for a in call.args) if call.args else False
+
+
+def _version_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and VERSION_TEXT.match(node.value) is not None
 
 
 def probe_aliases(tree: ast.AST) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
@@ -105,7 +147,7 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
                 kinds.add("hasattr")
             elif node.func.id == "isinstance":
                 kinds.add("isinstance")
-        if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION:
+        if isinstance(node, ast.Call) and introspects(node):
             # `importlib.util.find_spec("vllm.profiler.wrapper") is None`, `"x" in inspect.signature(f).parameters`:
             # which vLLM this is
             kinds.add("version")

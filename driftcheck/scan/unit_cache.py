@@ -147,9 +147,16 @@ UNIT_OWN = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "unana
             "unbound_called", "unread_packages")
 
 
+_ATOMS = (str, int, bool, float, type(None))
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's field names
+
+
 def _plain(value: Any) -> Any:
     """A global fact as plain, ordered data for the digest: a vLLM object by its qualified name, a client file by
     its path, a syntax node by its place, sets and dicts sorted."""
+    cls = value.__class__
+    if cls in _ATOMS:  # most of a whole-platform client's facts are strings: answered before the checks below
+        return repr(value)
     if isinstance(value, dict):
         return sorted(((repr(_plain(k)), _plain(v)) for k, v in value.items()), key=lambda kv: kv[0])
     if isinstance(value, (set, frozenset)):
@@ -164,8 +171,11 @@ def _plain(value: Any) -> Any:
     rel = getattr(value, "rel", None)
     if isinstance(rel, str) and hasattr(value, "tree"):  # a client file
         return ("file", rel)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, [(f.name, _plain(getattr(value, f.name))) for f in dataclasses.fields(value)])
+    names = _FIELDS.get(cls)
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return (cls.__name__, [(name, _plain(getattr(value, name))) for name in names])
     return repr(value)
 
 

@@ -11,9 +11,13 @@ import pytest
 from driftcheck.astnodes import dotted_name, walk
 from driftcheck.client_model import cross_file_guards
 from driftcheck.client_model.version_checks import (
-    VERSION_WORD, _INTROSPECTION, _asks_a_version, version_aliases)
+    VERSION_WORD, _INTROSPECTION, _call_asks_a_version, version_aliases)
 from driftcheck.client_model.version_checks import test_kind as kind_of_test
 from tests.conftest import client_sources, vllm_sources
+
+
+def _asks_a_version(value: ast.expr) -> bool:
+    return any(_call_asks_a_version(n) for n in walk(value) if isinstance(n, ast.Call))
 
 
 def _walking_aliases(tree: ast.AST) -> set[str]:
@@ -56,8 +60,9 @@ def _trees(zip_path):
                     continue
 
 
-@pytest.mark.parametrize("source", [lambda: vllm_sources("0.16.0"), lambda: client_sources("speculators", "0.3.0")],
-                         ids=["vllm-0.16.0", "speculators-0.3.0"])
+@pytest.mark.parametrize("source", [lambda: vllm_sources("0.16.0"), lambda: vllm_sources("0.32.0"),
+                                    lambda: client_sources("speculators", "0.3.0")],
+                         ids=["vllm-0.16.0", "vllm-0.32.0", "speculators-0.3.0"])
 def test_same_answers_as_walking_on_a_release(source):
     checked = with_aliases = 0
     for name, tree in _trees(source()):
@@ -97,13 +102,21 @@ FLAG = "x" in inspect.signature(plain).parameters
 other = plain()
 if RELEASE == "0.5.4":
     from .v054 import llm
+CHAINED = RELEASE[:2]
+LATER = (
+    other,
+    f"{CHAINED}",
+)
+self.version = plain()
+NOT_BOUND = self.version_like if False else other
 '''
 
 
 def test_shapes_of_the_line_span_shortcut():
     tree = ast.parse(SHAPES)
     assert version_aliases(tree) == _walking_aliases(tree) == {"decorated", "outer", "inner", "multi", "RELEASE",
-                                                                 "HAS", "FLAG"}
+                                                                 "HAS", "FLAG", "CHAINED", "LATER",
+                                                                 "NOT_BOUND"}
     assert cross_file_guards._release_branches(tree) == [(27, 27)]
 
 
