@@ -102,15 +102,15 @@ class ClientSource:
         mine = {f.rel for f in self.files}
         return {module_name_for(rel): rel for rel in self.tree.iter_files("") if rel not in mine}
 
-    def other_files(self, containing: str | None = None):
-        """Those files (those whose text holds `containing`) parsed, one at a time as the caller walks them (those
-        that cannot be are left out): only rare questions about how the client's own modules reach one another read
-        them, and no tree is kept."""
+    def other_files(self, containing: str | None = None, matching: "re.Pattern[bytes] | None" = None):
+        """Those files (those whose text holds `containing`, or where `matching` matches) parsed, one at a time as
+        the caller walks them (those that cannot be are left out): only rare questions about how the client's own
+        modules reach one another read them, and no tree is kept."""
         needle = containing.encode() if containing is not None else None
         for rel in self.other_modules().values():
             try:
                 data = self.tree.read_bytes(rel)
-                if needle is None or needle in data:
+                if (needle is None or needle in data) and (matching is None or matching.search(data)):
                     yield parse_client_file(self.tree, rel, data)
             except Exception:  # unreadable or not parseable here: it reaches nothing we can see
                 continue

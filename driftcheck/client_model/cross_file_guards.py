@@ -63,10 +63,16 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
     edges = _load_edges(files, names)
-    if others and any(g and target in names for target, where in edges.items() for *_, g in where):
-        # the files without vLLM are read only now, their edges after those of the files with vLLM (file order)
+
+    def reaches_the_client(found: dict) -> bool:  # a load under a release test of a client module
+        return any(g and target in names for target, where in found.items() for *_, g in where)
+
+    # the files without vLLM are read only when a load under a release test reaches a client module, from a file with
+    # vLLM or from one of them that spells a release (rlinf's package `__init__` imports its 0.8.5 copy, no vLLM)
+    if others and (reaches_the_client(edges) or reaches_the_client(_load_edges(
+            (f for f in source.other_files(matching=_RELEASE_TEXT) if f.module not in by_module), names))):
         for target, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names).items():
-            edges.setdefault(target, []).extend(where)
+            edges.setdefault(target, []).extend(where)  # after those of the files with vLLM (file order)
     # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
     # of them (the greatest such set: copies import one another)
     imports: dict[str, set[str]] = {}
@@ -93,6 +99,9 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
         out[by_module[module].rel] = Guard(1, 10 ** 9, "dispatched", frozenset(), line, where=f"{rel}:{line}",
                                            names=frozenset({via}) if via else frozenset())
     return out
+
+
+_RELEASE_TEXT = re.compile(rb"""["']\d+\.\d+""")  # a quoted release: what a test naming releases spells somewhere
 
 
 def _load_edges(files, names) -> dict[str, list[tuple[str, str, int, bool]]]:
@@ -198,7 +207,9 @@ def _names_releases(test: ast.expr, constants: frozenset[str] = frozenset()) -> 
     if isinstance(test, ast.BoolOp):
         # `a == "0.5.4" or a == "0.5.5"` names releases; `and` does when one of its parts does
         parts = [_names_releases(v, constants) for v in test.values]
-        return all(parts) if isinstance(test.op, ast.Or) else any(parts)
+        if isinstance(test.op, ast.Or):
+            return all(parts)
+        return any(parts) or _bounded_both_ways(test.values, constants)
     if isinstance(test, ast.Compare):
         if len(test.ops) == 2:  # `V0120 < v < V0170`: the releases between two named ones
             up = all(isinstance(op, (ast.Lt, ast.LtE)) for op in test.ops)
@@ -211,6 +222,22 @@ def _names_releases(test: ast.expr, constants: frozenset[str] = frozenset()) -> 
     return False
 
 
+def _bounded_both_ways(parts: list[ast.expr], constants: frozenset[str]) -> bool:
+    """`v >= parse("0.8.5") and v < parse("0.9.0")`: one expression bounded below and above by releases, the releases
+    between two named ones (as `V0120 < v < V0170` is). One bound alone (`v >= "0.7"`) runs on every newer release."""
+    bounds: dict[str, set[bool]] = {}  # the bounded expression -> which bounds (True: from above)
+    for part in parts:
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))):
+            continue
+        left, right = part.left, part.comparators[0]
+        below_right = isinstance(part.ops[0], (ast.Lt, ast.LtE))  # `left < right`: right bounds left from above
+        if _strings(right, constants) and not _strings(left, constants):
+            bounds.setdefault(ast.dump(left), set()).add(below_right)
+        elif _strings(left, constants) and not _strings(right, constants):
+            bounds.setdefault(ast.dump(right), set()).add(not below_right)
+    return any(len(sides) == 2 for sides in bounds.values())
+
+
 def _pattern_names_releases(pattern: ast.pattern) -> bool:
     """`case "0.11.0":`, `case "0.11.0" | "0.11.1":` (a wildcard, a capture or a class pattern names none)."""
     if isinstance(pattern, ast.MatchOr):
@@ -219,9 +246,13 @@ def _pattern_names_releases(pattern: ast.pattern) -> bool:
 
 
 def _strings(node: ast.expr, constants: frozenset[str] = frozenset()) -> bool:
-    """A string literal, a name the file binds to one release, or a tuple / list / set of them."""
+    """A string literal, a release parsed in place (`parse("0.8.5")`, `Version("0.9.0")`), a name the file binds to one
+    release, or a tuple / list / set of them."""
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return bool(node.elts) and all(_strings(e, constants) for e in node.elts)
     if isinstance(node, ast.Name):
         return node.id in constants
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        arg = node.args[0]
+        return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and VERSION_TEXT.match(arg.value) is not None
     return isinstance(node, ast.Constant) and isinstance(node.value, str)

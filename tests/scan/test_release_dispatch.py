@@ -1,7 +1,9 @@
 """Per-release copies loaded only under a test that names releases (cross_file_guards.dispatched_modules): the `case`
 of a `match` on the version (CP, uc-manager-cuda-cu129 0.8.1) and comparisons with names bound to one release
-(CO, trinity-rft 0.6.0: `v == V0120`, `V0120 < v < V0170`). A finding in such a copy is a warning at most; an import
-that runs on every newer release (`V0170 <= v`, `case _:`) stays checked."""
+(CO, trinity-rft 0.6.0: `v == V0120`, `V0120 < v < V0170`), a range spelled as two bounds and loaded by a package
+`__init__` that imports no vLLM (DY, rlinf 0.3.0: `v >= parse("0.8.5") and v < parse("0.9.0")`). A finding in such a
+copy is a warning at most; an import that runs on every newer release (`V0170 <= v`, `case _:`, one bound alone) stays
+checked."""
 
 from __future__ import annotations
 
@@ -92,3 +94,30 @@ def test_a_copy_reached_through_a_file_that_imports_no_vllm_is_dispatched(tmp_pa
 
 def test_a_file_without_vllm_that_loads_the_copy_unguarded_keeps_it_checked(tmp_path):
     assert _severities(scan_trees(tmp_path, VLLM, _through_a_file_without_vllm(True))) == {"pkg/old/copy.py": "error"}
+
+
+def _package_init(test: str) -> dict[str, str]:
+    """rlinf's shape: the package `__init__` (no vLLM in it) imports the copy for a range of releases, refuses others."""
+    return {"pkg/__init__.py": "", "pkg/v085/__init__.py": "", "pkg/v085/executor.py": COPY, "pkg/workers/__init__.py": f"""
+        from importlib.metadata import version
+        from packaging.version import parse
+
+        package_version = parse(version("vllm"))
+        if {test}:
+            from pkg.v085.executor import gone
+        else:
+            raise ValueError(f"vllm {{package_version}} not supported")
+    """}
+
+
+def test_dy_a_range_of_two_bounds_in_a_file_without_vllm_dispatches(tmp_path):
+    test = 'package_version >= parse("0.8.5") and package_version < parse("0.9.0")'
+    assert _severities(scan_trees(tmp_path, VLLM, _package_init(test))) == {"pkg/v085/executor.py": "warning"}
+    test = 'parse("0.9.0") > package_version and package_version >= parse("0.8.5")'  # either side, either order
+    assert _severities(scan_trees(tmp_path, VLLM, _package_init(test))) == {"pkg/v085/executor.py": "warning"}
+
+
+def test_dy_one_bound_or_bounds_of_two_things_load_the_copy_on_newer_releases(tmp_path):
+    for test in ('package_version >= parse("0.8.5")',
+                 'package_version >= parse("0.8.5") and other_version < parse("0.9.0")'):
+        assert _severities(scan_trees(tmp_path, VLLM, _package_init(test))) == {"pkg/v085/executor.py": "error"}, test
