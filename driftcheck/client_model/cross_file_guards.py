@@ -9,8 +9,10 @@ import ast
 import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import Guard, body_span, guards_of
-from driftcheck.client_model.version_checks import VERSION_TEXT, calls_one_of, test_kind, version_aliases
+from driftcheck.client_model.version_checks import (
+    VERSION_TEXT, calls_one_of, module_version_aliases, test_kind, version_aliases)
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 
@@ -45,6 +47,38 @@ def replaced_elsewhere(files) -> dict[str, list[Guard]]:
                         start, end = body_span(fn.body)
                         out.setdefault(home.rel, []).append(Guard(start, end, "replaced", frozenset(), stmt.lineno,
                                                                   names=frozenset({fn.name}), where=f"{f.rel}:{stmt.lineno}"))
+    return out
+
+
+def imported_version_aliases(files, source=None) -> dict[str, frozenset[str]]:
+    """File -> the names it imports from another client module that binds them to a version or defines them as a
+    version check (oumi 0.9: `from oumi.utils.packaging import is_vllm_v0_12_or_later`, a helper that compares
+    `importlib.metadata.version("vllm")` with "0.12.0"): a test on them in this file asks which vLLM runs. The module
+    imported from may import no vLLM itself (then it is read for this, once); its own imports are not followed."""
+    by_module = {f.module: f for f in files}
+    others = source.other_modules() if source is not None else {}
+    exported: dict[str, frozenset[str]] = {}
+
+    def exports(module: str) -> frozenset[str]:
+        if module not in exported:
+            f = by_module.get(module)
+            if f is None:
+                try:
+                    f = parse_client_file(source.tree, others[module], source.tree.read_bytes(others[module]))
+                except Exception:  # unreadable or not parseable here: it binds nothing we can see
+                    f = None
+            exported[module] = module_version_aliases(f.tree) if f is not None else frozenset()
+        return exported[module]
+
+    out: dict[str, frozenset[str]] = {}
+    for f in files:
+        package = f.rel.endswith("__init__.py")
+        names = {a.asname or a.name for node in nodes_of(f.tree, ast.ImportFrom)
+                 for base in [resolve_relative(f.module, package, node.level, node.module)]
+                 if base != f.module and (base in by_module or base in others)
+                 for a in node.names if a.name in exports(base)}
+        if names:
+            out[f.rel] = frozenset(names)
     return out
 
 

@@ -143,12 +143,14 @@ def _negated(test: ast.expr) -> bool:
     return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
 
 
-def guards_of(tree: ast.AST, reached: frozenset[str] | None = None) -> list[Guard]:
+def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_imports: frozenset[str] = frozenset()) \
+        -> list[Guard]:
     """Every guard of one client file. `reached`: the names other client files import or read as attributes
-    (`reached_names`); a public module function outside it is called only from this file."""
+    (`reached_names`); a public module function outside it is called only from this file. `version_imports`: the names
+    it imports that other client files bind to a version (`imported_version_aliases`)."""
     out: list[Guard] = []
     imported = _imported_roots(tree)
-    aliases = version_aliases(tree)
+    aliases = version_aliases(tree, version_imports)
     probes = probe_aliases(tree)
     tuples: dict[str, list[ast.expr]] | None = None
     for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):

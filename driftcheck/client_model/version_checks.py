@@ -39,15 +39,18 @@ def introspects(call: ast.Call) -> bool:
 VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")  # "0.28.0", "0.5"
 
 
-def version_aliases(tree: ast.AST) -> set[str]:
+def version_aliases(tree: ast.AST, imported: frozenset[str] = frozenset()) -> set[str]:
     """Names bound to a version (`release = vllm.__version_tuple__[:3]`) or to a check of one
     (`HAS_X = is_vllm_available(min_version="0.28.0")`), and the file's functions that read a signature
-    (`_has_argument(fn, "inputs")`): a test on them is a version check."""
+    (`_has_argument(fn, "inputs")`), return a version or compare one (`return parse(v) >= parse("0.12.0")`): a test on
+    them is a version check. `imported`: names the file imports that another client file binds so
+    (`cross_file_guards.imported_version_aliases`)."""
     # from the file's buckets (`nodes_of`), not a walk per function and per assignment: a function reads a signature
     # or returns a version when such a call or return lies within its lines (what walking it would reach)
     marks = [c.lineno for c in nodes_of(tree, ast.Call) if introspects(c)]
-    marks += [r.lineno for r in nodes_of(tree, ast.Return) if r.value is not None and _gives_a_version(r.value)]
-    out: set[str] = set()
+    marks += [r.lineno for r in nodes_of(tree, ast.Return) if r.value is not None
+              and (_gives_a_version(r.value) or _compares_a_version(r.value))]
+    out: set[str] = set(imported)
     if marks:
         for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
             start = first_line(fn)
@@ -101,6 +104,25 @@ def _gives_a_version(value: ast.expr) -> bool:
         if isinstance(n, ast.Attribute) and n.attr in ("__version__", "__version_tuple__"):
             return True
     return False
+
+
+def _compares_a_version(value: ast.expr) -> bool:
+    """A comparison with a release (`parse(v) >= parse("0.12.0")`, `v < "0.9"`): what a helper answering "is this vLLM
+    new enough" returns."""
+    for n in walk(value):
+        if isinstance(n, ast.Compare):
+            for side in (n.left, *n.comparators):
+                if _version_text(side) or (isinstance(side, ast.Call) and _call_asks_a_version(side)):
+                    return True
+    return False
+
+
+def module_version_aliases(tree: ast.Module, imported: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Those of `version_aliases` a module defines at its top level: what another file can import from it."""
+    top = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    top |= {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
+    return frozenset(version_aliases(tree, imported) & top)
 
 
 def _call_asks_a_version(call: ast.Call) -> bool:

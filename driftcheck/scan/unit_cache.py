@@ -180,7 +180,7 @@ def _plain(value: Any) -> Any:
 
 
 def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict, reached: frozenset = frozenset(),
-                  replaced: dict | None = None, api=None) -> str:
+                  replaced: dict | None = None, api=None, version_imports: dict | None = None) -> str:
     """What a unit reads besides its own file: every fact of the global phases (every field of `Usage` that is not
     the unit's own: a fact added later is covered without naming it here), the order of the files they were gathered
     in, the files that define what the client names by path or binds onto vLLM (worker extensions and classes, the
@@ -193,6 +193,7 @@ def global_digest(usage: Usage, source, file_order: list[str], dispatched: dict,
         sorted((rel, g.where, sorted(g.names)) for rel, g in dispatched.items()),  # guards that come from other files
         sorted(reached),  # ...and the names other files reach (a function only this file uses)
         sorted((rel, g.where) for rel, gs in (replaced or {}).items() for g in gs),  # bodies other files replace
+        sorted((rel, sorted(names)) for rel, names in (version_imports or {}).items()),  # version checks from others
     ]
     h = hashlib.sha1(repr(facts).encode())
     by_module = {f.module: f for f in source.files}

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driftcheck.client_model.cross_file_guards import dispatched_modules, replaced_elsewhere
+from driftcheck.client_model.cross_file_guards import dispatched_modules, imported_version_aliases, replaced_elsewhere
 from driftcheck.client_model.guards import guards_of, reached_names
 from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage
@@ -93,6 +93,7 @@ class _Run:
     guards: dict = field(default_factory=dict)
     reached: frozenset = frozenset()  # guards.reached_names: what other files may call of a file
     replaced: dict = field(default_factory=dict)  # guards.replaced_elsewhere: method bodies other files replace
+    version_imports: dict = field(default_factory=dict)  # imported_version_aliases: version checks other files define
     visited: Usage | None = None  # every file visited once, into one Usage (see visit_all)
     own: dict = field(default_factory=dict)  # file -> its lists: its global-phase entries, then its visit's
 
@@ -245,7 +246,8 @@ class _Guards:
         cache = self.run.guards
         if path not in cache:
             f = next((f for f in self.run.source.files if f.rel == path), None)
-            cache[path] = guards_of(f.tree, self.run.reached) if f is not None else default
+            cache[path] = guards_of(f.tree, self.run.reached, self.run.version_imports.get(path, frozenset())) \
+                if f is not None else default
             if path in self.run.dispatched:
                 cache[path] = [*(cache[path] or []), self.run.dispatched[path]]
             if path in self.run.replaced:
@@ -302,9 +304,11 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary,
         raise
     preload.join()  # before any fork: the workers inherit the text it read
     run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files, source),
-               reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files))
+               reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files),
+               version_imports=imported_version_aliases(source.files, source))
     order = [f.rel for f in source.files]
-    gdigest = global_digest(usage, source, order, run.dispatched, run.reached, run.replaced, api) if cache is not None else ""
+    gdigest = global_digest(usage, source, order, run.dispatched, run.reached, run.replaced, api,
+                            run.version_imports) if cache is not None else ""
     results: list[UnitResult | None] = [None] * len(source.files)
     keys: list[str] = []
     todo: list[int] = []

@@ -11,7 +11,7 @@ import pytest
 from driftcheck.astnodes import dotted_name, walk
 from driftcheck.client_model import cross_file_guards
 from driftcheck.client_model.version_checks import (
-    VERSION_WORD, _INTROSPECTION, _call_asks_a_version, version_aliases)
+    VERSION_TEXT, VERSION_WORD, _INTROSPECTION, _call_asks_a_version, version_aliases)
 from driftcheck.client_model.version_checks import test_kind as kind_of_test
 from tests.conftest import client_sources, vllm_sources
 
@@ -30,6 +30,10 @@ def _walking_aliases(tree: ast.AST) -> set[str]:
                     if isinstance(n, ast.Call) and (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "version":
                         return True
                     if isinstance(n, ast.Attribute) and n.attr in ("__version__", "__version_tuple__"):
+                        return True
+                    if isinstance(n, ast.Compare) and any(  # `return parse(v) >= parse("0.12.0")`
+                            (isinstance(side, ast.Constant) and isinstance(side.value, str) and VERSION_TEXT.match(side.value))
+                            or (isinstance(side, ast.Call) and _call_asks_a_version(side)) for side in (n.left, *n.comparators)):
                         return True
         return False
 
