@@ -243,8 +243,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                                  f"from it) and the client's own `{sibling}`, a class of the same kind that does not "
                                  f"derive from it, defines '{node.attr}': an annotation is not checked at run time, so "
                                  f"what `{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
-            unread = self._unread_sibling(base.cls) if isinstance(result, Missing) and not store and not base.built \
-                and sibling is None else None
+            unread = self._unread_sibling(base.cls, node.value) \
+                if isinstance(result, Missing) and not store and not base.built and sibling is None else None
             if unread is not None:
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` names a family of classes in vLLM (others derive "
                                  f"from it) and the client imports {unread}, a class of the same kind from a package "
@@ -315,24 +315,34 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 return label
         return None
 
-    def _unread_sibling(self, cls: Resolved) -> str | None:
-        """A class of the same kind as vLLM's `cls` (`AscendMetadata` next to `AttentionMetadata`) that some client
-        file imports from a package driftcheck does not read (`unread_packages`), when the tree uses `cls` as the name
-        of a family: a value only annotated with `cls` may be that package's object, whose members are not known
-        (mindie-turbo 2.0rc1 annotates `AttentionMetadata` and gets vllm_ascend's `AscendMetadata`)."""
+    def _unread_sibling(self, cls: Resolved, receiver: ast.expr) -> str | None:
+        """A class of the same kind as vLLM's `cls` (`AscendMetadata` next to `AttentionMetadata`) that a client
+        file imports from a package driftcheck does not read (`unread_packages`) and annotates a value of the same
+        name with (the same role: the client is handed such objects where it reads `cls`'s), when the tree uses `cls`
+        as the name of a family: `receiver`, only annotated with `cls`, may be that package's object, whose members
+        are not known (mindie-turbo 2.0rc1 reads `attn_metadata: AttentionMetadata` in one file and annotates
+        `attn_metadata: AscendMetadata` from vllm_ascend in another). A class that only shares the kind word (vLLM's
+        tree annotates `lmcache_config: LMCacheEngineConfig` and reads `quant_config: QuantizationConfig`) says nothing
+        about what the value holds."""
         kind = _kind_word(cls.cls.name)
-        if not kind:
+        name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
+        if not kind or name is None:
             return None
-        if self._unread_kinds is None:  # kind word -> [(class name, where)], once per file's visit
+        if self._unread_kinds is None:  # kind word -> [(class name, where, the names it annotates)], once per file's visit
             self._unread_kinds = {}
             unread = unread_packages(self.usage, self.package, self.api.required_distributions())
             for file in self.usage.files if unread else []:
+                annotated: dict[str, set[str]] | None = None
                 for imp in nodes_of(file.tree, ast.ImportFrom):
                     if not imp.level and (imp.module or "").split(".")[0] in unread:
+                        annotated = _annotated_names(file.tree) if annotated is None else annotated
                         for alias in imp.names:
-                            self._unread_kinds.setdefault(_kind_word(alias.name), []).append(
-                                (alias.name, f"`{imp.module}.{alias.name}` ({file.rel}:{imp.lineno})"))
-        found = [where for name, where in self._unread_kinds.get(kind, []) if name != cls.cls.name]
+                            names = annotated.get(alias.asname or alias.name)
+                            if names:
+                                self._unread_kinds.setdefault(_kind_word(alias.name), []).append(
+                                    (alias.name, f"`{imp.module}.{alias.name}` ({file.rel}:{imp.lineno})", names))
+        found = [where for cls_name, where, names in self._unread_kinds.get(kind, [])
+                 if cls_name != cls.cls.name and name in names]
         return found[0] if found and self.api.names_a_family(cls) else None
 
     def _handed_to_unread(self, node: ast.Attribute) -> str | None:
@@ -530,6 +540,22 @@ def _hasattr_guarded(fn: ast.AST) -> set[int]:
             branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.body + node.orelse
             for branch in branches if isinstance(node, ast.IfExp) else [ast.Module(body=branches, type_ignores=[])]:
                 out.update(id(n) for n in walk(branch))
+    return out
+
+
+def _annotated_names(tree: ast.AST) -> dict[str, set[str]]:
+    """Word an annotation spells -> the parameters and variables annotated with it (`attn_metadata: AscendMetadata`;
+    `self.meta: "AscendMetadata"` by its attribute; a string forward reference by its words)."""
+    notes = [(a.arg, a.annotation) for a in nodes_of(tree, ast.arg) if a.annotation is not None]
+    notes += [(n.target.id if isinstance(n.target, ast.Name) else n.target.attr, n.annotation)
+              for n in nodes_of(tree, ast.AnnAssign) if isinstance(n.target, (ast.Name, ast.Attribute))]
+    out: dict[str, set[str]] = {}
+    for name, note in notes:
+        for n in walk(note):
+            words = [n.id] if isinstance(n, ast.Name) else [n.attr] if isinstance(n, ast.Attribute) else \
+                re.findall(r"\w+", n.value) if isinstance(n, ast.Constant) and isinstance(n.value, str) else []
+            for word in words:
+                out.setdefault(word, set()).add(name)
     return out
 
 

@@ -160,20 +160,20 @@ META = {
 }
 
 
-def _zip(imported: str, annotated: str = "AttentionMetadata") -> dict[str, str]:
+def _zip(imported: str, annotated: str = "AttentionMetadata", name: str = "attn_metadata") -> dict[str, str]:
     return {"pkg/__init__.py": "", "pkg/adaptor.py": f"""
         from npu_plugin.attention import {imported}
-        from vllm.attention.backends.abstract import AttentionMetadata, AttentionState
+        from vllm.attention.backends.abstract import AttentionState
 
 
-        def make() -> AttentionMetadata:
-            return {imported}()
+        def forward_prefill({name}: {imported}, state: AttentionState):
+            return {name}
     """, "pkg/manager.py": f"""
         from vllm.attention.backends.abstract import AttentionMetadata, AttentionState
 
 
-        def drop(meta: {annotated}):
-            return meta.attn_score
+        def drop(attn_metadata: {annotated}):
+            return attn_metadata.attn_score
     """}
 
 
@@ -194,3 +194,29 @@ def test_without_a_class_of_its_kind_or_a_family_it_stays_an_error(tmp_path):
     for n, (imported, annotated) in enumerate((("NpuRunner", "AttentionMetadata"), ("NpuState", "AttentionState"))):
         found = _found(scan_trees(tmp_path / str(n), META, _zip(imported, annotated)), "DC006")
         assert found == [("DC006", "error", "pkg/manager.py", 5)], (imported, found)
+
+
+def test_a_class_of_its_kind_the_client_only_builds_says_nothing(tmp_path):
+    """vLLM 0.16.0's own tree builds flashinfer's `MnnvlConfig` (all2all.py) and triton_kernels' `PrecisionConfig`
+    (mxfp4.py) for its own use; grok1.py's `quant_config.is_fp8` (under a hasattr) and voxtral.py's
+    `quant_config.config_groups` are not about them. An unread class counts only where the client annotates values
+    with it (it is handed such objects)."""
+    files = _zip("NpuMetadata")
+    files["pkg/adaptor.py"] = """
+        from npu_plugin.attention import NpuMetadata
+        from vllm.attention.backends.abstract import AttentionState
+
+
+        def make(state: AttentionState):
+            return NpuMetadata()
+    """
+    found = _found(scan_trees(tmp_path, META, files), "DC006")
+    assert found == [("DC006", "error", "pkg/manager.py", 5)], found
+
+
+def test_a_class_of_its_kind_annotating_another_role_says_nothing(tmp_path):
+    """vLLM 0.16.0's own tree annotates `lmcache_config: LMCacheEngineConfig` (lmcache, unread) and reads
+    `quant_config: QuantizationConfig` elsewhere: the same kind word, not the same value. The unread class counts only
+    where it annotates a value of the name the read goes through."""
+    found = _found(scan_trees(tmp_path, META, _zip("NpuMetadata", name="npu_meta")), "DC006")
+    assert found == [("DC006", "error", "pkg/manager.py", 5)], found
