@@ -36,6 +36,7 @@ PROBE_MODULES = [
     "override_signature_drift",
     "vendored_copy_drift",
     "serve_config_drift",
+    "refused_release",
 ]
 
 

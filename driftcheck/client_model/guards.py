@@ -33,13 +33,14 @@ class Guard:
     start: int
     end: int
     kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability | precondition
-    # | rebound
+    # | rebound | refused
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
     # dispatched module that imports this one, when it is not loaded under the version check itself
     via: int = 0  # a function called only under this guard: the line of that call
-    where: str = ""  # kind "dispatched": the file:line that loads this module under a version check
+    where: str = ""  # kind "dispatched": the file:line that loads this module under a version check; "refused": the
+    # raise in the package `__init__` that refuses the target
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
     body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
 
@@ -77,6 +78,8 @@ class Guard:
             return f"in a module the client loads only under a vLLM version check ({self.where})"
         if self.kind == "rebound":
             return self.where
+        if self.kind == "refused":
+            return f"in a package whose `__init__` refuses this vLLM when imported ({self.where} raises before it runs)"
         if self.kind == "precondition":
             return (f"after the call to `{self.where or 'a check'}` (line {self.line}), which raises its own error unless "
                     f"`{', '.join(sorted(self.names))}` can be imported")

@@ -47,6 +47,7 @@ class Rule:
     whole_client: bool = False  # pairs uses of several client files (a store in one, a read in another)
     payload: type | None = None  # the dataclass its findings carry for its fixes (declared in the rule's module)
     baseline: bool = False  # compares with the client's own vLLM (`ctx.baseline()`): a first scan reads its text ahead
+    guardable: bool = True  # False: the finding is the client's own version check failing (DC112), which no guard holds
 
 
 @dataclass

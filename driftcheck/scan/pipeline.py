@@ -210,7 +210,7 @@ def _bar_for(client: Target, found):
 def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = None) -> None:
     """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed.
     `failing`: path -> (line, raises) of the certain errors found with it, before any guard (see `guard_at`)."""
-    if finding.client is None:
+    if finding.client is None or not rule.guardable:
         return
     text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
     file_guards = guards.get(finding.client.path, []) or []

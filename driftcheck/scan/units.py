@@ -39,6 +39,7 @@ from typing import Any
 
 from driftcheck.client_model.cross_file_guards import dispatched_modules, imported_version_aliases, replaced_elsewhere
 from driftcheck.client_model.guards import guards_of, reached_names
+from driftcheck.client_model.refusals import refused_modules
 from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage
 from driftcheck.errors import DriftcheckError
@@ -89,7 +90,7 @@ class _Run:
     by_path: dict
     probes: list
     make_ctx: Any
-    dispatched: dict = field(default_factory=dict)  # guards.dispatched_modules: a file's guard from other files
+    dispatched: dict = field(default_factory=dict)  # dispatched_modules, refused_modules: a file's guard from other files
     guards: dict = field(default_factory=dict)
     reached: frozenset = frozenset()  # guards.reached_names: what other files may call of a file
     replaced: dict = field(default_factory=dict)  # guards.replaced_elsewhere: method bodies other files replace
@@ -303,7 +304,9 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary,
         preload.join(quiet=True)
         raise
     preload.join()  # before any fork: the workers inherit the text it read
-    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched_modules(source.files, source),
+    dispatched = {**refused_modules(source.files, source, api.version, api.package),
+                  **dispatched_modules(source.files, source)}
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched,
                reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files),
                version_imports=imported_version_aliases(source.files, source))
     order = [f.rel for f in source.files]

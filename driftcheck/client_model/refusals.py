@@ -1,0 +1,198 @@
+"""Client packages that refuse the target vLLM when they are imported: a package `__init__` whose module-level `if`
+chain, evaluated for the target's version, takes a branch that raises (rlinf 0.3.0's rollout package:
+`elif package_version >= parse("0.8.5") and package_version < parse("0.9.0"): ... else: raise ValueError(...)`).
+Python runs a package's `__init__` before any module under it, so on that vLLM none of them runs: a finding in one is
+a warning at most, naming the refusal. Only tests that can be decided are decided: comparisons of a name bound to vLLM's
+version with a release, and `is None` (vLLM is installed); anything else leaves the package unjudged.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from driftcheck.astnodes import dotted_name, walk
+from driftcheck.client_model.client import parse_client_file
+from driftcheck.client_model.guards import Guard
+from driftcheck.client_model.version_checks import VERSION_TEXT
+
+_OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
+        ast.NotEq: operator.ne}
+_PARSERS = ("parse", "Version", "parse_version", "LooseVersion")  # what turns a version string into a comparable one
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A package `__init__`'s raise that the target's version takes."""
+    package: str
+    rel: str  # the `__init__.py`
+    line: int
+    col: int
+    code: str  # the raise, as written (its first line)
+    test_line: int  # the `if` whose branch raises
+    taken: bool  # whether that test is true for the target (its body raises) or false (its `else` does)
+
+
+def refusals(files, source, version: str | None, package: str = "vllm") -> dict[str, Refusal]:
+    """Package -> its refusal, for every package above a client module with vLLM (its `__init__` read even when it
+    imports no vLLM itself)."""
+    try:
+        target = Version(version or "")
+    except InvalidVersion:
+        return {}
+    by_module = {f.module: f for f in files}
+    others = source.other_modules() if source is not None else {}
+    out: dict[str, Refusal] = {}
+    for pkg in sorted({".".join(f.module.split(".")[:i]) for f in files for i in range(1, len(f.module.split(".")))}):
+        f = by_module.get(pkg)
+        rel = f.rel if f is not None else others.get(pkg, "")
+        if not rel.endswith("__init__.py"):
+            continue
+        if f is None:
+            try:
+                data = source.tree.read_bytes(rel)
+                f = parse_client_file(source.tree, rel, data) if b"raise" in data else None
+            except Exception:  # unreadable or not parseable here: nothing to judge
+                f = None
+        found = _raising(f.tree, target, package) if f is not None else None
+        if found is not None:
+            raising, test, taken = found
+            out[pkg] = Refusal(pkg, rel, raising.lineno, raising.col_offset + 1, f.code(raising.lineno), test.lineno, taken)
+    return out
+
+
+def refused_modules(files, source, version: str | None, package: str = "vllm") -> dict[str, Guard]:
+    """File -> a guard for each client module (with vLLM) under a package whose `__init__` raises on vLLM `version`."""
+    refused = refusals(files, source, version, package)
+    out: dict[str, Guard] = {}
+    for f in files if refused else []:
+        parts = f.module.split(".")
+        for i in range(1, len(parts)):  # the packages above it, outermost first: each `__init__` runs before it
+            found = refused.get(".".join(parts[:i]))
+            if found is not None:
+                out[f.rel] = Guard(1, 10 ** 9, "refused", frozenset(), found.line, where=f"{found.rel}:{found.line}")
+                break
+    return out
+
+
+def _raising(tree: ast.Module, target: Version, package: str) -> tuple[ast.Raise, ast.If, bool] | None:
+    """The `raise` the module-level `if` chains take on `target`, the `if` that takes it and how its test came out,
+    when every test on the way decides."""
+    names = _version_names(tree, package)
+    names[f"{package}.__version__"] = False  # read in place: a string
+    for stmt in tree.body:
+        while isinstance(stmt, ast.If):
+            taken = _decide(stmt.test, names, target)
+            if taken is None:  # a test we cannot decide: only one that raises in neither branch lets the import go on
+                if any(isinstance(n, ast.Raise) for n in walk(stmt)):
+                    return None
+                break
+            body = stmt.body if taken else stmt.orelse
+            raising = next((s for s in body if isinstance(s, ast.Raise)), None)
+            if raising is not None:
+                return raising, stmt, taken
+            stmt = body[0] if len(body) == 1 and isinstance(body[0], ast.If) else None  # an `elif`
+    return None
+
+
+def _version_names(tree: ast.Module, package: str) -> dict[str, bool]:
+    """Module-level names bound to the installed vLLM's version -> whether the value is parsed (compares as a version,
+    not as a string): `v = parse(version("vllm"))`, `v = vllm.__version__`, `v = get_version("vllm")` with a helper of
+    the file that parses what it returns."""
+    parsing = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and any(isinstance(r, ast.Return) and r.value is not None and _parses(r.value) for r in walk(node))}
+    spelled = {t.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+               and node.value.value == package for t in node.targets if isinstance(t, ast.Name)}  # `name = "vllm"`
+    out: dict[str, bool] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _reads_the_version(node.value, package, spelled):
+            value = node.value
+            parsed = _parses(value) or (isinstance(value, ast.Call) and (dotted_name(value.func) or "") in parsing)
+            out[node.targets[0].id] = parsed
+    return out
+
+
+def _reads_the_version(value: ast.expr, package: str, spelled: set[str]) -> bool:
+    """`vllm.__version__`, `version("vllm")` / `get_version("vllm")` (a call named for a version, given the package's
+    name or a name bound to it: `spelled`), `get_distribution("vllm").version`, each possibly parsed."""
+    while _parses(value) and len(value.args) == 1:
+        value = value.args[0]
+    if isinstance(value, ast.Attribute) and value.attr in ("__version__", "version"):
+        return dotted_name(value.value) == package or _reads_the_version(value.value, package, spelled)
+    return isinstance(value, ast.Call) and any((isinstance(a, ast.Constant) and a.value == package)
+                                               or (isinstance(a, ast.Name) and a.id in spelled) for a in value.args) \
+        and ("version" in (dotted_name(value.func) or "").rsplit(".", 1)[-1].lower()
+             or (dotted_name(value.func) or "").endswith("get_distribution"))
+
+
+def _parses(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _PARSERS
+
+
+def _decide(test: ast.expr, names: dict[str, bool], target: Version) -> bool | None:
+    """True / False for the target's version, None when driftcheck cannot tell."""
+    if isinstance(test, ast.BoolOp):
+        parts = [_decide(v, names, target) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return False if False in parts else None if None in parts else True
+        return True if True in parts else None if None in parts else False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decide(test.operand, names, target)
+        return None if inner is None else not inner
+    if not isinstance(test, ast.Compare):
+        return None
+    result = True
+    sides = [test.left, *test.comparators]
+    for op, left, right in zip(test.ops, sides, sides[1:]):
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
+                and _subject(left, names) is not None:
+            decided = isinstance(op, ast.IsNot)  # the version of an installed vLLM is never None
+        elif type(op) in _OPS:
+            decided = _compare(_OPS[type(op)], left, right, names, target)
+        else:
+            return None
+        if decided is None:
+            return None
+        result = result and decided
+    return result
+
+
+def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:
+    """`v >= parse("0.8.5")`, `"0.9" > v`: compared as versions when either side is parsed, else as strings."""
+    subject, release, flipped = _subject(left, names), _release(right), False
+    if subject is None or release is None:
+        subject, release, flipped = _subject(right, names), _release(left), True
+    if subject is None or release is None:
+        return None
+    text, release_parsed = release
+    try:
+        if subject or release_parsed:
+            mine, theirs = target, Version(text)
+        else:
+            mine, theirs = str(target), text  # plain strings compare character by character, as Python does
+    except InvalidVersion:
+        return None
+    return op(theirs, mine) if flipped else op(mine, theirs)
+
+
+def _subject(node: ast.expr, names: dict[str, bool]) -> bool | None:
+    """Whether `node` is the vLLM version (a name bound to it, or `vllm.__version__`) parsed or not, None when it is not
+    the version."""
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return names.get(dotted_name(node) or "")
+    if _parses(node) and len(node.args) == 1 and _subject(node.args[0], names) is not None:
+        return True
+    return None
+
+
+def _release(node: ast.expr) -> tuple[str, bool] | None:
+    """("0.8.5", parsed) for `"0.8.5"` or `parse("0.8.5")`."""
+    parsed = _parses(node) and len(node.args) == 1
+    value = node.args[0] if parsed else node
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) and VERSION_TEXT.match(value.value):
+        return value.value, parsed
+    return None
