@@ -12,9 +12,7 @@ import ast
 import operator
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
-
-from driftcheck.astnodes import dotted_name, walk
+from driftcheck.astnodes import dotted_name, nodes_of, walk
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
@@ -39,9 +37,7 @@ class Refusal:
 def refusals(files, source, version: str | None, package: str = "vllm") -> dict[str, Refusal]:
     """Package -> its refusal, for every package above a client module with vLLM (its `__init__` read even when it
     imports no vLLM itself)."""
-    try:
-        target = Version(version or "")
-    except InvalidVersion:
+    if not version:
         return {}
     by_module = {f.module: f for f in files}
     others = source.other_modules() if source is not None else {}
@@ -57,7 +53,7 @@ def refusals(files, source, version: str | None, package: str = "vllm") -> dict[
                 f = parse_client_file(source.tree, rel, data) if b"raise" in data else None
             except Exception:  # unreadable or not parseable here: nothing to judge
                 f = None
-        found = _raising(f.tree, target, package) if f is not None else None
+        found = _raising(f.tree, version, package) if f is not None and _may_refuse(f.tree) else None
         if found is not None:
             raising, test, taken = found
             out[pkg] = Refusal(pkg, rel, raising.lineno, raising.col_offset + 1, f.code(raising.lineno), test.lineno, taken)
@@ -78,9 +74,20 @@ def refused_modules(files, source, version: str | None, package: str = "vllm") -
     return out
 
 
-def _raising(tree: ast.Module, target: Version, package: str) -> tuple[ast.Raise, ast.If, bool] | None:
-    """The `raise` the module-level `if` chains take on `target`, the `if` that takes it and how its test came out,
+def _may_refuse(tree: ast.Module) -> bool:
+    """A module-level `if` and a `raise` somewhere: what a refusal needs (most `__init__` files have neither)."""
+    return any(isinstance(stmt, ast.If) for stmt in tree.body) and bool(nodes_of(tree, ast.Raise))
+
+
+def _raising(tree: ast.Module, version: str, package: str) -> tuple[ast.Raise, ast.If, bool] | None:
+    """The `raise` the module-level `if` chains take on `version`, the `if` that takes it and how its test came out,
     when every test on the way decides."""
+    from packaging.version import InvalidVersion, Version  # here: a warm scan never imports it (test_package_metadata)
+
+    try:
+        target = Version(version)
+    except InvalidVersion:
+        return None
     names = _version_names(tree, package)
     names[f"{package}.__version__"] = False  # read in place: a string
     for stmt in tree.body:
@@ -168,6 +175,8 @@ def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target
         subject, release, flipped = _subject(right, names), _release(left), True
     if subject is None or release is None:
         return None
+    from packaging.version import InvalidVersion, Version
+
     text, release_parsed = release
     try:
         if subject or release_parsed:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import weakref
 
 from driftcheck.astnodes import dotted_name, first_line, nodes_of, walk
 
@@ -39,7 +40,21 @@ def introspects(call: ast.Call) -> bool:
 VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")  # "0.28.0", "0.5"
 
 
+_OWN_ALIASES: "weakref.WeakKeyDictionary[ast.AST, frozenset[str]]" = weakref.WeakKeyDictionary()
+
+
 def version_aliases(tree: ast.AST, imported: frozenset[str] = frozenset()) -> set[str]:
+    """`_version_aliases`, kept per tree when nothing is imported: the release-branch search, the imports from other
+    client files and each file's guards all ask it (a pool's workers inherit what was found before they forked)."""
+    if imported:
+        return _version_aliases(tree, imported)
+    found = _OWN_ALIASES.get(tree)
+    if found is None:
+        found = _OWN_ALIASES[tree] = frozenset(_version_aliases(tree, frozenset()))
+    return set(found)
+
+
+def _version_aliases(tree: ast.AST, imported: frozenset[str]) -> set[str]:
     """Names bound to a version (`release = vllm.__version_tuple__[:3]`) or to a check of one
     (`HAS_X = is_vllm_available(min_version="0.28.0")`), and the file's functions that read a signature
     (`_has_argument(fn, "inputs")`), return a version or compare one (`return parse(v) >= parse("0.12.0")`): a test on
