@@ -27,6 +27,7 @@ from driftcheck.vllm_model.facts import BLOCK_POOL, block_hash_requirement, is_r
 from driftcheck.rules.findings import Location, Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.astnodes import walk
+from driftcheck.client_model.inference import ANY_MODULE
 
 @dataclass
 class ConfigCall:
@@ -56,6 +57,46 @@ def _block_pools(ctx: ScanContext) -> list[tuple[str, bool]]:
         if any(builder in text for builder in CACHE_BUILDERS):
             out.append((use.loc.path, not _caching_off(use.node)))
     return out
+
+
+def _replaced_builds(ctx: ScanContext, files) -> list[tuple[str, bool]]:
+    """(client file, caching on) of each build, in `files`, of a vLLM class that schedules with a block pool and
+    that the client puts its own class in the place of (`mgr_mod.KVCacheManager = TPUKVCacheManager`): such a call
+    is no construct use (its class may be the client's), but whichever class it builds gets the same
+    `enable_caching` (tpu-inference's test_runner_slot_mamba.py builds `KVCacheManager(..., enable_caching=False)`
+    beside its Requests while core/hybrid_coordinator.py installs a subclass)."""
+    if not ctx.usage.patched:
+        return []
+    out = []
+    for file in files:
+        names: dict[str, str] = {}  # local name -> vLLM dotted name, from the file's `from vllm... import X`
+        for node in walk(file.tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module \
+                    and node.module.split(".")[0] == ctx.api.package:
+                for alias in node.names:
+                    names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        if not names:
+            continue
+        for node in walk(file.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names):
+                continue
+            found = ctx.api.resolve(names[node.func.id])
+            if getattr(found, "kind", None) != "class" or not _replaced(ctx, found.qualname):
+                continue  # not a class the client replaces: a construct use already stands for it
+            try:
+                text = ctx.api.tree.read_text(found.path)
+            except SourceError:
+                continue
+            if any(builder in text for builder in CACHE_BUILDERS):
+                out.append((file.rel, not _caching_off(node)))
+    return out
+
+
+def _replaced(ctx: ScanContext, qualname: str) -> bool:
+    """The client puts its own class in the place of this vLLM class, in the module that defines it or in every
+    loaded module (`ValueInference._replaced`, for which the client inference records no construct use)."""
+    module, _, name = qualname.rpartition(".")
+    return (module, name) in ctx.usage.patched or (ANY_MODULE, name) in ctx.usage.patched
 
 
 def _drives_block_pool(pools: list[tuple[str, bool]], path: str) -> bool:
@@ -115,6 +156,7 @@ def check(ctx: ScanContext):
     if state == "off":
         return
     pools = _block_pools(ctx)
+    pools += _replaced_builds(ctx, {id(c.file): c.file for c in missing}.values())
     failure = ("a message-less AssertionError in BlockPool.cache_full_blocks" if how == "assert" else
                "an AssertionError in BlockPool.cache_full_blocks" if how == "assert-with-message" else
                "IndexError: list index out of range inside BlockPool.cache_full_blocks")
