@@ -10,6 +10,7 @@ the `move-import` fix rewrites the import.
 from __future__ import annotations
 
 from driftcheck.client_model.overlay import copy_may_define
+from driftcheck.client_model.source_diffs import diff_may_define
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
@@ -44,6 +45,18 @@ def _other_copy(ctx: ScanContext, symbol: str) -> str:
             "depends on the order they were installed in")
 
 
+def _diff_adds(ctx: ScanContext, mod, name: str) -> str | None:
+    """The client ships a diff for vLLM's source that applies to this release and adds `name` to the module
+    (source_diffs.py): the name exists where the diff was applied, which driftcheck cannot know."""
+    if mod is None:
+        return None
+    diff = diff_may_define(ctx.client.tree, ctx.api.tree, mod.path, name)
+    if diff is None:
+        return None
+    return (f"{ctx.version_label()} does not define it, but the client ships a patch for vLLM's own source ({diff}) "
+            f"that adds it to {mod.path} and applies to this release; whether it was applied cannot be known")
+
+
 def check(ctx: ScanContext):
     for imp in ctx.usage.imports:
         if imp.unreached:
@@ -75,6 +88,10 @@ def check(ctx: ScanContext):
             continue
         if _other_copy_defines(ctx, imp.module, imp.name):
             yield ctx.unknown(RULE, _other_copy(ctx, symbol), imp.loc, symbol)
+            continue
+        patched_in = _diff_adds(ctx, mod, imp.name)
+        if patched_in:
+            yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {patched_in}", imp.loc, symbol)
             continue
         if (imp.module, imp.name) in ctx.usage.patched:
             if imp.runtime_only:
@@ -111,6 +128,10 @@ def check(ctx: ScanContext):
                 yield ctx.unknown(RULE, _other_copy(ctx, symbol), use.loc, symbol)
                 continue
             mod = ctx.api.module(use.module)
+            patched_in = _diff_adds(ctx, mod, use.attr)
+            if patched_in:
+                yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {patched_in}", use.loc, symbol)
+                continue
             yield ctx.finding(
                 RULE, f"`{symbol}` does not exist in {ctx.version_label()}: AttributeError when this line runs.",
                 use.loc, ctx.vllm_location(mod.path, 1) if mod else None, symbol, when="call", fix=False,

@@ -418,6 +418,73 @@ def _survived(baseline, rel: str, qual: str | None, name: str, sig) -> bool | No
     return False
 
 
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _exits(body: list) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _none_guards(fn: ast.AST, call: ast.Call) -> list[str]:
+    """`X` of each `if self.X is None: ... return` (or `if not self.X:`) among the function's own statements before
+    the call's line, whose body always leaves the function: past it, `self.X` holds a value."""
+    out = []
+    for stmt in getattr(fn, "body", []):
+        if stmt.lineno >= call.lineno:
+            break
+        if not isinstance(stmt, ast.If) or not _exits(stmt.body):
+            continue
+        test = stmt.test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            attr = test.operand
+        elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+                and _is_none(test.comparators[0]):
+            attr = test.left
+        else:
+            continue
+        if isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name) and attr.value.id == "self":
+            out.append(attr.attr)
+    return out
+
+
+def _never_set_for_client(ctx: ScanContext, ov: _Override, typed: Resolved, attr: str, skipped: set[str]) -> bool:
+    """Whether `self.<attr>` never holds a value on the client's object: the client never names it, and every
+    vLLM method of its classes that stores a value other than None there is one the client replaces without
+    calling super(); nothing else in the tree stores it on another object."""
+    if ov.client_cls is None or re.search(rf"\b{re.escape(attr)}\b", ov.file.text):
+        return False
+    api = ctx.api
+    index = text_index_for(api)
+    mro = {c.qualname for c in api.mro(typed)[0]}
+    setters: set[str] = set()
+    for rel in index.files_mentioning(attr):
+        tree = api.parse(rel)
+        if tree is None:
+            return False
+        mod_name = _module_of(rel)
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            inside = f"{mod_name}.{cls.name}" in mro
+            for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                for node in walk(method):
+                    targets = node.targets if isinstance(node, ast.Assign) else \
+                        [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+                    for t in targets:
+                        if not (isinstance(t, ast.Attribute) and t.attr == attr):
+                            continue
+                        if not (isinstance(t.value, ast.Name) and t.value.id == "self"):
+                            return False  # set on another object
+                        value = getattr(node, "value", None)
+                        if inside and value is not None and not _is_none(value):
+                            setters.add(method.name)
+        for node in walk(tree):  # stores outside any class body's methods (module code, setattr)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                    and any(isinstance(a, ast.Constant) and a.value == attr for a in node.args[1:2]):
+                return False
+    return bool(setters) and setters <= skipped
+
+
 def check(ctx: ScanContext):
     if not ctx.usage.subclass_members and not ctx.usage.patched:
         return
@@ -437,6 +504,9 @@ def check(ctx: ScanContext):
         for rel, node, fn, typed, parents, via_self in sites:
             if via_self and fn is not None and fn.name in skipped:
                 continue  # the client replaces the method this call is in
+            if via_self and fn is not None and any(_never_set_for_client(ctx, ov, typed, attr, skipped)
+                                                   for attr in _none_guards(fn, node)):
+                continue  # past `if self.X is None: return`, where only methods the client replaces store X
             shape = call_shape(node)
             problems = [p for p in check_call(sig, shape) if p.kind != "duplicate-argument"]
             if not problems:
