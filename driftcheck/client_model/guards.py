@@ -376,7 +376,10 @@ def _calls_in(body: list[ast.stmt]) -> list[ast.Call]:
 
 
 def _probe_fallbacks(tree: ast.AST) -> list[Guard]:
-    """`getattr(mod, "TransferJob", None) or mod.JobMetadata`: what follows the probe runs only when it found nothing."""
+    """`getattr(mod, "TransferJob", None) or mod.JobMetadata`: what follows the probe runs only when it found nothing.
+    `hasattr(pc, "pcp_size") and pc.pcp_size > 1` (or `not hasattr(...) or ...`) outside an `if` test: what follows
+    the probe runs only on the vLLM where it held, guarded as the body of `if hasattr(...)` is (uc-manager's
+    assignment, EC)."""
     out: list[Guard] = []
     for node in nodes_of(tree, ast.BoolOp):
         if isinstance(node.op, ast.Or) and len(node.values) > 1 and is_probe(node.values[0]) \
@@ -384,6 +387,14 @@ def _probe_fallbacks(tree: ast.AST) -> list[Guard]:
             rest = node.values[1:]
             out.append(Guard(rest[0].lineno, max(v.end_lineno or v.lineno for v in rest), "hasattr", frozenset(),
                              node.lineno))
+            continue
+        for i, value in enumerate(node.values[:-1]):
+            negated = _negated(value)
+            probe = value.operand if negated else value
+            if is_probe(probe) and negated == isinstance(node.op, ast.Or):  # `and` after a probe, `or` after `not` one
+                rest = node.values[i + 1:]
+                out.append(Guard(rest[0].lineno, max(v.end_lineno or v.lineno for v in rest), "hasattr", frozenset(),
+                                 node.lineno))
     return out
 
 

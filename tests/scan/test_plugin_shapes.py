@@ -39,7 +39,6 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
-    "EC_hasattr_and_chain_outside_an_if": "a hasattr() earlier in an `and` chain outside an if test is no guard (guards.py)",
 }
 
 

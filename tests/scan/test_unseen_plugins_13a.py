@@ -162,3 +162,40 @@ def test_eb_the_call_stays_an_error_where_the_state_may_be_set(tmp_path):
     more = _NEW_RUNNER.replace("    def sample_tokens", "    def prepare(self):\n"
                                 "        self.execute_model_state = ('warm', 0)\n\n    def sample_tokens")
     assert _dc109(tmp_path / "more", more) == [("error", 9)]
+
+
+# ----------------------------------------------------------------------------------------- EC
+# uc-manager 0.8.1 ucm_connector.py:3504: `hasattr(pc, "prefill_context_parallel_size") and pc.prefill_...` in an
+# assignment: the read runs only where the probe held (guards.py `_probe_fallbacks`)
+_PARALLEL = {"vllm/__init__.py": "", "vllm/config.py": "class ParallelConfig:\n    def __init__(self):\n"
+             "        self.decode_context_parallel_size = 1\n"}
+
+
+def _connector(expr: str) -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/connector.py": f"""
+        from vllm.config import ParallelConfig
+
+
+        def uses_cp(pc: ParallelConfig) -> bool:
+            ok = ({expr})
+            return ok
+    """}
+
+
+def _dc006(result) -> list[tuple[str, int]]:
+    return [(f.severity, f.client.line) for f in result.findings if f.rule == "DC006"]
+
+
+def test_ec_a_read_after_hasattr_in_an_and_chain_is_guarded(tmp_path):
+    for n, expr in enumerate(('hasattr(pc, "prefill_context_parallel_size")\n'
+                              '                  and pc.prefill_context_parallel_size > 1',
+                              'not hasattr(pc, "prefill_context_parallel_size") or pc.prefill_context_parallel_size > 1')):
+        found = _dc006(scan_trees(tmp_path / str(n), _PARALLEL, _connector(expr)))
+        assert found and all(severity == "warning" for severity, _line in found), (expr, found)
+
+
+def test_ec_a_probe_after_the_read_or_a_plain_and_guards_nothing(tmp_path):
+    for n, expr in enumerate(('pc.prefill_context_parallel_size > 1 and hasattr(pc, "prefill_context_parallel_size")',
+                              'pc is not None and pc.prefill_context_parallel_size > 1')):
+        found = _dc006(scan_trees(tmp_path / str(n), _PARALLEL, _connector(expr)))
+        assert found and all(severity == "error" for severity, _line in found), (expr, found)
