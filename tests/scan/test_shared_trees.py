@@ -20,6 +20,14 @@ from scan.helpers import vllm_tree
 SOURCE = "class Worker:\n    def execute_model(self, batch):\n        return batch\n"
 
 
+@pytest.fixture(autouse=True)
+def _one_release_process(monkeypatch):
+    """A process that scans one release (an in-process `matrix` or `bisect` earlier in the session turns on keeping
+    every tree for the rest of the process)."""
+    monkeypatch.setattr(file_memo, "_ON", False)
+    monkeypatch.setattr(shared_trees, "_KEPT", {})
+
+
 def test_the_target_reads_the_tree_the_client_parsed_for_the_same_text(tmp_path):
     tree = FolderTree(vllm_tree(tmp_path, {"vllm/worker.py": SOURCE, "vllm/other.py": SOURCE + "\nX = 1\n"}))
     client = parse_client_file(tree, "vllm/worker.py", tree.read_bytes("vllm/worker.py"))
