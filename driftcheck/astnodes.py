@@ -111,6 +111,11 @@ def source_text(node: ast.expr) -> str:
     return ast.unparse(node)
 
 
+def is_type_checking(test: ast.expr) -> bool:
+    """`if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`: a block that never runs."""
+    return dotted_name(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
 def root_name(node: ast.expr) -> str | None:
     """The name an attribute / subscript chain starts from: `self` for `self.layer.w[0]`."""
     while isinstance(node, (ast.Attribute, ast.Subscript)):

@@ -9,7 +9,6 @@ import ast
 import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
-from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import Guard, body_span, guards_of
 from driftcheck.client_model.version_checks import (
     VERSION_TEXT, calls_one_of, module_version_aliases, test_kind, version_aliases)
@@ -62,12 +61,8 @@ def imported_version_aliases(files, source=None) -> dict[str, frozenset[str]]:
     def exports(module: str) -> frozenset[str]:
         if module not in exported:
             f = by_module.get(module)
-            if f is None:
-                try:
-                    f = parse_client_file(source.tree, others[module], source.tree.read_bytes(others[module]))
-                except Exception:  # unreadable or not parseable here: it binds nothing we can see
-                    f = None
-            exported[module] = module_version_aliases(f.tree) if f is not None else frozenset()
+            found = (f.tree, True) if f is not None else source.module_tree(module)  # read once, not kept
+            exported[module] = module_version_aliases(found[0]) if found is not None else frozenset()
         return exported[module]
 
     out: dict[str, frozenset[str]] = {}

@@ -12,7 +12,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, walk
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.preconditions import checked_rests
 from driftcheck.client_model.probe_results import probed_branches
@@ -272,7 +272,7 @@ def _rebound_in_branches(tree: ast.AST) -> list[Guard]:
     body = getattr(tree, "body", [])
     end = max((getattr(n, "end_lineno", 0) or 0 for n in body), default=0)
     for stmt in body:
-        if not isinstance(stmt, ast.If) or _is_type_checking_test(stmt.test):
+        if not isinstance(stmt, ast.If) or is_type_checking(stmt.test):
             continue
         chain = _if_chain(stmt)
         if len(chain) < 2:
@@ -304,10 +304,6 @@ def _rebound_in_branches(tree: ast.AST) -> list[Guard]:
             if start <= end:
                 out.append(Guard(start, end, "rebound", frozenset(), stmt.lineno, frozenset({name}), where=where))
     return out
-
-
-def _is_type_checking_test(test: ast.expr) -> bool:
-    return dotted_name(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def _truthy_default_probe(test: ast.expr) -> bool:

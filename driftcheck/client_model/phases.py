@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk, within
+from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking, nodes_of, walk, within
 from driftcheck.client_model.computed_names import computed_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.overlay import in_overlay
@@ -31,10 +31,6 @@ def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
         elif isinstance(target, ast.Name) and values:
             out.add(target.id)  # .values(): module
     return out
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return dotted_name(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
@@ -79,7 +75,7 @@ class ClientPhases:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self._record_import(node, runtime_only, guarded, type_only, env)
             elif isinstance(node, ast.If):
-                tc = _is_type_checking(node.test)
+                tc = is_type_checking(node.test)
                 self._imports_in(node.body, runtime_only, guarded, type_only or tc, env)
                 self._imports_in(node.orelse, runtime_only, guarded, type_only, env)
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":

@@ -10,15 +10,10 @@ import ast
 import dataclasses
 import re
 
-from driftcheck.astnodes import dotted_name, walk
+from driftcheck.astnodes import dotted_name, is_type_checking, walk
 from driftcheck.vllm_model.class_summary import assigned_names, summarise_class
 from driftcheck.vllm_model.function_summary import summarise_function
 from driftcheck.vllm_model.module_summary import Binding, GetattrInfo, ModuleInfo
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    name = dotted_name(test)
-    return name in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
@@ -107,7 +102,7 @@ class _Summariser:
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 self._assignment(node, type_only)
             elif isinstance(node, ast.If):
-                if _is_type_checking(node.test):
+                if is_type_checking(node.test):
                     self._block(node.body, type_only=True)
                     self._block(node.orelse, type_only=type_only)
                 else:
