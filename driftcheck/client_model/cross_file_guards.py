@@ -91,7 +91,8 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
     by_module = {f.module: f for f in files}
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
-    edges = _load_edges(files, names)
+    helpers = _helper_lookup(by_module, source, names)
+    edges = _load_edges(files, names, helpers)
 
     def reaches_the_client(found: dict) -> bool:  # a load under a release test of a client module
         return any(g and target in names for target, where in found.items() for *_, g in where)
@@ -99,8 +100,9 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
     # the files without vLLM are read only when a load under a release test reaches a client module, from a file with
     # vLLM or from one of them that spells a release (rlinf's package `__init__` imports its 0.8.5 copy, no vLLM)
     if others and (reaches_the_client(edges) or reaches_the_client(_load_edges(
-            (f for f in source.other_files(matching=_RELEASE_TEXT) if f.module not in by_module), names))):
-        for target, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names).items():
+            (f for f in source.other_files(matching=_RELEASE_TEXT) if f.module not in by_module), names, helpers))):
+        for target, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
+                                         helpers).items():
             edges.setdefault(target, []).extend(where)  # after those of the files with vLLM (file order)
     # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
     # of them (the greatest such set: copies import one another)
@@ -133,10 +135,10 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
 _RELEASE_TEXT = re.compile(rb"""["']\d+\.\d+""")  # a quoted release: what a test naming releases spells somewhere
 
 
-def _load_edges(files, names) -> dict[str, list[tuple[str, str, int, bool]]]:
+def _load_edges(files, names, helpers=None) -> dict[str, list[tuple[str, str, int, bool]]]:
     """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` (walked
     once) of a module (and each package above it); `names`: the client modules a string or a `from x import y`
-    may name."""
+    may name; `helpers(module)`: the release-equality helpers a client module defines (`_equality_helpers`)."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
 
     def add(importer, rel: str, module: str, line: int, guarded: bool) -> None:
@@ -148,7 +150,7 @@ def _load_edges(files, names) -> dict[str, list[tuple[str, str, int, bool]]]:
 
     for f in files:
         is_package = f.rel.endswith("__init__.py")
-        spans = _release_branches(f.tree)
+        spans = _release_branches(f.tree, _helpers_in(f, is_package, helpers) if helpers else frozenset())
         for node in nodes_of(f.tree, ast.Import, ast.ImportFrom):
             guarded = any(a <= node.lineno <= b for a, b in spans)
             if isinstance(node, ast.Import):
@@ -202,20 +204,22 @@ def _first_load(module: str, edges: dict, dispatched: set[str]) -> tuple[str, in
     return "", 0, ""
 
 
-def _release_branches(tree: ast.AST) -> list[tuple[int, int]]:
+def _release_branches(tree: ast.AST, helpers: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
     """The bodies of `if` tests that ask whether vLLM is one of some named releases: `package_version == "0.5.4"`,
     `version in ("0.6.3", "0.6.3+rocm624")`, `vllm.__version__.startswith("0.5")`, `v == V0120` or
     `V0120 < v < V0170` with `V0120 = parse_version("0.12.0")` (on a name the file binds to a version, or a helper of
-    the file that returns one), and the `case "0.11.0":` bodies of a `match` on the version. What such a body imports
-    runs on those releases only."""
+    the file that returns one), `is_vllm_equal("0.8.0")` (a call of a client helper that compares vLLM's version
+    for equality with its argument: `helpers`), and the `case "0.11.0":` bodies of a `match` on the version. What
+    such a body imports runs on those releases only."""
     constants = _release_constants(tree)
-    tests = [node for node in nodes_of(tree, ast.If) if _names_releases(node.test, constants)]
+    tests = [node for node in nodes_of(tree, ast.If) if _names_releases(node.test, constants, helpers)]
     cases = [(match, case) for match in nodes_of(tree, ast.Match) for case in match.cases
              if _pattern_names_releases(case.pattern)]
     if not tests and not cases:
         return []  # the aliases cost a pass over the file; most files name no release in a test
     aliases = version_aliases(tree)
-    spans = [body_span(node.body) for node in tests if test_kind(node.test, aliases) == "version"]
+    spans = [body_span(node.body) for node in tests
+             if test_kind(node.test, aliases) == "version" or _asks_helpers(node.test, helpers)]
     return spans + [body_span(case.body) for match, case in cases
                     if case.body and test_kind(match.subject, aliases) == "version"]
 
@@ -232,10 +236,10 @@ def _release_constants(tree: ast.AST) -> frozenset[str]:
     return frozenset(out)
 
 
-def _names_releases(test: ast.expr, constants: frozenset[str] = frozenset()) -> bool:
+def _names_releases(test: ast.expr, constants: frozenset[str] = frozenset(), helpers: frozenset[str] = frozenset()) -> bool:
     if isinstance(test, ast.BoolOp):
         # `a == "0.5.4" or a == "0.5.5"` names releases; `and` does when one of its parts does
-        parts = [_names_releases(v, constants) for v in test.values]
+        parts = [_names_releases(v, constants, helpers) for v in test.values]
         if isinstance(test.op, ast.Or):
             return all(parts)
         return any(parts) or _bounded_both_ways(test.values, constants)
@@ -248,7 +252,7 @@ def _names_releases(test: ast.expr, constants: frozenset[str] = frozenset()) -> 
             _strings(side, constants) for side in (test.left, test.comparators[0]))
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith":
         return bool(test.args) and _strings(test.args[0], constants)
-    return False
+    return _helper_call(test, helpers)
 
 
 def _bounded_both_ways(parts: list[ast.expr], constants: frozenset[str]) -> bool:
@@ -265,6 +269,79 @@ def _bounded_both_ways(parts: list[ast.expr], constants: frozenset[str]) -> bool
         elif _strings(left, constants) and not _strings(right, constants):
             bounds.setdefault(ast.dump(right), set()).add(not below_right)
     return any(len(sides) == 2 for sides in bounds.values())
+
+
+def _given_one_release(call: ast.Call) -> bool:
+    """`f("0.8.0")`: a call of a plain name given one release and nothing else."""
+    return (isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+            and VERSION_TEXT.match(call.args[0].value) is not None)
+
+
+def _helper_call(test: ast.expr, helpers: frozenset[str]) -> bool:
+    """`is_vllm_equal("0.8.0")`: a release-equality helper (`_equality_helpers`) given one release."""
+    return isinstance(test, ast.Call) and _given_one_release(test) and test.func.id in helpers
+
+
+def _asks_helpers(test: ast.expr, helpers: frozenset[str]) -> bool:
+    """A test made only of release-equality helper calls (`is_vllm_equal("0.8.0") or is_vllm_equal("0.8.1")`)."""
+    if isinstance(test, ast.BoolOp):
+        return all(_asks_helpers(v, helpers) for v in test.values)
+    return _helper_call(test, helpers)
+
+
+def _equality_helpers(tree: ast.Module) -> frozenset[str]:
+    """The module's top-level functions that answer "is the running vLLM this release": each `return` of one
+    compares two values for equality (`return vllm_base_version == target_base_version`; `return False` from an
+    `except` aside), and the function reads vLLM's version (`vllm.__version__`, `importlib.metadata.version("vllm")`)
+    and its first parameter (the release asked about). A helper with an ordering (`>=`) answers for every newer
+    release, not for one."""
+    out: set[str] = set()
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args:
+            continue
+        nodes = list(ast.walk(fn))  # one small function of a module another file calls with a release
+        values = [n.value for n in nodes if isinstance(n, ast.Return) and n.value is not None
+                  and not (isinstance(n.value, ast.Constant) and n.value.value is False)]
+        if not values or not all(isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq)
+                                 for v in values):
+            continue
+        param = fn.args.args[0].arg
+        reads_version = any(isinstance(n, ast.Attribute) and n.attr == "__version__" or
+                            isinstance(n, ast.Call) and calls_one_of(n, ("version",)) and n.args
+                            and isinstance(n.args[0], ast.Constant) and n.args[0].value == "vllm" for n in nodes)
+        if reads_version and any(isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load) for n in nodes):
+            out.add(fn.name)
+    return frozenset(out)
+
+
+def _helper_lookup(by_module: dict, source, names):
+    """module -> its release-equality helpers, read once per client module (one without vLLM through `source`)."""
+    found: dict[str, frozenset[str]] = {}
+
+    def helpers(module: str) -> frozenset[str]:
+        if module not in names:
+            return frozenset()
+        if module not in found:
+            f = by_module.get(module)
+            tree = f.tree if f is not None else (source.module_tree(module) or (None,))[0] if source is not None else None
+            found[module] = _equality_helpers(tree) if tree is not None else frozenset()
+        return found[module]
+    return helpers
+
+
+def _helpers_in(f, is_package: bool, helpers) -> frozenset[str]:
+    """The release-equality helpers file `f` defines or imports by name from another client module, looked up only
+    in a file that calls a name with one release (most files do not)."""
+    if not any(_given_one_release(c) for c in nodes_of(f.tree, ast.Call)):
+        return frozenset()
+    out = set(helpers(f.module))
+    for node in nodes_of(f.tree, ast.ImportFrom):
+        base = resolve_relative(f.module, is_package, node.level, node.module)
+        if base != f.module:
+            mine = helpers(base)
+            out |= {a.asname or a.name for a in node.names if a.name in mine}
+    return frozenset(out)
 
 
 def _pattern_names_releases(pattern: ast.pattern) -> bool:
