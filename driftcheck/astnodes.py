@@ -128,5 +128,19 @@ def attribute_stores(tree: ast.AST) -> list[tuple[ast.Attribute, int]]:
     out: list[tuple[ast.Attribute, int]] = []
     for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
         for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-            out += [(t, node.lineno) for t in walk(target) if isinstance(t, ast.Attribute) and isinstance(t.ctx, ast.Store)]
+            out += [(t, node.lineno) for t in _stored_attributes(target)]
     return out
+
+
+def _stored_attributes(target: ast.AST) -> list[ast.Attribute]:
+    """The attributes a target stores to, in `walk` order: the target itself, or those inside its tuple, list or
+    starred parts (what a target's attribute or subscript holds is only read, so it is not walked)."""
+    cls = target.__class__
+    if cls is ast.Attribute:
+        return [target] if isinstance(target.ctx, ast.Store) else []
+    if cls is ast.Starred:
+        return _stored_attributes(target.value)
+    if cls is ast.Tuple or cls is ast.List:
+        return [t for part in walk(target) if part.__class__ is ast.Attribute and isinstance(part.ctx, ast.Store)
+                for t in [part]]
+    return []

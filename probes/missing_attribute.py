@@ -121,7 +121,7 @@ def _passed_unrelated(ctx: ScanContext, declared: Resolved, file, fn, name: str,
             return f"{path}:{line} passes a `{passed.rsplit('.', 1)[-1]}`"
     if depth >= 2:
         return None
-    for key, caller, caller_line, param, path, line in ctx.once(_forwarded).get(callee, []):
+    for key, caller, caller_line, param, path, line in _forwarded(ctx, callee):
         if not reaches(key, path) or (path, caller_line, param) in seen:
             continue
         seen.add((path, caller_line, param))
@@ -134,21 +134,30 @@ def _passed_unrelated(ctx: ScanContext, declared: Resolved, file, fn, name: str,
     return None
 
 
-def _forwarded(ctx: ScanContext) -> dict[str, list[tuple[int | str, str, int, str, str, int]]]:
-    """Callee name -> (parameter position or keyword, calling function, its line, its parameter, file, line) for each
-    call that hands on an unannotated parameter of the calling function the function never rebinds
+def _forwarded(ctx: ScanContext, callee: str) -> list[tuple[int | str, str, int, str, str, int]]:
+    """(parameter position or keyword, calling function, its line, its parameter, file, line) for each call of
+    `callee` that hands on an unannotated parameter of the calling function the function never rebinds
     (`return create_model_input_subset(model_name, model_executable)` in `lmcache_retrieve_kv(model_executable, ...)`):
-    what reaches that parameter reaches the callee's."""
-    out: dict[str, list[tuple[int | str, str, int, str, str, int]]] = {}
+    what reaches that parameter reaches the callee's. Asked for a few callees only, so only the files whose text
+    spells the callee are read (every call of a whole-platform client was seconds)."""
+    memo = ctx.once(_forwarded_memo)
+    if callee in memo:
+        return memo[callee]
+    out: list[tuple[int | str, str, int, str, str, int]] = []
+    memo[callee] = out
     for file in ctx.usage.files:
+        if callee not in file.text:
+            continue
         untyped: dict[int, set[str]] = {}  # function -> its unannotated parameters it never rebinds
         bindings = None  # the file's, made when a function first needs them and dropped with the file
         for call in nodes_of(file.tree, ast.Call):
-            callee = call.func.id if isinstance(call.func, ast.Name) else \
+            name = call.func.id if isinstance(call.func, ast.Name) else \
                 call.func.attr if isinstance(call.func, ast.Attribute) else None
+            if name != callee:
+                continue
             args = [(i, a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
             args = [(key, a.id) for key, a in args if isinstance(a, ast.Name)]
-            fn = bodies.enclosing_function(file.tree, call) if callee and args else None
+            fn = bodies.enclosing_function(file.tree, call) if args else None
             if fn is None:
                 continue
             if id(fn) not in untyped:
@@ -157,10 +166,14 @@ def _forwarded(ctx: ScanContext) -> dict[str, list[tuple[int | str, str, int, st
                     bindings = bindings or _bindings(file.tree)
                     names -= _bound_within(bindings, fn)
                 untyped[id(fn)] = names
-            for key, name in args:
-                if name in untyped[id(fn)]:
-                    out.setdefault(callee, []).append((key, fn.name, fn.lineno, name, file.rel, call.lineno))
+            for key, arg in args:
+                if arg in untyped[id(fn)]:
+                    out.append((key, fn.name, fn.lineno, arg, file.rel, call.lineno))
     return out
+
+
+def _forwarded_memo(_ctx: ScanContext) -> dict[str, list]:
+    return {}
 
 
 def _bound_within(bindings: tuple[list[int], list[set[str]]], fn: ast.AST) -> set[str]:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from driftcheck.vllm_model import bodies
 from driftcheck.rules.context import ScanContext
-from driftcheck.errors import SourceError
 from driftcheck.vllm_model.facts import BLOCK_POOL, block_hash_requirement, is_request_class, prefix_caching_state
 from driftcheck.rules.findings import Location, Rule
 from driftcheck.rules.tbsigs import Signature
@@ -39,7 +38,7 @@ class ConfigCall:
 RULE = Rule("DC101", "request-block-hasher", "Request built without block_hasher while prefix caching is on", "error",
             fix="disable-prefix-caching", kind="behaviour", raises=("AssertionError", "IndexError"), payload=ConfigCall)
 
-CACHE_BUILDERS = ("BlockPool(", "KVCacheManager(", "get_kv_cache_coordinator(")
+CACHE_BUILDERS = (b"BlockPool(", b"KVCacheManager(", b"get_kv_cache_coordinator(")
 
 
 def _block_pools(ctx: ScanContext) -> list[tuple[str, bool]]:
@@ -47,16 +46,20 @@ def _block_pools(ctx: ScanContext) -> list[tuple[str, bool]]:
     KVCacheManager): only then does its hand-built Request reach cache_full_blocks for certain. One built with
     `enable_caching=False` never caches full blocks."""
     out = []
+    builds: dict[str, bool] = {}
     for use in ctx.usage.calls:
-        if use.kind != "construct":
-            continue
-        try:
-            text = ctx.api.tree.read_text(use.target.path)
-        except SourceError:  # unreadable: cannot tell, so do not claim certainty
-            continue
-        if any(builder in text for builder in CACHE_BUILDERS):
+        if use.kind == "construct" and _builds_a_pool(ctx, use.target.path, builds):
             out.append((use.loc.path, not _caching_off(use.node)))
     return out
+
+
+def _builds_a_pool(ctx: ScanContext, path: str, seen: dict[str, bool]) -> bool:
+    """Whether the release file defining a class builds a block pool, once per file (a whole-platform client builds
+    thousands of vLLM objects from a few hundred files). An unreadable file is no: cannot tell, so claim nothing."""
+    if path not in seen:
+        data = bodies.text_index_for(ctx.api).blob(path)  # the release's text, read once (scan/preload.py) for every rule
+        seen[path] = any(builder in data for builder in CACHE_BUILDERS)
+    return seen[path]
 
 
 def _replaced_builds(ctx: ScanContext, files) -> list[tuple[str, bool]]:
@@ -68,6 +71,7 @@ def _replaced_builds(ctx: ScanContext, files) -> list[tuple[str, bool]]:
     if not ctx.usage.patched:
         return []
     out = []
+    builds: dict[str, bool] = {}
     for file in files:
         names: dict[str, str] = {}  # local name -> vLLM dotted name, from the file's `from vllm... import X`
         for node in walk(file.tree):
@@ -83,11 +87,7 @@ def _replaced_builds(ctx: ScanContext, files) -> list[tuple[str, bool]]:
             found = ctx.api.resolve(names[node.func.id])
             if getattr(found, "kind", None) != "class" or not _replaced(ctx, found.qualname):
                 continue  # not a class the client replaces: a construct use already stands for it
-            try:
-                text = ctx.api.tree.read_text(found.path)
-            except SourceError:
-                continue
-            if any(builder in text for builder in CACHE_BUILDERS):
+            if _builds_a_pool(ctx, found.path, builds):
                 out.append((file.rel, not _caching_off(node)))
     return out
 

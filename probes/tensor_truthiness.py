@@ -92,6 +92,8 @@ def check(ctx: ScanContext):
     for file, fn in functions.values():
         assigned = {t.id: a.value for a in within(nodes_of(file.tree, ast.Assign), fn) if id(a.value) in tensor_calls
                     for t in a.targets if isinstance(t, ast.Name)}
+        if not assigned:
+            continue  # no name holds a tensor here: no test to walk the function for
         for name, test in _tested_names(fn).items():
             if name in assigned:
                 use = tensor_calls[id(assigned[name])]

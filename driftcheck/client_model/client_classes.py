@@ -163,7 +163,7 @@ class ClientClasses(StandIns):
                     env = self.build_env(stmt, self.module_env, name) if _sets_on(scope, first) else None
                     if env is None and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in scope):
                         self.local_imports(stmt, record=False)  # the names building it binds (`self.foreign`)
-                    for node in scope:
+                    for node in self._binding_nodes(stmt.body):  # the scope's calls and assignments, in order
                         targets: list[ast.expr] = []
                         value_node = None
                         if isinstance(node, ast.Assign):
