@@ -104,8 +104,12 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
         for target, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
                                          helpers).items():
             edges.setdefault(target, []).extend(where)  # after those of the files with vLLM (file order)
-    # the modules a guarded load reaches, then keep only those every load of which is guarded or comes from another
-    # of them (the greatest such set: copies import one another)
+    return _guards_for(_loaded_only_guarded(edges), edges, by_module)
+
+
+def _loaded_only_guarded(edges: dict) -> set[str]:
+    """The modules a guarded load reaches, keeping only those every load of which is guarded or comes from another of
+    them (the greatest such set: copies import one another)."""
     imports: dict[str, set[str]] = {}
     for target, where in edges.items():
         for importer, _rel, _line, _g in where:
@@ -124,6 +128,11 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
             if any(not g and importer not in reached for importer, _rel, _line, g in edges.get(m, ())):
                 reached.discard(m)
                 changed = True
+    return reached
+
+
+def _guards_for(reached: set[str], edges: dict, by_module: dict) -> dict[str, Guard]:
+    """File -> a "dispatched" guard naming the guarded load each of the `reached` client modules comes from."""
     out: dict[str, Guard] = {}
     for module in sorted(reached & by_module.keys()):
         rel, line, via = _first_load(module, edges, reached)
@@ -135,10 +144,11 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
 _RELEASE_TEXT = re.compile(rb"""["']\d+\.\d+""")  # a quoted release: what a test naming releases spells somewhere
 
 
-def _load_edges(files, names, helpers=None) -> dict[str, list[tuple[str, str, int, bool]]]:
+def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tuple[str, str, int, bool]]]:
     """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` (walked
     once) of a module (and each package above it); `names`: the client modules a string or a `from x import y`
-    may name; `helpers(module)`: the release-equality helpers a client module defines (`_equality_helpers`)."""
+    may name; `helpers(module)`: the release-equality helpers a client module defines (`_equality_helpers`);
+    `spans_of(file)`: the branches that count as guarded instead of those naming releases (`untaken_branches`)."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
 
     def add(importer, rel: str, module: str, line: int, guarded: bool) -> None:
@@ -150,7 +160,8 @@ def _load_edges(files, names, helpers=None) -> dict[str, list[tuple[str, str, in
 
     for f in files:
         is_package = f.rel.endswith("__init__.py")
-        spans = _release_branches(f.tree, _helpers_in(f, is_package, helpers) if helpers else frozenset())
+        spans = spans_of(f) if spans_of is not None else \
+            _release_branches(f.tree, _helpers_in(f, is_package, helpers) if helpers else frozenset())
         for node in nodes_of(f.tree, ast.Import, ast.ImportFrom):
             guarded = any(a <= node.lineno <= b for a, b in spans)
             if isinstance(node, ast.Import):
@@ -166,7 +177,7 @@ def _load_edges(files, names, helpers=None) -> dict[str, list[tuple[str, str, in
         # selector the call uses), each guarded or not by a version check; elsewhere an absolute module name as a
         # string may be loaded by name (`worker_cls="pkg.copy.Worker"`): an edge unless under a release test
         loads = any(calls_one_of(c, ("import_module",)) for c in nodes_of(f.tree, ast.Call))
-        version_guards = [g for g in guards_of(f.tree) if g.kind == "version"] if loads else []
+        version_guards = [g for g in guards_of(f.tree) if g.kind == "version"] if loads and spans_of is None else []
         for const in nodes_of(f.tree, ast.Constant):
             name = const.value if isinstance(const.value, str) else ""
             if "." not in name or not re.fullmatch(r"\.*[A-Za-z_]\w*(?:\.\w+)*(?::\w+)?", name):
@@ -175,7 +186,8 @@ def _load_edges(files, names, helpers=None) -> dict[str, list[tuple[str, str, in
             level = len(name) - len(name.lstrip("."))
             if loads:
                 target = resolve_relative(f.module, is_package, level, name.lstrip("."))
-                guarded = any(g.start <= const.lineno <= g.end for g in version_guards)
+                guarded = any(g.start <= const.lineno <= g.end for g in version_guards) if spans_of is None else \
+                    any(a <= const.lineno <= b for a, b in spans)
             elif level:
                 continue
             else:

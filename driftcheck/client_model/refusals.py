@@ -61,9 +61,10 @@ def refusals(files, source, version: str | None, package: str = "vllm") -> dict[
 
 
 def refused_modules(files, source, version: str | None, package: str = "vllm") -> dict[str, Guard]:
-    """File -> a guard for each client module (with vLLM) under a package whose `__init__` raises on vLLM `version`."""
+    """File -> a guard for each client module (with vLLM) under a package whose `__init__` raises on vLLM `version`,
+    and for each one that only branches `version` does not take load (`untaken_modules`)."""
     refused = refusals(files, source, version, package)
-    out: dict[str, Guard] = {}
+    out: dict[str, Guard] = untaken_modules(files, source, version, package)
     for f in files if refused else []:
         parts = f.module.split(".")
         for i in range(1, len(parts)):  # the packages above it, outermost first: each `__init__` runs before it
@@ -72,6 +73,50 @@ def refused_modules(files, source, version: str | None, package: str = "vllm") -
                 out[f.rel] = Guard(1, 10 ** 9, "refused", frozenset(), found.line, where=f"{found.rel}:{found.line}")
                 break
     return out
+
+
+def untaken_modules(files, source, version: str | None, package: str = "vllm") -> dict[str, Guard]:
+    """File -> a "dispatched" guard for each client module that only branches the target's version does not take
+    load (ROLL 0.3.0 on vLLM 0.10.2: `elif Version("0.15") <= Version(vllm.__version__): import
+    roll.third_party.vllm.patch_transformers`, and a class named there by string). A test is decided as a refusal's
+    is (`_decide`: a name bound to vLLM's version, or `vllm.__version__`, compared with a release); one that cannot be
+    decided counts as taken both ways. A test naming releases (`==`) is `dispatched_modules`' already, whatever the
+    target; this also takes one bound (`>=`) where the target is on the other side of it."""
+    from driftcheck.client_model.cross_file_guards import _guards_for, _load_edges, _loaded_only_guarded
+    from packaging.version import InvalidVersion, Version
+
+    if not version:
+        return {}
+    try:
+        target = Version(version)
+    except InvalidVersion:
+        return {}
+
+    def untaken(f) -> list[tuple[int, int]]:
+        ifs = nodes_of(f.tree, ast.If)
+        if not ifs:
+            return []
+        names = _version_names(f.tree, package)
+        names[f"{package}.__version__"] = False
+        spans: list[tuple[int, int]] = []
+        for node in ifs:
+            taken = _decide(node.test, names, target)
+            branch = node.body if taken is False else node.orelse if taken else []
+            if branch:
+                spans.append((branch[0].lineno, max(s.end_lineno or s.lineno for s in branch)))
+        return spans
+
+    by_module = {f.module: f for f in files}
+    others = source.other_modules() if source is not None else {}
+    names = by_module.keys() | others.keys()
+    edges = _load_edges(files, names, spans_of=untaken)
+    if not any(g and target in names for target, where in edges.items() for *_, g in where):
+        return {}  # no load of a client module in a branch the target skips (most clients)
+    if others:  # a file without vLLM may load such a module in a branch that runs
+        for target_module, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
+                                                spans_of=untaken).items():
+            edges.setdefault(target_module, []).extend(where)
+    return _guards_for(_loaded_only_guarded(edges), edges, by_module)
 
 
 def _may_refuse(tree: ast.Module) -> bool:

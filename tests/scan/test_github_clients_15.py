@@ -62,3 +62,68 @@ def test_ga_an_ordering_helper_loads_the_patch_on_every_newer_release(tmp_path):
 def test_ga_a_negated_helper_call_loads_the_patch_everywhere_else(tmp_path):
     assert _severities(scan_trees(tmp_path, VLLM, _client(test='not is_vllm_equal("0.8.0")'))) == {
         "pkg/patch_0_8_0/fc.py": "error"}
+
+
+# ----------------------------------------------------------------------------------------- GC
+# ROLL 0.3.0 (alibaba/ROLL @ v0.3.0, requirements_torch280_vllm.txt `vllm==0.10.2`, requirements_torch260_vllm.txt
+# `vllm==0.8.4`): roll/third_party/vllm/__init__.py picks its patches by an `if` chain on vLLM's version; the branch
+# for 0.15 and later imports patch_transformers (modules of vLLM 0.16+) and names ray_distributed_executor's class
+# by string (`safe_import_class("roll.third_party.vllm.ray_distributed_executor.CustomRayDistributedExecutor")`)
+def _chain(test: str = 'Version("0.15") <= Version(vllm.__version__)', elsewhere: str = "") -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/newer.py": COPY, "pkg/executor.py": COPY, "pkg/other.py": elsewhere,
+            "pkg/third_party/__init__.py": f"""
+import vllm
+from packaging.version import Version
+
+from pkg.utils import safe_import_class
+
+if Version("0.8.4") == Version(vllm.__version__):
+    executor = None
+elif {test}:
+    import pkg.newer  # apply patch
+    executor = safe_import_class("pkg.executor.Executor")
+else:
+    executor = None
+""", "pkg/utils.py": "import importlib\n\n\ndef safe_import_class(path):\n    module, _, name = path.rpartition('.')\n"
+                    "    return getattr(importlib.import_module(module), name)\n"}
+
+
+_GC = {"pkg/newer.py": "warning", "pkg/executor.py": "warning"}
+
+
+def test_gc_a_module_loaded_only_past_a_bound_the_target_is_below_is_not_run(tmp_path):
+    assert _severities(scan_trees(tmp_path, VLLM, _chain(), version="0.10.2")) == _GC
+
+
+def test_gc_the_same_branch_runs_on_a_release_past_the_bound(tmp_path):
+    assert _severities(scan_trees(tmp_path, VLLM, _chain(), version="0.99.0")) == {
+        "pkg/newer.py": "error", "pkg/executor.py": "error"}
+
+
+def test_gc_an_undecided_test_or_a_load_elsewhere_keeps_the_module_checked(tmp_path):
+    undecided = _chain(test='Version("0.15") <= Version(other.__version__)')
+    assert _severities(scan_trees(tmp_path / "a", VLLM, undecided, version="0.10.2")) == {
+        "pkg/newer.py": "error", "pkg/executor.py": "error"}
+    loaded = _chain(elsewhere="import pkg.newer\n")  # a file without vLLM loads it unconditionally
+    assert _severities(scan_trees(tmp_path / "b", VLLM, loaded, version="0.10.2")) == {
+        "pkg/newer.py": "error", "pkg/executor.py": "warning"}
+
+
+def test_gc_an_upper_bound_the_target_is_past_skips_its_body(tmp_path):
+    client = _chain(test='Version(vllm.__version__) < Version("0.15")')
+    # on 0.99.0 the test is False: its body (the import) is skipped
+    assert _severities(scan_trees(tmp_path, VLLM, client, version="0.99.0")) == _GC
+
+
+def test_gc_the_else_of_a_test_the_target_passes_is_not_run(tmp_path):
+    client = {"pkg/__init__.py": "", "pkg/newer.py": COPY, "pkg/apply.py": """
+import vllm
+
+release = vllm.__version__
+if release < "0.15":
+    pass
+else:
+    import pkg.newer
+"""}
+    assert _severities(scan_trees(tmp_path / "a", VLLM, client, version="0.10.2")) == {"pkg/newer.py": "warning"}
+    assert _severities(scan_trees(tmp_path / "b", VLLM, client, version="0.99.0")) == {"pkg/newer.py": "error"}
