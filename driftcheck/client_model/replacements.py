@@ -169,4 +169,16 @@ def built_as_replacement(api, usage: Usage, cls: Resolved, shape) -> bool:
         for owner, method in registrars:
             if owner in order and (not chooser[1] or chooser[1] & api.containers_filled_by(order[owner], method)):
                 return True
+            if owner not in order and chooser[1] and _fills_the_same_table(api, owner, method, chooser):
+                return True
     return False
+
+
+def _fills_the_same_table(api, owner: str, method: str, chooser) -> bool:
+    """A registrar of a class outside the built class's MRO that fills the table its `__new__` reads: vLLM 0.22's
+    `FusedMoE` is a `PluggableLayer`, whose `__new__` reads the module's `op_registry_oot`, and `CustomOp.register_oot`
+    (of the same module) fills that dict too (GH: vllm-ascend registers its `AscendFusedMoE` through
+    `CustomOp.register_oot`). Only a class of the chooser's own module: a container is known by its name."""
+    found = api.resolve(owner)
+    return isinstance(found, Resolved) and found.kind == "class" and found.path == chooser[0].path \
+        and bool(chooser[1] & api.containers_filled_by(found, method))

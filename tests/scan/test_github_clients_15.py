@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from scan.helpers import scan_trees
+from scan.test_unseen_plugins_5 import PLUGGABLE
 
 # ----------------------------------------------------------------------------------------- GA
 # vllm-gcu 0.9.2 (EnflameTechnology/vllm-gcu @ v0.9.2, `vllm==0.9.2`): vllm_gcu/patch/__init__.py loads its per-release
@@ -127,3 +128,71 @@ else:
 """}
     assert _severities(scan_trees(tmp_path / "a", VLLM, client, version="0.10.2")) == {"pkg/newer.py": "warning"}
     assert _severities(scan_trees(tmp_path / "b", VLLM, client, version="0.99.0")) == {"pkg/newer.py": "error"}
+
+
+# ----------------------------------------------------------------------------------------- GH
+# vllm-ascend v0.22.1rc1 (vllm-project/vllm-ascend, .github/vllm-release-tag.commit `v0.22.1`): vllm_ascend/utils.py
+# registers `"FusedMoE": AscendFusedMoE` with `CustomOp.register_oot(_decorated_op_cls=op_cls, name=name)` in a loop;
+# in vLLM 0.22.1 `FusedMoE` is a `PluggableLayer`, whose `__new__` reads the module's `op_registry_oot`, the dict
+# `CustomOp.register_oot` fills (model_executor/custom_op.py:22, 47-62, 332-337). AscendFusedMoE's
+# `__init__(*args, **kwargs)` pops `hash` and `tid2eid`, which its DeepSeek V4 model passes to `FusedMoE(...)`.
+_CUSTOM_OP = """
+
+        other_oot = {{}}
+
+        class CustomOp:
+            @classmethod
+            def register_oot(cls, _decorated_op_cls=None, name=None):
+                def decorator(op_cls):
+                    {table}[name or cls.__name__] = op_cls
+                    return op_cls
+                return decorator(_decorated_op_cls)
+"""
+
+
+def _moe_vllm(table: str = "op_registry_oot") -> dict[str, str]:
+    """test_unseen_plugins_5's PluggableLayer (its `__new__` reads `op_registry_oot`) and a `CustomOp` of the same
+    module whose `register_oot` fills `table`."""
+    return {**PLUGGABLE, "vllm/custom_op.py": PLUGGABLE["vllm/custom_op.py"] + _CUSTOM_OP.format(table=table)}
+
+
+def _moe_client(register: str = "CustomOp.register_oot") -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/moe.py": """
+from vllm.mla import Wrapper
+
+
+class AscendWrapper(Wrapper):
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("hash", None)
+        super().__init__(*args, **kwargs)
+""", "pkg/utils.py": f"""
+def register_ascend_customop():
+    from vllm.custom_op import CustomOp, PluggableLayer
+
+    from pkg.moe import AscendWrapper
+
+    ops = {{"Wrapper": AscendWrapper}}
+    for name, op_cls in ops.items():
+        {register}(_decorated_op_cls=op_cls, name=name)
+""", "pkg/model.py": """
+from vllm.mla import Wrapper
+
+
+def build():
+    return Wrapper(64, hash=True)
+"""}
+
+
+def _dc003(result) -> list[tuple[str, str]]:
+    return [(f.client.path, f.severity) for f in result.findings if f.rule == "DC003" and f.client.path == "pkg/model.py"]
+
+
+def test_gh_a_registrar_of_another_class_filling_the_table_new_reads_builds_the_replacement(tmp_path):
+    assert _dc003(scan_trees(tmp_path, _moe_vllm(), _moe_client())) == []
+
+
+def test_gh_a_registrar_filling_another_table_replaces_nothing(tmp_path):
+    # register_oot filling a dict `__new__` never reads, or the in-tree `register`: FusedMoE(...) builds a FusedMoE
+    assert _dc003(scan_trees(tmp_path / "a", _moe_vllm("other_oot"), _moe_client())) == [("pkg/model.py", "error")]
+    assert _dc003(scan_trees(tmp_path / "b", _moe_vllm(), _moe_client("PluggableLayer.register"))) == [
+        ("pkg/model.py", "error")]
