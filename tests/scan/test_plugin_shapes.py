@@ -13,7 +13,9 @@ from sabi-mla-vllm 0.2.0, vllm-lens 1.3.0, vllm-hust-vspec 0.14.3, vllm-torchtpu
 AZ_ from verl 0.3.0.post1 / 0.4.1 / 0.5.0, vllm-ascend 0.9.1 / 0.10.0rc1 / 0.10.2rc1, lmcache-vllm 0.6.2.3 and
 tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.md), BA_ to BD_ from light-vllm-security
 1.0.3, vllm-omni 0.14.0 and vllm-rbln 0.11.0 (batch 8, docs/triage/2026-12-02-unseen-plugins-8.md; BA_, a client that
-ships modules into vLLM's own package folder, runs from one site folder, as pip installs it).
+ships modules into vLLM's own package folder, runs from one site folder, as pip installs it), GB_ to GG_ from
+vllm-gcu 0.9.2, NeMo-RL 0.7.0, AReaL 0.5.3 and vllm-ascend v0.22.1rc1 taken from GitHub (batch 15,
+docs/triage/2026-12-03-github-clients-15.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
@@ -39,6 +41,13 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
+    "GB_mock_patch_object_create": "mock.patch.object(Cls, 'name', fn, create=True).start() is no patch of Cls (phases.py)",
+    "GD_getattr_probe_local_early_return": "the rest of a block after `if getattr(x, 'a', None) is not None: return` "
+                                           "is guarded only for `a` and `x.` (guards.py)",
+    "GF_patched_function_reads_a_subclass_attribute": "a function set on EngineCore reads what only its subclass "
+                                                      "EngineCoreProc sets (visitor.py)",
+    "GG_self_call_fits_a_grandchild_override": "a client subclass two levels below vLLM's class adds no override "
+                                               "(client_classes.py's client_overrides)",
 }
 
 
