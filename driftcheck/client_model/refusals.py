@@ -16,6 +16,7 @@ from driftcheck.astnodes import dotted_name, nodes_of, walk
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
+from driftcheck.vllm_model.pysummary import resolve_relative
 
 _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
         ast.NotEq: operator.ne}
@@ -81,7 +82,9 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
     roll.third_party.vllm.patch_transformers`, and a class named there by string). A test is decided as a refusal's
     is (`_decide`: a name bound to vLLM's version, or `vllm.__version__`, compared with a release); one that cannot be
     decided counts as taken both ways. A test naming releases (`==`) is `dispatched_modules`' already, whatever the
-    target; this also takes one bound (`>=`) where the target is on the other side of it."""
+    target; this also takes one bound (`>=`) where the target is on the other side of it. The version may also be a
+    function's local or a `self.` attribute bound by a helper that returns it (`_bound_versions`; trinity-rft 0.5.2:
+    `vllm_version = get_vllm_version()`, `if vllm_version <= parse_version("0.11.0"): from .api_patch import ...`)."""
     from driftcheck.client_model.cross_file_guards import _guards_for, _load_edges, _loaded_only_guarded
     from packaging.version import InvalidVersion, Version
 
@@ -92,11 +95,23 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
     except InvalidVersion:
         return {}
 
+    by_module = {f.module: f for f in files}
+    helpers_of: dict[str, dict[str, bool]] = {}
+
+    def helpers(module: str) -> dict[str, bool]:  # a client module's top-level functions that return vLLM's version
+        if module not in helpers_of:
+            f = by_module.get(module)
+            found = (f.tree, True) if f is not None else source.module_tree(module) if source is not None else None
+            helpers_of[module] = _version_helpers(found[0], package) if found is not None else {}
+        return helpers_of[module]
+
     def untaken(f) -> list[tuple[int, int]]:
         ifs = nodes_of(f.tree, ast.If)
         if not ifs:
             return []
         names = _version_names(f.tree, package)
+        if any(_release(n) is not None for n in nodes_of(f.tree, ast.Constant, ast.Call)):  # a release a test may name
+            names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
         spans: list[tuple[int, int]] = []
         for node in ifs:
@@ -106,7 +121,6 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
                 spans.append((branch[0].lineno, max(s.end_lineno or s.lineno for s in branch)))
         return spans
 
-    by_module = {f.module: f for f in files}
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
     edges = _load_edges(files, names, spans_of=untaken)
@@ -117,6 +131,103 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
                                                 spans_of=untaken).items():
             edges.setdefault(target_module, []).extend(where)
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
+
+
+def _helpers_seen_by(f, helpers, package: str) -> dict[str, bool]:
+    """The version helpers (`_version_helpers`) a file can call by name: its own top-level ones and those it imports
+    from another module of the client (`helpers(module)`)."""
+    out = dict(_version_helpers(f.tree, package))
+    root = f.module.split(".")[0]
+    for node in nodes_of(f.tree, ast.ImportFrom):
+        base = resolve_relative(f.module, f.rel.endswith("__init__.py"), node.level, node.module)
+        if base and base != f.module and base.split(".")[0] == root:
+            found = helpers(base)
+            out.update({a.asname or a.name: found[a.name] for a in node.names if a.name in found})
+    return out
+
+
+def _version_helpers(tree: ast.Module, package: str) -> dict[str, bool]:
+    """Top-level functions whose every `return` gives the installed vLLM's version -> whether parsed."""
+    out: dict[str, bool] = {}
+    for fn in tree.body:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parsed = _returns_the_version(fn, package)
+            if parsed is not None:
+                out[fn.name] = parsed
+    return out
+
+
+def _returns_the_version(fn, package: str) -> bool | None:
+    """Whether (parsed or not) every `return` of `fn` gives vLLM's version: `return parse(vllm.__version__)`, or a local
+    name every binding of which reads it or, as a fallback, is one release (`v = parse("0.8.5")` for a version that does
+    not parse), at least one reading it. None when some return gives something else."""
+    returns = [r for r in walk(fn) if isinstance(r, ast.Return)]
+    if not returns:
+        return None
+    local: dict[str, list[ast.expr]] = {}
+    for node in walk(fn):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Name):
+                    local.setdefault(t.id, []).append(node.value if not isinstance(node, ast.AugAssign) else None)
+    parsed_all = True
+    for r in returns:
+        value = r.value
+        if value is None:
+            return None
+        values = local.get(value.id) if isinstance(value, ast.Name) else [value]
+        if not values or any(v is None for v in values):
+            return None
+        reads = [v for v in values if _reads_the_version(v, package, set())]
+        if not reads or any(v not in reads and _release(v) is None for v in values):
+            return None
+        parsed_all = parsed_all and all(_parses(v) for v in values)
+    return parsed_all
+
+
+def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) -> dict[str, bool]:
+    """Names and `self.` attributes (dotted) every binding of which in the file is vLLM's version -> whether parsed:
+    read in place (`_reads_the_version`) or the call of a helper that returns it (`helpers`); a release bound in an
+    `except` body is the fallback for a version that does not parse, which no release's does. A name that is also a
+    parameter, a loop target or bound to anything else is left out."""
+    bindings: dict[str, list] = {}
+    fallbacks = {id(stmt) for h in walk(tree) if isinstance(h, ast.ExceptHandler) for stmt in h.body}
+    for node in walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            value = None if isinstance(node, ast.AugAssign) else node.value
+            if id(node) in fallbacks and value is not None and _release(value) is not None:
+                continue  # `except InvalidVersion: v = parse("0.8.5")`: a version that does not parse, never a release's
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                name = dotted_name(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
+                for n in ([] if name else walk(t)):  # a tuple target: each name in it is bound to something else
+                    if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n):
+                        bindings.setdefault(dotted_name(n), []).append(None)
+                if name:
+                    bindings.setdefault(name, []).append(value)
+        elif isinstance(node, ast.arg):
+            bindings.setdefault(node.arg, []).append(None)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem, ast.NamedExpr)):
+            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            for n in walk(target) if target is not None else []:
+                if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n):
+                    bindings.setdefault(dotted_name(n), []).append(None)
+    out: dict[str, bool] = {}
+    for name, values in bindings.items():
+        parsed = []
+        for value in values:
+            if value is None:
+                break
+            if _reads_the_version(value, package, set()):
+                parsed.append(_parses(value))
+            elif isinstance(value, ast.Call) and not value.args and not value.keywords \
+                    and (dotted_name(value.func) or "") in helpers:
+                parsed.append(helpers[dotted_name(value.func)])
+            else:
+                break
+        else:
+            if parsed and (name.count(".") == 0 or name.startswith("self.")):
+                out[name] = all(parsed)
+    return out
 
 
 def _may_refuse(tree: ast.Module) -> bool:

@@ -139,6 +139,19 @@ class ClassLookup:
         return False
 
     def class_member(self, cls: Resolved, name: str) -> Result:
+        found = self._class_member(cls, name)
+        other = cls.otherwise
+        if other is not None and other.cls is not None and isinstance(found, Resolved) \
+                and found.kind in ("method", "attribute") and found.func is not None:
+            # the name the class was reached by holds another class when the `if` that rebinds it is not taken
+            # (vLLM 0.10.0: `AsyncLLMEngine = AsyncLLM` under `if envs.VLLM_USE_V1`): that class's own method of this
+            # name is what runs then, and what it returns may be another class (`type_of`)
+            theirs = self._class_member(other, name)
+            if isinstance(theirs, Resolved) and theirs.func is not None and theirs.qualname != found.qualname:
+                found.otherwise = theirs
+        return found
+
+    def _class_member(self, cls: Resolved, name: str) -> Result:
         order, is_open, externals = self.mro(cls)
         for c in order:
             ci = c.cls

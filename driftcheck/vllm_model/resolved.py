@@ -24,7 +24,8 @@ class Resolved:
     type_only: bool = False
     deprecated: bool = False
     type_expr: str | None = None  # attribute annotation or inferred constructor
-    otherwise: "Resolved | None" = None  # a class name an `if` rebinds: the class it names when that branch is not taken
+    otherwise: "Resolved | None" = None  # a class name an `if` rebinds: the class it names when that branch is not taken;
+    # a method or property found through such a name: the other class's member of that name (`class_member`)
 
 
 @dataclass

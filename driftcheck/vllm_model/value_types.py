@@ -5,6 +5,7 @@ classes a factory builds, types from outside the target, a class named by an ann
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 
 from driftcheck.vllm_model.class_summary import split_union
@@ -17,7 +18,24 @@ class ValueTypes:
     """Types of attributes, functions' returns and annotations."""
 
     def type_of(self, resolved: Resolved) -> Resolved | None:
-        """The class an attribute/property/function call evaluates to, when annotated or constructed."""
+        """The class an attribute/property/function call evaluates to, when annotated or constructed. A method reached
+        through a class name an `if` rebinds (`class_member`'s `otherwise`: the other class's method of that name)
+        gives its class with the other method's as what it is otherwise, or None when the other's is not known."""
+        mine = self._type_of(resolved)
+        other = resolved.otherwise if resolved.kind in ("method", "attribute") else None
+        if mine is None or other is None:
+            return mine
+        theirs = self._type_of(other)
+        if theirs is None or theirs.kind != "class" or mine.kind != "class":
+            return None  # which class the call gives depends on a branch taken at import: one of them is not known
+        # the other method's annotation may name the rebound name itself, `-> "AsyncLLMEngine"`: its class and what
+        # it holds otherwise
+        alternatives = [c for c in (mine.otherwise, theirs, theirs.otherwise) if c is not None and c.qualname != mine.qualname]
+        if not alternatives:
+            return mine
+        return dataclasses.replace(mine, otherwise=dataclasses.replace(alternatives[0], otherwise=None))
+
+    def _type_of(self, resolved: Resolved) -> Resolved | None:
         expr: str | None = None
         scope = resolved.module
         if resolved.kind in ("function", "method") and resolved.func is not None:
