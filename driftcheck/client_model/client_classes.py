@@ -289,6 +289,9 @@ class ClientClasses(StandIns):
         for name, cls in self.classes.items():
             self.usage.client_class_table[f"{self.file.module}.{name}"] = (
                 set(self.client_members(name)), [b for b in (self._base_label(b) for b in cls.bases) if b])
+            if self.client_class_vllm_bases.get(name):
+                self.usage.client_vllm_bases[f"{self.file.module}.{name}"] = [
+                    v.qualname for v in self.client_class_vllm_bases[name]]
         for label, registrars in registrations(self).items():  # read by register_subclasses, the next phase
             found = self.registered_classes.setdefault(label, [])
             found += [r for r in registrars if r not in found]
@@ -314,11 +317,38 @@ class ClientClasses(StandIns):
                         # `@Base.register_oot class X(Base)`: a `__new__` that looks X up may build an X for `Base(...)`
                         self.usage.replacements.setdefault(c.qualname, []).append(
                             (label, signature_from_args(init.args, self.file.rel, init.lineno), registrars))
-                    overrides = self.usage.client_overrides.setdefault(c.qualname, {})
-                    for stmt in cls.body:
-                        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            overrides.setdefault(stmt.name, []).append(
-                                (f"{label}.{stmt.name}", signature_from_args(stmt.args, self.file.rel, stmt.lineno)))
+                    self._record_overrides(label, cls, c)
+            if not self.client_class_vllm_bases.get(name):
+                # `class MyDflash(MyBase)` with MyBase(vLLM's Base) in another file: its methods override Base's too
+                for vbase in self._vllm_bases_across_files(name):
+                    for c in self.api.mro(vbase)[0]:
+                        self._record_overrides(label, cls, c)
+
+    def _record_overrides(self, label: str, cls: ast.ClassDef, vllm_class: Resolved) -> None:
+        """The methods of a client class, as overrides a call typed as the vLLM class may reach (callcheck)."""
+        overrides = self.usage.client_overrides.setdefault(vllm_class.qualname, {})
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                overrides.setdefault(stmt.name, []).append(
+                    (f"{label}.{stmt.name}", signature_from_args(stmt.args, self.file.rel, stmt.lineno)))
+
+    def _vllm_bases_across_files(self, name: str) -> list[Resolved]:
+        """The vLLM classes a client class derives from through client classes of other files, which its own file's
+        phases do not see (`client_vllm_bases`, by the bases' labels as `client_class_table` keeps them)."""
+        out: list[Resolved] = []
+        seen: set[str] = set()
+        todo = [b for b in (self._base_label(b) for b in self.classes[name].bases) if b]
+        while todo and len(seen) <= 50:
+            label = todo.pop()
+            if label in seen:
+                continue
+            seen.add(label)
+            for qualname in self.usage.client_vllm_bases.get(label, ()):
+                found = self.api.resolve(qualname)
+                if isinstance(found, Resolved) and found.kind == "class" and all(v.qualname != qualname for v in out):
+                    out.append(found)
+            todo += self.usage.client_class_table.get(label, (set(), []))[1]
+        return out
 
     def collect_worker_extensions(self) -> None:
         """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault`, an item assignment, or the

@@ -506,6 +506,20 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                         if names:
                             out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
                                              names, receivers=receivers))
+                            out += _fallback_imports(block[block.index(stmt) + 1:], stmt.lineno)
+    return out
+
+
+def _fallback_imports(rest: list[ast.stmt], line: int) -> list[Guard]:
+    """The imports after `if probe found it: ...; return`: what the rest of the block imports is the other releases'
+    spelling, reached only where the probe found nothing (`kernel = getattr(qm, "kernel", None); if kernel is not
+    None: ...; return` then `from vllm...utils import convert_old`), guarded as an `else:` of the probe would be. Only
+    the imports: any other use after it is guarded only when it names what the probe checked (`Guard.covers`)."""
+    out = []
+    for stmt in rest:
+        for node in walk(stmt):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                out.append(Guard(node.lineno, node.end_lineno or node.lineno, "hasattr", frozenset(), line))
     return out
 
 

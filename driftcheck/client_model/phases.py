@@ -33,6 +33,22 @@ def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
     return out
 
 
+# Calls that set a named member on an object as `setattr(obj, "name", value)` does: the builtin, unittest.mock's
+# `patch.object(obj, "name", new, create=True)` (started, or as a decorator or `with`: the member exists while the
+# patch is on, which is when the client's code runs) and pytest's `monkeypatch.setattr(obj, "name", value)`.
+_SETATTR_LIKE = ("setattr", "patch.object", "mock.patch.object", "unittest.mock.patch.object", "monkeypatch.setattr")
+
+
+def _sets_like_setattr(node: ast.Call) -> bool:
+    func = node.func
+    last = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else None
+    return last in ("setattr", "object") and len(node.args) >= 2 and dotted_name(func) in _SETATTR_LIKE \
+        and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+
+
+PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` makes
+
+
 def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
     for h in handlers:
         if h.type is None:
@@ -181,9 +197,9 @@ class ClientPhases:
                     for elt in walk(t):
                         if isinstance(elt, ast.Attribute) and isinstance(elt.ctx, ast.Store):
                             pairs.append((elt.value, elt.attr, node.value if isinstance(elt, type(t)) and elt is t else None))
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-                pairs.append((node.args[0], node.args[1].value, node.args[2] if len(node.args) > 2 else None))
+            elif isinstance(node, ast.Call) and _sets_like_setattr(node):
+                value = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
+                pairs.append((node.args[0], node.args[1].value, value))
             if isinstance(node, ast.Call):
                 created = self._attribute_created_by(node)
                 if created:
@@ -382,7 +398,7 @@ class ClientPhases:
 
     def _patch_self(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Resolved) -> str:
         """A synthetic client class for a module function set on a vLLM class: its `self` is that class."""
-        name = f"<patch {fn.name}>"
+        name = f"{PATCH_SELF}{fn.name}>"
         args = fn.args.posonlyargs + fn.args.args
         first = args[0].arg if args else None
         self.client_class_members[name] = {n.attr for n in walk(fn) if isinstance(n, ast.Attribute)

@@ -12,6 +12,7 @@ visit (visitor.py) follows, and `finish_client` credits the members the client s
 from __future__ import annotations
 
 import ast
+import re
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client import ClientSource
@@ -87,6 +88,9 @@ def _extension_defaults(client: ClientSource, seen: set[str]) -> list[tuple[str,
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
+            # newer syntax than this Python reads (areal's cli_args.py has a PEP 695 function): the plain string
+            # defaults, from the text, rather than no extension at all (every rpc to it would read as missing)
+            out += _extension_defaults_in_text(rel, text)
             continue
         for node in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.Call):
             if isinstance(node, ast.Call):
@@ -101,6 +105,23 @@ def _extension_defaults(client: ClientSource, seen: set[str]) -> list[tuple[str,
             if isinstance(value, ast.Constant) and isinstance(value.value, str) and DOTTED_CLASS.match(value.value):
                 line = value.lineno
                 out.append((value.value, Loc(rel, line, value.col_offset + 1, text.splitlines()[line - 1].strip())))
+    return out
+
+
+# `worker_extension_cls: str = "pkg.Ext"` (also in parentheses) and `add_argument("--worker-extension-cls", ...,
+# default="pkg.Ext")`, read from the text of a file this Python cannot parse
+_EXTENSION_DEFAULT = re.compile(r"""\bworker_extension_cls\s*(?::[^=\n]*)?=\s*\(?\s*["']([\w.]+)["']"""
+                                r"""|["']--worker-extension-cls["'][^)]*?\bdefault\s*=\s*["']([\w.]+)["']""", re.I)
+
+
+def _extension_defaults_in_text(rel: str, text: str) -> list[tuple[str, Loc]]:
+    out = []
+    lines = text.splitlines()
+    for m in _EXTENSION_DEFAULT.finditer(text):
+        value = m.group(1) or m.group(2)
+        if DOTTED_CLASS.match(value):
+            line = text.count("\n", 0, m.start()) + 1
+            out.append((value, Loc(rel, line, 1, lines[line - 1].strip() if line <= len(lines) else "")))
     return out
 
 

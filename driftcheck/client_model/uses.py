@@ -126,6 +126,8 @@ class Usage:
     client_subclass_members: dict[str, set[str]] = field(default_factory=dict)  # client class -> its subclasses' members
     # client class "module.Name" -> (its own members, the dotted names of its bases): ancestors across files
     client_class_table: dict[str, tuple[set[str], list[str]]] = field(default_factory=dict)
+    # client class "module.Name" -> the vLLM classes its own file sees it derive from: a subclass in another file does too
+    client_vllm_bases: dict[str, list[str]] = field(default_factory=dict)
     # method name -> [(class of x, file, line)] for calls `type(x).m(obj, ...)`: m's `self` may be another object
     unbound_called: dict[str, list[tuple[str, str, int]]] = field(default_factory=dict)
     # attribute -> [(registrar, "file:line", how the name was found)] for `obj.register_buffer(name, ...)` with a

@@ -17,7 +17,7 @@ from driftcheck.client_model.inference import (
     BINDINGS, ELEMENTS, UNIONS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf,
     UnboundMethod, ValueInference, base_name,
 )
-from driftcheck.client_model.phases import ClientPhases
+from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.replacements import built_as_replacement
 from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
 from driftcheck.client_model.uses import (
@@ -90,11 +90,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                     self._visit_attribute(store, env, runtime_only)
             elif isinstance(node, ast.Attribute):
                 self._visit_attribute(node, env, runtime_only)
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    if isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name) and t.value.id == "self"):
-                        self.usage.client_set_attrs.add(t.attr)
+        # (what the client sets on objects other than `self`, `client_set_attrs`, is collect_patches': every file's,
+        # before any visit, so no visit depends on which files came before it)
 
     def _literal_setattr(self, node: ast.Call, env: dict) -> ast.Attribute | None:
         """`setattr(attn_metadata, "blend_metadata", v)` (the builtin) stores what `attn_metadata.blend_metadata = v`
@@ -276,7 +273,11 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 return
             results = [(v, self.api.class_member(v, node.attr)) for v in vbases]  # the client class's MRO: every vLLM base
             owner, result = next(((v, r) for v, r in results if not isinstance(r, Missing)), results[0])
-            if isinstance(result, Missing):
+            if isinstance(result, Missing) and base.cls_name.startswith(PATCH_SELF):
+                # a function the client sets on vLLM's class: its `self` is any object of that class, a subclass's too
+                # (`setattr(EngineCore, "abort_all_reqs", f)`, called on an EngineCoreProc that has `output_queue`)
+                result = self._look_up(owner, node.attr, store)
+            elif isinstance(result, Missing):
                 result = self._created_elsewhere(owner, node.attr, store, result, self._client_is_module(base.cls_name))
             if isinstance(result, Missing) and not store and any(
                     node.attr in self.computed_members.get(n, ()) for n in [base.cls_name, *self._client_ancestors(base.cls_name)]):

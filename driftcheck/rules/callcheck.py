@@ -146,7 +146,91 @@ def _fitting_override(ctx: ScanContext, use: CallUse) -> str | None:
         fn = sub.cls.methods.get(name)
         if fn is not None and not fn.is_static and not check_call(fn.signature.without_first(), use.shape):
             return f"{sub.qualname}.{name}"
+    return _override_in_unread_file(ctx, owner, name, use)
+
+
+def _override_in_unread_file(ctx: ScanContext, owner: Resolved, name: str, use: CallUse) -> str | None:
+    """An override that fits, in a client class of a file that imports no vLLM (so no phase read it) and derives,
+    through client classes of other files, from one whose vLLM bases reach `owner`: a call on such a base's `self`
+    may be that class's (vllm-ascend's `DFlashProposer(SpecDecodeBaseProposer)` in a file of its own, whose base calls
+    `self.build_model_inputs_first_pass(n)`)."""
+    if not ctx.usage.client_vllm_bases:
+        return None
+    methods = ctx.once(_unread_methods).get(name)
+    if not methods:
+        return None
+    reached = ctx.once(_reached_memo)
+    for label, sig, bases in methods:
+        for base in bases:
+            if base not in reached:
+                reached[base] = _vllm_classes_reached(ctx, base)
+        if any(owner.qualname in reached[b] for b in bases) and not check_call(sig.without_first(), use.shape):
+            return label
     return None
+
+
+def _unread_methods(ctx: ScanContext) -> dict[str, list[tuple[str, Signature, list[str]]]]:
+    """Method name -> (class.method, its signature, the class's base labels) for the classes of the client's files
+    without vLLM: read once (each file parsed once, nothing of its tree kept)."""
+    out: dict[str, list[tuple[str, Signature, list[str]]]] = {}
+    for file in ctx.client.other_files("class "):
+        imported = _imported_names(file)
+        for cls in (n for n in file.tree.body if isinstance(n, ast.ClassDef)):
+            bases = _base_labels(cls, imported)
+            if not bases:
+                continue
+            for fn in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                out.setdefault(fn.name, []).append((f"{file.module}.{cls.name}.{fn.name}",
+                                                    signature_from_args(fn.args, file.rel, fn.lineno), bases))
+    return out
+
+
+def _reached_memo(_ctx: ScanContext) -> dict[str, frozenset[str]]:
+    return {}
+
+
+def _vllm_classes_reached(ctx: ScanContext, label: str) -> frozenset[str]:
+    """The vLLM classes (with their MROs) a client class derives from through client classes of any file
+    (`client_class_table`, `client_vllm_bases`: the files importing vLLM)."""
+    table, known = ctx.usage.client_class_table, ctx.usage.client_vllm_bases
+    out: set[str] = set()
+    seen: set[str] = set()
+    todo = [label]
+    while todo and len(seen) <= 50:
+        at = todo.pop()
+        key = at if at in table or at in known else next((k for k in table if at.endswith("." + k)), at)
+        if key in seen:
+            continue
+        seen.add(key)
+        for qualname in known.get(key, ()):
+            found = ctx.api.resolve(qualname)
+            if isinstance(found, Resolved):
+                out |= {c.qualname for c in ctx.api.mro(found)[0]}
+        todo += table.get(key, (set(), []))[1]
+    return frozenset(out)
+
+
+def _imported_names(file) -> dict[str, str]:
+    """Local name -> the dotted module or "module.Name" it is bound to by the file's module-level imports."""
+    out: dict[str, str] = {}
+    package = file.rel.endswith("__init__.py")
+    for node in file.tree.body:
+        if isinstance(node, ast.Import):
+            out.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom):
+            module = resolve_relative(file.module, package, node.level, node.module) if node.level else node.module
+            out.update({a.asname or a.name: f"{module}.{a.name}" for a in node.names if module})
+    return out
+
+
+def _base_labels(cls: ast.ClassDef, imported: dict[str, str]) -> list[str]:
+    out = []
+    for base in cls.bases:
+        dotted = dotted_name(base) or ""
+        first, _, rest = dotted.partition(".")
+        if first in imported:
+            out.append(f"{imported[first]}.{rest}" if rest else imported[first])
+    return out
 
 
 def when_of(use: CallUse) -> str:

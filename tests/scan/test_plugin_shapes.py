@@ -41,13 +41,6 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
-    "GB_mock_patch_object_create": "mock.patch.object(Cls, 'name', fn, create=True).start() is no patch of Cls (phases.py)",
-    "GD_getattr_probe_local_early_return": "the rest of a block after `if getattr(x, 'a', None) is not None: return` "
-                                           "is guarded only for `a` and `x.` (guards.py)",
-    "GF_patched_function_reads_a_subclass_attribute": "a function set on EngineCore reads what only its subclass "
-                                                      "EngineCoreProc sets (visitor.py)",
-    "GG_self_call_fits_a_grandchild_override": "a client subclass two levels below vLLM's class adds no override "
-                                               "(client_classes.py's client_overrides)",
 }
 
 

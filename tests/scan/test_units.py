@@ -247,6 +247,7 @@ def test_every_global_fact_of_usage_is_in_the_units_digest(tmp_path):
         "client_set_attrs": {"x"}, "patched": {("vllm.m", "f")}, "grafted_classes": {"pkg.C": []},
         "subclass_members": {"vllm.C": {"m": ("pkg.D", "a.py", 1)}}, "client_overrides": {"vllm.C": {"m": []}},
         "client_subclass_members": {"pkg.C": {"m"}}, "client_class_table": {"pkg.C": ({"m"}, [])},
+        "client_vllm_bases": {"pkg.C": ["vllm.C"]},
         "registered_by_name": {"w": [("register_buffer", "a.py:1", "loop")]}, "replacements": {"vllm.C": []},
         "set_on_results": {("vllm.C", "x"): ("a.py:1", "C.m")},
         "rebound": {("vllm.m", "f"): [Rebinding("a.py:1", "m.f", "pkg.a.g", "g")]}, "union_stores": [(None, "x", "a.py:1")],
