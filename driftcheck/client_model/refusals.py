@@ -106,9 +106,9 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
         return helpers_of[module]
 
     def untaken(f) -> list[tuple[int, int]]:
-        ifs = nodes_of(f.tree, ast.If)
+        ifs = [node for node in nodes_of(f.tree, ast.If) if _may_decide(node.test)]
         if not ifs:
-            return []
+            return []  # (most files: what binds the version is read only for a test that may compare it)
         names = _version_names(f.tree, package)
         if any(_release(n) is not None for n in nodes_of(f.tree, ast.Constant, ast.Call)):  # a release a test may name
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
@@ -131,6 +131,17 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
                                                 spans_of=untaken).items():
             edges.setdefault(target_module, []).extend(where)
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
+
+
+def _may_decide(test: ast.expr) -> bool:
+    """Whether `_decide` may decide `test`: it compares something with a release spelled in it, or tests `is (not)
+    None` (the version of an installed vLLM never is None)."""
+    for node in walk(test):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and VERSION_TEXT.match(node.value):
+            return True
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            return True
+    return False
 
 
 def _helpers_seen_by(f, helpers, package: str) -> dict[str, bool]:
