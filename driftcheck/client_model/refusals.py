@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import dotted_name, nodes_of, walk, within
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
@@ -110,7 +111,8 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
         if not ifs:
             return []  # (most files: what binds the version is read only for a test that may compare it)
         names = _version_names(f.tree, package)
-        if any(_release(n) is not None for n in nodes_of(f.tree, ast.Constant, ast.Call)):  # a release a test may name
+        if _QUOTED_RELEASE.search(f.text) and any(_release(n) is not None for n in nodes_of(f.tree, ast.Constant, ast.Call)):
+            # a release a test may name (a string starting "0.8"; the text says first whether the file has one)
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
         spans: list[tuple[int, int]] = []
@@ -131,6 +133,9 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
                                                 spans_of=untaken).items():
             edges.setdefault(target_module, []).extend(where)
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
+
+
+_QUOTED_RELEASE = re.compile(r"""["']\d+\.\d+""")  # where a string constant `_release` takes may start
 
 
 def _may_decide(test: ast.expr) -> bool:
@@ -160,27 +165,31 @@ def _helpers_seen_by(f, helpers, package: str) -> dict[str, bool]:
 def _version_helpers(tree: ast.Module, package: str) -> dict[str, bool]:
     """Top-level functions whose every `return` gives the installed vLLM's version -> whether parsed."""
     out: dict[str, bool] = {}
-    for fn in tree.body:
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            parsed = _returns_the_version(fn, package)
-            if parsed is not None:
-                out[fn.name] = parsed
+    functions = [fn for fn in tree.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not functions:
+        return out
+    # the file's returns and assignments from its node buckets, each function's by its lines (a walk per function
+    # was most of this question on a whole-platform client)
+    returns, assignments = nodes_of(tree, ast.Return), nodes_of(tree, ast.Assign, ast.AnnAssign, ast.AugAssign)
+    for fn in functions:
+        parsed = _returns_the_version(fn, package, within(returns, fn), within(assignments, fn))
+        if parsed is not None:
+            out[fn.name] = parsed
     return out
 
 
-def _returns_the_version(fn, package: str) -> bool | None:
+def _returns_the_version(fn, package: str, returns: list, assignments: list) -> bool | None:
     """Whether (parsed or not) every `return` of `fn` gives vLLM's version: `return parse(vllm.__version__)`, or a local
     name every binding of which reads it or, as a fallback, is one release (`v = parse("0.8.5")` for a version that does
-    not parse), at least one reading it. None when some return gives something else."""
-    returns = [r for r in walk(fn) if isinstance(r, ast.Return)]
+    not parse), at least one reading it. None when some return gives something else. `returns` and `assignments`: those
+    inside `fn`, nested functions' too (what walking `fn` finds)."""
     if not returns:
         return None
     local: dict[str, list[ast.expr]] = {}
-    for node in walk(fn):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(t, ast.Name):
-                    local.setdefault(t.id, []).append(node.value if not isinstance(node, ast.AugAssign) else None)
+    for node in assignments:
+        for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            if isinstance(t, ast.Name):
+                local.setdefault(t.id, []).append(node.value if not isinstance(node, ast.AugAssign) else None)
     parsed_all = True
     for r in returns:
         value = r.value
@@ -201,27 +210,26 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
     read in place (`_reads_the_version`) or the call of a helper that returns it (`helpers`); a release bound in an
     `except` body is the fallback for a version that does not parse, which no release's does. A name that is also a
     parameter, a loop target or bound to anything else is left out."""
-    bindings: dict[str, list] = {}
-    fallbacks = {id(stmt) for h in walk(tree) if isinstance(h, ast.ExceptHandler) for stmt in h.body}
-    for node in walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            value = None if isinstance(node, ast.AugAssign) else node.value
-            if id(node) in fallbacks and value is not None and _release(value) is not None:
-                continue  # `except InvalidVersion: v = parse("0.8.5")`: a version that does not parse, never a release's
-            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                name = dotted_name(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
-                for n in ([] if name else walk(t)):  # a tuple target: each name in it is bound to something else
-                    if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n):
-                        bindings.setdefault(dotted_name(n), []).append(None)
-                if name:
-                    bindings.setdefault(name, []).append(value)
-        elif isinstance(node, ast.arg):
-            bindings.setdefault(node.arg, []).append(None)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.withitem, ast.NamedExpr)):
-            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
-            for n in walk(target) if target is not None else []:
+    bindings: dict[str, list] = {}  # (each name's values in any order: all must read the version)
+    fallbacks = {id(stmt) for h in nodes_of(tree, ast.ExceptHandler) for stmt in h.body}
+    for node in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.AugAssign):
+        value = None if isinstance(node, ast.AugAssign) else node.value
+        if id(node) in fallbacks and value is not None and _release(value) is not None:
+            continue  # `except InvalidVersion: v = parse("0.8.5")`: a version that does not parse, never a release's
+        for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+            name = dotted_name(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
+            for n in ([] if name else walk(t)):  # a tuple target: each name in it is bound to something else
                 if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n):
                     bindings.setdefault(dotted_name(n), []).append(None)
+            if name:
+                bindings.setdefault(name, []).append(value)
+    for node in nodes_of(tree, ast.arg):
+        bindings.setdefault(node.arg, []).append(None)
+    for node in nodes_of(tree, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem, ast.NamedExpr):
+        target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+        for n in walk(target) if target is not None else []:
+            if isinstance(n, (ast.Name, ast.Attribute)) and dotted_name(n):
+                bindings.setdefault(dotted_name(n), []).append(None)
     out: dict[str, bool] = {}
     for name, values in bindings.items():
         parsed = []
@@ -276,17 +284,18 @@ def _version_names(tree: ast.Module, package: str) -> dict[str, bool]:
     """Module-level names bound to the installed vLLM's version -> whether the value is parsed (compares as a version,
     not as a string): `v = parse(version("vllm"))`, `v = vllm.__version__`, `v = get_version("vllm")` with a helper of
     the file that parses what it returns."""
-    parsing = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and any(isinstance(r, ast.Return) and r.value is not None and _parses(r.value) for r in walk(node))}
     spelled = {t.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
                and node.value.value == package for t in node.targets if isinstance(t, ast.Name)}  # `name = "vllm"`
+    bound = [node for node in tree.body if isinstance(node, ast.Assign) and len(node.targets) == 1
+             and isinstance(node.targets[0], ast.Name) and _reads_the_version(node.value, package, spelled)]
+    if not bound:
+        return {}  # (most files: the file's functions are walked only to tell how a version read here is parsed)
+    parsing = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and any(isinstance(r, ast.Return) and r.value is not None and _parses(r.value) for r in walk(node))}
     out: dict[str, bool] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and _reads_the_version(node.value, package, spelled):
-            value = node.value
-            parsed = _parses(value) or (isinstance(value, ast.Call) and (dotted_name(value.func) or "") in parsing)
-            out[node.targets[0].id] = parsed
+    for node in bound:
+        value = node.value
+        out[node.targets[0].id] = _parses(value) or (isinstance(value, ast.Call) and (dotted_name(value.func) or "") in parsing)
     return out
 
 
