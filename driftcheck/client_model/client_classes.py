@@ -334,21 +334,9 @@ class ClientClasses(StandIns):
 
     def _vllm_bases_across_files(self, name: str) -> list[Resolved]:
         """The vLLM classes a client class derives from through client classes of other files, which its own file's
-        phases do not see (`client_vllm_bases`, by the bases' labels as `client_class_table` keeps them)."""
-        out: list[Resolved] = []
-        seen: set[str] = set()
-        todo = [b for b in (self._base_label(b) for b in self.classes[name].bases) if b]
-        while todo and len(seen) <= 50:
-            label = todo.pop()
-            if label in seen:
-                continue
-            seen.add(label)
-            for qualname in self.usage.client_vllm_bases.get(label, ()):
-                found = self.api.resolve(qualname)
-                if isinstance(found, Resolved) and found.kind == "class" and all(v.qualname != qualname for v in out):
-                    out.append(found)
-            todo += self.usage.client_class_table.get(label, (set(), []))[1]
-        return out
+        phases do not see."""
+        labels = [b for b in (self._base_label(b) for b in self.classes[name].bases) if b]
+        return vllm_bases_through(self.usage, self.api, labels)
 
     def collect_worker_extensions(self) -> None:
         """`worker_extension_cls="pkg.mod.Cls"` as a keyword, a dict entry, `setdefault`, an item assignment, or the
@@ -429,3 +417,25 @@ class ClientClasses(StandIns):
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.usage.bound.append(self._bound(stmt, "worker-extension", f"{class_name}.{stmt.name}", members))
+
+
+def vllm_bases_through(usage, api, labels: list[str]) -> list[Resolved]:
+    """The vLLM classes that client classes with these labels derive from, through client classes of any file
+    importing vLLM (`client_vllm_bases`, walked up `client_class_table`; a label may be longer than the table's key
+    when the client is given as its package folder)."""
+    table, known = usage.client_class_table, usage.client_vllm_bases
+    out: list[Resolved] = []
+    seen: set[str] = set()
+    todo = list(labels)
+    while todo and len(seen) <= 50:
+        at = todo.pop()
+        key = at if at in table or at in known else next((k for k in table if at.endswith("." + k)), at)
+        if key in seen:
+            continue
+        seen.add(key)
+        for qualname in known.get(key, ()):
+            found = api.resolve(qualname)
+            if isinstance(found, Resolved) and found.kind == "class" and all(v.qualname != qualname for v in out):
+                out.append(found)
+        todo += table.get(key, (set(), []))[1]
+    return out

@@ -10,6 +10,7 @@ from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.signatures import CallProblem, Signature, check_call, signature_from_args
+from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.uses import CallUse
 
 
@@ -190,24 +191,8 @@ def _reached_memo(_ctx: ScanContext) -> dict[str, frozenset[str]]:
 
 
 def _vllm_classes_reached(ctx: ScanContext, label: str) -> frozenset[str]:
-    """The vLLM classes (with their MROs) a client class derives from through client classes of any file
-    (`client_class_table`, `client_vllm_bases`: the files importing vLLM)."""
-    table, known = ctx.usage.client_class_table, ctx.usage.client_vllm_bases
-    out: set[str] = set()
-    seen: set[str] = set()
-    todo = [label]
-    while todo and len(seen) <= 50:
-        at = todo.pop()
-        key = at if at in table or at in known else next((k for k in table if at.endswith("." + k)), at)
-        if key in seen:
-            continue
-        seen.add(key)
-        for qualname in known.get(key, ()):
-            found = ctx.api.resolve(qualname)
-            if isinstance(found, Resolved):
-                out |= {c.qualname for c in ctx.api.mro(found)[0]}
-        todo += table.get(key, (set(), []))[1]
-    return frozenset(out)
+    """The vLLM classes, with their MROs, a client class derives from through client classes of any file."""
+    return frozenset(c.qualname for v in vllm_bases_through(ctx.usage, ctx.api, [label]) for c in ctx.api.mro(v)[0])
 
 
 def _imported_names(file) -> dict[str, str]:
