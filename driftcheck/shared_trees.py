@@ -23,6 +23,12 @@ _LIVE: "weakref.WeakValueDictionary[str, ast.Module]" = weakref.WeakValueDiction
 _KEPT: dict[str, ast.Module] = {}  # only where file_memo is on
 
 
+def live(text: str) -> ast.Module | None:
+    """The tree of an identical text that is alive now, without parsing: for a reader that keeps no tree (a module
+    summary) and so gains nothing from registering one."""
+    return _LIVE.get(text)
+
+
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     """`ast.parse(text, filename)`, or the live tree of an identical text (the filename only names syntax errors)."""
     tree = _LIVE.get(text)

@@ -10,6 +10,7 @@ import ast
 import dataclasses
 import re
 
+from driftcheck import shared_trees
 from driftcheck.astnodes import dotted_name, is_type_checking, walk
 from driftcheck.vllm_model.class_summary import assigned_names, summarise_class
 from driftcheck.vllm_model.function_summary import summarise_function
@@ -253,7 +254,8 @@ def _always_raises(stmt: ast.stmt | None) -> bool:
 def summarise_source(name: str, path: str, is_package: bool, source: str) -> ModuleInfo:
     info = ModuleInfo(name=name, path=path, is_package=is_package, lines=source.count("\n") + 1)
     try:
-        tree = ast.parse(source, filename=path)
+        # a file a rule or the client already parsed (a self-scan, DC109's callers) is not parsed again
+        tree = shared_trees.live(source) or ast.parse(source, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         line = getattr(exc, "lineno", None)
         info.syntax_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}" + (f" (line {line})" if line else "")

@@ -77,3 +77,21 @@ def test_a_process_scanning_many_releases_keeps_every_tree(monkeypatch):
     del first
     gc.collect()
     assert id(shared_trees.parse(text)) == first_id
+
+
+def test_a_module_summary_reads_the_live_tree_of_its_text_and_keeps_none(monkeypatch):
+    # a self-scan's client files and the callers DC109 parses are summarised too: one parse per text, not two
+    from driftcheck.vllm_model import pysummary
+
+    text = SOURCE + "\n# summarised\n"
+    held = shared_trees.parse(text)
+    parsed = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parsed.append(a) or real_parse(*a, **k))
+    info = pysummary.summarise_source("vllm.worker", "vllm/worker.py", False, text)
+    assert parsed == [] and "Worker" in info.classes
+    alone = SOURCE + "\n# summarised alone\n"
+    info = pysummary.summarise_source("vllm.worker", "vllm/worker.py", False, alone)
+    assert len(parsed) == 1 and "Worker" in info.classes
+    assert alone not in shared_trees._LIVE  # a summary keeps no tree: nothing to share later
+    del held
