@@ -37,3 +37,24 @@ def test_without_the_subclass_the_call_is_an_error(case, tmp_path):
     shutil.copytree(CASES / case, root)
     (root / "client" / "pkg" / "dflash.py").write_text("from pkg.base import MyBase\n\n\nclass MyDflash(MyBase):\n    method = 'dflash'\n")
     assert _errors(root, tmp_path / "scan") == ["DC005 pkg/base.py:7"] * 2  # two arguments missing
+
+
+def test_a_base_label_finds_the_table_key_it_ends_with_as_a_scan_of_the_table_would():
+    # the lookup by dotted tails answers what `next(k for k in table if label.endswith("." + k))` did
+    import itertools
+    import random
+
+    from driftcheck.client_model.client_classes import _table_key
+
+    rng = random.Random(7)
+    hits = 0
+    words = ["pkg", "mod", "Base", "sub", "Worker", "b"]
+    names = [".".join(p) for n in (1, 2, 3) for p in itertools.product(words, repeat=n)]
+    for _ in range(300):
+        table = dict.fromkeys(rng.sample(names, 40))
+        label = ".".join(rng.choice(words) for _ in range(rng.randint(1, 5)))
+        if label in table:
+            continue  # the caller takes a label that is a key as it is
+        hits += label != next((k for k in table if label.endswith("." + k)), label)
+        assert _table_key(table, label) == next((k for k in table if label.endswith("." + k)), label)
+    assert hits > 50  # the tables and labels were made so that most labels find a key
