@@ -60,43 +60,6 @@ def walk(node: ast.AST):
                 queue.append(value)
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def walk_scope(body: list) -> list:
-    """The nodes of one scope's statements, depth first, without entering nested functions, lambdas or classes (a
-    nested `def` is listed, not entered; a function statement of `body` itself likewise). The children are read
-    here, as `walk` does, not through `children()`: a call and a list per node were most of this walk, done for
-    every scope of a whole-platform client."""
-    out: list = []
-    stack: list = list(reversed(body))
-    fields_of = _CHILD_FIELDS
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, _SCOPES):
-            continue
-        kids: list = []
-        for name in fields_of.get(node.__class__) or _child_fields(node.__class__):
-            try:
-                value = getattr(node, name)
-            except AttributeError:  # an optional field a hand-made node leaves unset
-                continue
-            if value.__class__ is list:
-                kids += [item for item in value if isinstance(item, _AST)]
-            elif isinstance(value, _AST):
-                kids.append(value)
-        for child in reversed(kids):
-            if isinstance(child, _NESTED_SCOPES):
-                if isinstance(child, _FUNCTIONS):
-                    out.append(child)
-                continue
-            stack.append(child)
-    return out
-
-
 def nodes_of(tree: ast.AST, *kinds: type) -> list:
     """The nodes of `tree` of the given types, each type's in `ast.walk` order."""
     index = _INDEX.get(tree)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, walk_scope
+from driftcheck.astnodes import children, dotted_name
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
 
@@ -422,7 +422,7 @@ class ValueInference:
         """The nodes of one scope, walked once (environments, classes and visits all read them)."""
         found = self._scopes.get(id(body))
         if found is None:
-            found = self._scopes[id(body)] = walk_scope(body)
+            found = self._scopes[id(body)] = _walk_scope(body)
         return found
 
     def _binding_nodes(self, body: list[ast.stmt]) -> list[ast.AST]:
@@ -511,3 +511,24 @@ _BINDING_KINDS = (ast.Call, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, a
                   ast.With, ast.AsyncWith)
 
 
+def _walk_scope(body: list[ast.stmt]) -> list[ast.AST]:
+    """ast.walk over statements, not descending into nested functions, lambdas or classes (depth first)."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, _OWN_SCOPE):
+            continue  # a function statement of `body` itself: seen, not entered (it has its own scope)
+        for child in reversed(children(node)):
+            if isinstance(child, _NESTED):
+                if isinstance(child, _FUNCTIONS):
+                    out.append(child)  # seen (for nested-function handling) but not entered
+                continue
+            stack.append(child)
+    return out
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
