@@ -125,7 +125,7 @@ def _passed_unrelated(ctx: ScanContext, declared: Resolved, file, fn, name: str,
         if not reaches(key, path) or (path, caller_line, param) in seen:
             continue
         seen.add((path, caller_line, param))
-        caller_file = next((f for f in ctx.usage.files if f.rel == path), None)
+        caller_file = ctx.usage.file_at(path)
         caller_fn = next((n for n in nodes_of(caller_file.tree, ast.FunctionDef, ast.AsyncFunctionDef)
                           if n.name == caller and n.lineno == caller_line), None) if caller_file is not None else None
         found = _passed_unrelated(ctx, declared, caller_file, caller_fn, param, depth + 1, seen) if caller_fn else None
@@ -231,7 +231,7 @@ def _imports_from(ctx: ScanContext, path: str, name: str, module: str) -> bool:
     """Whether client file `path` imports `name` from client module `module` (absolutely or relatively)."""
     known = ctx.once(_import_memo)  # filled per file on demand: a unit asks about few of the client's files
     if path not in known:
-        file = next((f for f in ctx.usage.files if f.rel == path), None)
+        file = ctx.usage.file_at(path)
         found: set[tuple[str, str]] = set()
         for node in nodes_of(file.tree, ast.ImportFrom) if file is not None else ():
             source = resolve_relative(file.module, file.rel.endswith("__init__.py"), node.level, node.module)

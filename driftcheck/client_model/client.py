@@ -60,10 +60,7 @@ class ClientSource:
     _quoted: dict[str, str] | None = field(default=None, repr=False)
 
     def by_module(self, module: str) -> ClientFile | None:
-        for f in self.files:
-            if f.module == module:
-                return f
-        return None
+        return first_file_by(self, self.files, "module").get(module)
 
     def module_tree(self, module: str) -> tuple[ast.Module, bool] | None:
         """Any client module's AST and whether it is a package, whether or not it imports vLLM
@@ -79,15 +76,24 @@ class ClientSource:
 
     def _module_tree(self, module: str) -> tuple[ast.Module, bool] | None:
         base = module.replace(".", "/")
+        absent = self.__dict__.setdefault("_absent", set())  # paths no module is at: asked again for every file
         for rel, package in ((f"{base}.py", False), (f"{base}/__init__.py", True)) if base else (("__init__.py", True),):
-            file = next((f for f in self.files if f.rel == rel), None)
+            file = self.file_at(rel)
             if file is not None:
                 return file.tree, package
+            if rel in absent:
+                continue
             try:
                 return ast.parse(self.tree.read_text(rel)), package
             except Exception:  # absent, unreadable or not Python: not this one
+                absent.add(rel)
                 continue
         return None
+
+    def file_at(self, rel: str) -> ClientFile | None:
+        """The first of `files` at `rel`, from a table made once per list (a search of a whole-platform client's
+        thousand files, for every module name its classes' labels name, was a second of its phases)."""
+        return first_file_by(self, self.files, "rel").get(rel)
 
     def quoted_names(self) -> dict[str, str]:
         """Every name the client's files spell as a whole string literal (`"vllm.x.y"` or `'vllm.x.y'`) -> where it
@@ -376,3 +382,15 @@ def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ClientParseError(f"{where}: cannot parse ({type(exc).__name__})") from None
     return ClientFile(rel=rel, module=module_name_for(rel), text=text, tree=parsed, lines=text.splitlines())
+
+
+def first_file_by(owner, files: list, field_name: str) -> dict:
+    """`field value -> the first file with it` for `owner`'s list of files, kept in its `__dict__` (outside its
+    dataclass fields, which codecs and digests read) and made again when the list is another or has grown."""
+    cached = owner.__dict__.get(f"_by_{field_name}")
+    if cached is None or cached[0] is not files or cached[1] != len(files):  # the list itself is held: no id reuse
+        table: dict = {}
+        for f in files:
+            table.setdefault(getattr(f, field_name), f)
+        cached = owner.__dict__[f"_by_{field_name}"] = (files, len(files), table)
+    return cached[2]

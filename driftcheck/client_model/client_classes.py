@@ -387,7 +387,7 @@ class ClientClasses(StandIns):
             # `from pkg.consts import _EXT`: the constant as that client file binds it (the import's own name)
             imported = next((a.name for n in nodes_of(self.file.tree, ast.ImportFrom) for a in n.names
                              if (a.asname or a.name) == value.id), None)
-            file = next((f for f in self.usage.files if f.module == source), None)
+            file = self.usage.file_of_module(source)
             return string_constants(ast.Name(id=imported, ctx=ast.Load()), file.tree) if file and imported else []
         name = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else \
             value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None

@@ -74,7 +74,7 @@ class StandIns:
             return cache[label]
         cache[label] = None
         module, _, name = label.rpartition(".")
-        file = next((f for f in self.usage.files if f.module == module), None)
+        file = self.usage.file_of_module(module)
         source = getattr(self, "client_source", None)
         found = (file.tree, file.rel.endswith("__init__.py")) if file is not None else \
             source.module_tree(module) if source is not None and module and module.split(".")[0] != self.package else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from driftcheck.client_model.client import ClientFile
+from driftcheck.client_model.client import ClientFile, first_file_by
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import CallShape
 
@@ -167,6 +167,14 @@ class Usage:
             found = self.__dict__["_client_packages"] = frozenset(
                 ".".join(p[:i]) for p in parts for i in range(1, len(p) + 1))
         return found
+
+    def file_of_module(self, module: str):
+        """The first of `files` that is `module` (a table made once per list of files)."""
+        return first_file_by(self, self.files, "module").get(module)
+
+    def file_at(self, rel: str):
+        """The first of `files` at `rel` (a table made once per list of files)."""
+        return first_file_by(self, self.files, "rel").get(rel)
 
     def checked(self) -> int:
         """How many uses of vLLM were looked up: the denominator of precision figures."""

@@ -246,7 +246,7 @@ class _Guards:
     def get(self, path: str, default=None):
         cache = self.run.guards
         if path not in cache:
-            f = next((f for f in self.run.source.files if f.rel == path), None)
+            f = self.run.source.file_at(path)
             cache[path] = guards_of(f.tree, self.run.reached, self.run.version_imports.get(path, frozenset())) \
                 if f is not None else default
             if path in self.run.dispatched:
@@ -258,7 +258,7 @@ class _Guards:
     def expression(self, where) -> str:
         """The source of what a finding points at (`other.missing_here`), not its whole line: a guard of one
         object's other spelling must not cover another object's use on the same line."""
-        f = next((f for f in self.run.source.files if f.rel == where.path), None)
+        f = self.run.source.file_at(where.path)
         if f is None or not where.col or not where.end_col or (where.end_line or where.line) != where.line \
                 or not 0 < where.line <= len(f.lines):
             return where.code
