@@ -299,9 +299,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         if not kind:
             return None
         table = self.usage.client_class_table
-        for label, (members, bases) in sorted(table.items()):
-            short = label.rsplit(".", 1)[-1]
-            if short == cls.cls.name or _kind_word(short) != kind:
+        for label in _classes_of_kind(self.usage).get(kind, ()):
+            members, bases = table[label]
+            if label.rsplit(".", 1)[-1] == cls.cls.name:
                 continue
             seen, todo, found = {label}, list(bases), attr in members
             while todo and not found:
@@ -329,19 +329,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
         if not kind or name is None:
             return None
-        if self._unread_kinds is None:  # kind word -> [(class name, where, the names it annotates)], once per file's visit
-            self._unread_kinds = {}
-            unread = unread_packages(self.usage, self.package, self.api.required_distributions())
-            for file in self.usage.files if unread else []:
-                annotated: dict[str, set[str]] | None = None
-                for imp in nodes_of(file.tree, ast.ImportFrom):
-                    if not imp.level and (imp.module or "").split(".")[0] in unread:
-                        annotated = _annotated_names(file.tree) if annotated is None else annotated
-                        for alias in imp.names:
-                            names = annotated.get(alias.asname or alias.name)
-                            if names:
-                                self._unread_kinds.setdefault(_kind_word(alias.name), []).append(
-                                    (alias.name, f"`{imp.module}.{alias.name}` ({file.rel}:{imp.lineno})", names))
+        if self._unread_kinds is None:
+            self._unread_kinds = _unread_kinds(self.usage, unread_packages(self.usage, self.package,
+                                                                           self.api.required_distributions()))
         found = [where for cls_name, where, names in self._unread_kinds.get(kind, [])
                  if cls_name != cls.cls.name and name in names]
         return found[0] if found and self.api.names_a_family(cls) else None
@@ -558,6 +548,43 @@ def _annotated_names(tree: ast.AST) -> dict[str, set[str]]:
             for word in words:
                 out.setdefault(word, set()).add(name)
     return out
+
+
+def _classes_of_kind(usage) -> dict[str, list[str]]:
+    """Kind word -> the labels of the client class table's classes of that kind, sorted: grouped once per table
+    (`_sibling_defining` sorted and split the whole table for every member it was asked about)."""
+    table = usage.client_class_table
+    cached = usage.__dict__.get("_classes_of_kind")
+    if cached is not None and cached[0] is table and cached[1] == len(table):
+        return cached[2]
+    grouped: dict[str, list] = {}
+    for label in sorted(table):
+        grouped.setdefault(_kind_word(label.rsplit(".", 1)[-1]), []).append(label)
+    usage.__dict__["_classes_of_kind"] = (table, len(table), grouped)
+    return grouped
+
+
+def _unread_kinds(usage, unread: dict | set) -> dict[str, list[tuple[str, str, set[str]]]]:
+    """Kind word -> [(class name, where, the names it annotates)] for the classes the client's files import from
+    the `unread` packages: made once per client (kept on the facts, outside their fields), not once per file that
+    asks (every file's visit read every file's imports and annotations again: O(files^2) on a whole platform)."""
+    key = (frozenset(unread), len(usage.files))
+    cached = usage.__dict__.get("_unread_kinds")
+    if cached is not None and cached[0] is usage.files and cached[1] == key:
+        return cached[2]
+    table: dict[str, list[tuple[str, str, set[str]]]] = {}
+    for file in usage.files if unread else []:
+        annotated: dict[str, set[str]] | None = None
+        for imp in nodes_of(file.tree, ast.ImportFrom):
+            if not imp.level and (imp.module or "").split(".")[0] in unread:
+                annotated = _annotated_names(file.tree) if annotated is None else annotated
+                for alias in imp.names:
+                    names = annotated.get(alias.asname or alias.name)
+                    if names:
+                        table.setdefault(_kind_word(alias.name), []).append(
+                            (alias.name, f"`{imp.module}.{alias.name}` ({file.rel}:{imp.lineno})", names))
+    usage.__dict__["_unread_kinds"] = (usage.files, key, table)
+    return table
 
 
 def _kind_word(name: str) -> str:
