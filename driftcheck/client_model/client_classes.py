@@ -350,6 +350,8 @@ class ClientClasses(StandIns):
 
     def _named_by_key(self, key: str) -> list[tuple[str, ast.expr]]:
         out: list[tuple[str, ast.expr]] = []
+        if key not in self.file.text.lower():
+            return out  # every form below spells the key (a name matched case-insensitively): not one node to read
         for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign, ast.AnnAssign):
             values: list[ast.expr] = []
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
