@@ -11,7 +11,7 @@ import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
-from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown, close_matches
+from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown
 
 
 # External bases whose members we know well enough to call a lookup "missing" rather than "unknown".
@@ -194,7 +194,7 @@ class ClassLookup:
             ci = c.cls
             members += list(ci.methods) + [f.name for f in ci.fields] + list(ci.class_attrs) + list(ci.instance_attrs)
         return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
-                       close_matches(name, members))
+                       tuple(members))
 
     def new_chooses_class(self, cls: Resolved) -> tuple[Resolved, frozenset[str]] | None:
         """The class of `cls`'s MRO whose `__new__` may hand back an instance of another class (vLLM's

@@ -9,7 +9,7 @@ import builtins
 import dataclasses
 
 from driftcheck.vllm_model.module_summary import ModuleInfo
-from driftcheck.vllm_model.resolved import External, Missing, Resolved, Result, Unknown, close_matches
+from driftcheck.vllm_model.resolved import External, Missing, Resolved, Result, Unknown
 
 
 BUILTIN_BASES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
@@ -136,7 +136,7 @@ class NameResolution:
         if mod.dynamic_globals:
             return Unknown(qual, f"{mod.path} creates its names at import time (it hands out globals())")
         names = list(dict.fromkeys([*mod.bindings, *mod.classes]))  # classes are bindings too: no duplicates
-        return Missing(qual, f"module '{mod.name}' has no attribute '{name}'", mod.path, 0, close_matches(name, names))
+        return Missing(qual, f"module '{mod.name}' has no attribute '{name}'", mod.path, 0, tuple(names))
 
     def _getattr_target(self, mod: ModuleInfo, name: str, raw: str | None) -> str | None:
         if raw is None:
