@@ -23,6 +23,8 @@ class BoundCall:
     fits_override: str | None = None  # a subclass's override that accepts the call: the object may be one
     rebound: str | None = None  # the client rebinds the callee: what to it, and whether it rejects the call too
     rebound_unread: bool = False  # ...to something driftcheck cannot read
+    # a class reached through a name an `if` of vLLM's rebinds (`Resolved.otherwise`), whose other class accepts the call
+    otherwise_fits: str | None = None
 
     def qualify(self, finding):
         """A call that fits a subclass's override of the method is not certain to fail: a warning. A callee the
@@ -33,6 +35,13 @@ class BoundCall:
             finding.message += (f" The receiver may be a subclass whose override accepts this call "
                                 f"({self.fits_override}), so this fails only when it is not.")
             finding.details["fits_override"] = self.fits_override
+        if self.otherwise_fits is not None and finding.severity == "error":
+            finding.severity = "warning"
+            finding.fix = None
+            finding.message += (f" vLLM binds this name to another class under a condition it checks where it binds it "
+                                f"({self.otherwise_fits}), whose constructor accepts this call: this fails only when "
+                                f"the name holds `{self.use.target.qualname}`.")
+            finding.details["otherwise_fits"] = self.otherwise_fits
         if self.rebound is not None:
             finding.fix = None
             finding.details["rebound"] = self.rebound
@@ -82,8 +91,20 @@ def _bind_all(ctx: ScanContext) -> list[BoundCall]:
             problems, rebound, unread = _through_replacements(ctx, use, problems)
         out.append(BoundCall(use, sig, problems, callee_label(use),
                              _fitting_override(ctx, use) if problems and use.kind == "method" and not use.via_super else None,
-                             rebound, unread))
+                             rebound, unread, _other_class_fits(ctx, use) if problems else None))
     return out
+
+
+def _other_class_fits(ctx: ScanContext, use: CallUse) -> str | None:
+    """`AsyncLLMEngine(config, log_stats=True)` where vLLM 0.8-0.10 rebind `AsyncLLMEngine = AsyncLLM` only under
+    `if envs.VLLM_USE_V1`: which class the call builds is decided at run time, so a call that only one of the two
+    constructors rejects is not certain to fail. The other class, when its constructor accepts the call (or cannot
+    be read: it may)."""
+    other = use.target.otherwise if use.kind == "construct" else None
+    if other is None or other.kind != "class" or other.qualname == use.target.qualname:
+        return None
+    sig = ctx.api.constructor(other)
+    return other.qualname if sig is None or not check_call(sig, use.shape) else None
 
 
 def _through_replacements(ctx: ScanContext, use: CallUse, problems: list[CallProblem]) -> tuple[list[CallProblem], str, bool]:
