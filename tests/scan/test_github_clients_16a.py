@@ -5,6 +5,8 @@ really fails on the target, which must stay an error.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from scan.helpers import line_of, scan_trees
 
 # ----------------------------------------------------------------------------------------- HA
@@ -63,3 +65,82 @@ def test_ha_all_of_a_star_import_still_takes_only_its_names(tmp_path):
     vllm = {"vllm/a.py": '__all__ = ["x"]\nx = 1\ny = 2\n', "vllm/b.py": "from vllm.a import *\n"}
     client = {"pkg/__init__.py": "", "pkg/use.py": "from vllm.b import x\nfrom vllm.b import y\n"}
     assert _dc002(scan_trees(tmp_path, vllm, client)) == [(2, "error")]
+
+
+# ----------------------------------------------------------------------------------------- HB
+# tt-vllm-plugin (dmadicTT/tt-vllm-plugin @ 13d3f67, pyproject `vllm==0.10.1.1`): TTWorker(WorkerBase) stores
+# `self.model_config.override_tt_config = {}` and `self.device_config.num_devices = ...`
+# (tt_vllm_plugin/v1/worker/tt_worker.py:52, :72); tt_loader.py:63 and worker/tt_worker.py:34-39 read them through a
+# parameter `model_config: ModelConfig` and a local `model_config = vllm_config.model_config`. vLLM 0.10.1.1's
+# WorkerBase binds `self.model_config = vllm_config.model_config` (vllm/worker/worker_base.py:44) with `vllm_config:
+# VllmConfig`: the attribute had no type, so the store was on no class and the typed reads were errors.
+SHAPE = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / \
+    "HB_store_through_a_base_attribute_bound_from_a_parameter" / "vllm_src"
+CONFIGS = {
+    "vllm/config.py": (SHAPE / "vllm" / "config.py").read_text(),  # ModelConfig, DeviceConfig, VllmConfig dataclasses
+    "vllm/worker_base.py": """
+        from vllm.config import VllmConfig
+
+
+        class WorkerBase:
+            def __init__(self, vllm_config: {annotation}) -> None:
+                self.model_config = vllm_config.model_config
+    """,
+}
+READER = """
+from vllm.config import ModelConfig
+
+
+def load_model(model_config: ModelConfig):
+    return model_config.override_tt_config
+"""
+
+
+def _worker(body: str) -> str:
+    return f"""
+from vllm.config import VllmConfig
+from vllm.worker_base import WorkerBase
+
+
+class TTWorker(WorkerBase):
+    def __init__(self, vllm_config: VllmConfig) -> None:
+        super().__init__(vllm_config)
+        {body}
+"""
+
+
+def _configs(annotation: str = "VllmConfig") -> dict[str, str]:
+    return {**CONFIGS, "vllm/worker_base.py": CONFIGS["vllm/worker_base.py"].replace("{annotation}", annotation)}
+
+
+def _dc006(result) -> list[tuple[str, int, str]]:
+    return sorted((f.client.path, f.client.line, f.severity) for f in result.findings if f.rule == "DC006")
+
+
+def test_hb_a_member_stored_through_the_inherited_config_attribute_is_the_clients(tmp_path):
+    client = {"pkg/__init__.py": "", "pkg/worker.py": _worker("self.model_config.override_tt_config = {}"),
+              "pkg/loader.py": READER}
+    # the store itself is a warning (a new attribute vLLM never reads); the typed read elsewhere is no error
+    assert [f for f in _dc006(scan_trees(tmp_path, _configs(), client)) if f[2] == "error"] == []
+
+
+def test_hb_the_read_without_any_store_still_fails(tmp_path):
+    client = {"pkg/__init__.py": "", "pkg/worker.py": _worker("pass"), "pkg/loader.py": READER}
+    line = line_of(READER.lstrip("\n"), "return model_config.override_tt_config")
+    assert _dc006(scan_trees(tmp_path, _configs(), client)) == [("pkg/loader.py", line, "error")]
+
+
+def test_hb_the_inherited_attribute_now_has_its_class_a_missing_member_read_on_it_fails(tmp_path):
+    # tt-vllm-plugin's v1/ascend_scheduler.py:502 `self.scheduler_config.is_multi_step` (gone in 0.10.1.1): the same
+    # typing makes a read through the subclass's `self` a checked one
+    worker = _worker("self.ready = self.model_config.is_multi_step")
+    client = {"pkg/__init__.py": "", "pkg/worker.py": worker}
+    line = line_of(worker.lstrip("\n"), "self.model_config.is_multi_step")
+    assert _dc006(scan_trees(tmp_path, _configs(), client)) == [("pkg/worker.py", line, "error")]
+
+
+def test_hb_a_parameter_annotated_with_a_union_gives_no_class(tmp_path):
+    # `vllm_config: VllmConfig | None`: no one class to read the attribute's type from, as before
+    worker = _worker("self.ready = self.model_config.is_multi_step")
+    client = {"pkg/__init__.py": "", "pkg/worker.py": worker}
+    assert _dc006(scan_trees(tmp_path, _configs("VllmConfig | None"), client)) == []
