@@ -144,3 +144,51 @@ def test_hb_a_parameter_annotated_with_a_union_gives_no_class(tmp_path):
     worker = _worker("self.ready = self.model_config.is_multi_step")
     client = {"pkg/__init__.py": "", "pkg/worker.py": worker}
     assert _dc006(scan_trees(tmp_path, _configs("VllmConfig | None"), client)) == []
+
+
+# ----------------------------------------------------------------------------------------- HC
+# ChatLearn v1.0.3 (alibaba/ChatLearn @ v1.0.3, docker/torch/Dockerfile.torch2.5.1.vllm066 `vllm==0.6.6`, requirements.txt
+# `vllm==0.5.1`): chatlearn/models/vllm/hooks/__init__.py (a file that imports no vLLM) loads one copy per release with
+# `if CURRENT_VLLM_VERSION == VLLMVersion.v_0_6_3: from chatlearn.models.vllm.hooks.vllm_0_6_3 import *`, where
+# `VLLMVersion` is a str Enum of chatlearn/utils/constant.py whose members hold releases (`v_0_6_3 = "0.6.3"`). The test
+# named no release to driftcheck (only string literals, parsed releases and names bound to one counted), and the file
+# spells no quoted release, so it was not even read.
+HC_VLLM = {"vllm/__init__.py": "__version__ = '0.6.6'\n", "vllm/core.py": "def present():\n    return 1\n"}
+HC_SHAPE = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / "HC_release_enum_member_dispatch"
+# vLLM's version and `class VLLMVersion(str, Enum)` as ChatLearn spells them, and a str Enum that holds no release
+HC_CONSTANT = (HC_SHAPE / "client" / "pkg" / "constant.py").read_text() + """
+
+class Mode(str, Enum):
+    FAST = "fast"
+"""
+
+
+def _hooks(test: str, names: str = "CURRENT_VLLM_VERSION, VLLMVersion") -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/constant.py": HC_CONSTANT,
+            "pkg/hooks/__init__.py": f"from pkg.constant import {names}\n\nif {test}:\n    from pkg.hooks.copy import *\n",
+            "pkg/hooks/copy.py": "from vllm.core import gone\n"}
+
+
+def _copy_severity(result) -> list[str]:
+    return [f.severity for f in result.findings if f.client.path == "pkg/hooks/copy.py" and f.rule in ("DC001", "DC002")]
+
+
+def test_hc_an_enum_member_holding_a_release_names_it(tmp_path):
+    assert _copy_severity(scan_trees(tmp_path, HC_VLLM, _hooks("CURRENT_VLLM_VERSION == VLLMVersion.v_0_6_3"))) == [
+        "warning"]
+
+
+def test_hc_an_aliased_import_of_the_class_and_a_tuple_of_members(tmp_path):
+    test = "CURRENT_VLLM_VERSION in (V.v_0_6_3, V.v_0_6_6)"
+    client = _hooks(test, names="CURRENT_VLLM_VERSION, VLLMVersion as V")
+    assert _copy_severity(scan_trees(tmp_path, HC_VLLM, client)) == ["warning"]
+
+
+def test_hc_an_ordering_against_the_member_loads_the_copy_on_every_newer_release(tmp_path):
+    assert _copy_severity(scan_trees(tmp_path, HC_VLLM, _hooks("CURRENT_VLLM_VERSION >= VLLMVersion.v_0_6_3"))) == [
+        "error"]
+
+
+def test_hc_a_member_that_holds_no_release_names_none(tmp_path):
+    assert _copy_severity(scan_trees(tmp_path, HC_VLLM, _hooks("CURRENT_VLLM_VERSION == Mode.FAST",
+                                                               names="CURRENT_VLLM_VERSION, Mode"))) == ["error"]
