@@ -98,13 +98,26 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
         return any(g and target in names for target, where in found.items() for *_, g in where)
 
     # the files without vLLM are read only when a load under a release test reaches a client module, from a file with
-    # vLLM or from one of them that spells a release (rlinf's package `__init__` imports its 0.8.5 copy, no vLLM)
+    # vLLM or from one of them that spells a release (rlinf's package `__init__` imports its 0.8.5 copy, no vLLM) or
+    # names a class holding releases (ChatLearn's hooks `__init__`: `== VLLMVersion.v_0_6_3`, HC)
     if others and (reaches_the_client(edges) or reaches_the_client(_load_edges(
-            (f for f in source.other_files(matching=_RELEASE_TEXT) if f.module not in by_module), names, helpers))):
+            _spelling_releases(source, by_module, files), names, helpers))):
         for target, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
                                          helpers).items():
             edges.setdefault(target, []).extend(where)  # after those of the files with vLLM (file order)
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
+
+
+def _spelling_releases(source, by_module: dict, files) -> list:
+    """The client files without vLLM that spell a quoted release, or name a class of the client's whose members hold
+    releases (`VLLMVersion.`, defined in any of those files or in one with vLLM)."""
+    spelled = [f for f in source.other_files(matching=_RELEASE_TEXT) if f.module not in by_module]
+    classes = {m.partition(".")[0] for f in [*files, *spelled] for m in _release_members(f.tree)}
+    if not classes:
+        return spelled
+    naming = re.compile(rb"\b(?:" + b"|".join(re.escape(c.encode()) for c in sorted(classes)) + rb")\b")
+    seen = {f.module for f in spelled}
+    return spelled + [f for f in source.other_files(matching=naming) if f.module not in by_module and f.module not in seen]
 
 
 def _loaded_only_guarded(edges: dict) -> set[str]:
@@ -223,7 +236,7 @@ def _release_branches(tree: ast.AST, helpers: frozenset[str] = frozenset()) -> l
     the file that returns one), `is_vllm_equal("0.8.0")` (a call of a client helper that compares vLLM's version
     for equality with its argument: `helpers`), and the `case "0.11.0":` bodies of a `match` on the version. What
     such a body imports runs on those releases only."""
-    constants = _release_constants(tree)
+    constants = _release_constants(tree) | {h for h in helpers if "." in h}  # and the release members it imports
     tests = [node for node in nodes_of(tree, ast.If) if _names_releases(node.test, constants, helpers)]
     cases = [(match, case) for match in nodes_of(tree, ast.Match) for case in match.cases
              if _pattern_names_releases(case.pattern)]
@@ -237,15 +250,29 @@ def _release_branches(tree: ast.AST, helpers: frozenset[str] = frozenset()) -> l
 
 
 def _release_constants(tree: ast.AST) -> frozenset[str]:
-    """Names the file binds to one release: `V0120 = parse_version("0.12.0")`, `OLDEST = "0.5.4"`."""
+    """Names the file binds to one release: `V0120 = parse_version("0.12.0")`, `OLDEST = "0.5.4"`, and the members of
+    its classes that hold one (`VLLMVersion.v_0_6_3`, `_release_members`)."""
     out: set[str] = set()
     for node in nodes_of(tree, ast.Assign):
-        value = node.value
-        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
-            value = value.args[0]
-        if isinstance(value, ast.Constant) and isinstance(value.value, str) and VERSION_TEXT.match(value.value):
+        if _one_release(node.value):
             out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return frozenset(out)
+    return frozenset(out) | _release_members(tree)
+
+
+def _one_release(value: ast.expr) -> bool:
+    """`"0.6.3"` or `parse_version("0.12.0")`."""
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    return isinstance(value, ast.Constant) and isinstance(value.value, str) and VERSION_TEXT.match(value.value) is not None
+
+
+def _release_members(tree: ast.AST) -> frozenset[str]:
+    """`Class.member` for each member a top-level class of the module binds to one release in its body:
+    ChatLearn's `class VLLMVersion(str, Enum): v_0_6_3 = "0.6.3"`, compared with as `version == VLLMVersion.v_0_6_3`
+    (HC)."""
+    return frozenset(f"{cls.name}.{t.id}" for cls in getattr(tree, "body", ()) if isinstance(cls, ast.ClassDef)
+                     for node in cls.body if isinstance(node, ast.Assign) and _one_release(node.value)
+                     for t in node.targets if isinstance(t, ast.Name))
 
 
 def _names_releases(test: ast.expr, constants: frozenset[str] = frozenset(), helpers: frozenset[str] = frozenset()) -> bool:
@@ -328,7 +355,8 @@ def _equality_helpers(tree: ast.Module) -> frozenset[str]:
 
 
 def _helper_lookup(by_module: dict, source, names):
-    """module -> its release-equality helpers, read once per client module (one without vLLM through `source`)."""
+    """module -> its release-equality helpers and its classes' release members (`VLLMVersion.v_0_6_3`), read once per
+    client module (one without vLLM through `source`)."""
     found: dict[str, frozenset[str]] = {}
 
     def helpers(module: str) -> frozenset[str]:
@@ -337,15 +365,16 @@ def _helper_lookup(by_module: dict, source, names):
         if module not in found:
             f = by_module.get(module)
             tree = f.tree if f is not None else (source.module_tree(module) or (None,))[0] if source is not None else None
-            found[module] = _equality_helpers(tree) if tree is not None else frozenset()
+            found[module] = _equality_helpers(tree) | _release_members(tree) if tree is not None else frozenset()
         return found[module]
     return helpers
 
 
 def _helpers_in(f, is_package: bool, helpers) -> frozenset[str]:
-    """The release-equality helpers file `f` defines or imports by name from another client module, looked up only
-    in a file that calls a name with one release (most files do not)."""
-    if not any(_given_one_release(c) for c in nodes_of(f.tree, ast.Call)):
+    """The release-equality helpers file `f` defines or imports by name from another client module, and the release
+    members of the classes it imports (`from pkg.constant import VLLMVersion`: `VLLMVersion.v_0_6_3`), looked up only
+    in a file that calls a name with one release or tests `==` / `in` against an attribute (most files do neither)."""
+    if not any(_given_one_release(c) for c in nodes_of(f.tree, ast.Call)) and not _tests_an_attribute(f.tree):
         return frozenset()
     out = set(helpers(f.module))
     for node in nodes_of(f.tree, ast.ImportFrom):
@@ -353,7 +382,18 @@ def _helpers_in(f, is_package: bool, helpers) -> frozenset[str]:
         if base != f.module:
             mine = helpers(base)
             out |= {a.asname or a.name for a in node.names if a.name in mine}
+            out |= {f"{a.asname or a.name}.{m.partition('.')[2]}" for a in node.names
+                    for m in mine if m.partition(".")[0] == a.name}
     return frozenset(out)
+
+
+def _tests_an_attribute(tree: ast.AST) -> bool:
+    """An `if a == X.y` / `if a in (X.y, X.z)` in the file."""
+    def attributes(node: ast.expr) -> bool:
+        items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        return bool(items) and all(isinstance(e, ast.Attribute) for e in items)
+    return any(isinstance(n.test, ast.Compare) and isinstance(n.test.ops[0], (ast.Eq, ast.In))
+               and attributes(n.test.comparators[0]) for n in nodes_of(tree, ast.If))
 
 
 def _pattern_names_releases(pattern: ast.pattern) -> bool:
@@ -370,6 +410,8 @@ def _strings(node: ast.expr, constants: frozenset[str] = frozenset()) -> bool:
         return bool(node.elts) and all(_strings(e, constants) for e in node.elts)
     if isinstance(node, ast.Name):
         return node.id in constants
+    if isinstance(node, ast.Attribute):
+        return dotted_name(node) in constants  # `VLLMVersion.v_0_6_3`
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         arg = node.args[0]
         return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and VERSION_TEXT.match(arg.value) is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 
 from driftcheck.astnodes import dotted_name, first_line, source_text, walk
 from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function, walk_statements
@@ -194,6 +195,12 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
                         type_expr = ctor
                     elif type_expr is None and isinstance(value, ast.Name) and value.id in param_annotations:
                         type_expr = ast.unparse(param_annotations[value.id])
+                    elif type_expr is None and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) \
+                            and value.value.id in param_annotations:
+                        # `self.model_config = vllm_config.model_config` with `vllm_config: VllmConfig`: what that
+                        # class's attribute holds ("VllmConfig.model_config", read by value_types; HB)
+                        owner = _one_class_name(param_annotations[value.value.id])
+                        type_expr = f"{owner}.{value.attr}" if owner else None
                     declared_only = annotation is not None and type_expr == annotation  # a bare declaration is authoritative
                     prev = cls.instance_attrs.get(t.attr)
                     if declared_only and value is None:
@@ -207,6 +214,15 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
                         # `self.experts = MegaMoEExperts(...)` here, `= FusedMoEFactory(...)` there: one of these,
                         # not one type (a union resolves to no single class)
                         cls.instance_attrs[t.attr] = (prev[0], f"{prev[1]} | {type_expr}")
+
+
+def _one_class_name(annotation: ast.expr) -> str | None:
+    """`VllmConfig`, `"VllmConfig"`, `config.VllmConfig`: the one class an annotation names (None for a union, a
+    container, `Optional[...]`)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+        return text if re.fullmatch(r"[A-Za-z_][\w.]*", text) else None
+    return dotted_name(annotation) if isinstance(annotation, (ast.Name, ast.Attribute)) else None
 
 
 def split_union(expr: str) -> list[str]:

@@ -164,6 +164,8 @@ class _Summariser:
                     names = _string_list(value) if value is not None else None
                     if names is not None:
                         info.all_names = names
+                    # a module attribute like any other (`configs.__all__.append(...)`, HA), whatever its value is
+                    self._bind(name, Binding("assign", node.lineno, "", type_only))
                     continue
                 kind, expr = "assign", ""
                 if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name):

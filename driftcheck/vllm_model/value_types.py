@@ -136,7 +136,7 @@ class ValueTypes:
         found = _CONTAINER.fullmatch(expr.strip()) if expr and resolved.module is not None else None
         return self.class_from_annotation(resolved.module, found.group(1)) if found else None
 
-    def class_from_annotation(self, scope: ModuleInfo, expr: str) -> Resolved | None:
+    def class_from_annotation(self, scope: ModuleInfo, expr: str, _depth: int = 0) -> Resolved | None:
         parts = [p for p in split_union(expr) if p.strip("'\" ") != "None"]
         if len(parts) > 1:
             return None  # one of several classes: no single type
@@ -152,6 +152,11 @@ class ValueTypes:
         result = self.resolve_in_scope(scope, name)
         if isinstance(result, Resolved) and result.kind == "class":
             return result
+        if isinstance(result, Resolved) and result.kind == "attribute" and "." in name and _depth < 4:
+            # "VllmConfig.model_config" (class_summary: `self.x = param.attr`): the class that attribute holds
+            inner = result.type_expr
+            if inner and result.module is not None and "self." not in inner:
+                return self.class_from_annotation(result.module, inner, _depth + 1)
         return None
 
 
