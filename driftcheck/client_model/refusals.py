@@ -85,7 +85,11 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
     decided counts as taken both ways. A test naming releases (`==`) is `dispatched_modules`' already, whatever the
     target; this also takes one bound (`>=`) where the target is on the other side of it. The version may also be a
     function's local or a `self.` attribute bound by a helper that returns it (`_bound_versions`; trinity-rft 0.5.2:
-    `vllm_version = get_vllm_version()`, `if vllm_version <= parse_version("0.11.0"): from .api_patch import ...`)."""
+    `vllm_version = get_vllm_version()`, `if vllm_version <= parse_version("0.11.0"): from .api_patch import ...`), or
+    imported as `from vllm import __version__ as VLLM_VERSION`. The statements after an `if` whose branch the target
+    takes always leave the block (`return`, `raise`, `pytest.skip(...)`) do not run either (xinference 4.1.0: the V0
+    engine loaded under `if version.parse(VLLM_VERSION) < version.parse("0.11.0")`, and a test that skips itself on a
+    newer vLLM before importing the V0 scheduler)."""
     from driftcheck.client_model.cross_file_guards import _guards_for, _load_edges, _loaded_only_guarded
     from packaging.version import InvalidVersion, Version
 
@@ -116,11 +120,15 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
         spans: list[tuple[int, int]] = []
+        decided: dict[int, bool] = {}
         for node in ifs:
             taken = _decide(node.test, names, target)
             branch = node.body if taken is False else node.orelse if taken else []
             if branch:
                 spans.append((branch[0].lineno, max(s.end_lineno or s.lineno for s in branch)))
+            if taken is not None and _leaves(node.body if taken else node.orelse):
+                decided[id(node)] = taken
+        spans += _after_leaving(f.tree, decided)
         return spans
 
     others = source.other_modules() if source is not None else {}
@@ -135,6 +143,40 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
 
 
+# calls that never return: they raise (pytest's outcomes, SystemExit) or end the process
+_NO_RETURN = {"pytest.skip", "pytest.fail", "pytest.exit", "pytest.xfail", "sys.exit", "os._exit", "exit", "quit"}
+
+
+def _leaves(block: list[ast.stmt]) -> bool:
+    """Whether a branch always leaves its block: it ends in `return`, `raise`, `continue`, `break` or a call that never
+    returns (`pytest.skip(...)` in a test whose vLLM is too new)."""
+    last = block[-1] if block else None
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and \
+        (dotted_name(last.value.func) or "") in _NO_RETURN
+
+
+def _after_leaving(tree: ast.Module, decided: dict[int, bool]) -> list[tuple[int, int]]:
+    """The statements after an `if` whose branch the target takes always leaves the block (`if Version(vllm.__version__)
+    >= Version("0.11.0"): pytest.skip(...)` then `from ..scheduler import XavierScheduler`): they do not run."""
+    out: list[tuple[int, int]] = []
+    if not decided:
+        return out
+    for node in walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block[:-1]):
+                if id(stmt) in decided:
+                    rest = block[i + 1:]
+                    out.append((rest[0].lineno, max(s.end_lineno or s.lineno for s in rest)))
+                    break
+    return out
+
+
+_IMPORTED_VERSION = ast.Constant(value=None)  # stands for `from vllm import __version__` among a name's bindings
 _QUOTED_RELEASE = re.compile(r"""["']\d+\.\d+""")  # where a string constant `_release` takes may start
 
 
@@ -225,6 +267,11 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
                 bindings.setdefault(name, []).append(value)
     for node in nodes_of(tree, ast.arg):
         bindings.setdefault(node.arg, []).append(None)
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom):  # `from vllm import __version__ as VLLM_VERSION`
+        version_import = isinstance(node, ast.ImportFrom) and node.module == package and not node.level
+        for a in node.names:
+            name = a.asname or a.name.split(".")[0]
+            bindings.setdefault(name, []).append(_IMPORTED_VERSION if version_import and a.name == "__version__" else None)
     for node in nodes_of(tree, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem, ast.NamedExpr):
         target = node.optional_vars if isinstance(node, ast.withitem) else node.target
         for n in walk(target) if target is not None else []:
@@ -236,7 +283,9 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
         for value in values:
             if value is None:
                 break
-            if _reads_the_version(value, package, set()):
+            if value is _IMPORTED_VERSION:
+                parsed.append(False)  # the version string itself
+            elif _reads_the_version(value, package, set()):
                 parsed.append(_parses(value))
             elif isinstance(value, ast.Call) and not value.args and not value.keywords \
                     and (dotted_name(value.func) or "") in helpers:

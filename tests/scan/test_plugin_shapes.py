@@ -15,7 +15,7 @@ tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.
 1.0.3, vllm-omni 0.14.0 and vllm-rbln 0.11.0 (batch 8, docs/triage/2026-12-02-unseen-plugins-8.md; BA_, a client that
 ships modules into vLLM's own package folder, runs from one site folder, as pip installs it), GB_ to GG_ from
 vllm-gcu 0.9.2, NeMo-RL 0.7.0, AReaL 0.5.3 and vllm-ascend v0.22.1rc1 taken from GitHub (batch 15,
-docs/triage/2026-12-03-github-clients-15.md), IA_ from xinference 4.1.0 (batch 16b,
+docs/triage/2026-12-03-github-clients-15.md), IA_ and IB_ from xinference 4.1.0 (batch 16b,
 docs/triage/2026-12-04-unseen-plugins-16b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no

@@ -50,3 +50,84 @@ def test_ia_an_import_of_vllm_also_names_it(tmp_path):
     result = scan_trees(tmp_path, VLLM, _client("import vllm  # noqa: F401"))
     assert {f.severity for f in result.findings if f.rule == "DC111"} == {"error"}
 
+
+# ----------------------------------------------------------------------------------------- IB
+# xinference 4.1.0 @ 0.32.0: model/llm/vllm/xavier/engine.py binds `from vllm import __version__ as VLLM_VERSION` and
+# loads its V0 engine only under `if version.parse(VLLM_VERSION) < version.parse("0.11.0"): from .legacy_engine import
+# ...`; the V0 modules (legacy_engine, scheduler, executor, block_manager, allocator, block, the scheduler hooks) import
+# `vllm.core`, `vllm.sequence.SequenceGroup`, ... (44 errors). Their other loads: a test that first skips itself on a
+# newer vLLM (`if Version(vllm.__version__) >= Version("0.11.0"): pytest.skip(...)`), and a test that puts a stand-in
+# under the engine's name in `sys.modules`.
+IB_VLLM = {"vllm/__init__.py": "from vllm._version import __version__\n", "vllm/engine.py": "class AsyncLLM:\n    pass\n"}
+IB_ENGINE = '''from packaging import version
+from vllm import __version__ as VLLM_VERSION
+from vllm.engine import AsyncLLM
+
+
+def make(args):
+    if version.parse(VLLM_VERSION) < version.parse("0.11.0"):
+        from .legacy_engine import LegacyEngine
+        return LegacyEngine(args)
+    return AsyncLLM()
+'''
+IB_SKIP = '''import pytest
+from packaging.version import Version
+
+
+def test_v0_scheduler():
+    vllm = pytest.importorskip("vllm")
+    if {test}:
+        pytest.skip("V0 scheduler requires vLLM < 0.11")
+    from ..scheduler import LegacyScheduler
+    assert LegacyScheduler
+'''
+IB_SWAP = '''import sys
+from types import SimpleNamespace
+
+
+def test_v0_uses_legacy_adapter(monkeypatch):
+    {line}
+'''
+
+
+def _ib_client(skip_test: str = 'Version(vllm.__version__) >= Version("0.11.0")',
+               swap: str = 'monkeypatch.setitem(sys.modules, "pkg.legacy_engine", SimpleNamespace(LegacyEngine=object))'
+               ) -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/engine.py": IB_ENGINE,
+            "pkg/legacy_engine.py": "from vllm.core.scheduler import Scheduler\nfrom .scheduler import LegacyScheduler\n",
+            "pkg/scheduler.py": "from vllm.core.scheduler import Scheduler\n\n\nclass LegacyScheduler(Scheduler):\n    pass\n",
+            "pkg/test/__init__.py": "", "pkg/test/test_legacy.py": IB_SKIP.format(test=skip_test),
+            "pkg/test/test_swap.py": IB_SWAP.format(line=swap)}
+
+
+def _ib(result) -> dict[str, str]:
+    return {f.client.path: f.severity for f in result.findings if f.rule == "DC001"}
+
+
+def test_ib_the_v0_modules_run_only_below_the_release_the_engine_names(tmp_path):
+    assert _ib(scan_trees(tmp_path, IB_VLLM, _ib_client(), version="0.32.0")) == {
+        "pkg/legacy_engine.py": "warning", "pkg/scheduler.py": "warning"}
+
+
+def test_ib_on_an_older_release_the_v0_modules_run(tmp_path):
+    assert _ib(scan_trees(tmp_path, IB_VLLM, _ib_client(), version="0.10.0")) == {
+        "pkg/legacy_engine.py": "error", "pkg/scheduler.py": "error"}
+
+
+def test_ib_a_skip_the_target_does_not_take_keeps_the_test_import(tmp_path):
+    # the test skips below 0.11.0 only: on 0.32.0 it goes on and imports the scheduler
+    found = _ib(scan_trees(tmp_path, IB_VLLM, _ib_client(skip_test='Version(vllm.__version__) < Version("0.11.0")'),
+                           version="0.32.0"))
+    assert found == {"pkg/legacy_engine.py": "warning", "pkg/scheduler.py": "error"}
+
+
+def test_ib_a_skip_on_something_else_keeps_the_test_import(tmp_path):
+    found = _ib(scan_trees(tmp_path, IB_VLLM, _ib_client(skip_test='vllm.envs.VLLM_USE_V1'), version="0.32.0"))
+    assert found == {"pkg/legacy_engine.py": "warning", "pkg/scheduler.py": "error"}
+
+
+def test_ib_a_module_named_outside_sys_modules_is_loaded(tmp_path):
+    # `import_module("pkg.legacy_engine")` in the test imports the V0 engine on any release
+    swap = 'return __import__("importlib").import_module("pkg.legacy_engine")'
+    found = _ib(scan_trees(tmp_path, IB_VLLM, _ib_client(swap=swap), version="0.32.0"))
+    assert found == {"pkg/legacy_engine.py": "error", "pkg/scheduler.py": "error"}
