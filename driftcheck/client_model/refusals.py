@@ -119,10 +119,14 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
             # a release a test may name (a string starting "0.8"; the text says first whether the file has one)
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
+        calls = _predicates(f.tree, names, target)
+        if calls:  # also the tests that call one: `if not self._is_vllm_v1(): from .v0_executor import ...`
+            ifs += [node for node in nodes_of(f.tree, ast.If) if not _may_decide(node.test) and any(
+                isinstance(n, ast.Call) and (dotted_name(n.func) or "") in calls for n in walk(node.test))]
         spans: list[tuple[int, int]] = []
         decided: dict[int, bool] = {}
         for node in ifs:
-            taken = _decide(node.test, names, target)
+            taken = _decide(node.test, names, target, calls)
             branch = node.body if taken is False else node.orelse if taken else []
             if branch:
                 spans.append((branch[0].lineno, max(s.end_lineno or s.lineno for s in branch)))
@@ -254,10 +258,13 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
     parameter, a loop target or bound to anything else is left out."""
     bindings: dict[str, list] = {}  # (each name's values in any order: all must read the version)
     fallbacks = {id(stmt) for h in nodes_of(tree, ast.ExceptHandler) for stmt in h.body}
+    absent = _without_package(tree, package)
     for node in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.AugAssign):
         value = None if isinstance(node, ast.AugAssign) else node.value
         if id(node) in fallbacks and value is not None and _release(value) is not None:
             continue  # `except InvalidVersion: v = parse("0.8.5")`: a version that does not parse, never a release's
+        if id(node) in absent:
+            continue  # `except ImportError: VLLM_VERSION = None` after `import vllm`: vLLM is installed on the target
         for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
             name = dotted_name(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
             for n in ([] if name else walk(t)):  # a tuple target: each name in it is bound to something else
@@ -296,6 +303,54 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
             if parsed and (name.count(".") == 0 or name.startswith("self.")):
                 out[name] = all(parsed)
     return out
+
+
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def _without_package(tree: ast.Module, package: str) -> set[int]:
+    """The statements of `except ImportError:` handlers of a `try` whose body imports `package`: what runs when it is
+    not installed, which the target, installed, never takes."""
+    out: set[int] = set()
+    for node in nodes_of(tree, ast.Try):
+        imports = any(isinstance(n, ast.Import) and any(a.name.split(".")[0] == package for a in n.names) or
+                      isinstance(n, ast.ImportFrom) and not n.level and (n.module or "").split(".")[0] == package
+                      for stmt in node.body for n in walk(stmt))
+        if not imports:
+            continue
+        for h in node.handlers:
+            caught = [h.type] if not isinstance(h.type, ast.Tuple) else list(h.type.elts)
+            if h.type is not None and all((dotted_name(c) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for c in caught):
+                out |= {id(stmt) for stmt in h.body}
+    return out
+
+
+def _predicates(tree: ast.Module, names: dict[str, bool], target) -> dict[str, bool]:
+    """Functions and methods without arguments (but `self`) that answer a version question: their first statement
+    (after a docstring and imports) is `if <test the target decides true>: return True/False` (xinference 4.1.0's
+    `_is_vllm_v1(self)`: `if VLLM_VERSION is not None and VLLM_VERSION > version.parse("0.11.0"): return True`) ->
+    what they return on the target, keyed `name` (module level) or `self.name` (a method). A name defined twice is
+    left out."""
+    out: dict[str, bool | None] = {}
+    for owner in [tree, *nodes_of(tree, ast.ClassDef)]:
+        for fn in owner.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+                continue
+            params = fn.args.posonlyargs + fn.args.args
+            method = owner is not tree
+            if len(params) != int(method) or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
+                continue
+            key = f"self.{fn.name}" if method else fn.name
+            body = [stmt for stmt in fn.body if not isinstance(stmt, (ast.Import, ast.ImportFrom)) and not (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))]
+            first = body[0] if body else None
+            answer = None
+            if isinstance(first, ast.If) and len(first.body) == 1 and isinstance(first.body[0], ast.Return) and \
+                    isinstance(first.body[0].value, ast.Constant) and isinstance(first.body[0].value.value, bool) and \
+                    _decide(first.test, names, target) is True:
+                answer = first.body[0].value.value
+            out[key] = answer if key not in out else None
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _may_refuse(tree: ast.Module) -> bool:
@@ -365,15 +420,18 @@ def _parses(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _PARSERS
 
 
-def _decide(test: ast.expr, names: dict[str, bool], target: Version) -> bool | None:
-    """True / False for the target's version, None when driftcheck cannot tell."""
+def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict[str, bool] | None = None) -> bool | None:
+    """True / False for the target's version, None when driftcheck cannot tell; `calls`: what the file's version
+    predicates return (`_predicates`)."""
+    if isinstance(test, ast.Call) and calls and not test.args and not test.keywords:
+        return calls.get(dotted_name(test.func) or "")
     if isinstance(test, ast.BoolOp):
-        parts = [_decide(v, names, target) for v in test.values]
+        parts = [_decide(v, names, target, calls) for v in test.values]
         if isinstance(test.op, ast.And):
             return False if False in parts else None if None in parts else True
         return True if True in parts else None if None in parts else False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _decide(test.operand, names, target)
+        inner = _decide(test.operand, names, target, calls)
         return None if inner is None else not inner
     if not isinstance(test, ast.Compare):
         return None

@@ -5,6 +5,8 @@ really reaches vLLM, which must stay an error.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from scan.helpers import scan_trees
 
 # ----------------------------------------------------------------------------------------- IA
@@ -131,3 +133,50 @@ def test_ib_a_module_named_outside_sys_modules_is_loaded(tmp_path):
     swap = 'return __import__("importlib").import_module("pkg.legacy_engine")'
     found = _ib(scan_trees(tmp_path, IB_VLLM, _ib_client(swap=swap), version="0.32.0"))
     assert found == {"pkg/legacy_engine.py": "error", "pkg/scheduler.py": "error"}
+
+
+# ----------------------------------------------------------------------------------------- IC
+# xinference 4.1.0 @ 0.32.0: model/llm/vllm/core.py binds `VLLM_VERSION = version.parse(vllm.__version__)` in a try
+# whose `except ImportError:` binds None (no vLLM installed), and imports the V0 executor module only under `if not
+# self._is_vllm_v1():`, a method whose first test returns True above 0.11.0, and in the `else` of `if VLLM_VERSION >
+# version.parse("0.11.0")` (4 errors in distributed_executor.py).
+IC_SHAPE = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / "IC_executor_loaded_under_a_version_method"
+IC_VLLM = {"vllm/__init__.py": "from vllm._version import __version__\n",
+           "vllm/v1/__init__.py": "", "vllm/v1/executor/__init__.py": "class Executor:\n    pass\n"}
+IC_TEST = "        if VLLM_VERSION is not None and VLLM_VERSION > version.parse(\"0.11.0\"):\n"
+
+
+def _ic_client(caught: str = "ImportError", first: str = "") -> dict[str, str]:
+    """The shape's client (tests/fixtures/plugin_shapes/IC_...), its `except ImportError:` and the start of
+    `_is_vllm_v1` changed."""
+    pkg = IC_SHAPE / "client" / "pkg"
+    core = (pkg / "core.py").read_text()
+    assert "except ImportError:" in core and IC_TEST in core
+    core = core.replace("except ImportError:", f"except {caught}:").replace(IC_TEST, first + IC_TEST)
+    return {"pkg/__init__.py": "", "pkg/core.py": core,
+            "pkg/distributed_executor.py": (pkg / "distributed_executor.py").read_text(),
+            "pkg/distributed_executor_v1.py": (pkg / "distributed_executor_v1.py").read_text()}
+
+
+def _ic(result) -> dict[str, str]:
+    return {f.client.path: f.severity for f in result.findings if f.rule == "DC001"}
+
+
+def test_ic_the_v0_executor_runs_only_where_the_version_method_answers_false(tmp_path):
+    assert _ic(scan_trees(tmp_path, IC_VLLM, _ic_client(), version="0.32.0")) == {"pkg/distributed_executor.py": "warning"}
+
+
+def test_ic_on_an_older_release_the_v0_executor_runs(tmp_path):
+    assert _ic(scan_trees(tmp_path, IC_VLLM, _ic_client(), version="0.10.0")) == {"pkg/distributed_executor.py": "error"}
+
+
+def test_ic_a_none_bound_when_something_else_fails_is_a_value_the_version_may_have(tmp_path):
+    # `except Exception:` may also catch a vLLM that imports but fails: the name may hold None on the target
+    found = _ic(scan_trees(tmp_path, IC_VLLM, _ic_client(caught="Exception"), version="0.32.0"))
+    assert found == {"pkg/distributed_executor.py": "error"}
+
+
+def test_ic_a_method_that_may_answer_before_its_version_test_decides_nothing(tmp_path):
+    first = "        if vllm.envs.VLLM_USE_V0:\n            return False\n"
+    found = _ic(scan_trees(tmp_path, IC_VLLM, _ic_client(first=first), version="0.32.0"))
+    assert found == {"pkg/distributed_executor.py": "error"}
