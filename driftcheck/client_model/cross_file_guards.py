@@ -191,8 +191,11 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
         # string may be loaded by name (`worker_cls="pkg.copy.Worker"`): an edge unless under a release test
         loads = any(calls_one_of(c, ("import_module",)) for c in nodes_of(f.tree, ast.Call))
         version_guards = [g for g in guards_of(f.tree) if g.kind == "version"] if loads and spans_of is None else []
+        keys = _sys_modules_keys(f.tree) if "sys.modules" in (getattr(f, "text", None) or "sys.modules") else set()
         for const in nodes_of(f.tree, ast.Constant):
             name = const.value if isinstance(const.value, str) else ""
+            if id(const) in keys:
+                continue  # `monkeypatch.setitem(sys.modules, "pkg.legacy", stub)`: a stand-in, not a load
             if "." not in name or not re.fullmatch(r"\.*[A-Za-z_]\w*(?:\.\w+)*(?::\w+)?", name):
                 continue
             name = name.split(":")[0]
@@ -209,6 +212,24 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
             if target in names:
                 add(f, f.rel, target, const.lineno, guarded)
     return edges
+
+
+def _sys_modules_keys(tree: ast.Module) -> set[int]:
+    """The string constants a file uses as keys of `sys.modules` (`sys.modules["m"]`, `sys.modules.pop("m")`,
+    `setitem(sys.modules, "m", stub)`, `patch.dict(sys.modules, {"m": stub})`): naming a module there reads or
+    replaces the entry, it never imports the module."""
+    out: set[int] = set()
+    for node in nodes_of(tree, ast.Subscript, ast.Call):
+        if isinstance(node, ast.Subscript) and dotted_name(node.value) == "sys.modules":
+            out.add(id(node.slice))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and dotted_name(func.value) == "sys.modules" and node.args:
+                out.add(id(node.args[0]))
+            elif len(node.args) >= 2 and dotted_name(node.args[0]) == "sys.modules":
+                second = node.args[1]
+                out |= {id(k) for k in second.keys if k is not None} if isinstance(second, ast.Dict) else {id(second)}
+    return out
 
 
 def _first_load(module: str, edges: dict, dispatched: set[str]) -> tuple[str, int, str]:

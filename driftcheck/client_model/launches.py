@@ -172,6 +172,8 @@ def _code(f: LaunchFile, line: int) -> str:
 
 
 def _python(f: LaunchFile, out: Launches) -> None:
+    if not _names_vllm(f):
+        return
     seen_dicts: set[int] = set()
     for scope_node in _scopes(f):
         nodes = _walk_scope(scope_node)
@@ -205,6 +207,14 @@ def _python(f: LaunchFile, out: Launches) -> None:
                     _python_config(f, node.value, "speculative", scope, out, seen_dicts)
             if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "kv_connector" for k in node.keys):
                 out.kv_dicts.append((f, node, scope))
+
+
+def _names_vllm(f: LaunchFile) -> bool:
+    """Whether a Python file names vLLM at all (an import, a `vllm serve` line, a comment, its path). One that does not
+    builds its `speculative_config` / `"kv_connector"` dicts for something else: xinference 4.1.0's TensorRT-LLM
+    backend (`model/llm/trt_llm/core.py`) sets `config["speculative_config"] = {"decoding_type": ..., "max_draft_len":
+    ...}`, TensorRT-LLM's keys, and never names vLLM. Every command line this module reads names it."""
+    return "vllm" in f.text.lower() or "vllm" in f.rel.lower()
 
 
 def _const(expr: ast.expr) -> str | None:

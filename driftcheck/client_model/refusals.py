@@ -85,7 +85,11 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
     decided counts as taken both ways. A test naming releases (`==`) is `dispatched_modules`' already, whatever the
     target; this also takes one bound (`>=`) where the target is on the other side of it. The version may also be a
     function's local or a `self.` attribute bound by a helper that returns it (`_bound_versions`; trinity-rft 0.5.2:
-    `vllm_version = get_vllm_version()`, `if vllm_version <= parse_version("0.11.0"): from .api_patch import ...`)."""
+    `vllm_version = get_vllm_version()`, `if vllm_version <= parse_version("0.11.0"): from .api_patch import ...`), or
+    imported as `from vllm import __version__ as VLLM_VERSION`. The statements after an `if` whose branch the target
+    takes always leave the block (`return`, `raise`, `pytest.skip(...)`) do not run either (xinference 4.1.0: the V0
+    engine loaded under `if version.parse(VLLM_VERSION) < version.parse("0.11.0")`, and a test that skips itself on a
+    newer vLLM before importing the V0 scheduler)."""
     from driftcheck.client_model.cross_file_guards import _guards_for, _load_edges, _loaded_only_guarded
     from packaging.version import InvalidVersion, Version
 
@@ -115,12 +119,20 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
             # a release a test may name (a string starting "0.8"; the text says first whether the file has one)
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
+        calls = _predicates(f.tree, names, target)
+        if calls:  # also the tests that call one: `if not self._is_vllm_v1(): from .v0_executor import ...`
+            ifs += [node for node in nodes_of(f.tree, ast.If) if not _may_decide(node.test) and any(
+                isinstance(n, ast.Call) and (dotted_name(n.func) or "") in calls for n in walk(node.test))]
         spans: list[tuple[int, int]] = []
+        decided: dict[int, bool] = {}
         for node in ifs:
-            taken = _decide(node.test, names, target)
+            taken = _decide(node.test, names, target, calls)
             branch = node.body if taken is False else node.orelse if taken else []
             if branch:
                 spans.append((branch[0].lineno, max(s.end_lineno or s.lineno for s in branch)))
+            if taken is not None and _leaves(node.body if taken else node.orelse):
+                decided[id(node)] = taken
+        spans += _after_leaving(f.tree, decided)
         return spans
 
     others = source.other_modules() if source is not None else {}
@@ -135,6 +147,40 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
 
 
+# calls that never return: they raise (pytest's outcomes, SystemExit) or end the process
+_NO_RETURN = {"pytest.skip", "pytest.fail", "pytest.exit", "pytest.xfail", "sys.exit", "os._exit", "exit", "quit"}
+
+
+def _leaves(block: list[ast.stmt]) -> bool:
+    """Whether a branch always leaves its block: it ends in `return`, `raise`, `continue`, `break` or a call that never
+    returns (`pytest.skip(...)` in a test whose vLLM is too new)."""
+    last = block[-1] if block else None
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and \
+        (dotted_name(last.value.func) or "") in _NO_RETURN
+
+
+def _after_leaving(tree: ast.Module, decided: dict[int, bool]) -> list[tuple[int, int]]:
+    """The statements after an `if` whose branch the target takes always leaves the block (`if Version(vllm.__version__)
+    >= Version("0.11.0"): pytest.skip(...)` then `from ..scheduler import XavierScheduler`): they do not run."""
+    out: list[tuple[int, int]] = []
+    if not decided:
+        return out
+    for node in walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block[:-1]):
+                if id(stmt) in decided:
+                    rest = block[i + 1:]
+                    out.append((rest[0].lineno, max(s.end_lineno or s.lineno for s in rest)))
+                    break
+    return out
+
+
+_IMPORTED_VERSION = ast.Constant(value=None)  # stands for `from vllm import __version__` among a name's bindings
 _QUOTED_RELEASE = re.compile(r"""["']\d+\.\d+""")  # where a string constant `_release` takes may start
 
 
@@ -212,10 +258,13 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
     parameter, a loop target or bound to anything else is left out."""
     bindings: dict[str, list] = {}  # (each name's values in any order: all must read the version)
     fallbacks = {id(stmt) for h in nodes_of(tree, ast.ExceptHandler) for stmt in h.body}
+    absent = _without_package(tree, package)
     for node in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.AugAssign):
         value = None if isinstance(node, ast.AugAssign) else node.value
         if id(node) in fallbacks and value is not None and _release(value) is not None:
             continue  # `except InvalidVersion: v = parse("0.8.5")`: a version that does not parse, never a release's
+        if id(node) in absent:
+            continue  # `except ImportError: VLLM_VERSION = None` after `import vllm`: vLLM is installed on the target
         for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
             name = dotted_name(t) if isinstance(t, (ast.Name, ast.Attribute)) else None
             for n in ([] if name else walk(t)):  # a tuple target: each name in it is bound to something else
@@ -225,6 +274,11 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
                 bindings.setdefault(name, []).append(value)
     for node in nodes_of(tree, ast.arg):
         bindings.setdefault(node.arg, []).append(None)
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom):  # `from vllm import __version__ as VLLM_VERSION`
+        version_import = isinstance(node, ast.ImportFrom) and node.module == package and not node.level
+        for a in node.names:
+            name = a.asname or a.name.split(".")[0]
+            bindings.setdefault(name, []).append(_IMPORTED_VERSION if version_import and a.name == "__version__" else None)
     for node in nodes_of(tree, ast.For, ast.AsyncFor, ast.comprehension, ast.withitem, ast.NamedExpr):
         target = node.optional_vars if isinstance(node, ast.withitem) else node.target
         for n in walk(target) if target is not None else []:
@@ -236,7 +290,9 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
         for value in values:
             if value is None:
                 break
-            if _reads_the_version(value, package, set()):
+            if value is _IMPORTED_VERSION:
+                parsed.append(False)  # the version string itself
+            elif _reads_the_version(value, package, set()):
                 parsed.append(_parses(value))
             elif isinstance(value, ast.Call) and not value.args and not value.keywords \
                     and (dotted_name(value.func) or "") in helpers:
@@ -247,6 +303,54 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
             if parsed and (name.count(".") == 0 or name.startswith("self.")):
                 out[name] = all(parsed)
     return out
+
+
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def _without_package(tree: ast.Module, package: str) -> set[int]:
+    """The statements of `except ImportError:` handlers of a `try` whose body imports `package`: what runs when it is
+    not installed, which the target, installed, never takes."""
+    out: set[int] = set()
+    for node in nodes_of(tree, ast.Try):
+        imports = any(isinstance(n, ast.Import) and any(a.name.split(".")[0] == package for a in n.names) or
+                      isinstance(n, ast.ImportFrom) and not n.level and (n.module or "").split(".")[0] == package
+                      for stmt in node.body for n in walk(stmt))
+        if not imports:
+            continue
+        for h in node.handlers:
+            caught = [h.type] if not isinstance(h.type, ast.Tuple) else list(h.type.elts)
+            if h.type is not None and all((dotted_name(c) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for c in caught):
+                out |= {id(stmt) for stmt in h.body}
+    return out
+
+
+def _predicates(tree: ast.Module, names: dict[str, bool], target) -> dict[str, bool]:
+    """Functions and methods without arguments (but `self`) that answer a version question: their first statement
+    (after a docstring and imports) is `if <test the target decides true>: return True/False` (xinference 4.1.0's
+    `_is_vllm_v1(self)`: `if VLLM_VERSION is not None and VLLM_VERSION > version.parse("0.11.0"): return True`) ->
+    what they return on the target, keyed `name` (module level) or `self.name` (a method). A name defined twice is
+    left out."""
+    out: dict[str, bool | None] = {}
+    for owner in [tree, *nodes_of(tree, ast.ClassDef)]:
+        for fn in owner.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+                continue
+            params = fn.args.posonlyargs + fn.args.args
+            method = owner is not tree
+            if len(params) != int(method) or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
+                continue
+            key = f"self.{fn.name}" if method else fn.name
+            body = [stmt for stmt in fn.body if not isinstance(stmt, (ast.Import, ast.ImportFrom)) and not (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))]
+            first = body[0] if body else None
+            answer = None
+            if isinstance(first, ast.If) and len(first.body) == 1 and isinstance(first.body[0], ast.Return) and \
+                    isinstance(first.body[0].value, ast.Constant) and isinstance(first.body[0].value.value, bool) and \
+                    _decide(first.test, names, target) is True:
+                answer = first.body[0].value.value
+            out[key] = answer if key not in out else None
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _may_refuse(tree: ast.Module) -> bool:
@@ -316,15 +420,18 @@ def _parses(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _PARSERS
 
 
-def _decide(test: ast.expr, names: dict[str, bool], target: Version) -> bool | None:
-    """True / False for the target's version, None when driftcheck cannot tell."""
+def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict[str, bool] | None = None) -> bool | None:
+    """True / False for the target's version, None when driftcheck cannot tell; `calls`: what the file's version
+    predicates return (`_predicates`)."""
+    if isinstance(test, ast.Call) and calls and not test.args and not test.keywords:
+        return calls.get(dotted_name(test.func) or "")
     if isinstance(test, ast.BoolOp):
-        parts = [_decide(v, names, target) for v in test.values]
+        parts = [_decide(v, names, target, calls) for v in test.values]
         if isinstance(test.op, ast.And):
             return False if False in parts else None if None in parts else True
         return True if True in parts else None if None in parts else False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _decide(test.operand, names, target)
+        inner = _decide(test.operand, names, target, calls)
         return None if inner is None else not inner
     if not isinstance(test, ast.Compare):
         return None

@@ -16,7 +16,8 @@ tpu-inference 0.11.1 / 0.12.0 (batch 7, docs/triage/2026-12-02-unseen-plugins-7.
 ships modules into vLLM's own package folder, runs from one site folder, as pip installs it), GB_ to GG_ from
 vllm-gcu 0.9.2, NeMo-RL 0.7.0, AReaL 0.5.3 and vllm-ascend v0.22.1rc1 taken from GitHub (batch 15,
 docs/triage/2026-12-03-github-clients-15.md), HA_ to HC_ from vllm-metax v0.14.0, tt-vllm-plugin (13d3f67) and ChatLearn
-v1.0.3 taken from GitHub (batch 16a, docs/triage/2026-12-04-github-clients-16a.md).
+v1.0.3 taken from GitHub (batch 16a, docs/triage/2026-12-04-github-clients-16a.md), IA_ to ID_ from xinference 4.1.0
+(batch 16b, docs/triage/2026-12-04-unseen-plugins-16b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
@@ -42,6 +43,8 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
+    "ID_vendored_model_named_by_a_constant_returned_below_a_release": "a module named by a module-level string constant "
+                                                                      "that a function returns only below a release",
 }
 
 
