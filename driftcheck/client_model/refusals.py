@@ -133,7 +133,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
             if taken is not None and _leaves(node.body if taken else node.orelse):
                 decided[id(node)] = taken
         spans += _after_leaving(f.tree, decided)
-        return spans
+        return spans + _constants_used_only_in(f, spans, files, source)
 
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
@@ -163,20 +163,65 @@ def _leaves(block: list[ast.stmt]) -> bool:
 
 def _after_leaving(tree: ast.Module, decided: dict[int, bool]) -> list[tuple[int, int]]:
     """The statements after an `if` whose branch the target takes always leaves the block (`if Version(vllm.__version__)
-    >= Version("0.11.0"): pytest.skip(...)` then `from ..scheduler import XavierScheduler`): they do not run."""
+    >= Version("0.11.0"): pytest.skip(...)` then `from ..scheduler import XavierScheduler`): they do not run. A `try`
+    whose body ends in such an `if` that returns leaves too (xinference's `try: if Version(package_version("vllm")) >=
+    Version("0.23.0"): return COMPAT_MODEL_CLASS` / `except (PackageNotFoundError, InvalidVersion): pass` / `return
+    MODEL_CLASS`): the handlers run only if deciding the test raises, which it does not on the target; a `raise` or
+    `pytest.skip` there may be caught by them, so such a `try` leaves only when it has no handlers."""
     out: list[tuple[int, int]] = []
     if not decided:
         return out
-    for node in walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if not isinstance(block, list):
-                continue
-            for i, stmt in enumerate(block[:-1]):
-                if id(stmt) in decided:
-                    rest = block[i + 1:]
-                    out.append((rest[0].lineno, max(s.end_lineno or s.lineno for s in rest)))
-                    break
+    leaving = set(decided)
+    # those that leave by `return`, `continue` or `break`, which no handler of an enclosing `try` catches
+    uncaught = {id(n) for n in nodes_of(tree, ast.If) if id(n) in decided
+                and isinstance((n.body if decided[id(n)] else n.orelse)[-1], (ast.Return, ast.Continue, ast.Break))}
+    blocks = [getattr(node, name) for node in walk(tree) for name in ("body", "orelse", "finalbody")
+              if isinstance(getattr(node, name, None), list)]
+    grew = True
+    while grew:  # a `try` whose body's last statement leaves uncaught, or without handlers, leaves (nested ones too)
+        grew = False
+        for node in nodes_of(tree, ast.Try):
+            last = id(node.body[-1]) if node.body else None
+            if id(node) not in leaving and (last in uncaught or (last in leaving and not node.handlers)):
+                leaving.add(id(node))
+                if last in uncaught:
+                    uncaught.add(id(node))
+                grew = True
+    for block in blocks:
+        for i, stmt in enumerate(block[:-1]):
+            if id(stmt) in leaving:
+                rest = block[i + 1:]
+                out.append((rest[0].lineno, max(s.end_lineno or s.lineno for s in rest)))
+                break
+    return out
+
+
+def _constants_used_only_in(f, spans: list[tuple[int, int]], files, source) -> list[tuple[int, int]]:
+    """The line of a module-level `NAME = "pkg.mod:Cls"` whose every read in the file lies in `spans` (branches the
+    target does not take) and that no other client file spells: the module it names is loaded by name only there
+    (xinference's `MODEL_CLASS`, the vendored model registered below 0.23.0, returned only after the test that
+    returns the compat model on newer releases)."""
+    if not spans:
+        return []
+    out: list[tuple[int, int]] = []
+    reads: dict[str, list[int]] | None = None
+    for node in f.tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and "." in node.value.value):
+            continue
+        if reads is None:
+            reads = {}
+            for n in nodes_of(f.tree, ast.Name):
+                if isinstance(n.ctx, ast.Load):
+                    reads.setdefault(n.id, []).append(n.lineno)
+        name = node.targets[0].id
+        lines = reads.get(name, [])
+        if not lines or not all(any(a <= line <= b for a, b in spans) for line in lines):
+            continue
+        if any(g.rel != f.rel and name in g.text for g in files) or (source is not None and any(
+                g.rel != f.rel for g in source.other_files(containing=name))):
+            continue  # another file may read it (`from pkg.navi import MODEL_CLASS`)
+        out.append((node.lineno, node.end_lineno or node.lineno))
     return out
 
 
@@ -478,6 +523,9 @@ def _subject(node: ast.expr, names: dict[str, bool]) -> bool | None:
         return names.get(dotted_name(node) or "")
     if _parses(node) and len(node.args) == 1 and _subject(node.args[0], names) is not None:
         return True
+    if isinstance(node, ast.Call):  # read in the test itself: `Version(package_version("vllm")) >= Version("0.23.0")`
+        package = next((k[:-len(".__version__")] for k in names if k.endswith(".__version__")), None)
+        return False if package is not None and _reads_the_version(node, package, set()) else None
     return None
 
 

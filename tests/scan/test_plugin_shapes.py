@@ -43,8 +43,6 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
-    "ID_vendored_model_named_by_a_constant_returned_below_a_release": "a module named by a module-level string constant "
-                                                                      "that a function returns only below a release",
 }
 
 

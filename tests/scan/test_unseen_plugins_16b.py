@@ -180,3 +180,64 @@ def test_ic_a_method_that_may_answer_before_its_version_test_decides_nothing(tmp
     first = "        if vllm.envs.VLLM_USE_V0:\n            return False\n"
     found = _ic(scan_trees(tmp_path, IC_VLLM, _ic_client(first=first), version="0.32.0"))
     assert found == {"pkg/distributed_executor.py": "error"}
+
+
+# ----------------------------------------------------------------------------------------- ID
+# xinference 4.1.0 @ 0.32.0 thirdparty/navidc_ocr/__init__.py: `MODEL_CLASS = "...navidc_ocr.qwen2_5_vl:..."` is
+# returned by `_get_model_class()` only after `try: if Version(package_version("vllm")) >= Version("0.23.0"): return
+# COMPAT_MODEL_CLASS` (except `PackageNotFoundError, InvalidVersion`): on 0.32.0 the vendored model is never loaded,
+# yet its 6 findings were errors. The shape is tests/fixtures/plugin_shapes/ID_...; these are its broken variants.
+ID_CASE = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / \
+    "ID_vendored_model_named_by_a_constant_returned_below_a_release"
+
+
+def _id_errors(tmp_path, edit=None, version: str | None = None) -> list[str]:
+    import shutil
+
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+    root = tmp_path / "case"
+    shutil.copytree(ID_CASE, root)
+    if version is not None:  # the release the vendored model was written for
+        (root / "vllm_src" / "vllm" / "_version.py").write_text(f'__version__ = "{version}"\n')
+        meta = root / "vllm_src" / "vllm-0.32.0.dist-info" / "METADATA"
+        meta.write_text(meta.read_text().replace("0.32.0", version))
+    if edit is not None:
+        edit(root / "client" / "pkg" / "navi")
+    result = scan(resolve_vllm(str(root / "vllm_src"), tmp_path), [resolve_client(str(root / "client"), tmp_path)],
+                  ScanOptions(cache_dir=tmp_path, use_cache=False))
+    return [f"{f.rule} {f.client.path}:{f.client.line}" for f in result.findings if f.severity == "error"]
+
+
+def test_id_the_constant_of_the_branch_not_taken_loads_nothing(tmp_path):
+    assert _id_errors(tmp_path) == []
+
+
+def test_id_below_the_release_the_vendored_model_is_loaded(tmp_path):
+    assert _id_errors(tmp_path, version="0.22.0") == ["DC001 pkg/navi/qwen2_5_vl.py:2"]
+
+
+def test_id_a_constant_read_outside_the_branch_is_a_load(tmp_path):
+    def also_read(navi: Path) -> None:
+        init = navi / "__init__.py"
+        init.write_text(init.read_text() + "\n\ndef default_class() -> str:\n    return MODEL_CLASS\n")
+
+    assert _id_errors(tmp_path, also_read) == ["DC001 pkg/navi/qwen2_5_vl.py:2"]
+
+
+def test_id_a_constant_another_file_imports_is_a_load(tmp_path):
+    def imported(navi: Path) -> None:
+        (navi / "other.py").write_text("from pkg.navi import MODEL_CLASS\n\nPATH = MODEL_CLASS\n")
+
+    assert _id_errors(tmp_path, imported) == ["DC001 pkg/navi/qwen2_5_vl.py:2"]
+
+
+def test_id_a_raise_the_try_may_catch_does_not_leave_it(tmp_path):
+    def raising(navi: Path) -> None:
+        init = navi / "__init__.py"
+        init.write_text(init.read_text().replace("            return COMPAT_MODEL_CLASS",
+                                                 "            raise RuntimeError(COMPAT_MODEL_CLASS)").replace(
+            "except (PackageNotFoundError, InvalidVersion):", "except Exception:"))
+
+    assert _id_errors(tmp_path, raising) == ["DC001 pkg/navi/qwen2_5_vl.py:2"]
