@@ -17,7 +17,8 @@ ships modules into vLLM's own package folder, runs from one site folder, as pip 
 vllm-gcu 0.9.2, NeMo-RL 0.7.0, AReaL 0.5.3 and vllm-ascend v0.22.1rc1 taken from GitHub (batch 15,
 docs/triage/2026-12-03-github-clients-15.md), HA_ to HC_ from vllm-metax v0.14.0, tt-vllm-plugin (13d3f67) and ChatLearn
 v1.0.3 taken from GitHub (batch 16a, docs/triage/2026-12-04-github-clients-16a.md), IA_ to ID_ from xinference 4.1.0
-(batch 16b, docs/triage/2026-12-04-unseen-plugins-16b.md).
+(batch 16b, docs/triage/2026-12-04-unseen-plugins-16b.md), JA_ and JB_ (both open) from MindSpeed-RL v2.2.0 / v2.3.0 and
+genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-04-github-clients-16c.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
@@ -43,6 +44,8 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
+    "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
+    "JB_bind_mounted_overlay_imports_its_sibling_overlay": "client files a launcher copies over vLLM's own files import what their sibling copies define",
 }
 
 
