@@ -123,11 +123,16 @@ def root_name(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def assignment_targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list[ast.expr]:
+    """What an assignment statement binds: `a = b = v`'s targets, or the one target of `a: T = v` / `a += v`."""
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
 def attribute_stores(tree: ast.AST) -> list[tuple[ast.Attribute, int]]:
     """Every `x.attr = ...` (also `+=`, annotated, and inside tuple targets) in `tree`, with its statement's line."""
     out: list[tuple[ast.Attribute, int]] = []
     for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
-        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+        for target in assignment_targets(node):
             out += [(t, node.lineno) for t in _stored_attributes(target)]
     return out
 

@@ -34,7 +34,7 @@ import re
 import weakref
 from collections import deque
 
-from driftcheck.astnodes import children, first_line, nodes_of, walk, within
+from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, walk, within
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
@@ -449,10 +449,6 @@ def _none_guards(fn: ast.AST, call: ast.Call) -> list[str]:
     return out
 
 
-def _store_targets(node: ast.AST) -> list:
-    return node.targets if isinstance(node, ast.Assign) else [node.target]
-
-
 def _never_set_for_client(ctx: ScanContext, ov: _Override, typed: Resolved, attr: str, skipped: set[str]) -> bool:
     """Whether `self.<attr>` never holds a value on the client's object: the client never names it, and every
     vLLM method of its classes that stores a value other than None there is one the client replaces without
@@ -471,12 +467,12 @@ def _never_set_for_client(ctx: ScanContext, ov: _Override, typed: Resolved, attr
         # the file's stores to `.attr`, from its node buckets: a walk of every method of every file naming the
         # attribute was most of this rule on a plugin overriding many methods
         stores = [n for n in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.AugAssign)
-                  if any(isinstance(t, ast.Attribute) and t.attr == attr for t in _store_targets(n))]
+                  if any(isinstance(t, ast.Attribute) and t.attr == attr for t in assignment_targets(n))]
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)) if stores else ():
             inside = f"{mod_name}.{cls.name}" in mro
             for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
                 for node in within(stores, method):
-                    for t in _store_targets(node):
+                    for t in assignment_targets(node):
                         if not (isinstance(t, ast.Attribute) and t.attr == attr):
                             continue
                         if not (isinstance(t.value, ast.Name) and t.value.id == "self"):

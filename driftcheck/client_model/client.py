@@ -384,13 +384,21 @@ def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:
     return ClientFile(rel=rel, module=module_name_for(rel), text=text, tree=parsed, lines=text.splitlines())
 
 
+def kept_on(owner, name: str, basis, build):
+    """`build()`, kept in `owner.__dict__` (outside its dataclass fields, which codecs and digests read) while
+    `basis`, the list or dict it is derived from, is the same object (held, so its id is not reused) of the same
+    length: a table over a whole client, made once instead of once per question."""
+    cached = owner.__dict__.get(name)
+    if cached is None or cached[0] is not basis or cached[1] != len(basis):
+        cached = owner.__dict__[name] = (basis, len(basis), build())
+    return cached[2]
+
+
 def first_file_by(owner, files: list, field_name: str) -> dict:
-    """`field value -> the first file with it` for `owner`'s list of files, kept in its `__dict__` (outside its
-    dataclass fields, which codecs and digests read) and made again when the list is another or has grown."""
-    cached = owner.__dict__.get(f"_by_{field_name}")
-    if cached is None or cached[0] is not files or cached[1] != len(files):  # the list itself is held: no id reuse
+    """`field value -> the first file with it` for `owner`'s list of files (`kept_on` it)."""
+    def build() -> dict:
         table: dict = {}
         for f in files:
             table.setdefault(getattr(f, field_name), f)
-        cached = owner.__dict__[f"_by_{field_name}"] = (files, len(files), table)
-    return cached[2]
+        return table
+    return kept_on(owner, f"_by_{field_name}", files, build)

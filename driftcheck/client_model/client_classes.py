@@ -344,14 +344,13 @@ class ClientClasses(StandIns):
         function of this file that returns it. `worker_cls` the same way (`parallel_config.worker_cls = "pkg.Worker"`
         in a platform's config hook): vLLM's worker wrapper builds that class by name and forwards every attribute
         to it, so it is the worker whatever its bases (`Usage.worker_classes`)."""
+        spelled = self.file.text.lower()  # every form spells the key (a name matched case-insensitively)
         for key, found in (("worker_extension_cls", self.usage.worker_extensions), ("worker_cls", self.usage.worker_classes)):
-            for text, value in self._named_by_key(key):
+            for text, value in self._named_by_key(key) if key in spelled else ():
                 found.append((text, loc_of(self.file, value)))
 
     def _named_by_key(self, key: str) -> list[tuple[str, ast.expr]]:
         out: list[tuple[str, ast.expr]] = []
-        if key not in self.file.text.lower():
-            return out  # every form below spells the key (a name matched case-insensitively): not one node to read
         for node in nodes_of(self.file.tree, ast.keyword, ast.Dict, ast.Call, ast.Assign, ast.AnnAssign):
             values: list[ast.expr] = []
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(

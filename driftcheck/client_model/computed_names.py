@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import nodes_of, walk
+from driftcheck.astnodes import assignment_targets, nodes_of, walk
 
 
 def literal_strings(node: ast.expr | None, tree: ast.Module, position: int | None = None) -> list[str] | None:
@@ -67,24 +67,20 @@ def module_bindings(tree: ast.Module, name: str) -> list[ast.expr]:
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
         if any(isinstance(n, ast.Global) and name in n.names for n in walk(fn)):
             out += [n.value for n in walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-                    and any(isinstance(t, ast.Name) and t.id == name for t in _targets(n))]
+                    and any(isinstance(t, ast.Name) and t.id == name for t in assignment_targets(n))]
     return out
 
 
 def _body_bindings(body: list[ast.stmt], name: str) -> list[ast.expr]:
     out: list[ast.expr] = []
     for stmt in body:
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(isinstance(t, ast.Name) and t.id == name for t in _targets(stmt)):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(isinstance(t, ast.Name) and t.id == name for t in assignment_targets(stmt)):
             if stmt.value is not None:
                 out.append(stmt.value)
         elif isinstance(stmt, (ast.If, ast.Try)):
             for part in (stmt.body, stmt.orelse, *([h.body for h in stmt.handlers] if isinstance(stmt, ast.Try) else [])):
                 out += _body_bindings(part, name)
     return out
-
-
-def _targets(stmt: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
-    return stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
 
 
 def string_constants(node: ast.expr, tree: ast.Module) -> list[str]:

@@ -11,7 +11,7 @@ import re
 import sys
 
 from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk
-from driftcheck.client_model.client import ClientFile
+from driftcheck.client_model.client import ClientFile, kept_on
 from driftcheck.client_model.client_classes import ClientClasses
 from driftcheck.client_model.inference import (
     BINDINGS, ELEMENTS, UNIONS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf,
@@ -52,7 +52,6 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         # id(body) -> its scope's nodes; ("bindings", id(body)) -> those build_env reads (the tree outlives the analyzer)
         self._scopes: dict[object, list[ast.AST]] = {}
         self._conflicting: dict[str, set[str]] = {}  # client class -> self attributes assigned values of different types
-        self._unread_kinds: dict[str, list[tuple[str, str]]] | None = None  # `_unread_sibling`'s imports by kind
         self._handed: dict[tuple, str] | None = None  # (scope, ast.dump of an argument) -> the unread function given it
         self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
         self._unread_reexports: dict[str, str] = {}  # names this file imports from vLLM that vLLM takes from elsewhere
@@ -329,10 +328,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else None
         if not kind or name is None:
             return None
-        if self._unread_kinds is None:
-            self._unread_kinds = _unread_kinds(self.usage, unread_packages(self.usage, self.package,
-                                                                           self.api.required_distributions()))
-        found = [where for cls_name, where, names in self._unread_kinds.get(kind, [])
+        kinds = _unread_kinds(self.usage, unread_packages(self.usage, self.package, self.api.required_distributions()))
+        found = [where for cls_name, where, names in kinds.get(kind, [])
                  if cls_name != cls.cls.name and name in names]
         return found[0] if found and self.api.names_a_family(cls) else None
 
@@ -553,38 +550,32 @@ def _annotated_names(tree: ast.AST) -> dict[str, set[str]]:
 def _classes_of_kind(usage) -> dict[str, list[str]]:
     """Kind word -> the labels of the client class table's classes of that kind, sorted: grouped once per table
     (`_sibling_defining` sorted and split the whole table for every member it was asked about)."""
-    table = usage.client_class_table
-    cached = usage.__dict__.get("_classes_of_kind")
-    if cached is not None and cached[0] is table and cached[1] == len(table):
-        return cached[2]
-    grouped: dict[str, list] = {}
-    for label in sorted(table):
-        grouped.setdefault(_kind_word(label.rsplit(".", 1)[-1]), []).append(label)
-    usage.__dict__["_classes_of_kind"] = (table, len(table), grouped)
-    return grouped
+    def build() -> dict[str, list[str]]:
+        grouped: dict[str, list[str]] = {}
+        for label in sorted(usage.client_class_table):
+            grouped.setdefault(_kind_word(label.rsplit(".", 1)[-1]), []).append(label)
+        return grouped
+    return kept_on(usage, "_classes_of_kind", usage.client_class_table, build)
 
 
-def _unread_kinds(usage, unread: dict | set) -> dict[str, list[tuple[str, str, set[str]]]]:
+def _unread_kinds(usage, unread: dict) -> dict[str, list[tuple[str, str, set[str]]]]:
     """Kind word -> [(class name, where, the names it annotates)] for the classes the client's files import from
-    the `unread` packages: made once per client (kept on the facts, outside their fields), not once per file that
+    the `unread` packages (`unread_packages`, one answer per client): made once per client, not once per file that
     asks (every file's visit read every file's imports and annotations again: O(files^2) on a whole platform)."""
-    key = (frozenset(unread), len(usage.files))
-    cached = usage.__dict__.get("_unread_kinds")
-    if cached is not None and cached[0] is usage.files and cached[1] == key:
-        return cached[2]
-    table: dict[str, list[tuple[str, str, set[str]]]] = {}
-    for file in usage.files if unread else []:
-        annotated: dict[str, set[str]] | None = None
-        for imp in nodes_of(file.tree, ast.ImportFrom):
-            if not imp.level and (imp.module or "").split(".")[0] in unread:
-                annotated = _annotated_names(file.tree) if annotated is None else annotated
-                for alias in imp.names:
-                    names = annotated.get(alias.asname or alias.name)
-                    if names:
-                        table.setdefault(_kind_word(alias.name), []).append(
-                            (alias.name, f"`{imp.module}.{alias.name}` ({file.rel}:{imp.lineno})", names))
-    usage.__dict__["_unread_kinds"] = (usage.files, key, table)
-    return table
+    def build() -> dict[str, list[tuple[str, str, set[str]]]]:
+        table: dict[str, list[tuple[str, str, set[str]]]] = {}
+        for file in usage.files if unread else []:
+            annotated: dict[str, set[str]] | None = None
+            for imp in nodes_of(file.tree, ast.ImportFrom):
+                if not imp.level and (imp.module or "").split(".")[0] in unread:
+                    annotated = _annotated_names(file.tree) if annotated is None else annotated
+                    for alias in imp.names:
+                        names = annotated.get(alias.asname or alias.name)
+                        if names:
+                            table.setdefault(_kind_word(alias.name), []).append(
+                                (alias.name, f"`{imp.module}.{alias.name}` ({file.rel}:{imp.lineno})", names))
+        return table
+    return kept_on(usage, "_unread_kinds", usage.files, build)
 
 
 def _kind_word(name: str) -> str:
