@@ -12,7 +12,8 @@ requirement, or `--client-vllm`) by a structural hash: the function's AST with d
 annotations dropped and every name, constant and attribute ignored, so a copy whose variables
 were renamed hashes the same. The hashes of a file are computed once per release and kept with the
 release's text index; only the functions whose text holds every attribute and keyword name the client's
-function uses are parsed (a copy keeps those whatever it renames): each alone, cut from its file's text at
+function uses (a copy keeps those whatever it renames), and at least as many of the keywords, brackets and
+operators as the client function's shape spells (`if`, `(`, `.`, `return`, `+`...), are parsed: each alone, cut from its file's text at
 the next `def`, `class` or decorator line indented no deeper, with its whole file parsed only when the
 cut does not parse. A client function of at least a few statements whose structure matches is a copy when
 its normalised tokens (names numbered by first use, attributes and constants kept) are at least
@@ -131,6 +132,48 @@ def shape(fn) -> list[str]:
     return out
 
 
+# What each node type spells in the text, once per node (its keyword, bracket or operator): a function whose shape has
+# n nodes of these types holds at least n of these spellings in its text. Counted in a release function's region (a
+# superset of its text) this rejects most of the functions whose text holds the anchors without parsing them.
+_SPELLED = {"If": b"if", "IfExp": b"if", "For": b"for", "AsyncFor": b"for", "comprehension": b"for", "While": b"while",
+            "Return": b"return", "Call": b"(", "Attribute": b".", "Subscript": b"[", "Lambda": b"lambda", "Raise": b"raise",
+            "Try": b"try", "With": b"with", "AsyncWith": b"with", "Assert": b"assert", "Yield": b"yield",
+            "YieldFrom": b"yield", "Await": b"await", "Assign": b"=", "AugAssign": b"=", "NamedExpr": b":=",
+            "FunctionDef": b"def", "AsyncFunctionDef": b"def", "Add": b"+", "UAdd": b"+", "Sub": b"-", "USub": b"-",
+            "Mult": b"*", "Pow": b"**", "Div": b"/", "FloorDiv": b"//", "Mod": b"%", "Not": b"not", "IsNot": b"is not",
+            "Is": b"is", "In": b"in", "NotIn": b"not in", "And": b"and", "Or": b"or", "Eq": b"==", "NotEq": b"!=",
+            "Lt": b"<", "Gt": b">", "LtE": b"<=", "GtE": b">=", "Pass": b"pass", "Break": b"break",
+            "Continue": b"continue"}
+
+
+def spelled(kinds: list[str]) -> tuple[tuple[bytes, int], ...]:
+    """(text, least count) that a function of this shape spells: `Pow` needs two `*`, `IsNot` an `is` and a `not`."""
+    need: dict[bytes, int] = {}
+    for kind in kinds:
+        for piece in _pieces(_SPELLED.get(kind, b"")):
+            need[piece] = need.get(piece, 0) + 1
+    return tuple(sorted(need.items(), key=lambda item: -item[1]))
+
+
+def _pieces(spelling: bytes) -> list[bytes]:
+    """The substrings one node's spelling adds to the counts: `**` is two `*`, `not in` a `not` and an `in`."""
+    if spelling in (b"**", b"//"):
+        return [spelling[:1]] * 2
+    return spelling.split(b" ") if spelling else []
+
+
+def _may_spell(data: bytes, start: int, end: int, need) -> bool:
+    """Whether a region can hold a function of a shape that spells `need`. A region is cut at the next header line; one
+    inside a multi-line string (an odd count of a triple quote, or a backslash-continued line) may cut the function
+    short, so it is kept for the parse to decide."""
+    for quote in (b'"""', b"'''"):
+        if data.count(quote, start, end) % 2:
+            return True
+    if data.find(b"\\\n", start, end) >= 0 or data.find(b"\\\r\n", start, end) >= 0:
+        return True
+    return all(data.count(piece, start, end) >= n for piece, n in need)
+
+
 def _hash(items: list[str]) -> str:
     return hashlib.sha1("\0".join(items).encode()).hexdigest()[:16]
 
@@ -220,13 +263,15 @@ def _regions(index, rel: str) -> list[tuple[str, int, int, int]]:
     return cache[rel]
 
 
-def matching_functions(api, rel: str, words: set[str]) -> list:
-    """Index entries of the functions of one release file whose text holds every word."""
+def matching_functions(api, rel: str, words: set[str], need=()) -> list:
+    """Index entries of the functions of one release file whose text holds every word, and enough of the spellings in
+    `need` (`spelled`) to have the shape asked for."""
     index = text_index_for(api)
     data = index.blob(rel)
     needles = [w.encode() for w in words]
     return [function_index(api, rel, region) for region in _regions(index, rel)
-            if all(data.find(n, region[2], region[3]) >= 0 for n in needles)]
+            if all(data.find(n, region[2], region[3]) >= 0 for n in needles)
+            and _may_spell(data, region[2], region[3], need)]
 
 
 def anchors(fn) -> set[str]:
@@ -271,12 +316,12 @@ def _source(api, rel: str, fn) -> list[str]:
     return lines[first_line(fn) - 1:fn.end_lineno]
 
 
-def _original(baseline, client_rel: str, shape_hash: str, full: list[str], words: set[str]):
+def _original(baseline, client_rel: str, shape_hash: str, full: list[str], words: set[str], need=()):
     """(similarity, file, qualname, node, full-token hash) of the baseline function the client's function copies
     most closely, or None: what the client copied, whichever release it is then compared with."""
     best = None
     hits = [(rel, entry) for rel in candidate_files(baseline, words) if rel.endswith(".py")
-            for entry in matching_functions(baseline, rel, words) if entry[0] == shape_hash]
+            for entry in matching_functions(baseline, rel, words, need) if entry[0] == shape_hash]
     for rel, (_shape, vqual, _line) in hits:
         if rel == client_rel:
             continue  # the client is a vLLM tree itself: a function is not a copy of itself
@@ -302,15 +347,15 @@ def check(ctx: ScanContext):
     for file, qual, fn in functions:
         kinds = shape(fn)  # hashed as the release index hashes its functions
         if len(kinds) >= MIN_NODES:
-            candidates.append((file, qual, fn, _hash(kinds), tokens(fn)[1]))
-    for file, qual, fn, shape_hash, full in candidates:
+            candidates.append((file, qual, fn, _hash(kinds), tokens(fn)[1], spelled(kinds)))
+    for file, qual, fn, shape_hash, full, need in candidates:
         words = anchors(fn)
         if not words:
             continue  # nothing but local names and operators: too generic to tell a copy from a coincidence
         originals = _ORIGINALS.setdefault(text_index_for(baseline), {})  # a matrix asks again for each release
         key = (file.rel, shape_hash, _hash(full), frozenset(words))
         if key not in originals:
-            originals[key] = _original(baseline, file.rel, shape_hash, full, words)
+            originals[key] = _original(baseline, file.rel, shape_hash, full, words, need)
         best = originals[key]
         if best is None:
             continue

@@ -166,3 +166,37 @@ def test_a_cut_that_does_not_parse_falls_back_to_the_whole_file(tmp_path):
     assert "inner" not in quals and "Engine.hidden" not in quals and "Engine.Nested.hidden" not in quals
     assert _indexed_like_the_whole_file(index, "vllm/m.py") == 3
     assert "vllm/m.py" in _TREES[index]  # the docstring's cut did not parse: the whole file answered
+
+
+def test_every_function_spells_what_its_own_shape_needs_on_real_release_files():
+    """The count filter (`spelled`, `_may_spell`) skips a release function's region without parsing it when the region
+    holds fewer keywords, brackets or operators than the client function's shape spells. It must never skip a function
+    of the same shape: on real files, every function's own region passes its own shape's counts, and a region cut short
+    by a string still passes (the parse decides)."""
+    import ast
+
+    from driftcheck.probes.vendored_copy_drift import _functions, _may_spell, function_regions, shape, spelled
+    from driftcheck.vllm_model.text_index import TextIndex
+
+    index = TextIndex(resolve_vllm("0.32.0", CACHE_DIR).tree)
+    checked = rejected = 0
+    for rel in ("vllm/v1/worker/gpu_model_runner.py", "vllm/v1/core/sched/scheduler.py", "vllm/config/vllm.py",
+                "vllm/model_executor/layers/fused_moe/layer.py", "vllm/entrypoints/openai/serving_chat.py"):
+        data = index.blob(rel)
+        if not data:
+            continue
+        regions = {region[1]: region for region in function_regions(data)}
+        functions = list(_functions(ast.parse(data)))
+        biggest = max((spelled(shape(fn)) for _q, fn in functions), key=lambda need: sum(n for _p, n in need))
+        for _qual, fn in functions:
+            _q, _line, start, end = regions[fn.lineno]
+            assert _may_spell(data, start, end, spelled(shape(fn)))
+            rejected += not _may_spell(data, start, end, biggest)
+            checked += 1
+    assert checked > 200 and rejected > checked // 2  # the filter holds, and it does skip most regions for a big shape
+
+    text = b'def f(self):\n    text = """\ndef not_a_method(self):\n    """\n    return text.strip()\n'
+    cut = function_regions(text)[0]
+    assert text[cut[2]:cut[3]].count(b'"""') == 1  # cut inside the string
+    assert _may_spell(text, cut[2], cut[3], ((b"(", 99),))  # kept: only a parse can tell
+    assert not _may_spell(b"def g():\n    return 1\n", 0, 22, ((b"(", 2),))
