@@ -40,6 +40,11 @@ def _other_copy_defines(ctx: ScanContext, module: str, name: str) -> bool:
 
 def _other_copy(ctx: ScanContext, symbol: str) -> str:
     module = symbol.rsplit(".", 1)[0]
+    if module in ctx.usage.mounted:
+        copy, where = ctx.usage.mounted[module]
+        return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client copies "
+                f"or mounts its own `{copy}` over that module's file ({where}), which may; whether that ran first "
+                "cannot be known")
     return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client ships its "
             f"own copy of `{module}` ({ctx.usage.shadowed[module][0]}), which may, and which of the two is installed "
             "depends on the order they were installed in")

@@ -4,11 +4,14 @@ time although the release lacks it. Those modules (and the folders above them th
 own: imports of them resolve to the client's files, like any client package. A client file whose dotted name the
 release also has, with other contents, replaces the release's file or is replaced by it, whichever was installed
 last: a name only one copy defines is neither certainly there nor certainly missing (`shadowed`, DC002 says unknown).
+A client file its launcher copies or mounts over a release file (`mounted_copies`: `-v ${OVL}/kv_cache_utils.py:/usr/
+.../vllm/v1/core/kv_cache_utils.py:ro`, a mount table, a `cp` or `COPY` line) shadows that module the same way.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 
 from driftcheck.client_model.client import ClientSource, _skipped, module_name_for
 from driftcheck.errors import SourceError
@@ -73,3 +76,92 @@ def copy_may_define(client: ClientSource, rel: str, module: str, name: str) -> b
         return True
     folder = rel.rsplit("/", 1)[0]
     return rel.endswith("__init__.py") and (client.tree.is_file(f"{folder}/{name}.py") or client.tree.is_file(f"{folder}/{name}/__init__.py"))
+
+
+# Text files a launcher's mounts or copies are written in, besides the client's Python files.
+_LAUNCH_SUFFIXES = (".sh", ".bash", ".yaml", ".yml", ".toml", ".cfg")
+_MAX_LAUNCH_TEXT = 1 << 20  # a bigger text file is data, not a launcher
+
+
+def _mount_line(package: str) -> re.Pattern:
+    """A source file's name, a separator, then the release's path to a file of the same name: the shape of a copy or
+    a mount (`src.py:/site/vllm/x/src.py`, `"src.py": "vllm/x/src.py"`, `cp a/src.py /site/vllm/x/src.py`). Prose
+    that names both ("src.py: adapted from vllm/x/src.py") has words between them, and a relative path (a document's
+    link `src.py](../vllm/src.py)`) points into the client's own `vllm` folder: neither matches."""
+    return re.compile(r"(?<![\w./])((?:[\w.${}~-]*/)*)(\w+\.py)[^\w\n./]{1,6}(?:(?:/|\$\{?\w+\}?/|~/)(?:[\w.${}~-]*/)*?)?\b"
+                      + re.escape(package) + r"/((?:\w+/)*)\2(?![\w.])")
+
+
+def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
+    """Release modules that a client file is copied or mounted over: module -> (the client file, "file:line" of the
+    line that places it). A copy whose text is the release's own changes nothing and is left out. Among client files
+    of the same name, the one whose folder the line spells wins (else the first)."""
+    package = api.package
+    by_name: dict[str, list[str]] = {}
+    for rel in client.tree.iter_files(""):
+        if not _skipped(rel) and rel.split("/", 1)[0] != package:  # files inside the package: overlay_modules
+            by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    if not by_name:
+        return {}
+    texts = [(f.rel, f.text) for f in client.files]
+    seen = {rel for rel, _ in texts}
+    launch = [rel for rel in client.tree.iter_files("", "") if rel not in seen and not _skipped(rel)
+              and (rel.endswith(_LAUNCH_SUFFIXES) or rel.rsplit("/", 1)[-1].startswith("Dockerfile") or rel.endswith(".py"))]
+    pattern, needle = _mount_line(package), f"{package}/"
+    out: dict[str, tuple[str, str]] = {}
+    for rel, text in [*texts, *_read_texts(client, launch, needle)]:
+        for m in _matches_on_lines_with(pattern, text, needle):
+            folder, name, inside = m.group(1), m.group(2), m.group(3)
+            copies = by_name.get(name)
+            if not copies or name == "__init__.py":
+                continue
+            module = _release_module(api, inside, name)
+            if module is None or module in out:
+                continue
+            spelled = [c for c in copies if folder and c.rsplit("/", 1)[0].endswith(folder.strip("/").rsplit("/", 1)[-1])]
+            copy = (spelled or copies)[0]
+            released = api.module_path(module)
+            try:
+                mine = client.tree.read_bytes(copy)
+                if released is not None and mine == api.tree.read_bytes(released[0]):
+                    continue
+            except SourceError:
+                continue
+            out[module] = (copy, f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+    return out
+
+
+def _matches_on_lines_with(pattern: re.Pattern, text: str, needle: str):
+    """`pattern.finditer(text)` on the lines that hold `needle` only (a few lines of a file; the pattern may start at
+    almost any character of the others)."""
+    at = text.find(needle)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        yield from pattern.finditer(text, start, end)
+        at = text.find(needle, end)
+
+
+def _release_module(api, inside: str, name: str) -> str | None:
+    """The release module a path below the package's folder names (`v1/core/` + `x.py`); a source checkout's path
+    (`vllm/vllm/v1/x.py`) is tried without its leading package folders too."""
+    parts = [p for p in inside.split("/") if p]
+    while True:
+        module = ".".join([api.package, *parts, name[:-3]])
+        found = api.module_path(module)
+        if found is not None and not found[0].endswith("/"):
+            return module
+        if not parts or parts[0] != api.package:
+            return None
+        parts = parts[1:]
+
+
+def _read_texts(client: ClientSource, rels: list[str], needle: str):
+    for rel in rels:
+        try:
+            data = client.tree.read_bytes(rel)
+        except SourceError:
+            continue
+        if len(data) <= _MAX_LAUNCH_TEXT and needle.encode() in data:
+            yield rel, data.decode("utf-8", errors="replace")

@@ -19,7 +19,7 @@ from driftcheck.client_model.client import ClientSource
 from driftcheck.client_model.client_classes import DOTTED_CLASS
 from driftcheck.client_model.client_stores import credit_client_stores
 from driftcheck.client_model.open_extensions import open_extensions
-from driftcheck.client_model.overlay import overlay_modules
+from driftcheck.client_model.overlay import mounted_copies, overlay_modules
 from driftcheck.client_model.uses import Loc, Usage
 from driftcheck.client_model.visitor import FileAnalyzer
 from driftcheck.vllm_model.api_index import ApiIndex
@@ -43,6 +43,9 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
     usage = Usage(files=client.files)
     usage.overlay, usage.shadowed = overlay_modules(client, api)
+    usage.mounted = mounted_copies(client, api)
+    for module, (copy, _where) in usage.mounted.items():
+        usage.shadowed.setdefault(module, (copy, ""))
     for module in usage.overlay:  # importing it sets it on the vLLM package above it, as any submodule
         parent, _, leaf = module.rpartition(".")
         if parent not in usage.overlay:

@@ -45,7 +45,6 @@ OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
-    "JB_bind_mounted_overlay_imports_its_sibling_overlay": "client files a launcher copies over vLLM's own files import what their sibling copies define",
 }
 
 
