@@ -177,6 +177,8 @@ class ValueInference:
         if isinstance(node, ast.Subscript):
             # `ModelRunnerBase[ModelInputForNeuron]`: a generic class subscripted is that class (as a base, or built)
             value = self.infer(node.value, env)
+            if isinstance(value, ClassRef) and self.api.subscript_gives_member(value.cls):
+                return Instance(value.cls)  # `AttentionBackendEnum["FLASHINFER"]`: an Enum's member, by name (LA)
             return value if isinstance(value, ClassRef) else None
         return None
 

@@ -215,6 +215,28 @@ class ClassLookup:
                                 and isinstance(n.ctx, ast.Load) and _container(n.value))
         return None
 
+    def subscript_gives_member(self, cls: Resolved) -> bool:
+        """`E["NAME"]` on an Enum class is one of its members (`EnumMeta.__getitem__`), not the class: also where a
+        metaclass of the class's own overrides `__getitem__` only to return `super().__getitem__(...)` (vLLM
+        0.31.0's `AttentionBackendEnum[name].get_class()`). False for other classes (a subscripted generic is the
+        class), and for a metaclass driftcheck cannot read or whose `__getitem__` may return anything else."""
+        order, _, externals = self.mro(cls)
+        if not any(RECORD_BASES.get(e) == "enum" for e in externals):
+            return False
+        for c in order:
+            meta = c.cls.decorator_kwargs.get("__metaclass__") if c.cls is not None else None
+            if meta is None:
+                continue
+            target = self.resolve_in_scope(c.module, meta) if c.module is not None else None
+            if not (isinstance(target, Resolved) and target.kind == "class"):
+                return False
+            for m in self.mro(target)[0]:
+                node = self._method_node(m, "__getitem__")
+                if node is not None:
+                    returns = [n.value for n in _own_scope(node) if isinstance(n, ast.Return)]
+                    return bool(returns) and all(_supers_getitem(r) for r in returns)
+        return True
+
     def containers_filled_by(self, owner: Resolved, method: str) -> frozenset[str]:
         """The containers a method of `owner`'s MRO (or a function nested in it) stores items into:
         `register_oot`'s `op_registry_oot[reg_name] = layer_cls`."""
@@ -334,6 +356,12 @@ def _news_first(value: ast.expr | None, first: str) -> bool:
     """`super().__new__(cls, ...)` / `object.__new__(cls)` / `Base.__new__(cls)`: an object of the class called."""
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__new__" \
         and bool(value.args) and isinstance(value.args[0], ast.Name) and value.args[0].id == first
+
+
+def _supers_getitem(value: ast.expr | None) -> bool:
+    """`super().__getitem__(name)`: the lookup the metaclass overrides, handed on."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__getitem__" \
+        and isinstance(value.func.value, ast.Call) and dotted_name(value.func.value.func) == "super"
 
 
 def _builtin_members(ext: str) -> frozenset[str]:

@@ -19,6 +19,7 @@ docs/triage/2026-12-03-github-clients-15.md), HA_ to HC_ from vllm-metax v0.14.0
 v1.0.3 taken from GitHub (batch 16a, docs/triage/2026-12-04-github-clients-16a.md), IA_ to ID_ from xinference 4.1.0
 (batch 16b, docs/triage/2026-12-04-unseen-plugins-16b.md), JA_ and JB_ (both open) from MindSpeed-RL v2.2.0 / v2.3.0 and
 genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-04-github-clients-16c.md).
+LA_ from mjolnir-kernel 0.1.0 (batch 17b, docs/triage/2026-12-04-unseen-plugins-17b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
