@@ -46,3 +46,39 @@ def test_ka_a_member_no_ancestor_defines_is_still_an_error(tmp_path):
     result = scan_trees(tmp_path, _tree(KA, "vllm_src"), client)
     line = line_of(client["pkg/scheduler.py"], "seq_group.reset_status()")
     assert _findings(result, "DC006") == [("pkg/scheduler.py", line, "error")]
+
+
+# ----------------------------------------------------------------------------------------- KB
+# llumnix (AlibabaPAI/llumnix @ 39def8d, `vllm == 0.6.3.post1`): BackendVLLM.__init__ binds
+# `self.engine: LLMEngineLlumnix = LLMEngineLlumnix.from_engine_args(...)` and stores
+# `self.engine._output_proc_done_event_queue = ...` (llumnix/backends/vllm/llm_engine.py:344, :385); the engine's
+# own `_process_model_outputs` reads `self._output_proc_done_event_queue` (:207-208). A store through `self.x` counted
+# for the class only when `self.x` was bound from an annotated parameter, not when the binding carried the annotation.
+KB = "KB_store_through_an_attribute_annotated_at_its_binding"
+
+
+def test_kb_a_store_through_an_attribute_annotated_at_its_binding_is_the_class_own(tmp_path):
+    assert _findings(scan_trees(tmp_path, _tree(KB, "vllm_src"), _tree(KB, "client")), "DC006") == []
+
+
+def test_kb_a_store_on_an_attribute_bound_to_another_class_still_fails(tmp_path):
+    # `self.engine: Other = Other()`: the queue goes onto another object; the engine's read fails
+    client = _tree(KB, "client")
+    text = client["pkg/llm_engine.py"]
+    text = text.replace("class BackendVLLM:", "class Other:\n    pass\n\n\nclass BackendVLLM:")
+    text = text.replace("self.engine: LLMEngineLlumnix = LLMEngineLlumnix.from_engine_args()",
+                        "self.engine: Other = Other()")
+    client["pkg/llm_engine.py"] = text
+    lines = [line_of(text, "while self._output_proc_done_event_queue"), line_of(text, "self._output_proc_done_event_queue.get()")]
+    assert _findings(scan_trees(tmp_path, _tree(KB, "vllm_src"), client), "DC006") == \
+        [("pkg/llm_engine.py", n, "error") for n in lines]
+
+
+def test_kb_an_annotation_the_constructed_class_contradicts_does_not_count(tmp_path):
+    # `self.engine: LLMEngineLlumnix = Other()` holds an Other, whatever the annotation says
+    client = _tree(KB, "client")
+    text = client["pkg/llm_engine.py"]
+    text = text.replace("class BackendVLLM:", "class Other:\n    pass\n\n\nclass BackendVLLM:")
+    text = text.replace("LLMEngineLlumnix.from_engine_args()\n", "Other()\n")
+    client["pkg/llm_engine.py"] = text
+    assert [s for _p, _n, s in _findings(scan_trees(tmp_path, _tree(KB, "vllm_src"), client), "DC006")] == ["error"] * 2
