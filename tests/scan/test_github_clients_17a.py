@@ -82,3 +82,37 @@ def test_kb_an_annotation_the_constructed_class_contradicts_does_not_count(tmp_p
     text = text.replace("LLMEngineLlumnix.from_engine_args()\n", "Other()\n")
     client["pkg/llm_engine.py"] = text
     assert [s for _p, _n, s in _findings(scan_trees(tmp_path, _tree(KB, "vllm_src"), client), "DC006")] == ["error"] * 2
+
+
+# ----------------------------------------------------------------------------------------- KC
+# kvcached (ovg-project/kvcached @ v0.1.2, v0.1.4, v0.1.5; docker/Dockerfile.vllm `FROM vllm/vllm-openai:v0.11.0`,
+# v0.16.0, v0.19.0): kvcached/integration/vllm/patches.py `@version_range(VLLM_V8_RANGE) def
+# patch_initialize_kv_cache` (VLLM_V8_RANGE = ">=0.8.4,<0.9.0", :80) imports `bind_kv_cache` from `vllm.v1.utils`, where
+# vLLM 0.8 had it (:474 / :498 / :793); VersionAwarePatch.apply (version_utils.py:160-171, patches.py:688-708) calls
+# only the methods whose range holds the detected vLLM. A decorator given a version specifier was no version check.
+KC = "KC_method_decorated_with_a_version_range_it_runs_only_in"
+
+
+def test_kc_a_method_decorated_with_a_version_range_is_under_a_version_check(tmp_path):
+    client = _tree(KC, "client")
+    line = line_of(client["pkg/patches.py"], "from vllm.v1.utils import bind_kv_cache")
+    result = scan_trees(tmp_path, _tree(KC, "vllm_src"), client)
+    assert _findings(result, "DC002") == [("pkg/patches.py", line, "warning")]
+
+
+def test_kc_the_specifier_written_out_guards_too(tmp_path):
+    client = _tree(KC, "client")
+    client["pkg/patches.py"] = client["pkg/patches.py"].replace("@version_range(VLLM_V8_RANGE)", '@version_range("<0.9.0")')
+    assert [s for *_, s in _findings(scan_trees(tmp_path, _tree(KC, "vllm_src"), client), "DC002")] == ["warning"]
+
+
+@pytest.mark.parametrize("decorator", [
+    '    @version_range("kv-cache")\n',  # a decorator given no release range
+    "",  # the method undecorated
+], ids=["no-range", "undecorated"])
+def test_kc_without_a_version_range_the_import_still_fails(tmp_path, decorator):
+    client = _tree(KC, "client")
+    text = client["pkg/patches.py"].replace("    @version_range(VLLM_V8_RANGE)\n", decorator)
+    client["pkg/patches.py"] = text
+    line = line_of(text, "from vllm.v1.utils import bind_kv_cache")
+    assert _findings(scan_trees(tmp_path, _tree(KC, "vllm_src"), client), "DC002") == [("pkg/patches.py", line, "error")]
