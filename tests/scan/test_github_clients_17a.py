@@ -116,3 +116,44 @@ def test_kc_without_a_version_range_the_import_still_fails(tmp_path, decorator):
     client["pkg/patches.py"] = text
     line = line_of(text, "from vllm.v1.utils import bind_kv_cache")
     assert _findings(scan_trees(tmp_path, _tree(KC, "vllm_src"), client), "DC002") == [("pkg/patches.py", line, "error")]
+
+
+# ----------------------------------------------------------------------------------------- KD
+# LMCache-Ascend (LMCache/LMCache-Ascend @ v0.4.3, CI image vllm-ascend v0.18.0rc1, vLLM 0.18.0):
+# lmcache_ascend/integration/vllm/vllm_v1_adapter.py:181 `_may_register_store_after_wait_for_save(self, request:
+# "Request")` (vLLM's Request, imported under TYPE_CHECKING) reads request.save_spec and request.token_ids; its only
+# caller (:216-221) passes the elements of `connector_metadata.requests` after `assert isinstance(connector_metadata,
+# LMCacheConnectorMetadata)`, LMCache's own class (`requests: list[ReqMeta]`; ReqMeta has both). A loop variable over a
+# container of a third party's object was no evidence against the annotation.
+KD = "KD_annotation_of_an_element_of_a_third_party_container"
+
+
+def test_kd_an_element_of_a_third_party_container_doubts_the_annotation(tmp_path):
+    result = scan_trees(tmp_path, _tree(KD, "vllm_src"), _tree(KD, "client"))
+    assert [s for *_, s in _findings(result, "DC006")] == ["warning", "warning"]
+    assert all("passes an element of `CacheConnectorMetadata.requests`" in f.message for f in result.findings)
+
+
+@pytest.mark.parametrize("narrowing", [
+    ("from extcache import CacheConnectorMetadata", "from vllm.kv_connector.base import KVConnectorMetadata",
+     "isinstance(connector_metadata, CacheConnectorMetadata)", "isinstance(connector_metadata, KVConnectorMetadata)"),
+    ("        assert isinstance(connector_metadata, CacheConnectorMetadata)\n", "", "", ""),
+], ids=["narrowed-to-a-vllm-class", "not-narrowed"])
+def test_kd_without_a_third_party_container_the_annotation_holds(tmp_path, narrowing):
+    # narrowed to vLLM's own class, or not narrowed at all: nothing says the elements are not vLLM Requests
+    client = _tree(KD, "client")
+    text = client["pkg/adapter.py"]
+    for old, new in zip(narrowing[::2], narrowing[1::2]):
+        text = text.replace(old, new) if old else text
+    client["pkg/adapter.py"] = text
+    assert [s for *_, s in _findings(scan_trees(tmp_path, _tree(KD, "vllm_src"), client), "DC006")] == ["error", "error"]
+
+
+def test_kd_a_class_of_the_client_itself_is_no_third_party(tmp_path):
+    # the client's own metadata class (in a file without vLLM): its containers are the client's, read as before
+    client = _tree(KD, "client")
+    client["pkg/meta.py"] = "class OwnMetadata:\n    def __init__(self):\n        self.requests = []\n"
+    text = client["pkg/adapter.py"].replace("from extcache import CacheConnectorMetadata", "from pkg.meta import OwnMetadata")
+    client["pkg/adapter.py"] = text.replace("isinstance(connector_metadata, CacheConnectorMetadata)",
+                                            "isinstance(connector_metadata, OwnMetadata)")
+    assert [s for *_, s in _findings(scan_trees(tmp_path, _tree(KD, "vllm_src"), client), "DC006")] == ["error", "error"]

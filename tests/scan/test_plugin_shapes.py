@@ -18,7 +18,9 @@ vllm-gcu 0.9.2, NeMo-RL 0.7.0, AReaL 0.5.3 and vllm-ascend v0.22.1rc1 taken from
 docs/triage/2026-12-03-github-clients-15.md), HA_ to HC_ from vllm-metax v0.14.0, tt-vllm-plugin (13d3f67) and ChatLearn
 v1.0.3 taken from GitHub (batch 16a, docs/triage/2026-12-04-github-clients-16a.md), IA_ to ID_ from xinference 4.1.0
 (batch 16b, docs/triage/2026-12-04-unseen-plugins-16b.md), JA_ and JB_ (both open) from MindSpeed-RL v2.2.0 / v2.3.0 and
-genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-04-github-clients-16c.md).
+genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-04-github-clients-16c.md), KA_ to KD_ from
+llumnix (39def8d), kvcached v0.1.2 / v0.1.4 / v0.1.5 and LMCache-Ascend v0.4.3 taken from GitHub (batch 17a,
+docs/triage/2026-12-04-github-clients-17a.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
