@@ -118,6 +118,8 @@ def _passed_unrelated(ctx: ScanContext, declared: Resolved, file, fn, name: str,
 
     for key, passed, path, line in ctx.usage.passed.get(callee, []):
         if reaches(key, path) and not _related(ctx, declared, passed):
+            if passed.endswith("[]"):  # an element of a container a third party's object holds
+                return f"{path}:{line} passes an element of `{'.'.join(passed[:-2].split('.')[-2:])}`"
             return f"{path}:{line} passes a `{passed.rsplit('.', 1)[-1]}`"
     if depth >= 2:
         return None

@@ -256,33 +256,34 @@ class ClientClasses(StandIns):
                 out |= self._inherited_members(dotted)
                 continue
             label = self._base_label(base)
-            if label in self.usage.client_class_table:
-                own, bases = self.usage.client_class_table[label]
-                out |= own
-                todo, seen = list(bases), {label}
-                while todo and len(seen) < 50:
-                    nxt = todo.pop()
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        more, further = self.usage.client_class_table.get(nxt, (set(), []))
-                        out |= more
-                        todo += further
+            if label is not None:
+                out |= self._members_up_from([label])
         return out
 
     def _inherited_members(self, name: str) -> set[str]:
         """A client class's members with those of its client ancestors in any file (`class AsyncOmni(AsyncOmniBase,
         EngineClient)` where AsyncOmniBase derives from OmniBase, defined in a third file)."""
-        out = set(self.client_members(name))
-        todo = [b for b in (self._base_label(b) for b in self.classes[name].bases) if b]
-        seen: set[str] = set()
+        return set(self.client_members(name)) | self._members_up_from(
+            [b for b in (self._base_label(b) for b in self.classes[name].bases) if b])
+
+    def _members_up_from(self, labels: list[str]) -> set[str]:
+        """The members of the client classes `labels` name and of their client ancestors, in any client file: one
+        that imports vLLM (`client_class_table`) or one that imports none, read on demand (`class
+        SequenceGroupLlumnix(SequenceGroup, LlumnixRequest)`, whose mixin defines `reset_status` in a file without
+        vLLM). A label of vLLM or of a third-party package adds nothing."""
+        out: set[str] = set()
+        todo, seen = list(labels), set()
         while todo:
             label = todo.pop()
             if label in seen or len(seen) > 50:
                 continue
             seen.add(label)
-            own, bases = self.usage.client_class_table.get(label, (set(), []))
-            out |= own
-            todo += bases
+            entry = self.usage.client_class_table.get(label)
+            if entry is None:
+                info = self._client_class_info(label)
+                entry = (info[0], info[1]) if info is not None else (set(), [])
+            out |= entry[0]
+            todo += entry[1]
         return out
 
     def record_client_classes(self) -> None:

@@ -140,7 +140,8 @@ def _annotated_as(annotation: ast.expr | None) -> str | None:
 def _reference_annotation(tree: ast.AST, target: ast.Attribute) -> str | None:
     """The class the receiver of a store is annotated with: a parameter of the enclosing function (`runner:
     "TPUModelRunner"`), or `self.runner` where a method of the class binds `self.runner = runner` from such a
-    parameter. None when it is not annotated."""
+    parameter, or annotates the binding itself (`self.engine: LLMEngineLlumnix = LLMEngineLlumnix.from_engine_args(
+    ...)`). None when it is not annotated."""
     fn = enclosing_function(tree, target)
     receiver = target.value
     if fn is None:
@@ -160,7 +161,19 @@ def _reference_annotation(tree: ast.AST, target: ast.Attribute) -> str | None:
                     value = getattr(stmt, "value", None)
                     if isinstance(value, ast.Name) and annotated.get(value.id):
                         return annotated[value.id]
+                    if isinstance(stmt, ast.AnnAssign):  # `self.engine: Engine = Engine.from_engine_args(...)`
+                        # `self.engine: Base = Engine(...)` holds an Engine, whatever the annotation says
+                        return _constructed(value) or _annotated_as(stmt.annotation)
     return None
+
+
+def _constructed(value: ast.expr | None) -> str | None:
+    """The class a value builds with a direct call of a capitalised name, as classes are named (`Engine(...)`,
+    `mod.Engine(...)`); None for any other value (a factory, a function, a name)."""
+    if not isinstance(value, ast.Call):
+        return None
+    name = _annotated_as(value.func)
+    return name if name is not None and name[:1].isupper() else None
 
 
 def _params(fn) -> list[ast.arg]:

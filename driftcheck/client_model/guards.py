@@ -203,7 +203,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
-    out += _rebound_in_branches(tree)
+    out += _rebound_in_branches(tree) + _ranged_functions(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -324,6 +324,34 @@ def _branch_where_present(node: ast.If, kind: str) -> list[ast.stmt] | None:
     if _truthy_default_probe(test):
         return node.body if negated else node.orelse
     return None if negated else node.body
+
+
+# a version specifier: an operator, then a release (">=0.8.4,<0.9.0", "==0.9.2", "~=0.10")
+_SPECIFIER = re.compile(r"^\s*(===?|[<>!~]=|[<>])\s*v?\d+\.\d+")
+
+
+def _ranged_functions(tree: ast.AST) -> list[Guard]:
+    """A function whose decorator is given a version specifier, written out or as a module-level constant of the file
+    (kvcached's `VLLM_V8_RANGE = ">=0.8.4,<0.9.0"` / `@version_range(VLLM_V8_RANGE) def patch_initialize_kv_cache`,
+    whose dispatcher calls only the methods whose range holds the running vLLM): the client's code for the releases
+    it names, as the body of an `if` on the vLLM version is. A decorator given anything else guards nothing."""
+    out: list[Guard] = []
+    constants: dict[str, str] | None = None
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        for deco in fn.decorator_list:
+            if not isinstance(deco, ast.Call) or not (deco.args or deco.keywords):
+                continue
+            if constants is None:
+                constants = {t.id: n.value.value for n in getattr(tree, "body", []) if isinstance(n, ast.Assign)
+                             and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                             for t in n.targets if isinstance(t, ast.Name)}
+            given = [a.value if isinstance(a, ast.Constant) else constants.get(a.id) if isinstance(a, ast.Name) else None
+                     for a in [*deco.args, *(k.value for k in deco.keywords)]]
+            if any(isinstance(text, str) and _SPECIFIER.match(text) for text in given):
+                start, end = body_span(fn.body)
+                out.append(Guard(start, end, "version", frozenset(), deco.lineno))
+                break
+    return out
 
 
 def _shape_switches(tree: ast.AST) -> list[Guard]:

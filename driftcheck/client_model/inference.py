@@ -193,6 +193,28 @@ class ValueInference:
         cls = self.api.element_type_of(self.api.class_member(base.cls, iterable.attr))
         return Instance(cls) if cls is not None else None
 
+    def _third_party_class(self, node: ast.expr) -> str | None:
+        """The qualified name of a class a name imported from a third party (neither vLLM nor a module of the client)
+        spells: LMCache's `LMCacheConnectorMetadata` in `isinstance(connector_metadata, LMCacheConnectorMetadata)`."""
+        dotted = dotted_name(node)
+        module = self.foreign.get(dotted.split(".")[0]) if dotted else None
+        if not module or module.split(".")[0] in self._client_roots():
+            return None
+        known = self.__dict__.setdefault("_client_modules", {})  # module -> whether the client has it (read once)
+        if module not in known:
+            source = getattr(self, "client_source", None)
+            known[module] = source is not None and source.module_tree(module) is not None
+        if known[module]:
+            return None  # a client module that imports no vLLM
+        imported_whole = module.split(".")[0] == dotted.split(".")[0]  # `import lmcache.x` binds `lmcache`
+        return dotted if imported_whole else f"{module}.{dotted}"
+
+    def _client_roots(self) -> set[str]:
+        roots = self.__dict__.get("_roots")
+        if roots is None:
+            roots = self.__dict__["_roots"] = {f.module.split(".")[0] for f in self.usage.files}
+        return roots
+
     def _member_value(self, base: object, attr: str) -> object:
         if isinstance(base, ModRef):
             mod = self.api.module(base.module)
@@ -462,10 +484,14 @@ class ValueInference:
         env.update(local_imports)
         narrowed: list[str] = []
         elements: dict[str, object] = {}
+        outside: dict[str, str] = {}  # a name `isinstance` narrows to a third party's class -> that class
         for node in self._binding_nodes(fn.body):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
                     and node.args and isinstance(node.args[0], ast.Name):
                 narrowed.append(node.args[0].id)
+                found = self._third_party_class(node.args[1]) if len(node.args) == 2 else None
+                if found is not None:
+                    outside[node.args[0].id] = found
                 continue
             target_value: list[tuple[str, object]] = []
             if isinstance(node, ast.Assign):
@@ -479,7 +505,7 @@ class ValueInference:
             elif isinstance(node, ast.NamedExpr):
                 target_value.append((node.target.id, self.infer(node.value, env)))
             if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
-                element = self._element_value(node.iter, env)
+                element = self._element_value(node.iter, env) or _third_party_element(node.iter, outside)
                 earlier = elements.get(node.target.id, element)
                 # the same name over containers of different classes tells nothing
                 elements[node.target.id] = element if same_value(earlier, element) else None
@@ -506,6 +532,15 @@ class ValueInference:
         for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
             env[name] = None
         return env
+
+
+def _third_party_element(iterable: ast.expr, outside: dict[str, str]) -> object:
+    """What `for r in meta.requests` binds `r` to when `meta` is narrowed to a third party's class: an element of a
+    container that library fills (`Foreign("lmcache....LMCacheConnectorMetadata.requests[]")`), evidence about callers
+    only (a parameter annotated with a vLLM class that receives it); None otherwise."""
+    if isinstance(iterable, ast.Attribute) and isinstance(iterable.value, ast.Name) and iterable.value.id in outside:
+        return Foreign(f"{outside[iterable.value.id]}.{iterable.attr}[]")
+    return None
 
 
 # every node type build_env's loop acts on; any other node leaves the environment as it is

@@ -17,9 +17,11 @@ ships modules into vLLM's own package folder, runs from one site folder, as pip 
 vllm-gcu 0.9.2, NeMo-RL 0.7.0, AReaL 0.5.3 and vllm-ascend v0.22.1rc1 taken from GitHub (batch 15,
 docs/triage/2026-12-03-github-clients-15.md), HA_ to HC_ from vllm-metax v0.14.0, tt-vllm-plugin (13d3f67) and ChatLearn
 v1.0.3 taken from GitHub (batch 16a, docs/triage/2026-12-04-github-clients-16a.md), IA_ to ID_ from xinference 4.1.0
-(batch 16b, docs/triage/2026-12-04-unseen-plugins-16b.md), JA_ and JB_ (both open) from MindSpeed-RL v2.2.0 / v2.3.0 and
-genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-04-github-clients-16c.md).
-LA_ from mjolnir-kernel 0.1.0 (batch 17b, docs/triage/2026-12-04-unseen-plugins-17b.md).
+(batch 16b, docs/triage/2026-12-04-unseen-plugins-16b.md), JA_ (open) and JB_ from MindSpeed-RL v2.2.0 / v2.3.0 and
+genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-04-github-clients-16c.md; JB fixed since),
+KA_ to KD_ from llumnix (39def8d), kvcached v0.1.2 / v0.1.4 / v0.1.5 and LMCache-Ascend v0.4.3 taken from GitHub (batch
+17a, docs/triage/2026-12-04-github-clients-17a.md), LA_ from mjolnir-kernel 0.1.0 (batch 17b,
+docs/triage/2026-12-04-unseen-plugins-17b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
