@@ -146,11 +146,12 @@ def _negated(test: ast.expr) -> bool:
     return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
 
 
-def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_imports: frozenset[str] = frozenset()) \
-        -> list[Guard]:
+def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_imports: frozenset[str] = frozenset(),
+              release: str | None = None) -> list[Guard]:
     """Every guard of one client file. `reached`: the names other client files import or read as attributes
     (`reached_names`); a public module function outside it is called only from this file. `version_imports`: the names
-    it imports that other client files bind to a version (`imported_version_aliases`)."""
+    it imports that other client files bind to a version (`imported_version_aliases`). `release`: the target's vLLM
+    version, where a guard can be decided against it (`_ranged_functions`)."""
     out: list[Guard] = []
     imported = _imported_roots(tree)
     aliases = version_aliases(tree, version_imports)
@@ -203,7 +204,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
-    out += _rebound_in_branches(tree) + _ranged_functions(tree)
+    out += _rebound_in_branches(tree) + _ranged_functions(tree, release)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -330,11 +331,12 @@ def _branch_where_present(node: ast.If, kind: str) -> list[ast.stmt] | None:
 _SPECIFIER = re.compile(r"^\s*(===?|[<>!~]=|[<>])\s*v?\d+\.\d+")
 
 
-def _ranged_functions(tree: ast.AST) -> list[Guard]:
+def _ranged_functions(tree: ast.AST, release: str | None = None) -> list[Guard]:
     """A function whose decorator is given a version specifier, written out or as a module-level constant of the file
     (kvcached's `VLLM_V8_RANGE = ">=0.8.4,<0.9.0"` / `@version_range(VLLM_V8_RANGE) def patch_initialize_kv_cache`,
     whose dispatcher calls only the methods whose range holds the running vLLM): the client's code for the releases
-    it names, as the body of an `if` on the vLLM version is. A decorator given anything else guards nothing."""
+    it names, as the body of an `if` on the vLLM version is. A decorator given anything else guards nothing. When the
+    target's `release` is known and every range given parses, a function whose range holds it runs there: no guard."""
     out: list[Guard] = []
     constants: dict[str, str] | None = None
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
@@ -347,11 +349,26 @@ def _ranged_functions(tree: ast.AST) -> list[Guard]:
                              for t in n.targets if isinstance(t, ast.Name)}
             given = [a.value if isinstance(a, ast.Constant) else constants.get(a.id) if isinstance(a, ast.Name) else None
                      for a in [*deco.args, *(k.value for k in deco.keywords)]]
-            if any(isinstance(text, str) and _SPECIFIER.match(text) for text in given):
-                start, end = body_span(fn.body)
-                out.append(Guard(start, end, "version", frozenset(), deco.lineno))
+            ranges = [text for text in given if isinstance(text, str) and _SPECIFIER.match(text)]
+            if ranges:
+                if not _holds_release(ranges, release):
+                    start, end = body_span(fn.body)
+                    out.append(Guard(start, end, "version", frozenset(), deco.lineno))
                 break
     return out
+
+
+def _holds_release(ranges: list[str], release: str | None) -> bool:
+    """Whether the target's release is certainly in every range (False when it is unknown or a range does not parse)."""
+    if not release:
+        return False
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion
+
+    try:
+        return all(SpecifierSet(r.replace(" ", "")).contains(release, prereleases=True) for r in ranges)
+    except (InvalidSpecifier, InvalidVersion, TypeError):
+        return False
 
 
 def _shape_switches(tree: ast.AST) -> list[Guard]:

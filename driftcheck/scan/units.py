@@ -247,7 +247,8 @@ class _Guards:
         cache = self.run.guards
         if path not in cache:
             f = self.run.source.file_at(path)
-            cache[path] = guards_of(f.tree, self.run.reached, self.run.version_imports.get(path, frozenset())) \
+            cache[path] = guards_of(f.tree, self.run.reached, self.run.version_imports.get(path, frozenset()),
+                                    self.run.api.version) \
                 if f is not None else default
             if path in self.run.dispatched:
                 cache[path] = [*(cache[path] or []), self.run.dispatched[path]]

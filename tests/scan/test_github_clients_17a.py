@@ -157,3 +157,14 @@ def test_kd_a_class_of_the_client_itself_is_no_third_party(tmp_path):
     client["pkg/adapter.py"] = text.replace("isinstance(connector_metadata, CacheConnectorMetadata)",
                                             "isinstance(connector_metadata, OwnMetadata)")
     assert [s for *_, s in _findings(scan_trees(tmp_path, _tree(KD, "vllm_src"), client), "DC006")] == ["error", "error"]
+
+
+@pytest.mark.parametrize("given", ['">=0.8.4"', '">=0.8.4, <1.0"', 'VLLM_V9_PLUS_RANGE'])
+def test_kc_a_range_that_holds_the_target_runs_there_so_the_import_is_an_error(tmp_path, given):
+    """The dispatcher calls the method on every release its range holds: on the target, too, when the range holds it;
+    then the failing import is not guarded (the fake vLLM is 0.11.0 or the helper's 0.99.0, above every range)."""
+    client = _tree(KC, "client")
+    text = client["pkg/patches.py"].replace("@version_range(VLLM_V8_RANGE)", f"@version_range({given})")
+    client["pkg/patches.py"] = text
+    line = line_of(text, "from vllm.v1.utils import bind_kv_cache")
+    assert _findings(scan_trees(tmp_path, _tree(KC, "vllm_src"), client), "DC002") == [("pkg/patches.py", line, "error")]
