@@ -45,6 +45,7 @@ def check(ctx: ScanContext):
                 f"{bc.callee} does not pass '{param.name}', {what} in {ctx.version_label()}: {error} when this line runs.",
                 bc.use.loc, ctx.vllm_location(sig.path, param.line or sig.line), f"{bc.use.target.qualname}({param.name}=)",
                 when=when_of(bc.use), parameter=param.name, annotation=param.annotation, signature=sig.render(),
+                raises=None if pydantic else ["TypeError"],  # what a `try` must catch to handle it (MA)
             ))
             if finding.fix:  # only a finding the fix may touch needs the engine's value
                 finding.payload = ArgumentToAdd(param.name, engine_value(ctx.api, bc.use.target, sig, param.name, bc.use.node))

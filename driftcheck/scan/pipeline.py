@@ -207,6 +207,13 @@ def _bar_for(client: Target, found):
         yield bar
 
 
+def raised_by(finding: Finding, rule) -> tuple[str, ...]:
+    """What this finding's line raises: its own `details["raises"]` where the rule knows it (DC005: a plain call's
+    missing argument is a TypeError, only a pydantic construction's a ValidationError), else every exception the rule
+    declares. A `try` handles the drift only if it catches one of these (batch 18a's MA)."""
+    return tuple(finding.details.get("raises") or rule.raises)
+
+
 def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = None) -> None:
     """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed.
     `failing`: path -> (line, raises) of the certain errors found with it, before any guard (see `guard_at`)."""
@@ -215,9 +222,10 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
     text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
     file_guards = guards.get(finding.client.path, []) or []
     lines = (failing or {}).get(finding.client.path, [])
-    guard = guard_at(file_guards, finding.client.line, rule.raises, text, guards.expression(finding.client), lines)
+    raises = raised_by(finding, rule)
+    guard = guard_at(file_guards, finding.client.line, raises, text, guards.expression(finding.client), lines)
     if guard is None:
-        running = running_fallback(file_guards, finding.client.line, rule.raises, lines)
+        running = running_fallback(file_guards, finding.client.line, raises, lines)
         if running is not None and finding.severity == "error":
             finding.message += (f" It is in the `except` fallback of the try at line {running[0].line}, whose body "
                                 f"fails on this vLLM too (line {running[1]}), so the fallback runs.")

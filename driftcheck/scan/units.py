@@ -205,7 +205,7 @@ def _analyse(analyzer, usage: Usage) -> None:
 
 
 def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -> UnitResult:
-    from driftcheck.scan.pipeline import _apply_guard  # pipeline imports this module
+    from driftcheck.scan.pipeline import _apply_guard, raised_by  # pipeline imports this module
 
     ctx = run.make_ctx(usage)
     guards = _Guards(run)
@@ -230,7 +230,7 @@ def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -
     failing: dict[str, list] = {}
     for _i, _slot, item, rule in found:
         if (item.severity == "error" or item.details.get("fails")) and item.client is not None:
-            failing.setdefault(item.client.path, []).append((item.client.line, tuple(rule.raises)))
+            failing.setdefault(item.client.path, []).append((item.client.line, raised_by(item, rule)))
     for i, slot, item, rule in found:
         _apply_guard(item, guards, rule, failing)
         items[i] = [slot, "f", _plain(item.to_json())]

@@ -1,6 +1,6 @@
 """Batch 18a (real vLLM clients taken from GitHub, docs/triage/2026-12-04-github-clients-18a.md): no false error in
-its scans; one open cause found while triaging a warning, where a `try` guard is credited with catching an exception
-the drift does not raise here (a real error would be demoted).
+its scans; one cause found while triaging a warning, where a `try` guard was credited with catching an exception the
+drift does not raise here (a real error was demoted): MA, fixed since (`pipeline.raised_by`, DC005's `raises`).
 """
 
 from __future__ import annotations
@@ -47,8 +47,6 @@ def _dc005(tmp_path, handler: str) -> list[tuple[int, str]]:
     return sorted((f.client.line, f.severity) for f in result.findings if f.rule == "DC005")
 
 
-@pytest.mark.xfail(strict=True, reason="MA: a try guard is matched against the rule's raises (TypeError, ValueError, "
-                                       "ValidationError), not the TypeError this call raises; needs driftcheck/scan/")
 def test_ma_except_value_error_does_not_handle_a_plain_functions_missing_argument(tmp_path):
     assert _dc005(tmp_path, "ValueError") == [(6, "error")]
 
