@@ -86,7 +86,7 @@ def check(ctx: ScanContext):
             yield ctx.finding(
                 RULE, message, imp.loc, ctx.vllm_location(mod.path, binding.line if binding else 1), symbol,
                 when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
-                moved_to=real,
+                moved_to=real, raises=["ImportError"],
             )
             continue
         if not isinstance(result, Missing):
@@ -118,6 +118,7 @@ def check(ctx: ScanContext):
             when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
             fix=bool(moved), moved_to=moved[0] if moved else None, similar=result.near or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
+            raises=["ImportError"],  # an `except AttributeError` around the import does not handle it (MA)
         )
     unknown_seen: set[str] = set()
     for use in ctx.usage.module_attrs:
@@ -140,6 +141,7 @@ def check(ctx: ScanContext):
             yield ctx.finding(
                 RULE, f"`{symbol}` does not exist in {ctx.version_label()}: AttributeError when this line runs.",
                 use.loc, ctx.vllm_location(mod.path, 1) if mod else None, symbol, when="call", fix=False,
+                raises=["AttributeError"],
             )
 
 

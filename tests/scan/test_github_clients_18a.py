@@ -58,3 +58,21 @@ def test_ma_except_type_error_handles_it(tmp_path):
 
 def test_ma_a_handler_that_catches_neither_leaves_the_error(tmp_path):
     assert _dc005(tmp_path, "KeyError") == [(6, "error")]
+
+
+# The same for DC002, whose rule declares ImportError and AttributeError: an import of a missing name raises ImportError
+# (an `except AttributeError` around it handles nothing), a read of a missing module attribute AttributeError.
+def _dc002(tmp_path, body: str, handler: str) -> list[tuple[int, str]]:
+    main = f"import vllm.guided\n\ntry:\n    {body}\nexcept {handler}:\n    pass\n"
+    result = scan_trees(tmp_path, VLLM, {"client/__init__.py": "", "client/main.py": main})
+    return sorted((f.client.line, f.severity) for f in result.findings if f.rule == "DC002")
+
+
+@pytest.mark.parametrize("body, handler, severity", [
+    ("from vllm.guided import gone", "ImportError", "warning"),
+    ("from vllm.guided import gone", "AttributeError", "error"),
+    ("x = vllm.guided.gone", "AttributeError", "warning"),
+    ("x = vllm.guided.gone", "ImportError", "error"),
+])
+def test_ma_dc002_a_handler_must_catch_what_the_line_raises(tmp_path, body, handler, severity):
+    assert _dc002(tmp_path, body, handler) == [(4, severity)]
