@@ -56,3 +56,53 @@ def test_na_twin_no_subclass_defines_it_stays_an_error(tmp_path):
     (f,) = _findings(tmp_path, "slot_mapping")
     assert f.severity == "error"
 
+
+# ----------------------------------------------------------------------------------------- NB
+# MInference v0.1.5.post1 (README `vllm>=0.4.1` -> 0.5.4) and v0.1.6 (README `vllm>=0.9.0` -> 0.9.1),
+# minference/modules/minference_forward.py: `minference_vllm_forward(pattern_config, vllm_version="0.4.1")` defines
+# `forward` (vLLM 0.4.1), `forward_vllm_042` and `forward_vllm_043` and returns `forward` if `vllm_version in
+# "0.4.1"`, `forward_vllm_042` if `== "0.4.2"`, `forward_vllm_043` if `>= "0.4.3"`; minference/patch.py calls it
+# with `vllm.__version__`. On 0.5.4 / 0.9.1 only forward_vllm_043 is returned, but the old forwards' calls of
+# PagedAttention.write_to_paged_cache / forward_prefix / forward_decode without the newer scales were DC005 errors.
+NB = "NB_nested_function_returned_under_version_dispatch"
+
+
+def _nb(tmp_path, replace: tuple[str, str] | None = None, version: str = "0.5.4") -> list[tuple[int, str]]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / NB
+    vllm = {str(p.relative_to(root / "vllm_src")): p.read_text() for p in (root / "vllm_src").rglob("*.py")}
+    vllm["vllm/_version.py"] = f'__version__ = "{version}"\n'
+    client = {str(p.relative_to(root / "client")): p.read_text() for p in (root / "client").rglob("*.py")}
+    if replace:
+        assert replace[0] in client["pkg/forward.py"]
+        client["pkg/forward.py"] = client["pkg/forward.py"].replace(*replace)
+    result = scan_trees(tmp_path, vllm, client)
+    return [(f.client.line, f.severity) for f in result.findings if f.rule == "DC005"]
+
+
+def test_nb_the_forward_for_other_releases_is_under_a_version_check(tmp_path):
+    assert _nb(tmp_path) == [(9, "warning"), (9, "warning")]
+
+
+def test_nb_twin_the_forward_returned_for_the_target_still_errors(tmp_path):
+    # the function the factory returns on 0.5.4 drops the scales: it runs there
+    broken = ('"auto", 1.0, 1.0)', '"auto")')
+    assert sorted(_nb(tmp_path, broken)) == [(9, "warning"), (9, "warning"), (12, "error"), (12, "error")]
+
+
+def test_nb_twin_on_a_release_the_old_test_selects_the_old_forward_errors(tmp_path):
+    # "0.4.1" in "0.4.1": the old forward is the one returned, and the fake vLLM wants the scales
+    assert _nb(tmp_path, version="0.4.1") == [(9, "error"), (9, "error")]
+
+
+def test_nb_twin_a_nested_function_also_used_otherwise_still_errors(tmp_path):
+    # the old forward is also handed out unconditionally (a table of forwards): it may run on any release
+    extra = ('    assert False, "Only support', '    TABLE = {"old": forward}\n    assert False, "Only support')
+    assert _nb(tmp_path, extra) == [(9, "error"), (9, "error")]
+
+
+def test_nb_twin_a_test_of_something_else_guards_nothing(tmp_path):
+    # a test of a parameter not named for a version is no version dispatch
+    renamed = ("vllm_version", "mode")
+    assert _nb(tmp_path, renamed) == [(9, "error"), (9, "error")]
