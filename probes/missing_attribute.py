@@ -284,8 +284,13 @@ def check(ctx: ScanContext):
             continue
         if isinstance(use.result, InSubclass) and not use.store:
             sub = use.result
-            why = (f"only {sub.subclass} defines it, so this line fails with AttributeError when the object is not one of those"
-                   if sub.subclass else "it is a Protocol, so the object passed may be any class that has it")
+            if not sub.subclass:
+                why = "it is a Protocol, so the object passed may be any class that has it"
+            elif sub.others:
+                why = (f"{sub.subclass} and {sub.others} other subclass{'es' if sub.others > 1 else ''} define it, so this"
+                       " line fails with AttributeError when the object is none of those")
+            else:
+                why = f"only {sub.subclass} defines it, so this line fails with AttributeError when the object is not one of those"
             yield ctx.finding(
                 RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}; {why}.",
                 use.loc, ctx.vllm_location(sub.path, sub.line) if sub.path.startswith(ctx.api.package + "/") else None,

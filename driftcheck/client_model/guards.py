@@ -17,7 +17,7 @@ from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.preconditions import checked_rests
 from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
-    checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
+    VERSION_WORD, checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
 )
 
 
@@ -204,7 +204,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
-    out += _rebound_in_branches(tree) + _ranged_functions(tree, release)
+    out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -355,6 +355,86 @@ def _ranged_functions(tree: ast.AST, release: str | None = None) -> list[Guard]:
                     start, end = body_span(fn.body)
                     out.append(Guard(start, end, "version", frozenset(), deco.lineno))
                 break
+    return out
+
+
+_STR_OPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def _decide_given_version(test: ast.expr, params: set[str], release: str) -> bool | None:
+    """`vllm_version >= "0.4.3"` where `vllm_version` is a parameter of the function: its value with the parameter
+    given the target's release, compared as the client compares it (as strings); None when it cannot be told."""
+    if isinstance(test, ast.BoolOp):
+        values = [_decide_given_version(v, params, release) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return False if False in values else None if None in values else True
+        return True if True in values else None if None in values else False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        value = _decide_given_version(test.operand, params, release)
+        return None if value is None else not value
+    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in params):
+        return None
+    left: str = release
+    for op, right in zip(test.ops, test.comparators):
+        if not (isinstance(right, ast.Constant) and isinstance(right.value, str)) or type(op) not in _STR_OPS:
+            return None
+        if not _STR_OPS[type(op)](left, right.value):
+            return False
+        left = right.value
+    return True
+
+
+def _returned_for_other_releases(tree: ast.AST, release: str | None) -> list[Guard]:
+    """A factory that defines one nested function per vLLM line and returns the one for the version it is given
+    (MInference's `minference_vllm_forward(config, vllm_version)`: `if vllm_version in "0.4.1": return forward elif
+    vllm_version == "0.4.2": return forward_vllm_042 elif vllm_version >= "0.4.3": return forward_vllm_043`, called
+    with `vllm.__version__`). A nested function whose every use in the factory is such a `return`, each under a test
+    of a version-named parameter that the target's release decides against, is the client's code for other
+    releases: its body is guarded like the branch of an `if` on the version. The function returned for the target's
+    release, or under a test that cannot be decided, is not."""
+    if not release:
+        return []
+    out: list[Guard] = []
+    for outer in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        args = outer.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if VERSION_WORD.search(a.arg)}
+        nested = {n.name: n for n in outer.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if not params or not nested:
+            continue
+        returns: dict[str, list[tuple[int, bool]]] = {}  # name -> (line, decided against the release)
+        others: set[str] = set()
+
+        def visit(stmts: list[ast.stmt], conditions: list[tuple[ast.expr, bool]]) -> None:
+            for stmt in stmts:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    for n in walk(stmt):  # a default or a decorator may name a nested function
+                        if isinstance(n, ast.Name) and n.id in nested and stmt is not nested.get(n.id):
+                            others.add(n.id)
+                    continue
+                if isinstance(stmt, ast.If):
+                    for n in walk(stmt.test):
+                        if isinstance(n, ast.Name) and n.id in nested:
+                            others.add(n.id)
+                    visit(stmt.body, [*conditions, (stmt.test, True)])
+                    visit(stmt.orelse, [*conditions, (stmt.test, False)])
+                    continue
+                if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id in nested:
+                    against = any(_decide_given_version(test, params, release) is (not holds) for test, holds in conditions)
+                    returns.setdefault(stmt.value.id, []).append((stmt.lineno, against))
+                    continue
+                for n in walk(stmt):
+                    if isinstance(n, ast.Name) and n.id in nested:
+                        others.add(n.id)
+
+        visit(outer.body, [])
+        for name, found in returns.items():
+            fn = nested[name]
+            if name in others or not fn.body or not all(against for _, against in found):
+                continue
+            start, end = body_span(fn.body)
+            out.append(Guard(start, end, "version", frozenset(), found[0][0], via=found[0][0]))
     return out
 
 

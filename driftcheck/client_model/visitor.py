@@ -459,7 +459,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return True  # a subclass in another client file defines it
         own = self.api.resolve(f"{self.file.module}.{cls_name}") if self.file.module.split(".")[0] == self.package else None
         if isinstance(own, Resolved) and own.kind == "class":  # the client is (a copy of) vLLM's own tree
-            return self.api.member_in_subclass(own, attr) is not None
+            return self.api.member_in_subclass(own, attr, count=False) is not None
         return False
 
     def _vllm_bases_decide(self, cls_name: str, attr: str) -> bool:

@@ -324,14 +324,26 @@ class ClassLookup:
         self._subclasses[cls.qualname] = out
         return out
 
-    def member_in_subclass(self, cls: Resolved, name: str) -> InSubclass | None:
+    def member_in_subclass(self, cls: Resolved, name: str, count: bool = True) -> InSubclass | None:
+        """The first subclass that defines `name`, with how many others do too (vLLM 0.6.3's AttentionMetadata:
+        eight backends' metadata classes have seq_lens_tensor, directly or through PagedAttentionMetadata); without
+        `count`, the first one alone (a caller that only asks whether any does)."""
+        found: InSubclass | None = None
         for sub in self.subclasses(cls):
             member = self.class_member(sub, name)  # the subclass's own body or another of its bases (a mixin's sibling)
             if isinstance(member, Resolved):
-                return InSubclass(f"{cls.qualname}.{name}", sub.qualname, member.path, member.line)
-            if isinstance(member, External):  # nn.Module's API, a member set by computed name...
-                return InSubclass(f"{cls.qualname}.{name}", sub.qualname, sub.path, sub.line)
-        return None
+                where = (member.path, member.line)
+            elif isinstance(member, External):  # nn.Module's API, a member set by computed name...
+                where = (sub.path, sub.line)
+            else:
+                continue
+            if found is None:
+                found = InSubclass(f"{cls.qualname}.{name}", sub.qualname, *where)
+                if not count:
+                    break
+            else:
+                found.others += 1
+        return found
 
 
 def _own_scope(fn: ast.AST) -> list[ast.AST]:

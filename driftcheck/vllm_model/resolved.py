@@ -58,6 +58,7 @@ class InSubclass:
     subclass: str  # the subclass that defines it (dotted)
     path: str  # where
     line: int
+    others: int = 0  # how many more subclasses of the tree define it too (the message must not say "only")
 
 
 @dataclass

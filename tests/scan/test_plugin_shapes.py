@@ -21,7 +21,8 @@ v1.0.3 taken from GitHub (batch 16a, docs/triage/2026-12-04-github-clients-16a.m
 genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-04-github-clients-16c.md; JB fixed since),
 KA_ to KD_ from llumnix (39def8d), kvcached v0.1.2 / v0.1.4 / v0.1.5 and LMCache-Ascend v0.4.3 taken from GitHub (batch
 17a, docs/triage/2026-12-04-github-clients-17a.md), LA_ from mjolnir-kernel 0.1.0 (batch 17b,
-docs/triage/2026-12-04-unseen-plugins-17b.md).
+docs/triage/2026-12-04-unseen-plugins-17b.md), NB_ from MInference v0.1.5.post1 / v0.1.6 taken from GitHub (batch
+18b, docs/triage/2026-12-04-github-clients-18b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
