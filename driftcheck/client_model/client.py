@@ -12,7 +12,8 @@ from driftcheck.errors import DriftcheckError, SourceError
 from driftcheck.sources.sources import SourceTree
 
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
-VLLM_IMPORT = re.compile(rb"^\s*(from\s+vllm[\s.]|import\s+vllm\b)", re.M)
+# an import of vLLM, or a load of one of its modules by its whole name (`importlib.import_module("vllm.v1.core.x")`)
+VLLM_IMPORT = re.compile(rb"^\s*(from\s+vllm[\s.]|import\s+vllm\b)|\bimport_module\(\s*[\"']vllm[.\"']", re.M)
 
 
 class ClientParseError(DriftcheckError):

@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from driftcheck.astnodes import children, dotted_name
+from driftcheck.client_model.overlay import in_overlay
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
 
@@ -160,6 +161,9 @@ class ValueInference:
             if isinstance(node.func, ast.Name) and node.func.id == "super" and "super" not in env \
                     and "super" not in self.module_env and "super" not in self.functions:
                 return self._super(node, env)
+            loaded = self._loaded_module(node)
+            if loaded is not None:
+                return loaded
             func = self.infer(node.func, env)
             if isinstance(func, ClassRef):
                 return Instance(func.cls, built=True)
@@ -181,6 +185,25 @@ class ValueInference:
                 return Instance(value.cls)  # `AttentionBackendEnum["FLASHINFER"]`: an Enum's member, by name (LA)
             return value if isinstance(value, ClassRef) else None
         return None
+
+    def _loaded_module(self, call: ast.Call) -> ModRef | None:
+        """`importlib.import_module("vllm.v1.core.block_pool")`, the whole name given as a constant: that release module,
+        as `import vllm.v1.core.block_pool as m` binds it (ContextPilot reaches `BlockPool` this way, batch 18b). A
+        relative name, a `package=` argument, a client's own copy, or a name the release lacks gives nothing."""
+        dotted = dotted_name(call.func) or ""
+        if dotted == "import_module":
+            loads = self.foreign.get("import_module") == "importlib"
+        else:
+            head, _, leaf = dotted.partition(".")
+            # `import importlib.abc` binds the `importlib` package too
+            loads = leaf == "import_module" and (self.foreign.get(head) or "").split(".")[0] == "importlib"
+        if not loads or len(call.args) != 1 or call.keywords:
+            return None
+        arg = call.args[0]
+        name = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+        if name.split(".")[0] != self.package or name in self.usage.shadowed or in_overlay(self.usage.overlay, name):
+            return None
+        return ModRef(name) if self.api.module(name) is not None else None
 
     def _element_value(self, iterable: ast.expr, env: dict) -> object:
         """What `for r in scheduler_output.scheduled_new_reqs` binds `r` to, when vLLM annotates that attribute as a

@@ -66,7 +66,8 @@ class ClientPhases:
     def collect_imports(self) -> None:
         self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env)
         settle_absent(self.module_env)
-        # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`)
+        # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`); a module
+        # `import_module` loads by its whole name
         bound: dict[str, list[ast.expr]] = {}
         for node in self.file.tree.body:
             for t in node.targets if isinstance(node, ast.Assign) else []:
@@ -76,6 +77,10 @@ class ClientPhases:
             if len(values) == 1 and isinstance(values[0], ast.Name) and name not in self.module_env \
                     and isinstance(self.module_env.get(values[0].id), (ClassRef, ModRef)):
                 self.module_env[name] = self.module_env[values[0].id]
+            elif len(values) == 1 and isinstance(values[0], ast.Call) and name not in self.module_env:
+                loaded = self._loaded_module(values[0])  # `m = importlib.import_module("vllm.x")`, bound once
+                if loaded is not None:
+                    self.module_env[name] = loaded
         for node in self.file.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
