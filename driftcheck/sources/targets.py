@@ -275,7 +275,7 @@ def _client_from_path(path: Path) -> Target:
         raise TargetError(f"{path} is not a .py file, a wheel or a folder")
     try:
         list(path.iterdir())
-        package = (path / "__init__.py").is_file() and path.resolve().parent != path.resolve()
+        package = ((path / "__init__.py").is_file() or _namespace_package(path)) and path.resolve().parent != path.resolve()
     except PermissionError:
         raise TargetError(f"cannot read {path}: permission denied") from None
     requires, name, version = project_requires(path)
@@ -287,3 +287,17 @@ def _client_from_path(path: Path) -> Target:
     if not requires:
         requires, name, version = package_requires(root, path.resolve().name)
     return Target(FolderTree(root), "folder", str(path), name or path.resolve().name, version, [path.resolve().name], requires)
+
+
+def _namespace_package(path: Path) -> bool:
+    """A PEP 420 namespace package folder given as the client (genlm-backend's `genlm/`, batch 19a's PA): no
+    `__init__.py` and no module of its own, a regular package inside, and the project beside it named after it
+    (`genlm-backend`). A src-layout's `src/` or a folder of scripts is not one: read as a plain folder, as before."""
+    entries = list(path.iterdir())
+    if any(p.suffix == ".py" and p.is_file() for p in entries) or not any((p / "__init__.py").is_file() for p in entries):
+        return False
+    parent = path.resolve().parent
+    if parent == path.resolve():
+        return False
+    _requires, name, _version = project_requires(parent)
+    return bool(name) and re.split(r"[-_.]", name.lower())[0] == path.name.lower()

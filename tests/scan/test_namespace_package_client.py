@@ -1,4 +1,4 @@
-"""PA (triage batch 19a, open): a PEP 420 namespace package given as --client.
+"""PA (triage batch 19a; fixed since, `targets._namespace_package`): a PEP 420 namespace package given as --client.
 
 genlm-backend v0.1.0 ships `genlm/backend/...`: `genlm/` has no __init__.py (a namespace package), `genlm/backend/`
 has one, and the checkout's pyproject.toml beside `genlm/` declares `vllm>=0.6.6,<1.0.0`. Given `genlm/` as the
@@ -35,8 +35,6 @@ CHECKOUT = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="PA: a namespace package folder (no __init__.py) given as --client is read "
-                   "as a plain folder: no package prefix, no requirement from the checkout beside it")
 def test_pa_namespace_package_folder_reads_its_requirement_and_keeps_its_name(tmp_path):
     root = write_tree(tmp_path / "checkout", CHECKOUT)
     target = resolve_client(str(root / "nspkg"), tmp_path / "cache")
@@ -55,3 +53,14 @@ def test_pa_twin_the_checkout_root_reads_its_own_requirement(tmp_path):
     root = write_tree(tmp_path / "checkout", CHECKOUT)
     target = resolve_client(str(root), tmp_path / "cache")
     assert target.requires == ["vllm>=0.6.6,<1.0.0; sys_platform == 'linux'"]
+
+
+@pytest.mark.parametrize("layout", ["src", "scripts"])
+def test_pa_twin_a_src_folder_or_a_folder_of_scripts_stays_a_plain_folder(tmp_path, layout):
+    """No project named after it (`src/`), or modules of its own (a folder of scripts): not a namespace package."""
+    files = {("src/" + k[len("nspkg/"):] if k.startswith("nspkg/") else k): v for k, v in CHECKOUT.items()}
+    if layout == "scripts":
+        files = {**CHECKOUT, "nspkg/run.py": "print(1)\n"}
+    root = write_tree(tmp_path / "checkout", files)
+    target = resolve_client(str(root / ("src" if layout == "src" else "nspkg")), tmp_path / "cache")
+    assert target.prefixes == []
