@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, walk
 from driftcheck.client_model.asserted_probes import asserted_probes
+from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.preconditions import checked_rests
 from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
@@ -338,18 +339,12 @@ def _ranged_functions(tree: ast.AST, release: str | None = None) -> list[Guard]:
     it names, as the body of an `if` on the vLLM version is. A decorator given anything else guards nothing. When the
     target's `release` is known and every range given parses, a function whose range holds it runs there: no guard."""
     out: list[Guard] = []
-    constants: dict[str, str] | None = None
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
         for deco in fn.decorator_list:
             if not isinstance(deco, ast.Call) or not (deco.args or deco.keywords):
                 continue
-            if constants is None:
-                constants = {t.id: n.value.value for n in getattr(tree, "body", []) if isinstance(n, ast.Assign)
-                             and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
-                             for t in n.targets if isinstance(t, ast.Name)}
-            given = [a.value if isinstance(a, ast.Constant) else constants.get(a.id) if isinstance(a, ast.Name) else None
-                     for a in [*deco.args, *(k.value for k in deco.keywords)]]
-            ranges = [text for text in given if isinstance(text, str) and _SPECIFIER.match(text)]
+            given = [text for a in [*deco.args, *(k.value for k in deco.keywords)] for text in string_constants(a, tree)]
+            ranges = [text for text in given if _SPECIFIER.match(text)]
             if ranges:
                 if not _holds_release(ranges, release):
                     start, end = body_span(fn.body)

@@ -97,15 +97,16 @@ def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
     line that places it). A copy whose text is the release's own changes nothing and is left out. Among client files
     of the same name, the one whose folder the line spells wins (else the first)."""
     package = api.package
+    every = [rel for rel in client.tree.iter_files("", "") if not _skipped(rel)]  # one walk of the client's files
     by_name: dict[str, list[str]] = {}
-    for rel in client.tree.iter_files(""):
-        if not _skipped(rel) and rel.split("/", 1)[0] != package:  # files inside the package: overlay_modules
+    for rel in every:
+        if rel.endswith(".py") and rel.split("/", 1)[0] != package:  # files inside the package: overlay_modules
             by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
     if not by_name:
         return {}
     texts = [(f.rel, f.text) for f in client.files]
     seen = {rel for rel, _ in texts}
-    launch = [rel for rel in client.tree.iter_files("", "") if rel not in seen and not _skipped(rel)
+    launch = [rel for rel in every if rel not in seen
               and (rel.endswith(_LAUNCH_SUFFIXES) or rel.rsplit("/", 1)[-1].startswith("Dockerfile") or rel.endswith(".py"))]
     pattern, needle = _mount_line(package), f"{package}/"
     out: dict[str, tuple[str, str]] = {}
@@ -127,7 +128,8 @@ def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
                     continue
             except SourceError:
                 continue
-            out[module] = (copy, f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+            line = text.count("\n", 0, m.start()) + 1
+            out[module] = (copy, f"{rel}:{line}")
     return out
 
 
