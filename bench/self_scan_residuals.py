@@ -100,7 +100,7 @@ def verdict(symbol: str) -> tuple[str, str] | None:
 
 
 def main() -> None:
-    out_path = Path(__file__).resolve().parent.parent / "tests" / "engine" / "self_scan_expected.json"
+    out_path = Path(__file__).resolve().parent.parent / "tests" / "scan" / "self_scan_expected.json"
     expected = json.loads(out_path.read_text()) if out_path.exists() else {}
     unexplained = []
     for arg in sys.argv[1:]:

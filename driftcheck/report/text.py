@@ -36,14 +36,16 @@ def render(result, color: bool | None = None, width: int | None = None, **_optio
         table.add_column(f"vLLM {v.version or ''}".strip(), ratio=2, overflow="fold")
         table.add_column("fix", no_wrap=True)
         for f in group:
-            rule = Text(f"{f.rule}\n{f.name}", style=STYLE[f.severity])
+            # the severity in words too: a CI log or a pipe has no colour to tell an error from a warning
+            rule = Text(f"{f.rule} {f.severity}\n{f.name}", style=STYLE[f.severity])
             finding = Text(f.message)
             if f.client and f.client.code:
                 finding.append(f"\n{f.client.code}", style="dim")
             vloc = Text("")
             if f.vllm:
                 vloc = Text(f"{f.vllm.path}:{f.vllm.line}")
-                if f.vllm.code:
+                if f.vllm.code and not f.vllm.code.lstrip().startswith("#"):  # a module's first line (a licence
+                    # comment) stands for the whole module when a name is missing from it: no evidence to show
                     vloc.append(f"\n{f.vllm.code}", style="dim")
             table.add_row(str(f.client.line if f.client else ""), rule, finding, vloc, f.fix or "")
         console.print(table)

@@ -47,3 +47,22 @@ def test_text_names_client_and_vllm_lines(tmp_path):
         if f.vllm:
             assert f"{f.vllm.path}:{f.vllm.line}" in text
     assert "Could not decide" in text and "\x1b[" not in text
+
+
+def test_text_says_each_severity_in_words(tmp_path):
+    """Without colour (a CI log, a pipe) an error and a warning must still be told apart on their rows."""
+    result = sample_result(tmp_path)
+    text = render("text", result, color=False, width=200)
+    severities = {f.severity for f in result.visible()}
+    assert {"error", "warning"} <= severities
+    for f in result.visible():
+        assert f"{f.rule} {f.severity}" in text
+
+
+def test_text_shows_no_comment_as_vllm_evidence(tmp_path):
+    """A missing name points at its module's first line; a licence comment there is not shown as the vLLM code."""
+    result = sample_result(tmp_path)
+    f = next(f for f in result.visible() if f.vllm)
+    f.vllm.code = "# SPDX-License-Identifier: Apache-2.0"
+    text = render("text", result, color=False, width=200)
+    assert f"{f.vllm.path}:{f.vllm.line}" in text and "SPDX" not in text
