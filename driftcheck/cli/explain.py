@@ -70,10 +70,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
             lines.append(f"  vLLM change: {d.vllm_change}")
             if d.confirmed is not None:
                 lines.append(f"  {'confirmed' if d.confirmed else 'NOT confirmed'} against vLLM {api.version or ''}: {d.evidence}")
-            lines.append(f"  fix: {'driftcheck fix --only ' + d.rule + ' (' + d.fix + ')' if d.fix else 'no codemod; see driftcheck rules ' + d.rule}")
+            lines.append(f"  fix: {_fix_hint(d, api)}")
         emit(args, "".join(line + "\n" for line in lines))
     if not diagnoses:
         return EXIT_FINDINGS
     if api is not None and all(d.confirmed is False for d in diagnoses):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _fix_hint(d, api) -> str:
+    """The codemod for the diagnosed rule, as a command to run on the client's code, with what it does: a traceback
+    names one line, so the hint says the codemod rewrites only what a scan of that code proves (a rename it finds,
+    the module that defines the name), never the traceback's guess."""
+    if not d.fix:
+        return f"no codemod; see driftcheck rules {d.rule}"
+    from driftcheck.fixes import load_fixes
+
+    title = next((m.FIX.title for m in load_fixes() if m.FIX.id == d.fix), "")
+    what = f": {title[0].lower()}{title[1:]}" if title else ""
+    target = f"--vllm {api.version} " if api is not None and api.version else ""
+    return (f"driftcheck fix {target}--client <your code> --only {d.rule} ({d.fix}{what}); it rewrites only what a "
+            "scan of your code proves")

@@ -86,3 +86,13 @@ def test_stdin_and_worker_wrapper():
     assert tb.inner and "get_input_embeddings" in tb.inner
     [d] = explain_text(text)
     assert d["rule"] == "DC008"
+
+
+def test_text_fix_line_is_a_command_to_run_on_the_client():
+    """The text answer's fix line is the command to run (with the release it was confirmed on), says what the codemod
+    does, and that it rewrites only what a scan of the code proves."""
+    proc = run_cli("explain", "--vllm", "0.16.0", str(FIXTURES / "vllm-0.16.0-get-input-embeddings.txt"))
+    fix_lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("  fix: ")]
+    assert fix_lines == ["  fix: driftcheck fix --vllm 0.16.0 --client <your code> --only DC008 (rename-method: use the "
+                         "target's new name for a renamed method or attribute); it rewrites only what a scan of your "
+                         "code proves"], proc.stdout
