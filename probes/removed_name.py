@@ -65,7 +65,7 @@ def check(ctx: ScanContext):
         for b in bound:
             yield ctx.unknown(
                 RULE, f"`{b.name}` uses {len(b.self_names)} name(s) on an untyped vLLM object ({b.how}); no baseline vLLM to "
-                f"compare with ({ctx.baseline_note or 'the client declares no vLLM requirement'}; pass --client-vllm)", b.loc, b.name)
+                f"compare with ({ctx.baseline_note or 'the client declares no vLLM requirement; pass --client-vllm'})", b.loc, b.name)
         return
     if baseline.version and baseline.version == ctx.api.version:
         return

@@ -77,6 +77,10 @@ def make_api(target: Target, options: ScanOptions) -> ApiIndex:
     return ApiIndex(target.tree, target.version, cache=cache, build=build)
 
 
+# what the user does about a client that names no one vLLM (the unknowns that quote the note fail the gate)
+_GIVE_IT = "; give the vLLM it was written for with --client-vllm VERSION"
+
+
 def _baseline_loader(client: Target, vllm: Target, options: ScanOptions, result: ScanResult):
     """Lazily fetch the vLLM this client was written for; (loader, note when unavailable)."""
     version = options.client_vllm
@@ -85,11 +89,11 @@ def _baseline_loader(client: Target, vllm: Target, options: ScanOptions, result:
         if req is None:
             lines = client.vllm_requirement_lines()
             if lines:  # `vllm` with no version (exvllm): a requirement, but not of one release
-                return None, f"{client.name or 'the client'} requires '{lines[0].strip()}' without a version"
-            return None, f"{client.name or 'the client'} declares no vLLM requirement"
+                return None, f"{client.name or 'the client'} requires '{lines[0].strip()}' without a version{_GIVE_IT}"
+            return None, f"{client.name or 'the client'} declares no vLLM requirement{_GIVE_IT}"
         version = declared_vllm_version(req)
         if version is None:
-            return None, f"cannot pick one vLLM version from the client's requirement '{req}'"
+            return None, f"cannot pick one vLLM version from the client's requirement '{req}'{_GIVE_IT}"
 
     def load() -> ApiIndex | str:
         """The baseline, or why it is unavailable (the probes' unknowns say so, not "declares no requirement")."""

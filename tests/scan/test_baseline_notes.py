@@ -28,9 +28,11 @@ def _client(tmp_path: Path, requires: list[str]) -> Target:
 def test_a_requirement_without_a_version_is_said_so(tmp_path):
     loader, note = _baseline_loader(_client(tmp_path, ["vllm", "torch"]), None, ScanOptions(cache_dir=tmp_path),
                                     ScanResult(None, []))
-    assert loader is None and note == "plugin requires 'vllm' without a version"
+    assert loader is None and note == ("plugin requires 'vllm' without a version; give the vLLM it was written for "
+                                          "with --client-vllm VERSION")
     loader, note = _baseline_loader(_client(tmp_path, ["torch"]), None, ScanOptions(cache_dir=tmp_path), ScanResult(None, []))
-    assert loader is None and note == "plugin declares no vLLM requirement"
+    assert loader is None and note == ("plugin declares no vLLM requirement; give the vLLM it was written for with "
+                                          "--client-vllm VERSION")
 
 
 def test_a_declared_vllm_that_cannot_be_read_gives_the_reason(tmp_path):
