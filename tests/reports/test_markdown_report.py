@@ -66,3 +66,13 @@ def test_text_shows_no_comment_as_vllm_evidence(tmp_path):
     f.vllm.code = "# SPDX-License-Identifier: Apache-2.0"
     text = render("text", result, color=False, width=200)
     assert f"{f.vllm.path}:{f.vllm.line}" in text and "SPDX" not in text
+
+
+def test_text_ends_with_the_findings_by_rule(tmp_path):
+    """A long report (a platform plugin's runs to thousands of lines) ends with where its findings concentrate."""
+    result = sample_result(tmp_path)
+    text = render("text", result, color=False, width=200)
+    line = next(ln for ln in text.splitlines() if ln.startswith("by rule: "))
+    for f in result.visible():
+        n = sum(1 for g in result.visible() if (g.rule, g.severity) == (f.rule, f.severity))
+        assert f"{n} {f.severity}{'s' if n > 1 else ''}" in line.split(f"{f.rule} {f.name}: ")[1].split(";")[0]
