@@ -51,6 +51,7 @@ def compute_range(matrix: Matrix, client: dict) -> RangeReport:
     report = RangeReport(spec, None, declared, None)
     if anchor is None:
         report.notes.append("no tested release is compatible")
+        report.notes += _closest(matrix, spec, [v for v in versions if status[v] != "error"])
         report.agrees = False if declared else None
         _note_missing(report, matrix, spec, [v for v in versions if status[v] == "error"])
         return report
@@ -91,6 +92,21 @@ def compute_range(matrix: Matrix, client: dict) -> RangeReport:
             report.notes.append(f"compatible beyond the declared range: {', '.join(extra)}")
     _note_missing(report, matrix, spec, missing)
     return report
+
+
+def _closest(matrix: Matrix, spec: str, checked: list[str]) -> list[str]:
+    """Where to start when every release breaks: the errors per release, and the newest release with the fewest (its
+    rules and first error), so the answer is a place to begin, not only "nothing fits"."""
+    cells = [matrix.cell(v, spec) for v in checked]
+    if not cells:
+        return []
+    best = min(cells, key=lambda c: (c.errors, c.unknown, -checked.index(c.vllm)))
+    what = f"{best.errors} error(s)" + (f", {best.unknown} unknown" if best.unknown else "")
+    if best.rules:
+        what += f": {', '.join(best.rules)}"
+    first = f"; the first: {best.first_error}" if best.first_error else ""
+    return [f"errors per release: {', '.join(f'{c.vllm} {c.errors}' for c in cells)}",
+            f"closest: {best.vllm} ({what}{first}); `driftcheck scan --vllm {best.vllm}` lists them"]
 
 
 def _note_missing(report: RangeReport, matrix: Matrix, spec: str, missing: list[str]) -> None:

@@ -42,3 +42,23 @@ def test_bad_ranges_are_usage_errors():
         proc = run_cli("matrix", "--vllm", spec, "--client", "speculators==0.4.0", "--out", str(CACHE_DIR / "unused"))
         assert proc.returncode == 2 and proc.stderr.startswith("driftcheck: error:"), (spec, proc.stderr)
         assert "Traceback" not in proc.stderr
+
+
+def test_no_compatible_release_names_the_closest():
+    """Every release breaks (lmcache 0.5.6 over 0.28-0.33): the report gives the errors per release and the newest
+    release with the fewest, with its rules and first error, instead of only "no tested release is compatible"."""
+    from driftcheck.gate.matrix import Cell, Matrix
+    from driftcheck.gate.ranges import compute_range
+
+    spec = "plugin==1.0"
+    cells = [Cell("0.30.0", spec, "fail", ["DC001", "DC006"], errors=9, first_error="DC001 a.py:3 gone"),
+             Cell("0.31.0", spec, "fail", ["DC006"], errors=8, first_error="DC006 b.py:7 no attribute"),
+             Cell("0.32.0", spec, "error", message="could not be fetched"),
+             Cell("0.33.0", spec, "fail", ["DC005", "DC006"], errors=8, first_error="DC005 c.py:1 missing")]
+    matrix = Matrix(["0.30.0", "0.31.0", "0.32.0", "0.33.0"], [{"spec": spec}], cells, 1.0, 1)
+    r = compute_range(matrix, {"spec": spec})
+    assert r.computed is None
+    assert "errors per release: 0.30.0 9, 0.31.0 8, 0.33.0 8" in r.notes
+    assert ("closest: 0.33.0 (8 error(s): DC005, DC006; the first: DC005 c.py:1 missing); "
+            "`driftcheck scan --vllm 0.33.0` lists them") in r.notes
+    assert any("0.32.0 could not be checked" in n for n in r.notes)
