@@ -15,7 +15,8 @@ def test_markdown_summary_tables_and_unknowns(tmp_path):
     s = result.to_json()["summary"]
     assert f"**{s['error']} error(s), {s['warning']} warning(s), {s['info']} info, {s['unknown']} unknown**" in md
     assert "### `pkg/gen.py`" in md
-    rows = [ln for ln in md.splitlines() if ln.startswith("| ") and not ln.startswith("| Line")]
+    tables = md[md.index("### "):]  # the per-file tables (the counts by rule come first)
+    rows = [ln for ln in tables.splitlines() if ln.startswith("| ") and not ln.startswith("| Line")]
     assert len(rows) == len(result.visible())
     for f in result.visible():
         assert any(row.startswith(f"| {f.client.line} | {f.rule} {f.name} | {f.severity} |") for row in rows)
@@ -76,3 +77,37 @@ def test_text_ends_with_the_findings_by_rule(tmp_path):
     for f in result.visible():
         n = sum(1 for g in result.visible() if (g.rule, g.severity) == (f.rule, f.severity))
         assert f"{n} {f.severity}{'s' if n > 1 else ''}" in line.split(f"{f.rule} {f.name}: ")[1].split(";")[0]
+
+
+def test_markdown_counts_by_rule_come_first(tmp_path):
+    result = sample_result(tmp_path)
+    md = render("markdown", result)
+    head = md[:md.index("### ")]
+    for f in result.visible():
+        per = [g for g in result.visible() if g.rule == f.rule]
+        cells = [str(sum(1 for g in per if g.severity == s)) for s in ("error", "warning", "info")]
+        assert f"| {f.rule} {f.name} | {' | '.join(cells)} |" in head
+
+
+def test_markdown_over_a_comment_limit_keeps_errors_first_and_says_what_it_left_out(tmp_path):
+    """A platform plugin's report runs past GitHub's 65,536-character comment limit: the rows that fit are kept,
+    errors before warnings, and a last line says how many were left out and where every one is listed."""
+    from driftcheck.report.markdown import _tables, render as render_md
+
+    result = sample_result(tmp_path)
+    findings = result.visible()
+    full = render_md(result, limit=10**9)
+    head = full[:full.index("### ")]
+    errors = {i for i, f in enumerate(findings) if f.severity == "error"}
+    assert errors and len(errors) < len(findings)
+    # room for the head, the note and the errors' tables, not one row more
+    limit = len(head) + 400 + sum(len(line) + 1 for line in _tables(findings, errors))
+    md = render_md(result, limit=limit)
+    assert len(md) <= limit
+    rows = [ln for ln in md[md.index("### "):].splitlines() if ln.startswith("| ") and not ln.startswith("| Line")]
+    assert len(rows) == len(errors) and all(" | error | " in ln for ln in rows)
+    left = len(findings) - len(errors)
+    assert f"Not shown here, to stay within a comment's {limit:,} characters: {left} finding(s) (0 error(s))" in md
+    assert "the JSON, SARIF and text reports list every one" in md
+    assert head in md  # the counts by rule are complete whatever is left out
+    assert render_md(result, limit=len(full)) == full  # a report that fits is whole, with no note
