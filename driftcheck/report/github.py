@@ -1,8 +1,14 @@
-"""GitHub workflow commands: one `::error file=...,line=...::` annotation per finding."""
+"""GitHub workflow commands: one `::error file=...,line=...::` annotation per finding.
+
+GitHub shows at most 10 error, 10 warning and 10 notice annotations per step (50 per job), in the order they are
+printed: errors come first, and a report over those counts starts with a notice that says so and where every
+finding is listed."""
 
 from __future__ import annotations
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+SHOWN_PER_KIND = 10  # annotations of one kind GitHub shows per step (actions/toolkit docs/problem-matchers.md)
+_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def _escape(text: str, prop: bool = False) -> str:
@@ -14,7 +20,14 @@ def _escape(text: str, prop: bool = False) -> str:
 
 def render(result, client_root: str | None = None, **_options) -> str:
     lines = []
-    for f in result.visible():
+    findings = sorted(result.visible(), key=lambda f: _RANK.get(f.severity, 3))  # stable: file order within a kind
+    kinds = {kind: sum(1 for f in findings if LEVEL[f.severity] == kind) for kind in ("error", "warning", "notice")}
+    kinds["warning"] += len(result.unknown)
+    if any(n > SHOWN_PER_KIND for n in kinds.values()):
+        lines.append(f"::notice title=driftcheck::{kinds['error']} error, {kinds['warning']} warning and "
+                     f"{kinds['notice']} notice annotations follow; GitHub shows {SHOWN_PER_KIND} of each kind per step, "
+                     "errors first: the job summary and the JSON, SARIF and JUnit reports list every finding")
+    for f in findings:
         props = []
         if f.client:
             path = f"{client_root.rstrip('/')}/{f.client.path}" if client_root else f.client.path
