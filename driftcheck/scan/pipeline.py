@@ -196,9 +196,23 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
         "uses_checked": uses_checked,
         "vllm_files_parsed": api.parsed_files,
         "vllm_modules_read": len([m for m in api._modules.values() if m is not None]),
+        "peak_rss_mib": _peak_rss_mib(),
         **counters,
     }
     return result
+
+
+def _peak_rss_mib() -> int | None:
+    """The largest resident set this process or any worker it waited for reached so far (MiB): what a CI runner's
+    memory must hold for this client. None where the platform does not say."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    import sys
+
+    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10))  # macOS reports bytes, Linux KiB
 
 
 @contextmanager
