@@ -66,6 +66,61 @@ def test_ta_twin_plain_import_of_a_module_nothing_replaces_stays_an_error_withou
     assert "A module of that name" not in f.message
 
 
+# ----------------------------------------------------------------------------------------- TC
+# vllm-ascend 0.23.0 @ 0.33.0: core/scheduler_profiling_chunk.py:363 reads `self._disable_preemption` in
+# `ProfilingChunkScheduler(Scheduler)`; vLLM's Scheduler never sets it, but patch/platform/patch_balance_schedule.py:745
+# replaces `vllm.v1.core.sched.scheduler.Scheduler` with its `BalanceScheduler`, whose `__init__` sets it (line 79),
+# and the profiling scheduler is loaded by a dotted string after the platform patches ran. Which import comes first
+# cannot be known, so the read is unknown, not an error (shape TC_ in tests/fixtures/plugin_shapes).
+
+SCHED = {"vllm/__init__.py": "", "vllm/sched.py": "class Scheduler:\n    def __init__(self):\n        self.waiting = []\n"}
+BALANCE = '''
+import vllm.sched
+from vllm.sched import Scheduler
+
+
+class BalanceScheduler(Scheduler):
+    def __init__(self):
+        super().__init__()
+        self._disable_preemption = False
+
+
+vllm.sched.Scheduler = BalanceScheduler
+'''
+
+
+def _chunk(tmp_path, attr: str, base: str = "Scheduler", replace: bool = True) -> list:
+    chunk = (f"from vllm.sched import Scheduler\n\n\nclass ChunkScheduler({base}):\n"
+             f"    def schedule(self):\n        return self.{attr}\n")
+    balance = BALANCE if replace else BALANCE.replace("vllm.sched.Scheduler = BalanceScheduler", "")
+    client = {"plugin/__init__.py": "", "plugin/balance.py": balance, "plugin/chunk.py": chunk}
+    return [f for f in scan_trees(tmp_path, SCHED, client).findings
+            if f.rule == "DC006" and f.client.path == "plugin/chunk.py"]
+
+
+def _unknowns(tmp_path, attr: str) -> list:
+    chunk = (f"from vllm.sched import Scheduler\n\n\nclass ChunkScheduler(Scheduler):\n"
+             f"    def schedule(self):\n        return self.{attr}\n")
+    client = {"plugin/__init__.py": "", "plugin/balance.py": BALANCE, "plugin/chunk.py": chunk}
+    return [u for u in scan_trees(tmp_path, SCHED, client).unknown if u.client.path == "plugin/chunk.py"]
+
+
+def test_tc_member_the_replacement_sets_is_unknown(tmp_path):
+    assert _chunk(tmp_path, "_disable_preemption") == []
+    (u,) = _unknowns(tmp_path, "_disable_preemption")
+    assert "replaces `vllm.sched.Scheduler` with its own `BalanceScheduler`" in u.message
+
+
+def test_tc_twin_member_no_one_sets_stays_an_error(tmp_path):
+    (f,) = _chunk(tmp_path, "_skipped_waiting")
+    assert f.severity == "error"
+
+
+def test_tc_twin_without_the_module_replacement_stays_an_error(tmp_path):
+    (f,) = _chunk(tmp_path, "_disable_preemption", replace=False)
+    assert f.severity == "error"
+
+
 # ----------------------------------------------------------------------------------------- TD
 # trinity-rft 0.6.0 @ 0.33.0: vllm_patch/api_patch.py:118 reads `self.tool_parser` in a method set on
 # `OpenAIServingChat`; the one vLLM class that had it in 0.23.0 lost it in 0.33.0 and gained a dozen members, and DC008
