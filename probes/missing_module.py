@@ -9,9 +9,13 @@ the target, where it went.
 
 from __future__ import annotations
 
+import ast
+
+from driftcheck.astnodes import dotted_name
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
+from driftcheck.vllm_model.resolved import External, Resolved
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
 
@@ -25,17 +29,20 @@ def _nearest_package(ctx: ScanContext, module: str) -> tuple[str, str]:
     return "", ""
 
 
-def _same_named_modules(ctx: ScanContext, module: str) -> list[str]:
-    """vLLM's modules named like `module`'s last part, the closest first: most trailing parts in common
-    (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not `vllm.benchmarks.datasets.utils`),
-    then most parent parts in common (`vllm.entrypoints.openai.protocol` -> `vllm.entrypoints.openai.chat_completion
-    .protocol`), then the tree's order."""
+def _same_named_modules(ctx: ScanContext, module: str, names: frozenset[str] = frozenset()) -> list[str]:
+    """vLLM's modules named like `module`'s last part that have every name the import takes from it (`from M import
+    Attention` is not sent to a `vllm.config.attention` without `Attention`), the closest first: most trailing parts
+    in common (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not
+    `vllm.benchmarks.datasets.utils`), then most parent parts in common (`vllm.entrypoints.openai.protocol` ->
+    `vllm.entrypoints.openai.chat_completion.protocol`), then the tree's order."""
     leaf = module.rsplit(".", 1)[-1]
     parts = module.split(".")
     out = []
     for rel in ctx.api.tree.iter_files(ctx.api.package):
         if rel.endswith(f"/{leaf}.py") or rel.endswith(f"/{leaf}/__init__.py"):
-            out.append(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
+            candidate = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+            if _has_names(ctx, candidate, names):
+                out.append(candidate)
 
     def closeness(name: str) -> tuple[int, int]:
         theirs = name.split(".")
@@ -45,6 +52,41 @@ def _same_named_modules(ctx: ScanContext, module: str) -> list[str]:
         return -tail, -len(set(theirs[:-1]) & set(parts[:-1]))
 
     return sorted(out, key=closeness)[:3]
+
+
+def _has_names(ctx: ScanContext, module: str, names: frozenset[str]) -> bool:
+    """Whether `module` certainly gives every one of `names` (defined, re-exported, a submodule): a suggestion the
+    `move-import` fix acts on needs each found, not only not ruled out (a module that hands out `globals()`)."""
+    mod = ctx.api.module(module)
+    return mod is not None and all(isinstance(ctx.api.module_member(mod, name), (Resolved, External)) for name in names)
+
+
+def _imported_names(ctx: ScanContext) -> dict[tuple[str, int, str], frozenset[str]]:
+    """The names each import statement takes from M, by (file, line, M): those `from M import a, b` names, or, for
+    `import M`, the names the file reads through M's dotted path (`M.a.b` -> `a`)."""
+    out: dict[tuple[str, int, str], set[str]] = {}
+    for imp in ctx.usage.imports:
+        key = (imp.loc.path, imp.loc.line, imp.module)
+        if imp.name and imp.name != "*":
+            out.setdefault(key, set()).add(imp.name)
+        elif imp.name is None and key not in out:
+            out[key] = _read_through(ctx, imp.loc.path, imp.module)
+    return {key: frozenset(names) for key, names in out.items()}
+
+
+def _read_through(ctx: ScanContext, rel: str, module: str) -> set[str]:
+    """The first names after `module` in the dotted paths the client file `rel` reads (`M.a.b = x`, `M.a(...)`)."""
+    client_file = ctx.client.file_at(rel)
+    if client_file is None:
+        return set()
+    prefix = module + "."
+    out = set()
+    for node in ast.walk(client_file.tree):
+        if isinstance(node, ast.Attribute):
+            dotted = dotted_name(node)
+            if dotted and dotted.startswith(prefix):
+                out.add(dotted[len(prefix):].split(".", 1)[0])
+    return out
 
 
 def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None:
@@ -74,6 +116,7 @@ def _named_by_client(ctx: ScanContext, module: str) -> str | None:
 
 def check(ctx: ScanContext):
     seen: set[tuple[str, int, str]] = set()
+    taken = _imported_names(ctx)
     for imp in ctx.usage.imports:
         if imp.unreached:
             continue  # a fallback that runs only when the try body's import fails, which it does not here
@@ -84,7 +127,7 @@ def check(ctx: ScanContext):
             continue
         seen.add(key)
         parent, parent_path = _nearest_package(ctx, imp.module)
-        moved = _same_named_modules(ctx, imp.module)
+        moved = _same_named_modules(ctx, imp.module, taken.get(key, frozenset()))
         message = f"`{imp.module}` does not exist in {ctx.version_label()}: ModuleNotFoundError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         if moved:

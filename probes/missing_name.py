@@ -138,10 +138,12 @@ def check(ctx: ScanContext):
             if patched_in:
                 yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {patched_in}", use.loc, symbol)
                 continue
+            # a module-level line (`vllm.x.y.f = mine` in a patch file) runs when its module is imported
+            when = " when this line runs." if use.runtime_only else " at import time."
             yield ctx.finding(
-                RULE, f"`{symbol}` does not exist in {ctx.version_label()}: AttributeError when this line runs.",
-                use.loc, ctx.vllm_location(mod.path, 1) if mod else None, symbol, when="call", fix=False,
-                raises=["AttributeError"],
+                RULE, f"`{symbol}` does not exist in {ctx.version_label()}: AttributeError{when}",
+                use.loc, ctx.vllm_location(mod.path, 1) if mod else None, symbol,
+                when="call" if use.runtime_only else "import", fix=False, raises=["AttributeError"],
             )
 
 

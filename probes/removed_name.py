@@ -89,8 +89,11 @@ def check(ctx: ScanContext):
                 gained.update(set(now.members) - set(old.members))
             renamed = None
             if gained:
-                candidate, count = gained.most_common(1)[0]
-                if count >= 0.6 * len(gone):
+                top = gained.most_common(2)
+                candidate, count = top[0]
+                # a rename is the one member most of those classes gained; a tie (one class that gained a dozen
+                # members) names none of them, rather than whichever the set's order gives first
+                if count >= 0.6 * len(gone) and (len(top) == 1 or top[1][1] < count):
                     renamed = candidate
             old, now = _representative(target_idx, gone)
             loc = b.self_names[name]

@@ -45,6 +45,8 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
             if other is None:
                 other = _OtherReferences(usage)
             made, doubt = other.stored(use)
+            if made is None and doubt is None:
+                doubt = _replaced_base_sets(usage, api, use)
         if made is not None:
             use.result = External(f"client-set.{use.owner.qualname}.{use.attr} ({made})")
         elif doubt is not None:
@@ -115,6 +117,36 @@ class _OtherReferences:
             return None, (f"`{cls.name}` hands `self` to other code ({use.file.rel}:{handed}) and {untyped} stores "
                           f"'{use.attr}' on an object driftcheck cannot type, which may be this one")
         return None, None
+
+
+def _replaced_base_sets(usage: Usage, api: ApiIndex, use: AttrUse) -> str | None:
+    """`self.x` in a method of a client class whose vLLM base B the client replaces on B's module with a class of its
+    own that sets `self.x` (`sched_mod.Scheduler = BalanceScheduler`, whose `__init__` sets `_disable_preemption`): a
+    client class that runs `from sched_mod import Scheduler` after that line subclasses the replacement and has the
+    member; one imported before does not. Which comes first is import order, which driftcheck cannot know."""
+    cls = _method_class(use.file.tree, use.node)
+    if cls is None:
+        return None
+    for base in api.mro(use.owner)[0]:
+        module, _, name = base.qualname.rpartition(".")
+        for rebinding in usage.rebound.get((module, name), ()):
+            replacement = _class_named(usage, rebinding.where.rsplit(":", 1)[0], rebinding.code)
+            if replacement is None or replacement is cls:
+                continue
+            if any(isinstance(t.value, ast.Name) and t.value.id == "self" and t.attr == use.attr
+                   for t, _line in attribute_stores(replacement)):
+                return (f"the client replaces `{base.qualname}` with its own `{replacement.name}` ({rebinding.where}), "
+                        f"which sets '{use.attr}': `{cls.name}` subclasses that replacement, and has it, when its module "
+                        "is imported after that line")
+    return None
+
+
+def _class_named(usage: Usage, rel: str, name: str) -> ast.ClassDef | None:
+    """The class `name` defined at the top level of the client file `rel`."""
+    for file in usage.files:
+        if file.rel == rel:
+            return next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+    return None
 
 
 def _method_class(tree: ast.AST, node: ast.AST) -> ast.ClassDef | None:
