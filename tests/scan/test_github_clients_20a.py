@@ -1,0 +1,55 @@
+"""Root causes of false errors from batch 20a (vLLM plugins taken from GitHub, docs/triage/2026-12-04-github-clients-20a.md):
+the shape that runs (no error), and the same shape where the code really reaches vLLM, which must stay an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scan.helpers import scan_trees
+
+# ----------------------------------------------------------------------------------------- RA
+# afd-plugin (vllm-project/afd-plugin @ 2e4378f pins `vllm==0.26.0`; v0.19.1rc1 pins 0.19.1), scanned at 0.33.0:
+# compat/patches/async_dp_engine.py defines `launch_core_engines` (a `@contextmanager`) and `add_request_async` and
+# installs them on vLLM only under `if _is_target_vllm_compatible():`, a no-argument helper returning
+# `version_text.startswith(TARGET_VLLM_VERSION)`. The helper was no version check (a prefix test, not a comparison) and
+# the functions were taken as reachable from elsewhere (the patch's own `engine_utils.launch_core_engines = ...` store
+# counted as a read of that name; a decorated function was never followed): 3 + 2 errors on code that never runs there.
+SHAPE = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / "RA_patch_installed_under_a_version_predicate"
+VLLM = {"vllm/__init__.py": "__version__ = '0.33.0'\n", "vllm/v1/__init__.py": "", "vllm/v1/engine/__init__.py": "",
+        "vllm/v1/engine/utils.py": (SHAPE / "vllm_src/vllm/v1/engine/utils.py").read_text()}
+PREDICATE = "version_text.startswith(TARGET_VLLM_VERSION)"
+GUARDED = "if _is_target_vllm_compatible():\n    engine_utils_module.launch_core_engines = launch_core_engines\n"
+
+
+def _findings(tmp_path, predicate=PREDICATE, install=GUARDED):
+    # the shape's module (a `@contextmanager` patch installed under the predicate), its predicate or install swapped
+    patch = (SHAPE / "client/pkg/async_dp_engine.py").read_text()
+    assert PREDICATE in patch and GUARDED in patch
+    client = {"pkg/__init__.py": "", "pkg/patch.py": patch.replace(PREDICATE, predicate).replace(GUARDED, install),
+              "main.py": "import pkg.patch  # noqa: F401\n"}
+    result = scan_trees(tmp_path, VLLM, client)
+    return [(f.rule, f.severity) for f in result.findings if f.symbol.endswith("get_open_port")]
+
+
+def test_ra_a_patch_installed_only_under_a_version_prefix_predicate_is_a_warning(tmp_path):
+    assert _findings(tmp_path) == [("DC002", "warning")]
+
+
+def test_ra_a_release_prefix_is_a_version_predicate_too(tmp_path):
+    assert _findings(tmp_path, predicate='version_text.startswith("0.26")') == [("DC002", "warning")]
+
+
+def test_ra_the_same_patch_installed_unconditionally_stays_an_error(tmp_path):
+    install = "engine_utils_module.launch_core_engines = launch_core_engines\n"
+    assert _findings(tmp_path, install=install) == [("DC002", "error")]
+
+
+def test_ra_a_predicate_that_is_no_version_check_stays_an_error(tmp_path):
+    # a prefix test of something that is not a version: the patch may well be installed on this release
+    assert _findings(tmp_path, predicate='str(__name__).startswith("pkg")') == [("DC002", "error")]
+
+
+def test_ra_a_function_also_called_outside_the_guard_stays_an_error(tmp_path):
+    install = GUARDED + "\n\nwith launch_core_engines(1):\n    pass\n"
+    assert _findings(tmp_path, install=install) == [("DC002", "error")]
