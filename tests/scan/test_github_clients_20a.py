@@ -53,3 +53,43 @@ def test_ra_a_predicate_that_is_no_version_check_stays_an_error(tmp_path):
 def test_ra_a_function_also_called_outside_the_guard_stays_an_error(tmp_path):
     install = GUARDED + "\n\nwith launch_core_engines(1):\n    pass\n"
     assert _findings(tmp_path, install=install) == [("DC002", "error")]
+
+
+# ----------------------------------------------------------------------------------------- RB
+# vllm-ascend v0.25.1rc1 @ 0.25.1: AscendSpecDecodeBaseProposer (spec_decode/llm_base_proposer.py) reads
+# `self._per_group_query_slot_mapping_buffers` and `self._dflash_num_context` on its dspark / dflash paths; only
+# AscendDSparkProposer / AscendDflashProposer set them, two and three classes below it in other files. Members of a
+# client subclass in another file counted for its direct base only (2 errors).
+RB_VLLM = {
+    "vllm/__init__.py": "__version__ = '0.25.1'\n",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/spec_decode/__init__.py": "",
+    "vllm/v1/spec_decode/proposer.py": "class BaseProposer:\n    def __init__(self, method):\n        self.method = method\n\n\n"
+                                       "class EagleProposer(BaseProposer):\n    pass\n",
+}
+
+
+def _rb_client(sets: str) -> dict[str, str]:
+    return {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "from vllm.v1.spec_decode.proposer import BaseProposer\n\n\nclass MyBase(BaseProposer):\n"
+                       "    def slots(self):\n        return self._per_group_slots\n",
+        "pkg/eagle.py": "from vllm.v1.spec_decode.proposer import EagleProposer\n\nfrom pkg.base import MyBase\n\n\n"
+                        "class MyEagle(EagleProposer, MyBase):\n    pass\n",
+        "pkg/dflash.py": "import vllm  # noqa: F401\n\nfrom pkg.eagle import MyEagle\n\n\nclass MyDflash(MyEagle):\n    pass\n",
+        "pkg/dspark.py": "import vllm  # noqa: F401\n\nfrom pkg.dflash import MyDflash\n\n\nclass MyDSpark(MyDflash):\n"
+                         f"    def __init__(self):\n        super().__init__('dspark')\n        self.{sets} = {{}}\n",
+    }
+
+
+def _rb_findings(tmp_path, sets):
+    result = scan_trees(tmp_path, RB_VLLM, _rb_client(sets))
+    return [(f.rule, f.severity) for f in result.findings if f.symbol.endswith("_per_group_slots")]
+
+
+def test_rb_a_member_a_grandchild_in_another_file_sets_is_the_grandchilds(tmp_path):
+    assert _rb_findings(tmp_path, "_per_group_slots") == []
+
+
+def test_rb_a_member_no_class_below_sets_stays_an_error(tmp_path):
+    assert _rb_findings(tmp_path, "_other_slots") == [("DC006", "error")]
