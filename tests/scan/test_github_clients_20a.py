@@ -93,3 +93,62 @@ def test_rb_a_member_a_grandchild_in_another_file_sets_is_the_grandchilds(tmp_pa
 
 def test_rb_a_member_no_class_below_sets_stays_an_error(tmp_path):
     assert _rb_findings(tmp_path, "_other_slots") == [("DC006", "error")]
+
+
+# ----------------------------------------------------------------------------------------- RC
+# vllm-ascend v0.25.1rc1 @ 0.25.1: patch/platform/patch_pp_mtp.py binds `model_runner_output_cls =
+# outputs_mod.ModelRunnerOutput` (after `from vllm.v1 import outputs as outputs_mod` in the function) and sets
+# `model_runner_output_cls.__init__` to a nested `@wraps(original_init)` wrapper taking `spec_token_ids=` and handing
+# `*args, **kwargs` on to the original; the patch through the local name was not seen, so `ModelRunnerOutput(...,
+# spec_token_ids=...)` was bound against the dataclass's fields alone (1 error). The wrapper is read now: what it names
+# itself is accepted, what it hands on must suit the original (`routed_experts=` on 0.33.0 stays an error).
+RC_VLLM = {
+    "vllm/__init__.py": "__version__ = '0.25.1'\n",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/outputs.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass ModelRunnerOutput:\n    req_ids: list\n",
+}
+RC_PATCH = '''from functools import wraps
+
+
+def _patch():
+    from vllm.v1 import outputs as outputs_mod
+
+    {alias}
+    original_init = cls.__init__
+
+    @wraps(original_init)
+    def _patched_init(self, *args, spec_token_ids=None, **kwargs):
+        original_init(self, *args, **kwargs)
+
+    {target}.__init__ = _patched_init
+
+
+_patch()
+'''
+
+
+def _rc_findings(tmp_path, alias="cls = outputs_mod.ModelRunnerOutput", target="cls", keyword="spec_token_ids"):
+    client = {"pkg/__init__.py": "", "pkg/patch.py": RC_PATCH.format(alias=alias, target=target),
+              "pkg/runner.py": "from vllm.v1.outputs import ModelRunnerOutput\n\n\n"
+                               f"def run():\n    return ModelRunnerOutput(req_ids=[], {keyword}=[])\n"}
+    result = scan_trees(tmp_path, RC_VLLM, client)
+    return [(f.rule, f.severity) for f in result.findings if f.rule == "DC003"]
+
+
+def test_rc_a_constructor_patched_through_a_local_alias_takes_the_wrappers_keyword(tmp_path):
+    assert _rc_findings(tmp_path) == []
+
+
+def test_rc_a_keyword_the_wrapper_hands_on_to_the_original_stays_an_error(tmp_path):
+    assert _rc_findings(tmp_path, keyword="routed_experts") == [("DC003", "error")]
+
+
+def test_rc_an_alias_to_something_else_patches_nothing_of_vllms(tmp_path):
+    # the local name holds the client's own class: vLLM's constructor is untouched
+    alias = "class Own:\n        pass\n    cls = Own"
+    assert _rc_findings(tmp_path, alias=alias) == [("DC003", "error")]
+
+
+def test_rc_a_name_bound_twice_is_no_alias(tmp_path):
+    alias = "cls = outputs_mod.ModelRunnerOutput\n    if outputs_mod:\n        cls = dict"
+    assert _rc_findings(tmp_path, alias=alias) == [("DC003", "error")]
