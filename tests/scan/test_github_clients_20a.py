@@ -152,3 +152,45 @@ def test_rc_an_alias_to_something_else_patches_nothing_of_vllms(tmp_path):
 def test_rc_a_name_bound_twice_is_no_alias(tmp_path):
     alias = "cls = outputs_mod.ModelRunnerOutput\n    if outputs_mod:\n        cls = dict"
     assert _rc_findings(tmp_path, alias=alias) == [("DC003", "error")]
+
+
+# ----------------------------------------------------------------------------------------- RD
+# vllm-ascend v0.25.1rc1 @ 0.25.1: patch/worker/__init__.py imports patch_v2.patch_eagle_speculator (and through it
+# worker/v2/spec_decode/eagle/aclgraph.py, written for vLLM main) only under `if not vllm_version_is("0.25.1"):`, the
+# plugin's release-equality helper. A branch a test of that helper decides against the target was not decided (1 error).
+RD_VLLM = {
+    "vllm/__init__.py": "__version__ = '0.25.1'\n",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/cudagraph_utils.py": "class CudaGraphManager:\n    pass\n",
+}
+RD_HELPER = '''import functools
+
+
+@functools.cache
+def vllm_version_is(target_vllm_version: str):
+    import vllm
+
+    return vllm.__version__ == target_vllm_version
+'''
+
+
+def _rd_findings(tmp_path, test, elsewhere=""):
+    client = {"pkg/__init__.py": "", "pkg/utils.py": RD_HELPER,
+              "pkg/patches.py": f"import vllm  # noqa: F401\n\nfrom pkg.utils import vllm_version_is\n\nif {test}:\n"
+                                f"    import pkg.main_only  # noqa: F401\n{elsewhere}",
+              "pkg/main_only.py": "from vllm.v1.cudagraph_utils import SpeculatorCudaGraphManager  # noqa: F401\n"}
+    result = scan_trees(tmp_path, RD_VLLM, client, version="0.25.1")
+    return [(f.rule, f.severity) for f in result.findings if f.rule == "DC002"]
+
+
+def test_rd_a_module_loaded_unless_the_helper_names_the_target_is_a_warning(tmp_path):
+    assert _rd_findings(tmp_path, 'not vllm_version_is("0.25.1")') == [("DC002", "warning")]
+
+
+def test_rd_a_module_also_loaded_outside_the_test_stays_an_error(tmp_path):
+    elsewhere = "\nimport pkg.main_only  # noqa: E402,F401\n"
+    assert _rd_findings(tmp_path, 'not vllm_version_is("0.25.1")', elsewhere) == [("DC002", "error")]
+
+
+def test_rd_a_module_loaded_unless_another_release_stays_an_error(tmp_path):
+    assert _rd_findings(tmp_path, 'not vllm_version_is("0.24.0")') == [("DC002", "error")]
