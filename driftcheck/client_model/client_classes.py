@@ -272,17 +272,23 @@ class ClientClasses(StandIns):
         SequenceGroupLlumnix(SequenceGroup, LlumnixRequest)`, whose mixin defines `reset_status` in a file without
         vLLM). A label of vLLM or of a third-party package adds nothing."""
         out: set[str] = set()
-        todo, seen = list(labels), set()
+        for entry in self._ancestry(labels).values():
+            out |= entry[0]
+        return out
+
+    def _ancestry(self, labels: list[str]) -> dict[str, tuple[set[str], list[str]]]:
+        """`labels` and their client ancestors in any client file, each with its (members, base labels)."""
+        out: dict[str, tuple[set[str], list[str]]] = {}
+        todo = list(labels)
         while todo:
             label = todo.pop()
-            if label in seen or len(seen) > 50:
+            if label in out or len(out) > 50:
                 continue
-            seen.add(label)
             entry = self.usage.client_class_table.get(label)
             if entry is None:
                 info = self._client_class_info(label)
                 entry = (info[0], info[1]) if info is not None else (set(), [])
-            out |= entry[0]
+            out[label] = entry
             todo += entry[1]
         return out
 
@@ -301,10 +307,10 @@ class ClientClasses(StandIns):
         """Members client subclasses add to vLLM classes: a value typed as the base may be one of them."""
         for name, cls in self.classes.items():
             label = f"{self.file.module}.{name}"
-            for base in cls.bases:  # and to the client's own classes, across files (template methods)
-                base_label = self._base_label(base)
-                if base_label is not None:
-                    self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
+            # and to the client's own classes, across files (template methods), grandparents too: a base class's
+            # `self._dflash_num_context` that only a class two levels below it sets (RB)
+            for base_label in self._ancestry([b for b in (self._base_label(b) for b in cls.bases) if b]):
+                self.usage.client_subclass_members.setdefault(base_label, set()).update(self.client_members(name))
             inherited = self._inherited_members(name) if self.client_class_vllm_bases.get(name) else set()
             registrars = registered_with(self, name, cls)
             init = next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"), None)

@@ -559,7 +559,8 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
     module_level = {id(n) for n in getattr(tree, "body", [])}
     out: list[Guard] = []
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
-        public_here = reached is not None and id(fn) in module_level and fn.name not in reached and not fn.decorator_list
+        public_here = reached is not None and id(fn) in module_level and fn.name not in reached and \
+            all(_only_wraps(d) for d in fn.decorator_list)
         if fn.name.endswith("__") or not (fn.name.startswith("_") or public_here):
             continue  # only these have all their callers here (vLLM and other files call the rest)
         lines = [n for n in calls.get(fn.name, []) if not fn.lineno <= n <= (fn.end_lineno or fn.lineno)]
@@ -572,12 +573,24 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
     return out
 
 
+_WRAPPING = frozenset({"contextmanager", "asynccontextmanager", "cache", "lru_cache", "wraps"})
+
+
+def _only_wraps(decorator: ast.expr) -> bool:
+    """A standard-library decorator that wraps the function and registers it nowhere (`@contextmanager`,
+    `@functools.lru_cache(...)`): who calls the result is who calls the function (RA)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (dotted_name(target) or "").rsplit(".", 1)[-1] in _WRAPPING
+
+
 def reached_names(trees) -> frozenset[str]:
-    """Names client files import by name or read as attributes: what code outside a file may call of it."""
+    """Names client files import by name or read as attributes: what code outside a file may call of it. An attribute
+    assigned (`engine_utils.launch_core_engines = launch_core_engines`, a patch) is not a read of the client's
+    function of that name: where the assigned value is that function, `_caller_guards` sees it handed out (RA)."""
     out: set[str] = set()
     for tree in trees:
         out |= {a.name for n in nodes_of(tree, ast.ImportFrom) for a in n.names}
-        out |= {n.attr for n in nodes_of(tree, ast.Attribute)}
+        out |= {n.attr for n in nodes_of(tree, ast.Attribute) if not isinstance(n.ctx, (ast.Store, ast.Del))}
     return frozenset(out)
 
 

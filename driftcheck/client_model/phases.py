@@ -240,13 +240,40 @@ class ClientPhases:
         if env is None:
             local = self.local_imports(fn, record=False)
             env = scopes[id(fn)] = {**self.module_env, **local} if local else self.module_env
+            aliases = self._local_aliases(fn, env)
+            if aliases:
+                env = scopes[id(fn)] = {**env, **aliases}
         return env
+
+    def _local_aliases(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, env: dict) -> dict:
+        """Names `fn` binds once, by a plain assignment, to a vLLM module or class (`cls = outputs_mod.ModelRunnerOutput`):
+        a patch through such a name (`cls.__init__ = _patched_init`) is a patch of that class (RC)."""
+        simple = {id(n.targets[0]): n.value for n in walk(fn)
+                  if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
+        values: dict[str, list[ast.expr | None]] = {}
+        for n in walk(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                values.setdefault(n.id, []).append(simple.get(id(n)))  # None: bound some other way
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg) if a}
+        out: dict = {}
+        for name, found in values.items():
+            if len(found) == 1 and found[0] is not None and name not in params and name not in env:
+                value = self.infer(found[0], env)
+                if isinstance(value, (ModRef, ClassRef)):
+                    out[name] = value
+        return out
 
     def _client_function(self, value: ast.expr) -> str | None:
         """The dotted path of the client function a patch assigns (`_patched` of this file, `from pkg.ops import f`,
         `pkg.ops.f`); None for anything else (a lambda, a call's result, a vLLM or third-party name)."""
         if isinstance(value, ast.Name) and value.id in self.functions:
             return f"{self.file.module}.{value.id}"
+        if isinstance(value, ast.Name):  # a wrapper the patching function defines: `outer.<locals>.inner` (RC)
+            outer = bodies.enclosing_function(self.file.tree, value)
+            if outer is not None and outer in self.file.tree.body and any(
+                    isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.id and n is not outer
+                    for n in walk(outer)):
+                return f"{self.file.module}.{outer.name}.<locals>.{value.id}"
         dotted = dotted_name(value)
         if dotted is None:
             return None

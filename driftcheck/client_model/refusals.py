@@ -90,7 +90,9 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
     takes always leave the block (`return`, `raise`, `pytest.skip(...)`) do not run either (xinference 4.1.0: the V0
     engine loaded under `if version.parse(VLLM_VERSION) < version.parse("0.11.0")`, and a test that skips itself on a
     newer vLLM before importing the V0 scheduler)."""
-    from driftcheck.client_model.cross_file_guards import _guards_for, _load_edges, _loaded_only_guarded
+    from driftcheck.client_model.cross_file_guards import (
+        _guards_for, _helper_call, _helper_lookup, _helpers_in, _load_edges, _loaded_only_guarded,
+    )
     from packaging.version import InvalidVersion, Version
 
     if not version:
@@ -120,6 +122,15 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
         calls = _predicates(f.tree, names, target)
+        # `if not vllm_version_is("0.25.1"):` with a release-equality helper of the client (`_equality_helpers`, GA):
+        # decided for the target's release like a comparison (RD)
+        equal = {h for h in _helpers_in(f, f.rel.endswith("__init__.py"), equality) if "." not in h}
+        for call in nodes_of(f.tree, ast.Call) if equal else ():
+            if _helper_call(call, equal):
+                try:
+                    calls[_call_key(call)] = target == Version(call.args[0].value)
+                except InvalidVersion:
+                    pass
         if calls:  # also the tests that call one: `if not self._is_vllm_v1(): from .v0_executor import ...`
             ifs += [node for node in nodes_of(f.tree, ast.If) if not _may_decide(node.test) and any(
                 isinstance(n, ast.Call) and (dotted_name(n.func) or "") in calls for n in walk(node.test))]
@@ -137,6 +148,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
 
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
+    equality = _helper_lookup(by_module, source, names)
     edges = _load_edges(files, names, spans_of=untaken)
     if not any(g and target in names for target, where in edges.items() for *_, g in where):
         return {}  # no load of a client module in a branch the target skips (most clients)
@@ -468,8 +480,8 @@ def _parses(value: ast.expr) -> bool:
 def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict[str, bool] | None = None) -> bool | None:
     """True / False for the target's version, None when driftcheck cannot tell; `calls`: what the file's version
     predicates return (`_predicates`)."""
-    if isinstance(test, ast.Call) and calls and not test.args and not test.keywords:
-        return calls.get(dotted_name(test.func) or "")
+    if isinstance(test, ast.Call) and calls:
+        return calls.get((dotted_name(test.func) or "") if not test.args and not test.keywords else _call_key(test))
     if isinstance(test, ast.BoolOp):
         parts = [_decide(v, names, target, calls) for v in test.values]
         if isinstance(test.op, ast.And):
@@ -494,6 +506,12 @@ def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict
             return None
         result = result and decided
     return result
+
+
+def _call_key(call: ast.Call) -> str:
+    """`vllm_version_is("0.25.1")` as the key `_decide`'s `calls` holds its answer under (RD)."""
+    first = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    return f"{dotted_name(call.func)}({first.value!r})" if isinstance(first, ast.Constant) else ""
 
 
 def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:

@@ -122,14 +122,25 @@ def _gives_a_version(value: ast.expr) -> bool:
 
 
 def _compares_a_version(value: ast.expr) -> bool:
-    """A comparison with a release (`parse(v) >= parse("0.12.0")`, `v < "0.9"`): what a helper answering "is this vLLM
-    new enough" returns."""
+    """A comparison with a release (`parse(v) >= parse("0.12.0")`, `v < "0.9"`), or a prefix test with a release
+    (`v.startswith("0.26")`) or between two names read like versions (`version_text.startswith(TARGET_VLLM_VERSION)`):
+    what a helper answering "is this vLLM new enough" (or "the one I was written for") returns (RA)."""
     for n in walk(value):
         if isinstance(n, ast.Compare):
             for side in (n.left, *n.comparators):
                 if _version_text(side) or (isinstance(side, ast.Call) and _call_asks_a_version(side)):
                     return True
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("startswith", "endswith") \
+                and n.args and (any(_version_text(side) for side in (n.func.value, *n.args))
+                                or all(_reads_as_a_version(side) for side in (n.func.value, *n.args))):
+            return True
     return False
+
+
+def _reads_as_a_version(node: ast.expr) -> bool:
+    """A name or attribute named like a version (`version_text`, `vllm.__version__`, `TARGET_VLLM_VERSION`)."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return bool(name and VERSION_WORD.search(name))
 
 
 def module_version_aliases(tree: ast.Module, imported: frozenset[str] = frozenset()) -> frozenset[str]:

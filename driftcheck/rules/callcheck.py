@@ -123,7 +123,10 @@ def _through_replacements(ctx: ScanContext, use: CallUse, problems: list[CallPro
             sig = sig.without_first()
         notes.append(f"`{r.name} = {r.code}` at {r.where}, defined at {where}")
         theirs = {(p.kind, p.name) for p in check_call(sig, use.shape)}
-        problems = [p for p in problems if (p.kind, p.name) in theirs]
+        own = _forwarding_wrapper_params(ctx, r.replacement)
+        # a wrapper that hands what it does not name on to the original (`original_init(self, *args, **kwargs)`)
+        # fails where the original does for everything but its own parameters (RC)
+        problems = [p for p in problems if (p.kind, p.name) in theirs or (own is not None and p.name not in own)]
     return problems, "; ".join(notes), unread
 
 
@@ -133,9 +136,46 @@ _TRANSPARENT = {"contextmanager", "contextlib.contextmanager", "asynccontextmana
                 "torch.compiler.disable", "torch._dynamo.disable", "torch.compile"}
 
 
+def _nested_def(ctx: ScanContext, dotted: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, str]:
+    """`pkg.mod.outer.<locals>.inner`: the function `inner` that the top-level function `outer` defines (RC)."""
+    head, _, name = dotted.partition(".<locals>.")
+    module, _, outer = head.rpartition(".")
+    found = ctx.client.module_tree(module) if module else None
+    if found is None or "." in name:
+        return None, ""
+    tree, is_package = found
+    rel = module.replace(".", "/") + ("/__init__.py" if is_package else ".py")
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == outer:
+            inner = [n for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == name and n is not node]
+            return (inner[0], rel) if len(inner) == 1 else (None, "")
+    return None, ""
+
+
+def _forwarding_wrapper_params(ctx: ScanContext, dotted: str | None) -> set[str] | None:
+    """The parameters a nested wrapper names itself, when it takes `**kwargs` and passes them on whole to a call in its
+    body (the original it wraps); None for anything else."""
+    fn = _nested_def(ctx, dotted)[0] if dotted and ".<locals>." in dotted else None
+    if fn is None or fn.args.kwarg is None:
+        return None
+    rest = fn.args.kwarg.arg
+    if not any(isinstance(c, ast.Call) and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == rest
+                                              for k in c.keywords) for c in ast.walk(fn)):
+        return None
+    return {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+
+
 def _replacement_signature(ctx: ScanContext, dotted: str, depth: int) -> tuple[Signature | None, str]:
     """The signature of the client function `pkg.mod.f`, following `from x import f` re-exports; None when it is not a
-    plain `def` (a decorator that may change what it takes, an assignment, a class) or cannot be read."""
+    plain `def` (a decorator that may change what it takes, an assignment, a class) or cannot be read. A wrapper a
+    patching function defines (`pkg.mod.outer.<locals>.inner`, `@functools.wraps(original)` aside) is read too (RC)."""
+    if ".<locals>." in dotted:
+        fn, rel = _nested_def(ctx, dotted)
+        decorators = [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in fn.decorator_list] if fn else []
+        if fn is None or any(d not in _TRANSPARENT | {"wraps", "functools.wraps"} for d in decorators):
+            return None, ""
+        return signature_from_args(fn.args, rel, fn.lineno), f"{rel}:{fn.lineno}"
     module, _, name = dotted.rpartition(".")
     found = ctx.client.module_tree(module) if module and depth < 8 else None
     if found is None:

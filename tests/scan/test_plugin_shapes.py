@@ -22,7 +22,8 @@ genesis-vllm-patches v12.0.0 taken from GitHub (batch 16c, docs/triage/2026-12-0
 KA_ to KD_ from llumnix (39def8d), kvcached v0.1.2 / v0.1.4 / v0.1.5 and LMCache-Ascend v0.4.3 taken from GitHub (batch
 17a, docs/triage/2026-12-04-github-clients-17a.md), LA_ from mjolnir-kernel 0.1.0 (batch 17b,
 docs/triage/2026-12-04-unseen-plugins-17b.md), NB_ from MInference v0.1.5.post1 / v0.1.6 taken from GitHub (batch
-18b, docs/triage/2026-12-04-github-clients-18b.md).
+18b, docs/triage/2026-12-04-github-clients-18b.md), RA_ to RE_ (RE open) from afd-plugin (2e4378f, v0.19.1rc1), vllm-ascend
+v0.25.1rc1 and zentorch (69c48fa) taken from GitHub (batch 20a, docs/triage/2026-12-04-github-clients-20a.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
@@ -49,6 +50,7 @@ OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
+    "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
 }
 
 
