@@ -47,13 +47,20 @@ def cmd_fix(args: argparse.Namespace) -> int:
             entry["changes"].append({"path": change.rel, "fixes": [{"fix": fix_id, "rule": f.rule, "line": f.client.line if f.client else None}
                                                                    for fix_id, f in change.applied],
                                      **({} if args.apply else {"diff": change.diff()})})
-        for note in plan.notes:
+        for note in dict.fromkeys(plan.notes):  # two calls given the same value: one line
             sys.stderr.write(f"  value: {note}\n")
         for finding, why in plan.skipped:
             where = f"{finding.client.path}:{finding.client.line}" if finding.client else ""
             sys.stderr.write(f"  not fixed: {finding.rule} {where}: {why}\n")
             entry["not_fixed"].append({"rule": finding.rule, "path": finding.client.path if finding.client else None,
                                        "line": finding.client.line if finding.client else None, "why": why})
+        if plan.demoted:
+            shown = ", ".join(f"{f.rule} {f.client.path}:{f.client.line}" for f in plan.demoted[:5])
+            more = f" and {len(plan.demoted) - 5} more" if len(plan.demoted) > 5 else ""
+            sys.stderr.write(f"  left alone: {len(plan.demoted)} guarded finding(s) the client already handles "
+                             f"(try/except, a feature test, a version branch): {shown}{more}\n")
+        entry["left_alone"] = [{"rule": f.rule, "path": f.client.path, "line": f.client.line, "severity": f.severity}
+                               for f in plan.demoted]
         if written:
             sys.stderr.write(f"wrote {len(written)} file(s)" + ("" if args.no_backup else " (backups: *.driftcheck.bak)") + "\n")
             after = scan(vllm, [client], options)
