@@ -1,0 +1,93 @@
+"""`driftcheck fix` on real clients' errors (docs/triage/2026-12-04-fix-on-real-clients-20b.md): each case in
+cases/<DCxxx>/<fix>/<client>_shaped.* is reduced from a client line where `fix` once rewrote wrongly; here, the part
+that must be left alone is left alone and `fix` says why, in words a person can act on."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from codemods.fixture_util import CASES_DIR
+from conftest import CACHE_DIR
+from driftcheck.fix.fixer import FixOptions, plan_fixes
+from driftcheck.scan.pipeline import ScanOptions
+from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+
+def _plan(tmp_path: Path, case: Path, only: list[str], text: str | None = None, extra: dict[str, str] | None = None):
+    text = case.read_text() if text is None else text
+    version = text.split("\n", 1)[0].removeprefix("# vllm ").strip()
+    folder = tmp_path / "client"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    (folder / "client.py").write_text(text)
+    for name, other in (extra or {}).items():  # the client's other files
+        (folder / name).write_text(other)
+    plan = plan_fixes(resolve_vllm(version, CACHE_DIR), resolve_client(str(folder), CACHE_DIR),
+                      ScanOptions(cache_dir=CACHE_DIR, client_vllm="0.11.0"), FixOptions(only=only))
+    return plan, {c.rel: c.new for c in plan.changes}.get("client.py", text)
+
+
+def _why(plan, line: int) -> list[str]:
+    return [why for f, why in plan.skipped if f.client and f.client.line == line]
+
+
+def test_a_keyword_whose_value_the_target_reads_from_another_parameter_is_kept(tmp_path):
+    """hcx: get_rope's `base = rope_parameters.get("rope_theta", 10000)`; every keyword of that call stays."""
+    plan, new = _plan(tmp_path, CASES_DIR / "DC003/drop-keyword/hcx_shaped.before.py", ["DC003", "drop-keyword"])
+    assert "base=rope_theta," in new and "rope_scaling=rope_scaling," in new and "rotary_dim=head_dim," in new
+    assert "kv_cache_specs=specs" not in new
+    reasons = _why(plan, 14)
+    assert len(reasons) == 3, plan.skipped
+    assert any("reads 'base' from 'rope_parameters'" in r and "rotary_embedding/__init__.py" in r for r in reasons)
+    assert all("rope_parameters" in r for r in reasons)
+    assert [f.rule for f in plan.final.findings if f.rule == "DC003" and f.severity == "error"] == ["DC003"] * 3
+    # the keyword that is just gone is dropped, and the summary names the value that no longer reaches vLLM
+    assert any(n.startswith("dropped `kv_cache_specs=specs` (client.py:10)") for n in plan.notes), plan.notes
+
+
+def test_a_keyword_of_a_call_that_misses_a_required_parameter_is_kept(tmp_path):
+    """flow-judge: LLM.generate(prompt_token_ids=...) lacks `prompts`: the keyword is the call's input."""
+    plan, new = _plan(tmp_path, CASES_DIR / "DC003/drop-keyword/flowjudge_shaped.before.py", ["DC003", "drop-keyword"])
+    assert "prompt_token_ids=prompt_token_ids, sampling_params=params" in new
+    assert any("lacks 'prompts'" in r and "prompt_token_ids" in r for r in _why(plan, 8)), plan.skipped
+
+
+def test_a_literal_that_asks_for_a_behaviour_is_kept_and_a_neutral_one_dropped(tmp_path):
+    plan, new = _plan(tmp_path, CASES_DIR / "DC003/drop-keyword/megrez_shaped.before.py", ["DC003", "drop-keyword"])
+    assert "use_beam_search=True" in new and "use_beam_search=False" not in new
+    assert any("`use_beam_search=True` asks for something" in r for r in _why(plan, 7)), plan.skipped
+    assert not plan.notes  # a neutral literal is dropped without a word: nothing it asked for is lost
+
+
+def test_a_name_no_module_defines_stays_on_the_old_import_and_is_reported(tmp_path):
+    plan, new = _plan(tmp_path, CASES_DIR / "DC001/move-import/metax_shaped.before.py", ["DC001", "move-import"])
+    assert "from vllm.model_executor.layers.sampler import get_sampler\n" in new
+    assert any("no module of the target defines `get_sampler`" in r for r in _why(plan, 5)), plan.skipped
+
+
+@pytest.mark.parametrize("layout", ["(\n    ChatCompletionRequest,\n    ErrorResponse,\n)", "ChatCompletionRequest, ErrorResponse",
+                                    "(ChatCompletionRequest,\n    ErrorResponse)"])
+def test_a_split_import_keeps_the_statement_layout(tmp_path, layout):
+    text = f"# vllm 0.33.0\nfrom vllm.entrypoints.openai.protocol import {layout}\n\nX = (ChatCompletionRequest, ErrorResponse)\n"
+    _plan_, new = _plan(tmp_path, CASES_DIR / "DC001/move-import/noop.py", ["DC001", "move-import"], text)
+    assert new.count("from vllm.") == 2, new
+    compile(new, "client.py", "exec")
+    if layout.startswith("(\n"):  # one name a line, trailing comma: each new statement too
+        assert "import (\n    ChatCompletionRequest,\n)\n" in new and "import (\n    ErrorResponse,\n)\n" in new, new
+    elif not layout.startswith("("):
+        assert "import ChatCompletionRequest\n" in new and "import ErrorResponse\n" in new, new
+
+
+def test_a_keyword_the_clients_own_copy_of_the_callee_takes_is_kept(tmp_path):
+    """genesis: the overlay's sibling block_pool.py takes block_mask; without that sibling the keyword is dropped."""
+    overlay = Path(__file__).resolve().parent / "fixtures/drop-keyword/genesis_overlay"
+    manager = (overlay / "manager.py").read_text()
+    plan, new = _plan(tmp_path, overlay / "manager.py", ["DC003", "drop-keyword"],
+                      extra={"block_pool.py": (overlay / "block_pool.py").read_text()})
+    assert new == manager
+    assert any("defines its own cache_full_blocks taking 'block_mask' (block_pool.py:6)" in r for r in _why(plan, 14)), plan.skipped
+    plan, new = _plan(tmp_path, overlay / "manager.py", ["DC003", "drop-keyword"])
+    assert "block_mask=block_mask" not in new and "kv_cache_group_id=0,\n        )" in new
