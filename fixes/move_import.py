@@ -3,8 +3,8 @@
 `from vllm.old import X` becomes `from vllm.new import X` when the target defines `X` in
 `vllm.new` (found by driftcheck, not from a table). When only some names of the statement moved,
 the statement is split so the others keep their module. A missing module's names (DC001) move only where the
-module found for them has them; a name it lacks goes to the module that defines it (as DC002 finds it), and one
-no module defines stays, and is said so (`from vllm.model_executor.layers.sampler import SamplerOutput,
+module found for them has them (from the module that defines them, when that module only imports them); a name
+it lacks goes to the module that defines it (as DC002 finds it), and one no module defines stays, and is said so (`from vllm.model_executor.layers.sampler import SamplerOutput,
 get_sampler` on vLLM 0.12: `vllm.v1.sample.sampler` has `SamplerOutput`; no module has `get_sampler`). The
 split keeps the statement's layout: a parenthesised import with a trailing comma keeps it and its own `)` line.
 """
@@ -53,7 +53,7 @@ class _MoveImport(Targeted):
                 absent = []
                 for alias in stmt.names:
                     alias_name = code_of(alias.name)
-                    home = f.details["moved_to"] if self._has(f.details["moved_to"], alias_name) else self._defined_in(alias_name)
+                    home = self._home(f.details["moved_to"], alias_name) or self._defined_in(alias_name)
                     if home:
                         moving[alias_name] = home
                     else:
@@ -97,15 +97,23 @@ class _MoveImport(Targeted):
                 return rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
         return None
 
-    def _has(self, module: str, name: str) -> bool:
-        """Does the target's `module` have `name` (defined, imported or re-exported there)? Unknown counts as yes:
-        the finding said the module is where the name went."""
+    def _home(self, module: str, name: str) -> str | None:
+        """Where to import `name` from, given the target's `module` of the missing module's name: the module that
+        defines it when `module` only imports it (vllm-ascend's `OffloadingSpec`: `vllm.v1.kv_offload.cpu.spec`
+        imports it from `vllm.v1.kv_offload.base`, which defines it), else `module` if it has it; None if not."""
         api = self.ctx.api
         mod = api.module(module) if api is not None else None
         if mod is None:
-            return api is None
+            return module if api is None else None
         result = api.module_member(mod, name)
-        return isinstance(result, Resolved) and not result.type_only or isinstance(result, Unknown)
+        if isinstance(result, Unknown):
+            return module  # the finding said the module is where the name went
+        if not isinstance(result, Resolved) or result.type_only:
+            return None
+        defining = result.path.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+        if result.qualname == f"{defining}.{name}" and defining.split(".")[0] == api.package and api.module(defining):
+            return defining
+        return module
 
 
 def _fix_commas(aliases: list[cst.ImportAlias], last_comma) -> list[cst.ImportAlias]:
