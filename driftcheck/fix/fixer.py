@@ -237,8 +237,10 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
     left = {g.fingerprint() for g in result.findings}
     still_skipped, seen = [], set()
     for f, why in skipped:
-        if f.fingerprint() in left and (f.fingerprint(), why) not in seen:  # a finding skipped in two rounds: once
-            seen.add((f.fingerprint(), why))
+        # a finding skipped in two rounds: once (two lines of the same code share a fingerprint, not a line)
+        key = (f.fingerprint(), f.client.line if f.client else None, why)
+        if f.fingerprint() in left and key not in seen:
+            seen.add(key)
             still_skipped.append((f, why))
     demoted = [f for f in result.findings if f.client is not None and _guarded(f) and any(f.rule in m.FIX.rules for m in modules)
                and (rule_filter is None or f.rule in rule_filter)]
