@@ -102,3 +102,23 @@ def test_two_lines_of_the_same_code_are_two_lines_left(tmp_path):
     plan, new = _plan(tmp_path, CASES_DIR / "DC003/drop-keyword/noop.py", ["DC003", "drop-keyword"], text)
     assert new == text
     assert sorted(f.client.line for f, _why in plan.skipped if f.rule == "DC003") == [6, 11], plan.skipped
+
+
+def test_the_summary_says_why_each_error_is_left_and_which_guarded_lines_it_left_alone(tmp_path):
+    """skyrl-train 0.3.1 @ 0.33.0, reduced: `serving_chat` has no module of that name in 0.33 (nothing to rewrite it
+    with), `AsyncLLM.get_vllm_config` has no codemod (DC006), and a try/except ImportError import is left alone."""
+    from conftest import run_cli
+
+    folder = tmp_path / "client"
+    folder.mkdir()
+    (folder / "engine.py").write_text(
+        "from vllm.entrypoints.openai.serving_chat import OpenAIServingChat\n"
+        "from vllm.v1.engine.async_llm import AsyncLLM\n\n"
+        "try:\n    from vllm.entrypoints.openai.protocol import ErrorResponse\nexcept ImportError:\n    ErrorResponse = None\n\n\n"
+        "def config(engine: AsyncLLM):\n    return engine.get_vllm_config(), OpenAIServingChat\n")
+    proc = run_cli("fix", "--vllm", "0.33.0", "--client", str(folder), "--client-vllm", "0.11.0", "-q")
+    err = proc.stderr
+    assert "engine.py:1 " in err and "[move-import: the scan found no replacement in this vLLM to rewrite it with]" in err, err
+    assert "[no codemod repairs DC006]" in err, err
+    assert "left alone: 1 guarded finding(s)" in err and "DC001 engine.py:5" in err, err
+    assert proc.stdout == ""  # nothing rewritten
