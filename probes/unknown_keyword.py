@@ -56,14 +56,16 @@ def check(ctx: ScanContext):
                 when=when_of(bc.use), severity=severity, fix=fix, keyword=problem.name,
                 renamed_to=renamed[0] if renamed else None, signature=sig.render(), pydantic_extra=extra,
                 moved_into=moved, call_misses=[p.name for p in bc.problems if p.kind == "missing-argument"] or None,
-                client_defines=_client_defines(ctx, bc.use.target.qualname.rsplit(".", 1)[-1], problem.name),
+                client_defines=_client_defines(ctx, bc.use.target.qualname.rsplit(".", 1)[-1], problem.name, bc.use.loc),
             ))
 
 
-def _client_defines(ctx: ScanContext, name: str, keyword: str) -> str | None:
+def _client_defines(ctx: ScanContext, name: str, keyword: str, call) -> str | None:
     """Where the client defines a function of the callee's name that takes the keyword (file:line): a copy of vLLM's
     module the client mounts or patches in (genesis' PR overlay ships `block_pool.py` whose `cache_full_blocks` takes
-    `block_mask`). The call may reach that one; then the keyword is not the target's to drop."""
+    `block_mask`). The call may reach that one; then the keyword is not the target's to drop. The function the call
+    is in does not count: vllm-ascend's `capture(..., lora_capture_hook=None)` override calls `super().capture(...,
+    lora_capture_hook=...)`, which is vLLM's."""
     if name in ("__init__", "__call__") or not name.isidentifier():
         return None
     files = [*ctx.client.files, *ctx.client.other_files(containing=f"def {name}(")]
@@ -71,7 +73,8 @@ def _client_defines(ctx: ScanContext, name: str, keyword: str) -> str | None:
         if f"def {name}(" not in file.text:
             continue
         for node in ast.walk(file.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name and not (
+                    file.rel == call.path and node.lineno <= call.line <= (node.end_lineno or node.lineno)):
                 args = node.args
                 if any(a.arg == keyword for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
                     return f"{file.rel}:{node.lineno}"

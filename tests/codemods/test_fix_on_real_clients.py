@@ -122,3 +122,18 @@ def test_the_summary_says_why_each_error_is_left_and_which_guarded_lines_it_left
     assert "[no codemod repairs DC006]" in err, err
     assert "left alone: 1 guarded finding(s)" in err and "DC001 engine.py:5" in err, err
     assert proc.stdout == ""  # nothing rewritten
+
+
+def test_the_override_a_call_is_in_is_not_the_clients_own_callee(tmp_path):
+    """vllm-ascend 0.23.0 (worker/v2/aclgraph_utils.py:103-131), reduced: an override that takes lora_capture_hook
+    calls super().capture(..., lora_capture_hook=...): that call reaches vLLM's capture, which has no such
+    parameter in 0.23.0, so the keyword is dropped."""
+    text = ("# vllm 0.23.0\nfrom vllm.v1.worker.gpu.cudagraph_utils import ModelCudaGraphManager\n\n\n"
+            "class NPUGraphManager(ModelCudaGraphManager):\n"
+            "    def capture(self, model, model_state, input_buffers, intermediate_tensors, block_tables, attn_groups,\n"
+            "                kv_cache_config, has_lora=False, lora_capture_hook=None):\n"
+            "        return super().capture(model, model_state, input_buffers, intermediate_tensors, block_tables,\n"
+            "                               attn_groups, kv_cache_config, has_lora=has_lora,\n"
+            "                               lora_capture_hook=lora_capture_hook)\n")
+    plan, new = _plan(tmp_path, CASES_DIR / "DC003/drop-keyword/noop.py", ["DC003", "drop-keyword"], text)
+    assert "lora_capture_hook=lora_capture_hook" not in new and "has_lora=has_lora)" in new, (new, plan.skipped)
