@@ -23,7 +23,9 @@ import libcst as cst
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, expr, run_transformer
 from driftcheck.rules.findings import Finding
 
-FIX = Fix("drop-keyword", ("DC003",), "Drop or rename a keyword the target no longer accepts")
+FIX = Fix("drop-keyword", ("DC003",), "Drop or rename a keyword the target no longer accepts; a call whose value the "
+          "target wants elsewhere (another parameter, a required one the call lacks, the client's own copy of the "
+          "callee) or that asks for something (`use_beam_search=True`) is left, and said why")
 
 
 def remove_arg(args: list[cst.Arg], index: int) -> list[cst.Arg]:

@@ -6,7 +6,10 @@ argument` when the line runs. For vLLM's pydantic `@config` classes (extra="forb
 the same mistake is a `ValidationError`; a pydantic dataclass that does not forbid extras (`@config` up to
 0.15.1 only returns the class, and pydantic's default is extra="ignore") drops the value silently: a warning,
 no fix. Constructors of dataclasses and `@config` classes are synthesised
-from their fields, so this covers `SchedulerConfig(...)`, `CacheConfig(...)` and friends.
+from their fields, so this covers `SchedulerConfig(...)`, `CacheConfig(...)` and friends. The finding tells the
+fix when the keyword's value is wanted elsewhere: the callee now reads a value of that name from a parameter the
+call does not pass (`get_rope(base=)` on 0.20: `base = rope_parameters.get("rope_theta", 10000)`), the call also
+lacks a required parameter, or the client defines its own function of that name taking the keyword.
 """
 
 from __future__ import annotations
