@@ -83,7 +83,7 @@ class _DropKeyword(Targeted):
         mine = self.findings_at(original)
         for f in mine:
             kw = f.details.get("keyword")
-            reshaped = None if self.ctx.guard else _reshaped(f, mine)
+            reshaped = _reshaped(f, mine)  # under --guard too: the new vLLM would run without the value all the same
             if reshaped:
                 self.skipped.append((f, reshaped))
                 continue
@@ -107,7 +107,7 @@ class _DropKeyword(Targeted):
             args = list(updated.args)
             value_code = " ".join(code_of(args[index].value).split())  # one line, for the summary
             value_code = value_code if len(value_code) <= 80 else value_code[:77] + "..."
-            if not self.ctx.guard and not renamed and _asks_for_something(args[index].value):
+            if not renamed and _asks_for_something(args[index].value):
                 self.skipped.append((f, f"`{kw}={value_code}` asks for something the target's signature no longer offers: "
                                         "dropping it would make the call run and silently do something else; "
                                         "find how the target does it now"))

@@ -137,3 +137,21 @@ def test_the_override_a_call_is_in_is_not_the_clients_own_callee(tmp_path):
             "                               lora_capture_hook=lora_capture_hook)\n")
     plan, new = _plan(tmp_path, CASES_DIR / "DC003/drop-keyword/noop.py", ["DC003", "drop-keyword"], text)
     assert "lora_capture_hook=lora_capture_hook" not in new and "has_lora=has_lora)" in new, (new, plan.skipped)
+
+
+def test_guard_does_not_pass_a_value_the_target_wants_elsewhere_only_where_the_old_signature_takes_it(tmp_path):
+    """--guard passes a keyword only where the callee still takes it: on the new vLLM the rope would run with base
+    10000 all the same (hcx), and greedy sampling instead of beam search (Megrez). Both are left under --guard too."""
+    for case, line in (("DC003/drop-keyword/hcx_shaped.before.py", 14), ("DC003/drop-keyword/megrez_shaped.before.py", 7)):
+        text = (CASES_DIR / case).read_text()
+        folder = tmp_path / "guarded"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        (folder / "client.py").write_text(text)
+        version = text.split("\n", 1)[0].removeprefix("# vllm ").strip()
+        plan = plan_fixes(resolve_vllm(version, CACHE_DIR), resolve_client(str(folder), CACHE_DIR),
+                          ScanOptions(cache_dir=CACHE_DIR, client_vllm="0.11.0"), FixOptions(only=["DC003"], guard=True))
+        new = {c.rel: c.new for c in plan.changes}.get("client.py", text)
+        kept = text.splitlines()[line - 1]
+        assert kept in new.splitlines(), (case, new)
+        assert _why(plan, line), plan.skipped
