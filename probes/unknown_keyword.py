@@ -6,17 +6,22 @@ argument` when the line runs. For vLLM's pydantic `@config` classes (extra="forb
 the same mistake is a `ValidationError`; a pydantic dataclass that does not forbid extras (`@config` up to
 0.15.1 only returns the class, and pydantic's default is extra="ignore") drops the value silently: a warning,
 no fix. Constructors of dataclasses and `@config` classes are synthesised
-from their fields, so this covers `SchedulerConfig(...)`, `CacheConfig(...)` and friends.
+from their fields, so this covers `SchedulerConfig(...)`, `CacheConfig(...)` and friends. The finding tells the
+fix when the keyword's value is wanted elsewhere: the callee now reads a value of that name from a parameter the
+call does not pass (`get_rope(base=)` on 0.20: `base = rope_parameters.get("rope_theta", 10000)`), the call also
+lacks a required parameter, or the client defines its own function of that name taking the keyword.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 
 from driftcheck.rules.callcheck import bound_calls, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Fact, Signature, called_name, confirm_param
+from driftcheck.vllm_model.signatures import POS, POSONLY, VARARG, VARKW
 
 RULE = Rule("DC003", "unknown-keyword", "Call passes a keyword the target vLLM does not accept", "error", fix="drop-keyword", raises=("TypeError",))
 
@@ -27,9 +32,8 @@ def check(ctx: ScanContext):
             if problem.kind != "unknown-keyword":
                 continue
             sig = bc.signature
-            passed = set(bc.use.shape.keywords)
-            unpassed = [n for n in sig.names() if n not in passed]
-            renamed = difflib.get_close_matches(problem.name, unpassed, n=1, cutoff=0.75)
+            unpassed = _unpassed(sig, bc.use.shape)  # a parameter passed by position is no rename target (a duplicate)
+            renamed = difflib.get_close_matches(problem.name, [n for n in sig.names() if n in unpassed], n=1, cutoff=0.75)
             extra = ctx.api.unknown_keywords(bc.use.target) if bc.use.kind == "construct" else None
             if extra in (None, "forbid"):
                 message = (
@@ -49,11 +53,70 @@ def check(ctx: ScanContext):
                 severity, fix = "warning", False
             if renamed:
                 message += f" Renamed to '{renamed[0]}'?"
+            moved = None if renamed else _moved_into(ctx.api, sig, problem.name, unpassed)
             yield bc.qualify(ctx.finding(
                 RULE, message, bc.use.loc, ctx.vllm_location(sig.path, sig.line), f"{bc.use.target.qualname}({problem.name}=)",
                 when=when_of(bc.use), severity=severity, fix=fix, keyword=problem.name,
                 renamed_to=renamed[0] if renamed else None, signature=sig.render(), pydantic_extra=extra,
+                moved_into=moved, call_misses=[p.name for p in bc.problems if p.kind == "missing-argument"] or None,
+                client_defines=_client_defines(ctx, bc.use.target.qualname.rsplit(".", 1)[-1], problem.name, bc.use.loc),
             ))
+
+
+def _client_defines(ctx: ScanContext, name: str, keyword: str, call) -> str | None:
+    """Where the client defines a function of the callee's name that takes the keyword (file:line): a copy of vLLM's
+    module the client mounts or patches in (genesis' PR overlay ships `block_pool.py` whose `cache_full_blocks` takes
+    `block_mask`). The call may reach that one; then the keyword is not the target's to drop. The function the call
+    is in does not count: vllm-ascend's `capture(..., lora_capture_hook=None)` override calls `super().capture(...,
+    lora_capture_hook=...)`, which is vLLM's."""
+    if name in ("__init__", "__call__") or not name.isidentifier():
+        return None
+    files = [*ctx.client.files, *ctx.client.other_files(containing=f"def {name}(")]
+    for file in files:
+        if f"def {name}(" not in file.text:
+            continue
+        for node in ast.walk(file.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name and not (
+                    file.rel == call.path and node.lineno <= call.line <= (node.end_lineno or node.lineno)):
+                args = node.args
+                if any(a.arg == keyword for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+                    return f"{file.rel}:{node.lineno}"
+    return None
+
+
+def _unpassed(sig, shape) -> set[str]:
+    """The target's parameters this call does not pass (by keyword or by position)."""
+    named = [p for p in sig.params if p.kind not in (VARARG, VARKW)]
+    by_position = {p.name for p in [p for p in named if p.kind in (POSONLY, POS)][:shape.n_positional]}
+    return {p.name for p in named} - set(shape.keywords) - by_position
+
+
+def _moved_into(api, sig, keyword: str, unpassed: set[str]) -> dict | None:
+    """Where the target's callee now computes a value named like the rejected keyword from a parameter this call does
+    not pass: get_rope's `base = rope_parameters.get("rope_theta", 10000)` says `base=` went into `rope_parameters`.
+    Dropping the keyword would then run the call with the target's default instead of the client's value."""
+    if sig.origin != "def" or not sig.path or not unpassed:
+        return None
+    tree = api.parse(sig.path)
+    fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno == sig.line),
+              None) if tree is not None else None
+    if fn is None:
+        return None
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if not any(isinstance(t, ast.Name) and t.id == keyword
+                   or isinstance(t, ast.Attribute) and t.attr == keyword and isinstance(t.value, ast.Name) and t.value.id == "self"
+                   for t in targets):
+            continue
+        read = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in unpassed]
+        if read:
+            return {"parameter": read[0], "line": node.lineno, "code": ast.unparse(node)[:120]}
+    return None
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

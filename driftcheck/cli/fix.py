@@ -9,6 +9,20 @@ from driftcheck.cli.common import args_cache_dir, client_specs, emit, require_ch
 from driftcheck.errors import EXIT_FINDINGS, EXIT_OK
 
 
+def _why_left(finding, skipped_ids: set) -> str:
+    """Why an error is still there, when no `not fixed:` line above says it: no codemod repairs its rule, or the
+    scan found nothing for one to use (no module of that name, no value in vLLM's code)."""
+    from driftcheck.rules.registry import registry
+
+    if (finding.fingerprint(), finding.client.line if finding.client else None) in skipped_ids:
+        return ""  # a `not fixed:` line says why
+    entry = registry().get(finding.rule)
+    fixes = [m.FIX.id for m in entry.fixes] if entry is not None else []
+    if not fixes:
+        return f"  [no codemod repairs {finding.rule}]"
+    return f"  [{'/'.join(fixes)}: the scan found no replacement in this vLLM to rewrite it with]"
+
+
 def cmd_fix(args: argparse.Namespace) -> int:
     from driftcheck.scan.pipeline import ScanOptions, scan
     from driftcheck.rules.findings import SEVERITY_RANK
@@ -47,13 +61,20 @@ def cmd_fix(args: argparse.Namespace) -> int:
             entry["changes"].append({"path": change.rel, "fixes": [{"fix": fix_id, "rule": f.rule, "line": f.client.line if f.client else None}
                                                                    for fix_id, f in change.applied],
                                      **({} if args.apply else {"diff": change.diff()})})
-        for note in plan.notes:
+        for note in dict.fromkeys(plan.notes):  # two calls given the same value: one line
             sys.stderr.write(f"  value: {note}\n")
         for finding, why in plan.skipped:
             where = f"{finding.client.path}:{finding.client.line}" if finding.client else ""
             sys.stderr.write(f"  not fixed: {finding.rule} {where}: {why}\n")
             entry["not_fixed"].append({"rule": finding.rule, "path": finding.client.path if finding.client else None,
                                        "line": finding.client.line if finding.client else None, "why": why})
+        if plan.demoted:
+            shown = ", ".join(f"{f.rule} {f.client.path}:{f.client.line}" for f in plan.demoted[:5])
+            more = f" and {len(plan.demoted) - 5} more" if len(plan.demoted) > 5 else ""
+            sys.stderr.write(f"  left alone: {len(plan.demoted)} guarded finding(s) the client already handles "
+                             f"(try/except, a feature test, a version branch): {shown}{more}\n")
+        entry["left_alone"] = [{"rule": f.rule, "path": f.client.path, "line": f.client.line, "severity": f.severity}
+                               for f in plan.demoted]
         if written:
             sys.stderr.write(f"wrote {len(written)} file(s)" + ("" if args.no_backup else " (backups: *.driftcheck.bak)") + "\n")
             after = scan(vllm, [client], options)
@@ -64,8 +85,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
         verb = "after --apply" if args.apply else "after these changes"
         sys.stderr.write(f"{client.name or client.location}: {len(left)} error(s) and {len(after.unknown)} unknown left "
                          f"{verb} against vLLM {vllm.version or '?'}\n")
+        skipped_ids = {(f.fingerprint(), f.client.line if f.client else None) for f, _why in plan.skipped}
         for f in left:
-            sys.stderr.write(f"  {f.rule} {f.client.path if f.client else ''}:{f.client.line if f.client else ''} {f.message[:140]}\n")
+            sys.stderr.write(f"  {f.rule} {f.client.path if f.client else ''}:{f.client.line if f.client else ''} {f.message[:140]}"
+                             f"{_why_left(f, skipped_ids)}\n")
         for u in after.unknown:
             sys.stderr.write(f"  unknown {u.rule}: {u.message[:160]}\n")
         entry["left"] = {"errors": [f.to_json() for f in left], "unknown": [u.to_json() for u in after.unknown]}

@@ -133,6 +133,7 @@ class FixPlan:
     initial: ScanResult
     final: ScanResult
     overlay: OverlayTree
+    demoted: list[Finding] = field(default_factory=list)  # left alone: guarded findings of rules a fix repairs
 
 
 @dataclass
@@ -153,9 +154,18 @@ def _selected(modules, opts: FixOptions):
 
 
 def _matches(module, finding: Finding, explicit: bool) -> bool:
+    """`--only FIX` picks a fix other than the rule's own (add-block-hasher for DC101), never a finding the rule
+    declared unfixable (`fix` None: guarded, handled by pydantic, a name found nowhere): `--only move-import` once
+    rewrote `try: from vllm.old import X / except ImportError: from vllm.new import X`."""
     if explicit:
-        return finding.rule in module.FIX.rules
+        return finding.rule in module.FIX.rules and finding.fix is not None
     return finding.fix == module.FIX.id
+
+
+def _guarded(finding: Finding) -> bool:
+    """A finding the client already handles (a try/except, a feature test, a version branch): the scan gave it no fix,
+    and it is left alone, whatever `--only` names."""
+    return finding.fix is None and bool(finding.details.get("guarded"))
 
 
 def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: FixOptions) -> FixPlan:
@@ -224,8 +234,17 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
         if data != before:
             original, new = decode_source(rel, before)[0], decode_source(rel, data)[0]
             changes.append(FileChange(rel, client.tree.display_path(rel), original, new, applied.get(rel, []), data))
-    still_skipped = [(f, why) for f, why in skipped if any(f.fingerprint() == g.fingerprint() for g in result.findings)]
-    return FixPlan(changes, still_skipped, notes, initial, result, overlay)
+    left = {g.fingerprint() for g in result.findings}
+    still_skipped, seen = [], set()
+    for f, why in skipped:
+        # a finding skipped in two rounds: once (two lines of the same code share a fingerprint, not a line)
+        key = (f.fingerprint(), f.client.line if f.client else None, why)
+        if f.fingerprint() in left and key not in seen:
+            seen.add(key)
+            still_skipped.append((f, why))
+    demoted = [f for f in result.findings if f.client is not None and _guarded(f) and any(f.rule in m.FIX.rules for m in modules)
+               and (rule_filter is None or f.rule in rule_filter)]
+    return FixPlan(changes, still_skipped, notes, initial, result, overlay, demoted)
 
 
 def _check_parses(rel: str, source: str, fix_id: str) -> None:

@@ -3,4 +3,4 @@ from vllm.v1.core.kv_cache_utils import get_kv_cache_config_from_groups
 
 
 def build(vllm_config, groups, specs):
-    return get_kv_cache_config_from_groups(vllm_config, groups, kv_cache_groups=specs, available_memory=1 << 30)
+    return get_kv_cache_config_from_groups(vllm_config, groups, available_memory=1 << 30)
