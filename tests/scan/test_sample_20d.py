@@ -1,0 +1,92 @@
+"""Causes found by the random sample of 0.33.0 sweep errors (docs/triage/2026-12-04-sweep-0.33.0-sample-20d.md).
+
+UA (DC008): a function assigned onto a vLLM runner class (`GPUModelRunner._prepare_inputs = _prepare_inputs`, index-tts)
+calls `self.set_active_loras(...)`. The baseline's text scanner took the runner's own call line
+`self.set_active_loras(self.input_batch, num_scheduled_tokens)` for a tuple target, so the runner "defined" the name
+there; the target's runner only inherits it from LoRAModelRunnerMixin, and DC008 read the target class's own text
+members without its bases: "no longer defined", an error, on a method every 0.33.0 GPUModelRunner has. A name the
+target class still has through its MRO is not gone; a name no class of the MRO has stays an error.
+
+UB (DC008 message): "They define 'late_interaction_runner' instead (renamed)": with one affected class every member it
+gained counts once, and the first of them was taken for the rename. A rename needs one new name ahead of the others.
+"""
+
+from __future__ import annotations
+
+from scan.helpers import scan_trees, vllm_tree, write_tree
+
+MIXIN = '''
+class LoRAMixin:
+    def set_active_loras(self, input_batch, num_scheduled_tokens, num_sampled=None):
+        return None
+'''
+
+OLD_RUNNER = '''
+from vllm.mixin import LoRAMixin
+
+
+class Runner(LoRAMixin):
+    def __init__(self):
+        self.input_batch = []
+        self.lora_config = None
+        self.num_draft = 0
+
+    def _prepare(self, n):
+        if self.lora_config:
+            self.set_active_loras(self.input_batch, n)
+        return self.num_draft
+'''
+
+NEW_RUNNER = '''
+from vllm.mixin import LoRAMixin
+
+
+class Runner(LoRAMixin):
+    def __init__(self):
+        self.input_batch = []
+        self.lora_config = None
+        self.prev_draft = 0
+        self.pooling_runner = None
+
+    def _prepare(self, n):
+        if self.lora_config:
+            self.set_active_loras(
+                self.input_batch, n, None
+            )
+        return self.prev_draft
+'''
+
+PATCH = '''
+from vllm.runner import Runner
+
+
+def _prepare(self, n):
+    if self.lora_config:
+        self.set_active_loras(self.input_batch, n)
+    return self.{read}
+
+
+Runner._prepare = _prepare
+'''
+
+
+def _dc008(tmp_path, read: str) -> list:
+    old = vllm_tree(tmp_path / "old", {"vllm/__init__.py": "", "vllm/mixin.py": MIXIN, "vllm/runner.py": OLD_RUNNER})
+    write_tree(old, {"vllm/_version.py": '__version__ = "0.98.0"\n'})
+    new = {"vllm/__init__.py": "", "vllm/mixin.py": MIXIN, "vllm/runner.py": NEW_RUNNER}
+    result = scan_trees(tmp_path, new, {"w.py": PATCH.format(read=read)}, only=["DC008"], client_vllm=str(old))
+    return result.findings
+
+
+def test_ua_a_method_the_target_class_inherits_is_not_gone(tmp_path):
+    assert [f for f in _dc008(tmp_path, "lora_config") if "set_active_loras" in f.message] == []
+
+
+def test_ua_twin_a_name_no_class_of_the_mro_has_stays_an_error(tmp_path):
+    [f] = [f for f in _dc008(tmp_path, "num_draft") if "num_draft" in f.message]
+    assert f.severity == "error"
+
+
+def test_ub_twin_several_gained_members_name_no_rename(tmp_path):
+    [f] = [f for f in _dc008(tmp_path, "num_draft") if "num_draft" in f.message]
+    assert f.details.get("renamed_to") is None and "renamed" not in f.message
