@@ -90,3 +90,40 @@ def test_ua_twin_a_name_no_class_of_the_mro_has_stays_an_error(tmp_path):
 def test_ub_twin_several_gained_members_name_no_rename(tmp_path):
     [f] = [f for f in _dc008(tmp_path, "num_draft") if "num_draft" in f.message]
     assert f.details.get("renamed_to") is None and "renamed" not in f.message
+
+
+# ----------------------------------------------------------------------------------------- UC
+PROCESSING = "def make_inputs(hf_data):\n    return {\"data\": hf_data}\n"
+DISPATCH = """
+import importlib
+
+from packaging import version
+
+vllm_version = version.parse(importlib.import_module("{package}").__version__)
+
+if vllm_version {op} version.parse("0.7.3"):
+    from tts.model_new import build
+else:
+    from tts.model_old import build
+"""
+MODEL_OLD = "from vllm.processing import make_inputs\n\n\ndef build(prompt):\n    return make_inputs(prompt=prompt)\n"
+MODEL_NEW = "from vllm.processing import make_inputs\n\n\ndef build(prompt):\n    return make_inputs(prompt)\n"
+
+
+def _old_model_severities(tmp_path, package: str = "vllm", op: str = ">") -> set[str]:
+    client = {"tts/__init__.py": "", "tts/patch_vllm.py": DISPATCH.format(package=package, op=op),
+              "tts/model_old.py": MODEL_OLD, "tts/model_new.py": MODEL_NEW}
+    result = scan_trees(tmp_path, {"vllm/__init__.py": "", "vllm/processing.py": PROCESSING}, client)
+    return {f.severity for f in result.findings if f.client.path == "tts/model_old.py" and f.rule == "DC003"}
+
+
+def test_uc_a_file_imported_for_older_releases_through_import_module_is_a_warning(tmp_path):
+    assert _old_model_severities(tmp_path) == {"warning"}
+
+
+def test_uc_twin_the_branch_the_target_takes_stays_an_error(tmp_path):
+    assert _old_model_severities(tmp_path, op="<=") == {"error"}
+
+
+def test_uc_twin_another_package_version_stays_an_error(tmp_path):
+    assert _old_model_severities(tmp_path, package="torch") == {"error"}
