@@ -127,3 +127,43 @@ def test_uc_twin_the_branch_the_target_takes_stays_an_error(tmp_path):
 
 def test_uc_twin_another_package_version_stays_an_error(tmp_path):
     assert _old_model_severities(tmp_path, package="torch") == {"error"}
+
+
+# ----------------------------------------------------------------------------------------- UE
+REGISTER = """
+from importlib import import_module
+
+from packaging.version import Version
+
+
+def register():
+    import vllm
+
+    current = Version(vllm.__version__)
+    low, high = Version("0.8.5"), Version("0.10.0")
+    {test}
+        return import_module("plugin.vllm085").build
+    raise RuntimeError(vllm.__version__)
+"""
+VLLM_UE = {"vllm/__init__.py": "__version__ = \"0.99.0\"\n", "vllm/processing.py": PROCESSING}
+
+
+def _src_layout_severities(tmp_path, test: str = "if low <= current < high:", other: str = "") -> set[str]:
+    client = {"src/plugin/__init__.py": REGISTER.format(test=test), "src/plugin/vllm085.py": MODEL_OLD}
+    if other:
+        client["src/plugin/other.py"] = other
+    result = scan_trees(tmp_path, VLLM_UE, client)
+    return {f.severity for f in result.findings if f.client.path == "src/plugin/vllm085.py" and f.rule == "DC003"}
+
+
+def test_ue_a_src_layout_module_loaded_by_name_for_other_releases_is_a_warning(tmp_path):
+    assert _src_layout_severities(tmp_path) == {"warning"}
+
+
+def test_ue_twin_a_load_by_name_outside_a_version_check_stays_an_error(tmp_path):
+    assert _src_layout_severities(tmp_path, test="if callable(import_module):") == {"error"}
+
+
+def test_ue_twin_an_unconditional_import_of_the_file_stays_an_error(tmp_path):
+    other = "import vllm\nfrom plugin.vllm085 import build\n"
+    assert _src_layout_severities(tmp_path, other=other) == {"error"}
