@@ -166,6 +166,9 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
     inside = _names_inside_source_folders(names)
 
     def add(importer, rel: str, module: str, line: int, guarded: bool) -> None:
+        head = importer.module.partition(".")[0]
+        if head != importer.module and head not in names and f"{head}.{module}" in names:
+            module = f"{head}.{module}"  # a script's folder comes first on its path: its own copy of the package
         parts = inside.get(module, module).split(".")
         for i in range(1, len(parts) + 1):  # `import a.b.c` runs a/__init__, a/b/__init__ and a/b/c
             target = ".".join(parts[:i])

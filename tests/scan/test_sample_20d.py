@@ -167,3 +167,41 @@ def test_ue_twin_a_load_by_name_outside_a_version_check_stays_an_error(tmp_path)
 def test_ue_twin_an_unconditional_import_of_the_file_stays_an_error(tmp_path):
     other = "import vllm\nfrom plugin.vllm085 import build\n"
     assert _src_layout_severities(tmp_path, other=other) == {"error"}
+
+
+# ----------------------------------------------------------------------------------------- UD
+GATED = """
+import vllm
+from packaging import version
+
+if version.parse(vllm.__version__) > version.parse("0.7.3"):
+    from tts.model_new import build
+else:
+    from tts.model_old import build
+"""
+PLAIN = "import vllm\nfrom tts.model_old import build\n"
+
+
+def _copies(tmp_path, deploy_patch: str, deploy_copy: bool = True) -> dict[str, set[str]]:
+    client = {"patch_vllm.py": GATED, "tts/__init__.py": "", "tts/model_old.py": MODEL_OLD, "tts/model_new.py": MODEL_NEW,
+              "deploy/patch_vllm.py": deploy_patch}
+    if deploy_copy:
+        client.update({"deploy/tts/__init__.py": "", "deploy/tts/model_old.py": MODEL_OLD, "deploy/tts/model_new.py": MODEL_NEW})
+    result = scan_trees(tmp_path, VLLM_UE, client)
+    out: dict[str, set[str]] = {}
+    for f in result.findings:
+        if f.rule == "DC003":
+            out.setdefault(f.client.path, set()).add(f.severity)
+    return out
+
+
+def test_ud_a_script_folder_gated_import_goes_to_its_own_copy(tmp_path):
+    assert _copies(tmp_path, GATED) == {"tts/model_old.py": {"warning"}, "deploy/tts/model_old.py": {"warning"}}
+
+
+def test_ud_twin_the_folder_importing_its_copy_unconditionally_stays_an_error(tmp_path):
+    assert _copies(tmp_path, PLAIN) == {"tts/model_old.py": {"warning"}, "deploy/tts/model_old.py": {"error"}}
+
+
+def test_ud_twin_a_folder_without_a_copy_imports_the_root_package(tmp_path):
+    assert _copies(tmp_path, PLAIN, deploy_copy=False) == {"tts/model_old.py": {"error"}}
