@@ -7,6 +7,12 @@ there; the target's runner only inherits it from LoRAModelRunnerMixin, and DC008
 members without its bases: "no longer defined", an error, on a method every 0.33.0 GPUModelRunner has. A name the
 target class still has through its MRO is not gone; a name no class of the MRO has stays an error.
 
+UF (DC008): index-tts assigns its functions onto vLLM classes (`GPUModelRunner._prepare_inputs = ...`,
+`ModelInputForGPUBuilder._compute_lens = ...`): `self` is typed there, and DC006 checks it against that class. DC008's
+duck typing matched other classes instead: "3 of 3 vLLM classes that match this receiver (FlashAttentionMetadataBuilder,
+FlashInferMetadataBuilder, EagleProposer) defined 'runner'", for a ModelInputForGPUBuilder, a class gone from 0.33.0
+whose import fails first. DC008 now reads only receivers it cannot type (types.MethodType, a worker extension).
+
 UB (DC008 message): "They define 'late_interaction_runner' instead (renamed)": with one affected class every member it
 gained counts once, and the first of them was taken for the rename. A rename needs one new name ahead of the others.
 """
@@ -57,6 +63,21 @@ class Runner(LoRAMixin):
 '''
 
 PATCH = '''
+import types
+
+import vllm
+
+
+def _prepare(self, n):
+    if self.lora_config:
+        self.set_active_loras(self.input_batch, n)
+    return self.{read}
+
+
+def install(runner):
+    runner._prepare = types.MethodType(_prepare, runner)
+'''
+ONTO_CLASS = '''
 from vllm.runner import Runner
 
 
@@ -70,11 +91,11 @@ Runner._prepare = _prepare
 '''
 
 
-def _dc008(tmp_path, read: str) -> list:
+def _dc008(tmp_path, read: str, patch: str = PATCH, rules: tuple = ("DC008",)) -> list:
     old = vllm_tree(tmp_path / "old", {"vllm/__init__.py": "", "vllm/mixin.py": MIXIN, "vllm/runner.py": OLD_RUNNER})
     write_tree(old, {"vllm/_version.py": '__version__ = "0.98.0"\n'})
     new = {"vllm/__init__.py": "", "vllm/mixin.py": MIXIN, "vllm/runner.py": NEW_RUNNER}
-    result = scan_trees(tmp_path, new, {"w.py": PATCH.format(read=read)}, only=["DC008"], client_vllm=str(old))
+    result = scan_trees(tmp_path, new, {"w.py": patch.format(read=read)}, only=list(rules), client_vllm=str(old))
     return result.findings
 
 
@@ -205,3 +226,18 @@ def test_ud_twin_the_folder_importing_its_copy_unconditionally_stays_an_error(tm
 
 def test_ud_twin_a_folder_without_a_copy_imports_the_root_package(tmp_path):
     assert _copies(tmp_path, PLAIN, deploy_copy=False) == {"tts/model_old.py": {"error"}}
+
+
+# ----------------------------------------------------------------------------------------- UF
+def test_uf_a_function_assigned_onto_a_vllm_class_is_dc006s_not_dc008s(tmp_path):
+    # index-tts: `GPUModelRunner._prepare_inputs = _prepare_inputs` types `self`; DC006 reports what the class lacks
+    found = _dc008(tmp_path, "num_draft", patch=ONTO_CLASS, rules=("DC006", "DC008"))
+    assert [(f.rule, f.severity) for f in found if "num_draft" in f.message] == [("DC006", "error")]
+
+
+def test_uf_a_class_gone_from_the_target_is_no_evidence_for_dc008(tmp_path):
+    # index-tts 1.0: `ModelInputForGPUBuilder._compute_lens = patched_compute_lens`, a class 0.33.0 no longer has: no
+    # DC008 from other classes that had `runner` (the import of the class fails first, DC001/DC002)
+    patch = ONTO_CLASS.replace("from vllm.runner import Runner", "from vllm.runner import Runner, OldBuilder").replace(
+        "Runner._prepare = _prepare", "OldBuilder._prepare = _prepare")
+    assert _dc008(tmp_path, "num_draft", patch=patch) == []
