@@ -16,6 +16,7 @@ from collections import Counter
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Location, Rule
 from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.vllm_model.text_index import TextIndex
 from driftcheck.rules.tbsigs import Fact, Signature
 
@@ -56,8 +57,24 @@ def _representative(index: TextIndex, gone: list) -> tuple:
     return sorted(gone, key=mentions)[0]
 
 
+def _still_has(api, now, name: str) -> bool:
+    """Whether the target's class still has `name` as vLLM's model reads it, through its MRO too: a method moved to a
+    mixin, or one the baseline class's text only called (`self.set_active_loras(a, b)` in GPUModelRunner, defined by
+    its base LoRAModelRunnerMixin, which the text scanner took for a tuple target)."""
+    module = now.path[:-3].replace("/", ".").removesuffix(".__init__") if now.path.endswith(".py") else None
+    if module is None:
+        return False
+    cls = api.resolve(f"{module}.{now.name}")
+    if not (isinstance(cls, Resolved) and cls.kind == "class" and cls.cls is not None):
+        return False
+    return isinstance(api.member(cls, name), (Resolved, External))
+
+
 def check(ctx: ScanContext):
-    bound = [b for b in ctx.usage.bound if b.self_names]
+    # a function assigned onto a vLLM class (`ModelInputForGPUBuilder._compute_lens = fn`) has a typed `self`: DC006
+    # checks it against that class, and where the class is gone its import fails first (DC001/DC002); the classes that
+    # merely share its names say nothing about it
+    bound = [b for b in ctx.usage.bound if b.self_names and b.onto_class is None]
     if not bound:
         return
     baseline = ctx.baseline()
@@ -81,7 +98,7 @@ def check(ctx: ScanContext):
                 now = target_idx.class_by_name(c.path, c.name)
                 if now is None:
                     continue  # the class itself moved or went: not evidence about this name
-                (still if name in now.members else gone).append((c, now))
+                (still if name in now.members or _still_has(ctx.api, now, name) else gone).append((c, now))
             if not gone or len(gone) < GONE_RATIO * (len(still) + len(gone)):
                 continue
             gained = Counter()
@@ -91,8 +108,9 @@ def check(ctx: ScanContext):
             if gained:
                 top = gained.most_common(2)
                 candidate, count = top[0]
-                # a rename is the one member most of those classes gained; a tie (one class that gained a dozen
-                # members) names none of them, rather than whichever the set's order gives first
+                # one new name that most of the classes share and no other ties with: a class that gained several
+                # members (every one of them counted once) names no rename (`late_interaction_runner` for
+                # GPUModelRunner's `num_draft_tokens`)
                 if count >= 0.6 * len(gone) and (len(top) == 1 or top[1][1] < count):
                     renamed = candidate
             old, now = _representative(target_idx, gone)

@@ -163,9 +163,13 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
     may name; `helpers(module)`: the release-equality helpers a client module defines (`_equality_helpers`);
     `spans_of(file)`: the branches that count as guarded instead of those naming releases (`untaken_branches`)."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
+    inside = _names_inside_source_folders(names)
 
     def add(importer, rel: str, module: str, line: int, guarded: bool) -> None:
-        parts = module.split(".")
+        head = importer.module.partition(".")[0]
+        if head != importer.module and head not in names and f"{head}.{module}" in names:
+            module = f"{head}.{module}"  # a script's folder comes first on its path: its own copy of the package
+        parts = inside.get(module, module).split(".")
         for i in range(1, len(parts) + 1):  # `import a.b.c` runs a/__init__, a/b/__init__ and a/b/c
             target = ".".join(parts[:i])
             if importer.module != target and not importer.module.startswith(target + "."):  # its own packages ran
@@ -184,7 +188,7 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
                 base = resolve_relative(f.module, is_package, node.level, node.module)
                 add(f, f.rel, base, node.lineno, guarded)
                 for a in node.names:
-                    if f"{base}.{a.name}" in names:  # `from .copy import parallel_state`: a submodule
+                    if f"{base}.{a.name}" in names or f"{base}.{a.name}" in inside:  # `from .copy import parallel_state`: a submodule
                         add(f, f.rel, f"{base}.{a.name}", node.lineno, guarded)
         # the names it loads: every module-like string of this file (`return ".vendored_v028", "schedule"` from a
         # selector the call uses), each guarded or not by a version check; elsewhere an absolute module name as a
@@ -207,11 +211,24 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
             elif level:
                 continue
             else:
-                target = name if name in names else name.rpartition(".")[0]
+                target = name if name in names or name in inside else name.rpartition(".")[0]
                 guarded = any(a <= const.lineno <= b for a, b in spans)
-            if target in names:
+            if target in names or target in inside:
                 add(f, f.rel, target, const.lineno, guarded)
     return edges
+
+
+def _names_inside_source_folders(names) -> dict[str, str]:
+    """The name Python imports a client module by when its first folder is no package (a src-layout's `src/`, whose
+    packages pip installs at the top: `src.vllm_plugin_meralion2.vllm085` is `vllm_plugin_meralion2.vllm085`) -> the
+    module's name here; a name another module already has, or that two modules would share, is left out."""
+    names = set(names)
+    found: dict[str, list[str]] = {}
+    for module in names:
+        head, _, rest = module.partition(".")
+        if rest and head not in names and rest not in names:
+            found.setdefault(rest, []).append(module)
+    return {rest: modules[0] for rest, modules in found.items() if len(modules) == 1}
 
 
 def _sys_modules_keys(tree: ast.Module) -> set[int]:

@@ -466,11 +466,21 @@ def _reads_the_version(value: ast.expr, package: str, spelled: set[str]) -> bool
     while _parses(value) and len(value.args) == 1:
         value = value.args[0]
     if isinstance(value, ast.Attribute) and value.attr in ("__version__", "version"):
-        return dotted_name(value.value) == package or _reads_the_version(value.value, package, spelled)
+        return dotted_name(value.value) == package or _imports_the_package(value.value, package, spelled) \
+            or _reads_the_version(value.value, package, spelled)
     return isinstance(value, ast.Call) and any((isinstance(a, ast.Constant) and a.value == package)
                                                or (isinstance(a, ast.Name) and a.id in spelled) for a in value.args) \
         and ("version" in (dotted_name(value.func) or "").rsplit(".", 1)[-1].lower()
              or (dotted_name(value.func) or "").endswith("get_distribution"))
+
+
+def _imports_the_package(value: ast.expr, package: str, spelled: set[str]) -> bool:
+    """`importlib.import_module("vllm")` / `__import__("vllm")`: the package's module, as `vllm` itself (index-tts:
+    `version.parse(importlib.import_module("vllm").__version__)`)."""
+    return isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords \
+        and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in ("import_module", "__import__") \
+        and ((isinstance(value.args[0], ast.Constant) and value.args[0].value == package)
+             or (isinstance(value.args[0], ast.Name) and value.args[0].id in spelled))
 
 
 def _parses(value: ast.expr) -> bool:

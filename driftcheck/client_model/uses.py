@@ -99,6 +99,7 @@ class BoundFunction:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     file: ClientFile
     self_names: dict[str, Loc] = field(default_factory=dict)  # names read on `self` that the client never sets
+    onto_class: str | None = None  # forward-assignment onto a vLLM class (`Cls.meth = fn`): `self` is typed, its qualname
 
 
 @dataclass

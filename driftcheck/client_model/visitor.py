@@ -500,7 +500,27 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                         found.setdefault(node.value.id, ("forward-assignment", node))
         for name, (how, site) in found.items():
             fn = self.functions[name]
-            self.usage.bound.append(self._bound(fn, how, name))
+            bound = self._bound(fn, how, name)
+            if how == "forward-assignment":
+                bound.onto_class = next((c for t in site.targets if isinstance(t, ast.Attribute)
+                                         for c in [self._target_class(t.value)] if c), None)
+            self.usage.bound.append(bound)
+
+    def _target_class(self, node: ast.expr) -> str | None:
+        """The target's class a function is assigned onto (`Cls.meth = fn`): one the target has, or a class name the file
+        imports from the target's package, whether or not the target still has it (`ModelInputForGPUBuilder`)."""
+        found = self.infer(node, {})
+        if isinstance(found, ClassRef):
+            return found.cls.qualname
+        if not isinstance(node, ast.Name):
+            return None
+        for imp in nodes_of(self.file.tree, ast.ImportFrom):
+            if imp.level or not imp.module or imp.module.split(".")[0] != self.package:
+                continue
+            for a in imp.names:
+                if (a.asname or a.name) == node.id and a.name[:1].isupper():
+                    return f"{imp.module}.{a.name}"
+        return None
 
     def _bound(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, how: str, name: str, own_members: set[str] | None = None) -> BoundFunction:
         args = fn.args.posonlyargs + fn.args.args
