@@ -136,8 +136,9 @@ def _dc008(tmp_path, gained: list[str]) -> list:
     body = "".join(f"        self.{name} = None\n" for name in gained)
     files = {"vllm/__init__.py": "", "vllm/serving.py": f"class Serving:\n    def __init__(self):\n        self.keep = 1\n{body}"}
     client = {"plugin/__init__.py": "",
-              "plugin/patch.py": "from vllm.serving import Serving\n\n\ndef _gen(self):\n    return self.tool_parser\n\n\n"
-                                 "Serving.gen = _gen\n"}
+              # bound to an object of no known class (DC008's ground; one assigned onto `Serving` is typed: DC006)
+              "plugin/patch.py": "import types\n\nimport vllm.serving\n\n\ndef _gen(self):\n    return self.tool_parser\n\n\n"
+                                 "def install(server):\n    server.gen = types.MethodType(_gen, server)\n"}
     result = scan_trees(tmp_path, files, client, client_vllm=str(old))
     return [f for f in result.findings if f.rule == "DC008"]
 
