@@ -54,7 +54,7 @@ def check(ctx: ScanContext):
 
 # ------------------------------------------------------------------------------------- traceback signatures
 FIELD_REQUIRED = r"validation errors? for (\w+)\s*\n(?:.*\n)*?\s*(\w+)\s*\n\s*Field required"
-MISSING_ARG = r"(\w+)(?:\.__init__)?\(\) missing \d+ required (?:positional |keyword-only )?arguments?: '(\w+)'"
+MISSING_ARG = r"([\w.]+?)(?:\.__init__)?\(\) missing \d+ required (?:positional |keyword-only )?arguments?: '(\w+)'"
 
 SIGNATURES = (
     Signature("{0} requires '{1}' in this vLLM (a required field or InitVar the client does not pass).",

@@ -120,7 +120,8 @@ def _moved_into(api, sig, keyword: str, unpassed: set[str]) -> dict | None:
 
 
 # ------------------------------------------------------------------------------------- traceback signatures
-UNEXPECTED_KW = r"(\w+)(?:\.__init__)?\(\) got an unexpected keyword argument '(\w+)'"
+# `LLM.generate() got ...`: the whole qualified name (a method's class says which `generate`), `Request.__init__()`: the class
+UNEXPECTED_KW = r"([\w.]+?)(?:\.__init__)?\(\) got an unexpected keyword argument '(\w+)'"
 
 SIGNATURES = (
     Signature("{0}() no longer accepts '{1}' in this vLLM (parameter removed or renamed).",

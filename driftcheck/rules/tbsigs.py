@@ -111,17 +111,27 @@ def called_name(tb, name: str) -> str:
 
 
 def confirm_param(api, name: str, param: str, required: bool | None = None, absent: bool = False) -> tuple[bool, str]:
-    """Does `name` (a top-level class or function of the target) have parameter `param` (required / absent)?"""
+    """Does `name` (a top-level class or function of the target, or `Class.method` as a method's message names it)
+    have parameter `param` (required / absent)?"""
     from driftcheck.vllm_model.resolved import Resolved
     from driftcheck.vllm_model.bodies import text_index_for
 
     index = text_index_for(api)
-    for rel, _line, _kind in index.top_level_definitions(name):
+    top, _, method = name.partition(".")
+    for rel, _line, _kind in index.top_level_definitions(top):
         module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
-        r = api.resolve(f"{module}.{name}")
+        r = api.resolve(f"{module}.{top}")
         if not isinstance(r, Resolved):
             continue
-        sig = api.constructor(r) if r.kind == "class" else (r.func.signature if r.func else None)
+        if method:  # a method: the class's own member (through its MRO), as a bound call sees it
+            if r.kind != "class" or "." in method:
+                continue
+            r = api.class_member(r, method)
+            if not isinstance(r, Resolved) or r.func is None:
+                continue
+            sig = r.func.signature if r.func.is_static else r.func.signature.without_first()
+        else:
+            sig = api.constructor(r) if r.kind == "class" else (r.func.signature if r.func else None)
         if sig is None:
             continue
         p = sig.get(param)

@@ -96,3 +96,24 @@ def test_text_fix_line_is_a_command_to_run_on_the_client():
     assert fix_lines == ["  fix: driftcheck fix --vllm 0.16.0 --client <your code> --only DC008 (rename-method: use the "
                          "target's new name for a renamed method or attribute); it rewrites only what a scan of your "
                          "code proves"], proc.stdout
+
+
+def test_a_method_s_message_is_confirmed_against_that_class_s_method(tmp_path):
+    """`LLM.generate() got an unexpected keyword argument 'X'` (flow-judge's `prompt_token_ids=`, batch 20b) names the
+    method with its class: the confirmation reads `LLM.generate` on 0.16.0 (which dropped `prompt_token_ids`, and
+    still takes `use_tqdm`), not whichever top-level `generate` the tree defines first."""
+    def explain(kw: str) -> dict:
+        tb = tmp_path / f"{kw}.txt"
+        tb.write_text("Traceback (most recent call last):\n"
+                      '  File "/app/flow_judge/models/adapters/vllm.py", line 255, in generate\n'
+                      "    outputs = self.engine.generate(prompt_token_ids=ids, sampling_params=params)\n"
+                      f"TypeError: LLM.generate() got an unexpected keyword argument '{kw}'\n")
+        proc = run_cli("explain", "--json", "--vllm", "0.16.0", str(tb))
+        [d] = json.loads(proc.stdout)["diagnoses"]
+        return d
+
+    gone = explain("prompt_token_ids")
+    assert gone["rule"] == "DC003" and gone["confirmed"] is True
+    assert gone["message"].startswith("LLM.generate() no longer accepts 'prompt_token_ids'")
+    kept = explain("use_tqdm")
+    assert kept["confirmed"] is False
