@@ -71,9 +71,12 @@ def classes_by_line(rel: str, text: str) -> list[ClassMembers]:
                 current.members.setdefault(m.group(2), lineno)
         for m in _SELF_ATTR.finditer(line):
             current.members.setdefault(m.group(1), lineno)
-        if stripped.startswith("self.") and "," in stripped.split("=", 1)[0]:
-            # Tuple targets: `self.start_layer, self.end_layer, self.layers = make_layers(...)`.
-            for m in _SELF_NAME.finditer(stripped.split("=", 1)[0]):
+        head, eq, rest = stripped.partition("=")
+        if stripped.startswith("self.") and eq and "," in head and "(" not in head and head[-1:] not in "!<>" \
+                and not rest.startswith("="):
+            # Tuple targets: `self.start_layer, self.end_layer, self.layers = make_layers(...)`; not a call's arguments
+            # (`self.set_active_loras(self.input_batch, n)` assigns nothing: UG) nor a comparison
+            for m in _SELF_NAME.finditer(head):
                 current.members.setdefault(m.group(1), lineno)
     return out
 
@@ -92,8 +95,9 @@ _FIRST_CODE = re.compile(r"\n([^\S\n]+)[^\s#]")
 _DEF_NAME = re.compile(r"def[^\S\n]+(\w+)")
 _DEF_LEAD = re.compile(r"([^\S\n]+)(?:async[^\S\n]+)?")
 _SELF_ATTR_M = re.compile(r"self\.(\w+)[^\S\n]*(?::[^=\n]+)?=(?!=)")
-# a line starting `self.` whose part before the first "=" holds a comma (tuple targets)
-_SELF_TUPLE_M = re.compile(r"\n[^\S\n]+(self\.[^=\n,]*,[^=\n]*)")
+# a line starting `self.` whose part before its first "=", an assignment's (not `==`, `<=`, `>=`, `!=`), holds a comma
+# and no "(" (tuple targets; a call's arguments assign nothing: UG)
+_SELF_TUPLE_M = re.compile(r"\n[^\S\n]+(self\.[^=\n,(]*,[^=\n(]*)(?<![!<>])=(?!=)")
 
 
 @functools.lru_cache(maxsize=None)

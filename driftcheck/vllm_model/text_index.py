@@ -32,7 +32,8 @@ class TextIndex:
     """Whole-tree text queries over one vLLM tree. For an immutable tree (a wheel or fetched sources zip) the
     answers are kept on disk between runs (`store`), so a warm scan reads only the few files it needs."""
 
-    STORE_FORMAT = 2  # 2: JSON (1 was a pickle, which a crafted cache file could use to run code)
+    STORE_FORMAT = 3  # 2: JSON (1 was a pickle, which a crafted cache file could use to run code); 3: class members no longer
+    # taken from a call's arguments (UG), so answers stored by format 2 are not read
 
     def __init__(self, tree: SourceTree, package: str = "vllm", store: Path | None = None):
         self.tree = tree

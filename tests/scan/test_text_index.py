@@ -92,6 +92,27 @@ def test_fast_scanner_matches_the_line_scanner(text):
     assert _classes_fast("f.py", text) == _classes_by_line("f.py", text)
 
 
+UG_TEXT = """class Runner:
+    def execute(self, n):
+        self.set_active_loras(self.input_batch, n)
+        self.update(self.a_state, key=n)
+        self.seen, self.count = n, 0
+        self.x, other == self.y
+        self.low, high <= self.top
+        self.pair, self.rest = (
+            1, 2)
+"""
+
+
+def test_a_calls_arguments_are_not_tuple_targets():
+    """UG (sample 20d): `self.set_active_loras(self.input_batch, n)` assigns nothing, so neither name is a member (vLLM
+    0.10.2's GPUModelRunner seemed to define `set_active_loras`, which its mixin base does); a comparison neither. A
+    tuple target still gives every name it assigns, in both scanners."""
+    [fast], [by_line] = _classes_fast("r.py", UG_TEXT), _classes_by_line("r.py", UG_TEXT)
+    assert fast == by_line
+    assert set(fast.members) == {"execute", "seen", "count", "pair", "rest"}
+
+
 def test_odd_line_breaks_take_the_reference_path(tmp_path):
     # a form feed is a line break for str.splitlines(): the reference numbering must be kept
     text = "class A:\n    a = 1\x0c\n    def f(self):\n        self.b = 2\n"

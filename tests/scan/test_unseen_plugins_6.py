@@ -381,9 +381,16 @@ def test_pydantic_dataclasses_that_do_not_forbid_extras_drop_the_value_a_warning
     assert "silently drops the value" in messages["ParallelConfig(worker_use_ray=)"]
     assert "kept as an attribute" in messages["Open(colour=)"]
     assert "ValidationError" in messages["Strict(colour=)"] and "TypeError" in messages["Plain(colour=)"]
-    changed = _fixed(tmp_path, PYDANTIC_CONFIGS, PYDANTIC_CLIENT)
+    # `colour="red"` asks for something the strict configs no longer offer: drop-keyword leaves it and says why (20b, SC)
+    assert "pkg/mocks.py" not in _fixed(tmp_path, PYDANTIC_CONFIGS, PYDANTIC_CLIENT)
+    # where the dropped value asks for nothing (None), the errors' keywords go and the warnings' stay
+    none_client = {**PYDANTIC_CLIENT, "pkg/mocks.py": PYDANTIC_CLIENT["pkg/mocks.py"].replace(
+        'Strict(count=2, colour="red"), StrictChild(colour="red"), OwnConfig(colour="red"), Plain(colour="red")',
+        "Strict(count=2, colour=None), StrictChild(colour=None), OwnConfig(colour=None), Plain(colour=None)")}
+    changed = _fixed(tmp_path / "none", PYDANTIC_CONFIGS, none_client)
     assert "worker_use_ray=False" in changed["pkg/mocks.py"] and 'colour="red")\n' in changed["pkg/mocks.py"].split("def broken")[0]
-    assert _fixed(tmp_path, PYDANTIC_CONFIGS, PYDANTIC_CLIENT, only=["drop-keyword"])["pkg/mocks.py"].count("worker_use_ray") == 1
+    assert "colour" not in changed["pkg/mocks.py"].split("def broken")[1]
+    assert _fixed(tmp_path / "none2", PYDANTIC_CONFIGS, none_client, only=["drop-keyword"])["pkg/mocks.py"].count("worker_use_ray") == 1
     _pydantic_agrees(tmp_path / "run")
 
 
