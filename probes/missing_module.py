@@ -128,6 +128,9 @@ def check(ctx: ScanContext):
         seen.add(key)
         parent, parent_path = _nearest_package(ctx, imp.module)
         moved = _same_named_modules(ctx, imp.module, taken.get(key, frozenset()))
+        # the message names a new home only where every imported name is (TA); `move-import` still starts from the
+        # closest module of that name and moves each name only to a module that has it (its own per-name check: SB)
+        start = moved or _same_named_modules(ctx, imp.module)
         message = f"`{imp.module}` does not exist in {ctx.version_label()}: ModuleNotFoundError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         if moved:
@@ -156,8 +159,8 @@ def check(ctx: ScanContext):
             message += " The import is guarded by try/except ImportError, so the fallback path runs instead."
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(parent_path, 1) if parent_path else None, imp.module,
-            when="call" if imp.runtime_only else "import", severity=severity, fix=bool(moved),
-            moved_to=moved[0] if moved else None, nearest_package=parent or None,
+            when="call" if imp.runtime_only else "import", severity=severity, fix=bool(start),
+            moved_to=start[0] if start else None, nearest_package=parent or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
         )
 

@@ -8,6 +8,8 @@ import shutil
 
 from conftest import CACHE_DIR, run_cli
 
+from driftcheck.vllm_model.text_index import TextIndex
+
 
 def scan_json(cache):
     proc = run_cli("scan", "--vllm", "0.32.0", "--client", "speculators==0.3.0", "-f", "json", "--cache-dir", str(cache))
@@ -25,11 +27,12 @@ def test_stored_answers_match_fresh_ones_and_damage_is_ignored(tmp_path):
     assert scan_json(cache) == fresh  # answered from the stores
     # the client-result cache (units.py) would answer without reading the text stores: drop it before each rescan
     for store in stores:
-        store.write_bytes(b'{"format": 2, "classes": {"x": [[1, 2]]}, "mentions": [], "extra": 3}')
+        store.write_bytes(json.dumps({"format": TextIndex.STORE_FORMAT, "classes": {"x": [[1, 2]]}, "mentions": [],
+                                      "extra": 3}).encode())
     shutil.rmtree(cache / "units", ignore_errors=True)
     assert scan_json(cache) == fresh  # damaged stores are recomputed
     for store in stores:
         store.write_bytes(b"\x80\x04garbage")
     shutil.rmtree(cache / "units", ignore_errors=True)
     assert scan_json(cache) == fresh
-    assert all(json.loads(s.read_bytes())["format"] == 2 for s in stores)  # and rewritten whole
+    assert all(json.loads(s.read_bytes())["format"] == TextIndex.STORE_FORMAT for s in stores)  # and rewritten whole

@@ -42,7 +42,17 @@ def test_ta_same_named_module_without_the_name_is_not_suggested(tmp_path):
     (f,) = _dc001(tmp_path, "from vllm.attention import Attention\n")
     assert f.severity == "error"
     assert "vllm.config.attention" not in f.message
-    assert (f.details or {}).get("moved_to") is None and not f.fix
+    # `move-import` starts from the closest module of that name but moves each name only where it is (20b's SB):
+    # `Attention` goes to the module that defines it, never to `vllm.config.attention`
+    from driftcheck.fix.fixer import FixOptions, plan_fixes
+    from driftcheck.scan.pipeline import ScanOptions
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+    plan = plan_fixes(resolve_vllm(str(tmp_path / "vllm-src"), tmp_path / "cache"),
+                      resolve_client(str(tmp_path / "client"), tmp_path / "cache"),
+                      ScanOptions(cache_dir=tmp_path / "cache", use_cache=False), FixOptions(only=["move-import"]))
+    [change] = plan.changes
+    assert change.new == "from vllm.layers.attention.layer import Attention\n"
 
 
 def test_ta_twin_same_named_module_with_the_name_is_still_suggested(tmp_path):
