@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import dotted_name
+from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
@@ -29,20 +29,17 @@ def _nearest_package(ctx: ScanContext, module: str) -> tuple[str, str]:
     return "", ""
 
 
-def _same_named_modules(ctx: ScanContext, module: str, names: frozenset[str] = frozenset()) -> list[str]:
-    """vLLM's modules named like `module`'s last part that have every name the import takes from it (`from M import
-    Attention` is not sent to a `vllm.config.attention` without `Attention`), the closest first: most trailing parts
-    in common (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not
-    `vllm.benchmarks.datasets.utils`), then most parent parts in common (`vllm.entrypoints.openai.protocol` ->
-    `vllm.entrypoints.openai.chat_completion.protocol`), then the tree's order."""
+def _same_named_modules(ctx: ScanContext, module: str) -> list[str]:
+    """vLLM's modules named like `module`'s last part, the closest first: most trailing parts in common
+    (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not `vllm.benchmarks.datasets.utils`),
+    then most parent parts in common (`vllm.entrypoints.openai.protocol` -> `vllm.entrypoints.openai.chat_completion
+    .protocol`), then the tree's order."""
     leaf = module.rsplit(".", 1)[-1]
     parts = module.split(".")
     out = []
     for rel in ctx.api.tree.iter_files(ctx.api.package):
         if rel.endswith(f"/{leaf}.py") or rel.endswith(f"/{leaf}/__init__.py"):
-            candidate = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
-            if _has_names(ctx, candidate, names):
-                out.append(candidate)
+            out.append(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
 
     def closeness(name: str) -> tuple[int, int]:
         theirs = name.split(".")
@@ -51,7 +48,7 @@ def _same_named_modules(ctx: ScanContext, module: str, names: frozenset[str] = f
             tail += 1
         return -tail, -len(set(theirs[:-1]) & set(parts[:-1]))
 
-    return sorted(out, key=closeness)[:3]
+    return sorted(out, key=closeness)
 
 
 def _has_names(ctx: ScanContext, module: str, names: frozenset[str]) -> bool:
@@ -61,17 +58,12 @@ def _has_names(ctx: ScanContext, module: str, names: frozenset[str]) -> bool:
     return mod is not None and all(isinstance(ctx.api.module_member(mod, name), (Resolved, External)) for name in names)
 
 
-def _imported_names(ctx: ScanContext) -> dict[tuple[str, int, str], frozenset[str]]:
-    """The names each import statement takes from M, by (file, line, M): those `from M import a, b` names, or, for
-    `import M`, the names the file reads through M's dotted path (`M.a.b` -> `a`)."""
-    out: dict[tuple[str, int, str], set[str]] = {}
-    for imp in ctx.usage.imports:
-        key = (imp.loc.path, imp.loc.line, imp.module)
-        if imp.name and imp.name != "*":
-            out.setdefault(key, set()).add(imp.name)
-        elif imp.name is None and key not in out:
-            out[key] = _read_through(ctx, imp.loc.path, imp.module)
-    return {key: frozenset(names) for key, names in out.items()}
+def _imported_names(ctx: ScanContext, module: str, rel: str, line: int) -> frozenset[str]:
+    """The names the import statement at `rel:line` takes from `module`: its `from M import a, b` names, or, for
+    `import M`, the names the file reads through M's dotted path (`M.a.b` -> `a`). Asked only of a missing module."""
+    names = {imp.name for imp in ctx.usage.imports
+             if imp.module == module and imp.loc.path == rel and imp.loc.line == line and imp.name and imp.name != "*"}
+    return frozenset(names) if names else frozenset(_read_through(ctx, rel, module))
 
 
 def _read_through(ctx: ScanContext, rel: str, module: str) -> set[str]:
@@ -81,11 +73,10 @@ def _read_through(ctx: ScanContext, rel: str, module: str) -> set[str]:
         return set()
     prefix = module + "."
     out = set()
-    for node in ast.walk(client_file.tree):
-        if isinstance(node, ast.Attribute):
-            dotted = dotted_name(node)
-            if dotted and dotted.startswith(prefix):
-                out.add(dotted[len(prefix):].split(".", 1)[0])
+    for node in nodes_of(client_file.tree, ast.Attribute):
+        dotted = dotted_name(node)
+        if dotted and dotted.startswith(prefix):
+            out.add(dotted[len(prefix):].split(".", 1)[0])
     return out
 
 
@@ -116,7 +107,6 @@ def _named_by_client(ctx: ScanContext, module: str) -> str | None:
 
 def check(ctx: ScanContext):
     seen: set[tuple[str, int, str]] = set()
-    taken = _imported_names(ctx)
     for imp in ctx.usage.imports:
         if imp.unreached:
             continue  # a fallback that runs only when the try body's import fails, which it does not here
@@ -127,10 +117,13 @@ def check(ctx: ScanContext):
             continue
         seen.add(key)
         parent, parent_path = _nearest_package(ctx, imp.module)
-        moved = _same_named_modules(ctx, imp.module, taken.get(key, frozenset()))
-        # the message names a new home only where every imported name is (TA); `move-import` still starts from the
-        # closest module of that name and moves each name only to a module that has it (its own per-name check: SB)
-        start = moved or _same_named_modules(ctx, imp.module)
+        same_named = _same_named_modules(ctx, imp.module)
+        # the message names a new home only where every imported name is (`from M import Attention` is not sent to a
+        # `vllm.config.attention` without `Attention`: TA); `move-import` still starts from the closest module of that
+        # name and moves each name only to a module that has it (its own per-name check: SB)
+        taken = _imported_names(ctx, imp.module, imp.loc.path, imp.loc.line)
+        moved = [m for m in same_named if _has_names(ctx, m, taken)]
+        start = moved or same_named
         message = f"`{imp.module}` does not exist in {ctx.version_label()}: ModuleNotFoundError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         if moved:

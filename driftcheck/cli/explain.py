@@ -85,9 +85,9 @@ def _fix_hint(d, api) -> str:
     the module that defines the name), never the traceback's guess."""
     if not d.fix:
         return f"no codemod; see driftcheck rules {d.rule}"
-    from driftcheck.fixes import load_fixes
+    from driftcheck.rules.registry import fix_modules
 
-    title = next((m.FIX.title for m in load_fixes() if m.FIX.id == d.fix), "")
+    title = next((m.FIX.title for m in fix_modules() if m.FIX.id == d.fix), "")
     what = f": {title[0].lower()}{title[1:]}" if title else ""
     target = f"--vllm {api.version} " if api is not None and api.version else ""
     return (f"driftcheck fix {target}--client <your code> --only {d.rule} ({d.fix}{what}); it rewrites only what a "

@@ -143,10 +143,8 @@ def _replaced_base_sets(usage: Usage, api: ApiIndex, use: AttrUse) -> str | None
 
 def _class_named(usage: Usage, rel: str, name: str) -> ast.ClassDef | None:
     """The class `name` defined at the top level of the client file `rel`."""
-    for file in usage.files:
-        if file.rel == rel:
-            return next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
-    return None
+    file = usage.file_at(rel)
+    return next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if file else None
 
 
 def _method_class(tree: ast.AST, node: ast.AST) -> ast.ClassDef | None:

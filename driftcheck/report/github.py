@@ -6,9 +6,10 @@ finding is listed."""
 
 from __future__ import annotations
 
+from driftcheck.rules.findings import SEVERITY_RANK
+
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 SHOWN_PER_KIND = 10  # annotations of one kind GitHub shows per step (actions/toolkit docs/problem-matchers.md)
-_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def _escape(text: str, prop: bool = False) -> str:
@@ -20,7 +21,7 @@ def _escape(text: str, prop: bool = False) -> str:
 
 def render(result, client_root: str | None = None, **_options) -> str:
     lines = []
-    findings = sorted(result.visible(), key=lambda f: _RANK.get(f.severity, 3))  # stable: file order within a kind
+    findings = sorted(result.visible(), key=lambda f: -SEVERITY_RANK.get(f.severity, 0))  # stable: file order within a kind
     kinds = {kind: sum(1 for f in findings if LEVEL[f.severity] == kind) for kind in ("error", "warning", "notice")}
     kinds["warning"] += len(result.unknown)
     if any(n > SHOWN_PER_KIND for n in kinds.values()):

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from driftcheck.report import counts_by_rule
+from driftcheck.rules.findings import SEVERITY_RANK
+
 COMMENT_LIMIT = 65_536  # characters GitHub accepts in one issue or PR comment
-_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def _cell(text: str) -> str:
@@ -30,15 +32,12 @@ def _section_head(key: tuple[str, str]) -> list[str]:
 
 
 def _by_rule(findings) -> list[str]:
-    counts: dict[tuple[str, str], dict[str, int]] = {}
-    for f in findings:
-        per = counts.setdefault((f.rule, f.name), {})
-        per[f.severity] = per.get(f.severity, 0) + 1
+    counts = counts_by_rule(findings)
     if len(counts) < 2:
         return []
     return ["| Rule | Errors | Warnings | Info |", "|---|---:|---:|---:|",
             *(f"| {rule} {name} | {per.get('error', 0)} | {per.get('warning', 0)} | {per.get('info', 0)} |"
-              for (rule, name), per in sorted(counts.items())), ""]
+              for (rule, name), per in counts.items()), ""]
 
 
 def _kept(findings, budget: int) -> set[int]:
@@ -47,7 +46,7 @@ def _kept(findings, budget: int) -> set[int]:
     kept: set[int] = set()
     opened: set[tuple[str, str]] = set()
     used = 0
-    for i in sorted(range(len(findings)), key=lambda i: (_RANK.get(findings[i].severity, 3), i)):
+    for i in sorted(range(len(findings)), key=lambda i: (-SEVERITY_RANK.get(findings[i].severity, 0), i)):
         f = findings[i]
         cost = len(_row(f)) + 1
         if _file_key(f) not in opened:

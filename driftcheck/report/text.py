@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from driftcheck.report import counts_by_rule
+
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
@@ -72,12 +74,7 @@ def render(result, color: bool | None = None, width: int | None = None, **_optio
 
 
 def _by_rule(findings) -> list[str]:
-    """`DC002 missing-name: 40 errors, 3 warnings` per rule, in rule order: a platform plugin's report runs to
-    thousands of lines, and where its findings concentrate is the first thing to read."""
-    counts: dict[tuple[str, str], dict[str, int]] = {}
-    for f in findings:
-        per = counts.setdefault((f.rule, f.name), {})
-        per[f.severity] = per.get(f.severity, 0) + 1
+    """`DC002 missing-name: 40 errors, 3 warnings` per rule: a platform plugin's report runs to thousands of lines."""
     return [f"{rule} {name}: " + ", ".join(f"{n} {sev}{'s' if n > 1 else ''}" for sev in ("error", "warning", "info")
                                          for n in [per.get(sev, 0)] if n)
-            for (rule, name), per in sorted(counts.items())]
+            for (rule, name), per in counts_by_rule(findings).items()]
