@@ -272,6 +272,35 @@ def _doubt(ctx: ScanContext, use, mismatched: dict) -> str | None:
     return f"and a caller of the function that annotates it ({contradicted})" if contradicted else None
 
 
+def _asserted_before(use) -> ast.Assert | None:
+    """An `assert hasattr(obj, "attr")` for this read's object and attribute, earlier in a block whose later statement
+    holds the read: it runs first and, the attribute being absent, raises AssertionError there (UH)."""
+    target = ast.dump(use.node.value)
+    for node in nodes_of(use.file.tree, ast.Assert):
+        if node.lineno >= use.node.lineno or not any(
+                attr == use.attr and ast.dump(obj) == target for obj, attr in _hasattr_pairs(node.test)):
+            continue
+        for block in _blocks_holding(use.file.tree, node):
+            after = block[block.index(node) + 1:]
+            if any(stmt.lineno <= use.node.lineno <= (stmt.end_lineno or stmt.lineno) for stmt in after):
+                return node
+    return None
+
+
+def _hasattr_pairs(test: ast.expr) -> list[tuple[ast.expr, str]]:
+    """(object, name) of each `hasattr(obj, "name")` an assert's test requires (`a and b` requires both)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return [(p.args[0], p.args[1].value) for p in parts
+            if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "hasattr" and len(p.args) == 2
+            and isinstance(p.args[1], ast.Constant) and isinstance(p.args[1].value, str)]
+
+
+def _blocks_holding(tree: ast.AST, stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists (a body, an `else`, a handler's body...) that `stmt` is an item of."""
+    return [block for node in walk(tree) for field in ("body", "orelse", "finalbody")
+            for block in [getattr(node, field, None)] if isinstance(block, list) and any(s is stmt for s in block)]
+
+
 def check(ctx: ScanContext):
     seen_unknown: set[str] = set()
     mismatched = _mismatched_annotations(ctx)
@@ -316,6 +345,11 @@ def check(ctx: ScanContext):
         else:
             message = f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: AttributeError when this line runs."
             severity = None
+            asserted = _asserted_before(use)
+            if asserted is not None:  # the client checks first: the assert is what fails
+                message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: the "
+                           f"`{ast.unparse(asserted)}` on line {asserted.lineno} fails first (AssertionError; "
+                           "under `python -O`, which drops asserts, AttributeError on this line).")
         if near:
             message += f" Similar: {', '.join(near)}."
         yield ctx.finding(

@@ -217,7 +217,8 @@ class ClientPhases:
                     self.usage.patched.add((ANY_MODULE, attr))
                     continue
                 base = self.infer(obj, self.module_env)
-                if base is None:  # `import vllm.worker.model_runner` inside the function that patches it
+                if base is None and not self._bound_as_before(obj, node):
+                    # `import vllm.worker.model_runner` inside the function that patches it
                     base = self.infer(obj, self._patching_scope(node, scopes))
                 if isinstance(base, (ModRef, ClassRef)) and value is not None:
                     owner = base.module if isinstance(base, ModRef) else base.cls.qualname
@@ -230,6 +231,23 @@ class ClientPhases:
                     self.usage.patched.add((base.cls.qualname, attr))
                     if isinstance(base, ClassRef):
                         self._graft(value, base.cls, attr)
+
+    def _bound_as_before(self, obj: ast.expr, node: ast.AST) -> bool:
+        """`self.x = v` in a method without imports of its own: the function's scope binds `self` no otherwise than the
+        module does (its aliases leave parameters out), so it would infer the same nothing; most stores of a
+        whole-platform client are these, and each function's scope costs two walks of it."""
+        root = obj
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        fn = bodies.enclosing_function(self.file.tree, node)
+        if fn is None:
+            return True  # at module level the scope is the module's
+        args = fn.args
+        if root.id not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}:
+            return False
+        return not within(nodes_of(self.file.tree, ast.Import, ast.ImportFrom), fn)
 
     def _patching_scope(self, node: ast.AST, scopes: dict[int, dict]) -> dict:
         """The names a patch inside a function sees: the module's and the imports of that function's body."""
@@ -248,11 +266,13 @@ class ClientPhases:
     def _local_aliases(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, env: dict) -> dict:
         """Names `fn` binds once, by a plain assignment, to a vLLM module or class (`cls = outputs_mod.ModelRunnerOutput`):
         a patch through such a name (`cls.__init__ = _patched_init`) is a patch of that class (RC)."""
-        simple = {id(n.targets[0]): n.value for n in walk(fn)
-                  if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
+        simple: dict[int, ast.expr] = {}
         values: dict[str, list[ast.expr | None]] = {}
-        for n in walk(fn):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+        for n in walk(fn):  # one walk: breadth first, an assignment comes before the name it binds
+            if isinstance(n, ast.Assign):
+                if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    simple[id(n.targets[0])] = n.value
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 values.setdefault(n.id, []).append(simple.get(id(n)))  # None: bound some other way
         params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg) if a}
         out: dict = {}

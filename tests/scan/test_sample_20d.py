@@ -19,7 +19,7 @@ gained counts once, and the first of them was taken for the rename. A rename nee
 
 from __future__ import annotations
 
-from scan.helpers import scan_trees, vllm_tree, write_tree
+from scan.helpers import line_of, scan_trees, vllm_tree, write_tree
 
 MIXIN = '''
 class LoRAMixin:
@@ -241,3 +241,41 @@ def test_uf_a_class_gone_from_the_target_is_no_evidence_for_dc008(tmp_path):
     patch = ONTO_CLASS.replace("from vllm.runner import Runner", "from vllm.runner import Runner, OldBuilder").replace(
         "Runner._prepare = _prepare", "OldBuilder._prepare = _prepare")
     assert _dc008(tmp_path, "num_draft", patch=patch) == []
+
+
+# ----------------------------------------------------------------------------------------- UH
+SPEC = "class KVSpec:\n    def __init__(self):\n        self.block_size = 16\n"
+ASSERTING = '''from vllm.spec import KVSpec
+
+
+class Runner:
+    def __init__(self):
+        self.kv_cache_spec = KVSpec()
+
+    def ratio(self):
+        assert hasattr(self.kv_cache_spec, "compress_ratio")
+        return self.kv_cache_spec.compress_ratio
+
+    def ratio_if(self, flag):
+        if flag:
+            assert hasattr(self.kv_cache_spec, "compress_ratio")
+        return self.kv_cache_spec.compress_ratio
+'''
+
+
+def _uh(tmp_path) -> dict[int, object]:
+    result = scan_trees(tmp_path, {"vllm/__init__.py": "", "vllm/spec.py": SPEC}, {"w.py": ASSERTING}, only=["DC006"])
+    return {f.client.line: f for f in result.findings}
+
+
+def test_uh_an_assert_hasattr_before_the_read_is_what_fails(tmp_path):
+    found = _uh(tmp_path)[line_of(ASSERTING, "return self.kv_cache_spec.compress_ratio")]
+    assert found.severity == "error"  # still certain: the assert raises where the read would have
+    assert "fails first (AssertionError" in found.message
+    assert f"line {line_of(ASSERTING, 'assert hasattr')}" in found.message
+
+
+def test_uh_twin_an_assert_in_a_branch_the_read_does_not_follow_is_not_named(tmp_path):
+    found = _uh(tmp_path)[line_of(ASSERTING, "return self.kv_cache_spec.compress_ratio", nth=2)]
+    assert found.severity == "error" and "AttributeError when this line runs" in found.message
+    assert "AssertionError" not in found.message
