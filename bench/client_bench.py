@@ -14,7 +14,10 @@ compare the ratios, which one run's load affects alike):
 * driftcheck warm: the same command again (nothing changed);
 * driftcheck one file changed: a copy of the client with one function body edited, after a warm run of it.
 
-Peak RSS is the largest resident size of the process and of the workers it waited for (`wait4`).
+Peak RSS is the largest resident size of the process and of the workers it waited for (`wait4`). CPU s is the
+user + system time of the process and of the workers it waited for (interpreter start included): the work done,
+which other jobs on a shared machine inflate far less than the wall time; "CPU / floor CPU" compares it with the
+floor process's.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ print(time.perf_counter() - t)
 """
 
 
-def run_with_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
+def run_with_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, str, float]:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -66,7 +69,9 @@ def run_with_rss(cmd: list[str], env: dict | None = None) -> tuple[float, int, s
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{err[-2000:]}")
-    return wall, usage.ru_maxrss, out
+    # CPU seconds of the process and the workers it waited for: the work done, which other jobs on a shared
+    # machine do not inflate as they do the wall time
+    return wall, usage.ru_maxrss, out, usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -94,43 +99,46 @@ def main() -> int:
     py = sys.executable
     scan = [py, "-m", "driftcheck", "scan", "--vllm", args.vllm, "--client", args.client, "-f", "json",
             "--accept-unknown", "--fail-on", "never", "-o", str(fresh / "report.json")]
-    rows: list[tuple[str, float, int]] = []
-    floor = None
+    rows: list[tuple[str, float, int, float]] = []
+    floor = floor_cpu = None
     if not args.skip_floor and Path(args.client).is_dir():
-        wall, rss, out = run_with_rss([py, "-c", FLOOR, args.client])
+        wall, rss, out, cpu = run_with_rss([py, "-c", FLOOR, args.client])
         n, floor = out.split()
         floor = float(floor)
-        rows.append((f"floor: ast.parse of the client's {n} .py files (1 core)", floor, rss))
+        floor_cpu = cpu
+        rows.append((f"floor: ast.parse of the client's {n} .py files (1 core)", floor, rss, cpu))
     griffe = None
     if not args.skip_griffe:
         src = Path(tempfile.mkdtemp(prefix="dc-griffe-"))
         with zipfile.ZipFile(zips[0]) as zf:
             zf.extractall(src)
-        wall, rss, out = run_with_rss([py, "-c", GRIFFE, str(src)])
+        wall, rss, out, cpu = run_with_rss([py, "-c", GRIFFE, str(src)])
         griffe = float(out.strip())
-        rows.append((f"griffe.load(vllm {args.vllm})", griffe, rss))
+        rows.append((f"griffe.load(vllm {args.vllm})", griffe, rss, cpu))
         shutil.rmtree(src, ignore_errors=True)
     for label in ("driftcheck cold", "driftcheck warm"):
-        wall, rss, _ = run_with_rss(scan, env)
-        rows.append((label, wall, rss))
+        wall, rss, _, cpu = run_with_rss(scan, env)
+        rows.append((label, wall, rss, cpu))
     if Path(args.client).is_dir():
         copy = Path(tempfile.mkdtemp(prefix="dc-client-copy-")) / "client"
         shutil.copytree(args.client, copy)
         edit = [*scan]
         edit[edit.index(args.client)] = str(copy)
         run_with_rss(edit, env)  # warm the copy's caches
-        target = next(p for p in sorted(copy.rglob("*.py")) if b"from vllm" in p.read_bytes() and b"\ndef " in p.read_bytes())
-        target.write_bytes(target.read_bytes().replace(b"\ndef ", b"\ndef _bench_edit():\n    return 1\n\n\ndef ", 1))
-        wall, rss, _ = run_with_rss(edit, env)
-        rows.append((f"driftcheck, one file changed ({target.relative_to(copy)})", wall, rss))
+        # a function added at the end of the first file that imports vLLM: one unit's content changes
+        target = next(p for p in sorted(copy.rglob("*.py")) if b"from vllm" in p.read_bytes() or b"import vllm" in p.read_bytes())
+        target.write_bytes(target.read_bytes().rstrip(b"\n") + b"\n\n\ndef _bench_edit():\n    return 1\n")
+        wall, rss, _, cpu = run_with_rss(edit, env)
+        rows.append((f"driftcheck, one file changed ({target.relative_to(copy)})", wall, rss, cpu))
         shutil.rmtree(copy.parent, ignore_errors=True)
     print(f"vLLM {args.vllm}, client {args.client}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-    print(f"| what | wall s | peak RSS MiB | / floor | griffe / it |")
-    print("|---|---:|---:|---:|---:|")
-    for label, wall, rss in rows:
+    print(f"| what | wall s | CPU s | peak RSS MiB | / floor | CPU / floor CPU | griffe / it |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for label, wall, rss, cpu in rows:
         ratio = f"{wall / floor:.2f}x" if floor else "-"
+        cpu_ratio = f"{cpu / floor_cpu:.2f}x" if floor and floor_cpu else "-"
         vs = f"{griffe / wall:.1f}x" if griffe and not label.startswith(("griffe", "floor")) else "-"
-        print(f"| {label} | {wall:.2f} | {rss / 1024:.0f} | {ratio} | {vs} |")
+        print(f"| {label} | {wall:.2f} | {cpu:.2f} | {rss / 1024:.0f} | {ratio} | {cpu_ratio} | {vs} |")
     shutil.rmtree(fresh, ignore_errors=True)
     return 0
 
