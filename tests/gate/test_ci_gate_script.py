@@ -48,5 +48,6 @@ def test_gate_passes_extra_scan_args(tmp_path):
 def test_action_and_hook_files_name_the_script_and_command():
     action = (REPO / "action.yml").read_text()
     assert "scripts/ci_gate.sh" in action and "upload-sarif" in action and "wheels.vllm.ai/nightly" in action
+    assert "actions/cache@" in action and "path: ~/.cache/driftcheck" in action  # later runs start warm
     hooks = (REPO / ".pre-commit-hooks.yaml").read_text()
     assert "id: driftcheck" in hooks and "entry: driftcheck scan" in hooks
