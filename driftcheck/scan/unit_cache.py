@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driftcheck import __version__
 from driftcheck.client_model.uses import Usage
 from driftcheck.rules.findings import Finding, Location, UnknownResult, decode_payload
+from driftcheck.storage.code_digest import code_digest as sources_digest
 from driftcheck.storage.datacodec import Codec, CodecError
 from driftcheck.storage.safe_write import write_bytes
 from driftcheck.vllm_model.module_summary import SCHEMA
@@ -50,16 +50,9 @@ def codec_for(cls: type) -> Codec:
 
 @functools.lru_cache(maxsize=1)
 def code_digest() -> str:
-    """driftcheck's own sources (rules included): an edited rule never reuses an old answer."""
-    h = hashlib.sha1(f"{__version__}\0{SCHEMA}\0{UNIT_FORMAT}".encode())
-    root = Path(__file__).resolve().parents[1]  # the driftcheck package (this module is driftcheck/scan/unit_cache.py)
-    for folder in (root, root.parent / "probes"):
-        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
-            try:
-                h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
-            except OSError:
-                continue
-    return h.hexdigest()
+    """driftcheck's own sources (rules included), and the formats of what a unit stores: an edited rule never reuses
+    an old answer."""
+    return hashlib.sha1(f"{sources_digest()}\0{SCHEMA}\0{UNIT_FORMAT}".encode()).hexdigest()
 
 
 class UnitCache:

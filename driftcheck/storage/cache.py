@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from driftcheck.storage.code_digest import code_digest
 from driftcheck.storage.datacodec import Codec, CodecError
 from driftcheck.vllm_model.module_summary import SCHEMA, ModuleInfo
 from driftcheck.storage.safe_write import write_bytes
@@ -55,7 +56,8 @@ class SummaryCache:
     summary's current shape (corrupt, foreign, another layout) is a miss, and the next put rewrites it."""
 
     def __init__(self, root: Path):
-        self.root = root / "summaries" / f"s{SCHEMA}-py{sys.version_info[0]}{sys.version_info[1]}"
+        # under the code that summarised (code_digest): a summariser that records more never reads an older one's entry
+        self.root = root / "summaries" / f"s{SCHEMA}-{code_digest()[:16]}-py{sys.version_info[0]}{sys.version_info[1]}"
         self.enabled = True
         self.hits = 0
         self.misses = 0

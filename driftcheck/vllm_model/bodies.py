@@ -11,6 +11,7 @@ import weakref
 from dataclasses import dataclass
 
 from driftcheck.astnodes import nodes_of, walk
+from driftcheck.storage.code_digest import code_digest
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import Param
@@ -54,7 +55,9 @@ def _store_for(api: ApiIndex):
 
     if api.cache is None or not isinstance(api.tree, ZipTree):
         return None  # folders change under us; their answers are kept for this process only
-    return api.cache.root.parent.parent / "text" / f"{api.tree.fingerprint()}.pkl"
+    # per tree and per driftcheck code: the probes' per-tree answers (`TextIndex.extra`) are only as good as the code
+    # that computed them
+    return api.cache.root.parent.parent / "text" / f"{api.tree.fingerprint()}-{code_digest()[:16]}.pkl"
 
 
 def save_text_indexes() -> None:
