@@ -65,7 +65,8 @@ def signature_for(ctx: ScanContext, use: CallUse) -> Signature | None:
     if use.kind == "method" and not target.func.is_static:
         sig = sig.without_first()
     sig.path = target.path
-    return sig
+    # keywords a vLLM decorator's wrapper takes before handing the call on (`kwargs.pop("decorate")`: XA)
+    return sig.with_keywords(ctx.api.wrapper_keywords(target)) if target.func.decorators else sig
 
 
 def callee_label(use: CallUse) -> str:

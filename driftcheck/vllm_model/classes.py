@@ -278,6 +278,23 @@ class ClassLookup:
                         return f"{found.qualname} -> {inner} (not readable)"  # `global tilelang; import tilelang` later
         return None
 
+    def wrapper_keywords(self, target: Resolved) -> frozenset[str]:
+        """Keywords a vLLM decorator's wrapper takes on top of what the function it wraps takes: the wrapper hands
+        the call on (`fn(*args, **kwargs)`) after taking keywords out of its `**kwargs` (`kwargs.pop("decorate")`,
+        `del kwargs["x"]`) or naming them itself (`def dec(*args, decorate=True, **kwargs)`). vLLM 0.8-0.10's
+        `@_not_fully_sharded_can_replace` lets `can_replace_layer(..., decorate=False)` run (XA)."""
+        if target.func is None or target.module is None:
+            return frozenset()
+        out: set[str] = set()
+        for deco in target.func.decorators:
+            if deco in _PLAIN_DECORATORS:
+                continue
+            found = self.resolve_in_scope(target.module, deco)
+            node = self.function_node(found) if isinstance(found, Resolved) and found.func is not None else None
+            if node is not None:
+                out |= _forwarding_wrapper_keywords(node)
+        return frozenset(out)
+
     def _decorator_creating(self, order: list[Resolved], name: str) -> str | None:
         """A decorator of the class or of one of its methods that sets `name` on the object
         (`@JitWarmupRegistry.capture def __init__` whose wrapper does `instance.jit_warmup_registry = ...`)."""
@@ -399,3 +416,35 @@ _KEEPS_SIGNATURE = ("functools.", "contextlib.", "typing.", "typing_extensions."
 
 def _reshapes(qualname: str) -> bool:
     return not any(qualname == k.rstrip(".") or qualname.startswith(k) for k in _KEEPS_SIGNATURE)
+
+
+def _forwarding_wrapper_keywords(deco: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The keywords the wrapper a decorator returns takes for itself before it calls the function it decorates (the
+    decorator's first parameter) with its own `*args, **kwargs`: its keyword-only parameters and the literal keys it
+    pops or deletes from its `**kwargs`. Empty when the decorator returns no such wrapper."""
+    params = deco.args.posonlyargs + deco.args.args
+    if not params:
+        return set()
+    wrapped = params[0].arg
+    returned = {n.value.id for n in _own_scope(deco) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    out: set[str] = set()
+    for inner in deco.body:
+        if not (isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name in returned
+                and inner.args.kwarg is not None):
+            continue
+        rest = inner.args.kwarg.arg
+        forwards = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == wrapped
+                       and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == rest for k in c.keywords)
+                       for c in ast.walk(inner))
+        if not forwards:
+            continue
+        out |= {a.arg for a in inner.args.kwonlyargs}
+        for n in ast.walk(inner):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop" \
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == rest and n.args \
+                    and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+                out.add(n.args[0].value)
+            elif isinstance(n, ast.Delete):
+                out |= {t.slice.value for t in n.targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                        and t.value.id == rest and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)}
+    return out

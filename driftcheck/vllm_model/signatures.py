@@ -39,6 +39,16 @@ class Signature:
             params = params[1:]
         return Signature(params, self.path, self.line, self.origin)
 
+    def with_keywords(self, names) -> "Signature":
+        """The signature with optional keyword-only parameters added for `names` it does not have (keywords a
+        decorator's wrapper takes for itself before handing the call on)."""
+        have = {p.name for p in self.params if p.kind not in (VARARG, VARKW)}
+        added = [Param(n, KWONLY, has_default=True, line=self.line) for n in sorted(names) if n not in have]
+        if not added:
+            return self
+        params = [p for p in self.params if p.kind != VARKW] + added + [p for p in self.params if p.kind == VARKW]
+        return Signature(params, self.path, self.line, self.origin)
+
     def names(self) -> list[str]:
         return [p.name for p in self.params]
 
