@@ -195,6 +195,8 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
                 kinds.add("hasattr")
             elif node.func.id == "isinstance":
                 kinds.add("isinstance")
+        if _class_name_of(node):
+            kinds.add("isinstance")  # `'LoRA' in layer.__class__.__name__`: a test of the object's class (XB)
         if isinstance(node, ast.Call) and introspects(node):
             # `importlib.util.find_spec("vllm.profiler.wrapper") is None`, `"x" in inspect.signature(f).parameters`:
             # which vLLM this is
@@ -206,6 +208,16 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
         if kind in kinds:
             return kind
     return None
+
+
+def _class_name_of(node: ast.AST) -> bool:
+    """`x.__class__.__name__` or `type(x).__qualname__`: the name of an object's class, which a test reads to tell
+    the classes the object may be apart, as `isinstance` does."""
+    if not (isinstance(node, ast.Attribute) and node.attr in ("__name__", "__qualname__")):
+        return False
+    owner = node.value
+    return (isinstance(owner, ast.Attribute) and owner.attr == "__class__") or (
+        isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "type" and len(owner.args) == 1)
 
 
 def probe_of(test: ast.expr, probes: dict) -> tuple[frozenset[str], frozenset[str]]:

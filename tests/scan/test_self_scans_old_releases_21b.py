@@ -64,3 +64,31 @@ def test_xa_a_wrapper_that_does_not_call_the_decorated_function_adds_nothing(tmp
     # the popped keyword counts only for a wrapper that hands the rest of the call on to what it decorates
     edits = {XA_LAYERS: ("return can_replace(*args, **kwargs) and condition", "return condition")}
     assert _found(tmp_path, XA, vllm_edits=edits, rule="DC003") == [("DC003", "error")]
+
+
+# ----------------------------------------------------------------------------------------- XB
+# vLLM 0.8.5-0.9.2, prompt_adapter/layers.py: `self.emb_layer = self.base_layer.base_layer` where `base_layer` is
+# annotated `VocabParallelEmbedding`, read only under `if 'LoRA' in base_layer.__class__.__name__:` (the LoRA wrapper,
+# no subclass of it, has `base_layer`). A test of the object's class name is a type check, as `isinstance` is.
+XB = "XB_member_read_under_a_test_of_the_class_name"
+XB_LAYERS = "pkg/layers.py"
+XB_TEST = "if 'LoRA' in base_layer.__class__.__name__:"
+
+
+def test_xb_a_member_read_under_a_class_name_test_is_a_warning(tmp_path):
+    assert _found(tmp_path, XB, rule="DC006") == [("DC006", "warning")]
+
+
+def test_xb_type_of_the_object_named_is_a_class_name_test_too(tmp_path):
+    edits = {XB_LAYERS: (XB_TEST, "if type(base_layer).__name__.endswith('WithLoRA'):")}
+    assert _found(tmp_path, XB, client_edits=edits, rule="DC006") == [("DC006", "warning")]
+
+
+def test_xb_the_same_read_without_the_test_stays_an_error(tmp_path):
+    edits = {XB_LAYERS: (XB_TEST, "if True:")}
+    assert _found(tmp_path, XB, client_edits=edits, rule="DC006") == [("DC006", "error")]
+
+
+def test_xb_a_test_of_a_name_that_is_not_the_class_name_stays_an_error(tmp_path):
+    edits = {XB_LAYERS: (XB_TEST, "if 'LoRA' in base_layer.__module__:")}
+    assert _found(tmp_path, XB, client_edits=edits, rule="DC006") == [("DC006", "error")]
