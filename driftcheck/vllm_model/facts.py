@@ -292,6 +292,8 @@ def engine_call_site(api, name: str) -> tuple[str, int] | None:
             line_start = data.rfind(b"\n", 0, m.start()) + 1
             if data[line_start:m.start()].strip().startswith((b"def ", b"async def ")):
                 continue
+            if m.start() and (data[m.start() - 1:m.start()].isalnum() or data[m.start() - 1:m.start()] == b"_"):
+                continue  # the tail of a longer name: `get_packed_modules_mapping(` is no call of `packed_modules_mapping` (XC)
             return rel, data.count(b"\n", 0, m.start()) + 1
     return None
 

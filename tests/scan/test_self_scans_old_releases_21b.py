@@ -92,3 +92,27 @@ def test_xb_the_same_read_without_the_test_stays_an_error(tmp_path):
 def test_xb_a_test_of_a_name_that_is_not_the_class_name_stays_an_error(tmp_path):
     edits = {XB_LAYERS: (XB_TEST, "if 'LoRA' in base_layer.__module__:")}
     assert _found(tmp_path, XB, client_edits=edits, rule="DC006") == [("DC006", "error")]
+
+
+# ----------------------------------------------------------------------------------------- XC
+# vLLM 0.9.1, model_executor/model_loader/__init__.py and 3 more callers of load_model / load_weights: the BitsAndBytes
+# loader raises "does not support BitsAndBytes quantization yet. No 'packed_modules_mapping' found." (a class attribute
+# of the model). DC108 took `packed_modules_mapping` for a setup function, and `get_packed_modules_mapping(self.model)`
+# in lora/models.py for vLLM's own call of it: the engine's call site was found by a substring.
+XC = "XC_raise_naming_an_attribute_vllm_reads_only_through_a_longer_named_getter"
+XC_LORA = "vllm/lora/models.py"
+
+
+def test_xc_a_longer_name_ending_in_the_named_one_is_no_call_of_it(tmp_path):
+    assert _found(tmp_path, XC, rule="DC108") == []
+
+
+def test_xc_a_real_call_of_the_named_setup_stays_an_error(tmp_path):
+    # vLLM's engine calls `packed_modules_mapping(...)` itself, and the client never does: DC108 as before
+    edits = {XC_LORA: ("get_packed_modules_mapping(self.model)", "packed_modules_mapping(self.model)")}
+    assert _found(tmp_path, XC, vllm_edits=edits, rule="DC108") == [("DC108", "error")]
+
+
+def test_xc_a_method_call_of_the_named_setup_stays_an_error(tmp_path):
+    edits = {XC_LORA: ("get_packed_modules_mapping(self.model)", "self.model.packed_modules_mapping()")}
+    assert _found(tmp_path, XC, vllm_edits=edits, rule="DC108") == [("DC108", "error")]
