@@ -30,7 +30,8 @@ def _tree_of(version: str, root: Path) -> Path:
 
 
 @pytest.mark.network
-@pytest.mark.parametrize("version", ["0.10.2", "0.11.0", "0.16.0", "0.32.0"])
+@pytest.mark.parametrize("version", ["0.8.5", "0.9.0", "0.9.1", "0.9.2", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.16.0",
+                                     "0.32.0"])
 def test_self_scan_has_only_the_listed_errors(version, tmp_path, cache_dir):
     client_root = _tree_of(version, tmp_path / "client")
     result = scan(resolve_vllm(version, cache_dir), [resolve_client(str(client_root), cache_dir)],
