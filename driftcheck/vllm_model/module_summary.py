@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from driftcheck.vllm_model.signatures import Signature
 
 
-SCHEMA = 17  # bump when the summary's shape or what it records changes (invalidates the on-disk cache)
+SCHEMA = 19  # bump when the summary's shape or what it records changes (invalidates the on-disk cache)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from driftcheck import shared_trees
 from driftcheck.astnodes import dotted_name, is_type_checking, walk
 from driftcheck.vllm_model.class_summary import assigned_names, summarise_class
 from driftcheck.vllm_model.function_summary import summarise_function
+from driftcheck.vllm_model.module_globals import created_names
 from driftcheck.vllm_model.module_summary import Binding, GetattrInfo, ModuleInfo
 
 
@@ -216,6 +217,9 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
             for op, right in zip(sub.ops, sub.comparators):
                 if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
                     result.names.setdefault(right.value, None)
+                elif isinstance(op, ast.In) and isinstance(right, ast.Name) and right.id == "__all__":
+                    for exported in info.all_names or ():  # `if name in __all__: return _load(name)` (W_)
+                        result.names.setdefault(exported, None)
                 elif isinstance(op, ast.In) and isinstance(right, ast.Name):
                     result.names.update({k: ("map:" + v) if v else None for k, v in info.dicts.get(right.id, {}).items()})
                     result.names.setdefault(f"@dict:{right.id}", None)
@@ -263,8 +267,13 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
         info.syntax_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}" + (f" (line {line})" if line else "")
         return info
     _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None, setattr_at=setattr_lines(source)).run(tree)
-    if "globals()" in source:
-        info.dynamic_globals = _hands_out_globals(tree)
+    if "globals()" in source and _hands_out_globals(tree):
+        created = created_names(tree)  # the names its globals() uses can write, when they say which (W_)
+        if created is None:
+            info.dynamic_globals = True
+        else:
+            for name, line in created.items():
+                info.bindings.setdefault(name, Binding("assign", line))
     if any(c.dynamic_names for c in info.classes.values()):
         info.identifier_strings = sorted({n.value for n in walk(tree) if isinstance(n, ast.Constant)
                                           and isinstance(n.value, str) and n.value.isidentifier()})
