@@ -70,19 +70,36 @@ def _still_has(api, now, name: str) -> bool:
     return isinstance(api.member(cls, name), (Resolved, External))
 
 
+def _no_baseline_message(b, note: str | None) -> str:
+    """Which names, on what, and why they cannot be checked: the names read on the first parameter, the line that binds
+    or stores the function, and the missing baseline (batch 21c: "uses 2 name(s) on an untyped vLLM object" named
+    neither the names nor the object)."""
+    args = b.node.args.posonlyargs + b.node.args.args
+    first = args[0].arg if args else "self"
+    names = sorted(b.self_names)
+    shown = ", ".join(f"`{first}.{n}`" for n in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    where = f" ({b.site.path}:{b.site.line}: `{b.site.code.strip()[:80]}`)" if b.site is not None else ""
+    what = {"method-type": f"the object `types.MethodType` binds it to{where}",
+            "forward-assignment": f"its `self` where the object it is stored on{where} is a class (driftcheck cannot "
+                                  f"type that object)",
+            "worker-extension": "a vLLM worker (it is a method of a worker extension)"}.get(b.how, f"an untyped vLLM object ({b.how})")
+    return (f"`{b.name}` reads {shown} on `{first}`, {what}; whether vLLM still has those names is checked against the "
+            f"client's own vLLM, and there is none ({note or 'the client declares no vLLM requirement; pass --client-vllm'})")
+
+
 def check(ctx: ScanContext):
     # a function assigned onto a vLLM class (`ModelInputForGPUBuilder._compute_lens = fn`) has a typed `self`: DC006
     # checks it against that class, and where the class is gone its import fails first (DC001/DC002); the classes that
     # merely share its names say nothing about it
-    bound = [b for b in ctx.usage.bound if b.self_names and b.onto_class is None]
+    # a function stored only where it is not bound (a module: `mamba_utils.batch_memcpy = fn`; an instance attribute:
+    # `self.native_impl = fn`) has no `self`: its first parameter is an argument like the others (batch 21c's YF)
+    bound = [b for b in ctx.usage.bound if b.self_names and b.onto_class is None and b.stored_unbound is None]
     if not bound:
         return
     baseline = ctx.baseline()
     if baseline is None:
         for b in bound:
-            yield ctx.unknown(
-                RULE, f"`{b.name}` uses {len(b.self_names)} name(s) on an untyped vLLM object ({b.how}); no baseline vLLM to "
-                f"compare with ({ctx.baseline_note or 'the client declares no vLLM requirement; pass --client-vllm'})", b.loc, b.name)
+            yield ctx.unknown(RULE, _no_baseline_message(b, ctx.baseline_note), b.loc, b.name)
         return
     if baseline.version and baseline.version == ctx.api.version:
         return

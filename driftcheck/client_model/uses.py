@@ -100,6 +100,11 @@ class BoundFunction:
     file: ClientFile
     self_names: dict[str, Loc] = field(default_factory=dict)  # names read on `self` that the client never sets
     onto_class: str | None = None  # forward-assignment onto a vLLM class (`Cls.meth = fn`): `self` is typed, its qualname
+    # every forward-assignment stores it where it is not bound: on a module (`mamba_utils.batch_memcpy = fn`, `torch.sum
+    # = fn`) or on `self` of an instance method (`self.native_impl = fn`): its first parameter is an argument like the
+    # others, no object's `self`; where (the first such target, as written)
+    stored_unbound: str | None = None
+    site: Loc | None = None  # where it is bound or stored (`types.MethodType(fn, obj)`, `obj.attr = fn`): for messages
 
 
 @dataclass

@@ -489,22 +489,75 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     # ------------------------------------------------------- bound functions
     def _find_bound_functions(self) -> None:
         found: dict[str, tuple[str, ast.AST]] = {}
+        onto: dict[str, list[str | None]] = {}  # function -> where each of its assignments stores it unbound (or None)
+        instance_targets = self._instance_self_targets()
         for node in nodes_of(self.file.tree, ast.Call, ast.Assign):
             if isinstance(node, ast.Call) and dotted_name(node.func) in ("types.MethodType", "MethodType") and node.args:
                 first = node.args[0]
                 if isinstance(first, ast.Name) and first.id in self.functions:
                     found.setdefault(first.id, ("method-type", node))
+                    onto.setdefault(first.id, []).append(None)
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.functions:
                         found.setdefault(node.value.id, ("forward-assignment", node))
+                        onto.setdefault(node.value.id, []).append(
+                            dotted_name(t) if id(t) in instance_targets else self._module_named(t.value))
         for name, (how, site) in found.items():
             fn = self.functions[name]
             bound = self._bound(fn, how, name)
+            bound.site = loc_of(self.file, site)
             if how == "forward-assignment":
                 bound.onto_class = next((c for t in site.targets if isinstance(t, ast.Attribute)
                                          for c in [self._target_class(t.value)] if c), None)
+                places = onto.get(name, [])
+                bound.stored_unbound = places[0] if places and all(places) else None
             self.usage.bound.append(bound)
+
+    def _alias_value(self, name: str) -> ast.expr | None:
+        """What a module-level name holds when the file binds it once, by one plain assignment (`_kv_cache_manager =
+        sys.modules.get("vllm.v1.core.kv_cache_manager")`); None when it is bound otherwise or more than once."""
+        values = [node.value for node in self.file.tree.body if isinstance(node, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+        others = [node for node in self.file.tree.body if not isinstance(node, ast.Assign) and name in {
+            *(a.asname or a.name.split(".")[0] for a in getattr(node, "names", ()) if isinstance(node, (ast.Import, ast.ImportFrom))),
+            *([node.name] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [])}]
+        return values[0] if len(values) == 1 and not others else None
+
+    def _instance_self_targets(self) -> set[int]:
+        """The `self.x` targets of assignments in instance methods (a method of a class, not a classmethod or a
+        staticmethod, its first parameter): a function stored there is an instance attribute, never bound."""
+        out: set[int] = set()
+        for cls in nodes_of(self.file.tree, ast.ClassDef):
+            for fn in cls.body:
+                if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args \
+                        or fn.name in ("__new__", "__init_subclass__", "__class_getitem__") or any(
+                        (dotted_name(d) or "").rsplit(".", 1)[-1] in ("classmethod", "staticmethod") for d in fn.decorator_list):
+                    continue
+                me = fn.args.args[0].arg
+                for node in walk(fn):
+                    if isinstance(node, ast.Assign):
+                        out |= {id(t) for t in node.targets if isinstance(t, ast.Attribute)
+                                and isinstance(t.value, ast.Name) and t.value.id == me}
+        return out
+
+    def _module_named(self, node: ast.expr) -> str | None:
+        """The module an expression certainly names: a vLLM module (`mamba_utils` from `from vllm... import
+        mamba_utils`), or a module the file binds with `import x` / `import x.y as z` (`torch`); None otherwise (a
+        class, an object, a name bound by `from x import y` outside vLLM, which may be either)."""
+        if isinstance(self.infer(node, {}), ModRef):
+            return dotted_name(node)
+        dotted = dotted_name(node)
+        alias = self._alias_value(node.id) if isinstance(node, ast.Name) else None
+        if alias is not None and _gets_a_module(alias):  # `_kv_cache_manager = sys.modules.get("vllm.v1.core...")`
+            return dotted
+        if not dotted:
+            return None
+        for imp in nodes_of(self.file.tree, ast.Import):
+            for a in imp.names:
+                if a.asname == dotted or a.asname is None and (a.name == dotted or a.name.startswith(dotted + ".")):
+                    return dotted
+        return None
 
     def _target_class(self, node: ast.expr) -> str | None:
         """The target's class a function is assigned onto (`Cls.meth = fn`): one the target has, or a class name the file
@@ -602,3 +655,10 @@ def _kind_word(name: str) -> str:
     """The last word of a CamelCase class name, which names its kind: `AscendMLAMetadata` -> "Metadata"."""
     words = re.findall(r"[A-Z][a-z0-9]+", name)
     return words[-1] if words else ""
+
+
+def _gets_a_module(value: ast.expr) -> bool:
+    """`sys.modules.get("name")` / `sys.modules["name"]`: a module (or None, where nothing is then stored)."""
+    if isinstance(value, ast.Call) and dotted_name(value.func) == "sys.modules.get":
+        return True
+    return isinstance(value, ast.Subscript) and dotted_name(value.value) == "sys.modules"

@@ -126,10 +126,15 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
 
 def package_requires(root: Path, package: str) -> tuple[list[str], str | None, str | None]:
     """A package folder's declared requirements, read from beside it: the project's pyproject.toml or requirements
-    when the folder's parent is a checkout, else the dist-info that installed that package (its top_level.txt, or
-    its name), never another distribution's (a package folder in site-packages has hundreds beside it)."""
+    when the folder's parent is a checkout (or the checkout's `src/`: chatterbox-vllm's `src/chatterbox_vllm/`), else
+    the dist-info that installed that package (its top_level.txt, or its name), never another distribution's (a package folder in site-packages has hundreds beside it)."""
     if (root / "pyproject.toml").is_file() or any(root.glob("requirements*.txt")):
         found = project_requires(root)
+        if found[0]:
+            return found
+    project = root.parent
+    if root.name == "src" and project != root and ((project / "pyproject.toml").is_file() or any(project.glob("requirements*.txt"))):
+        found = project_requires(project)  # the src layout (`project/src/pkg/`): the project's files are one level up
         if found[0]:
             return found
     for info in sorted(root.glob("*.dist-info")):

@@ -11,7 +11,9 @@ import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
+from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown
+from driftcheck.vllm_model.stdlib_classes import stdlib_members
 
 
 # External bases whose members we know well enough to call a lookup "missing" rather than "unknown".
@@ -20,6 +22,8 @@ CLOSED_EXTERNAL_BASES = {
     "enum.StrEnum", "enum.Flag", "enum.IntFlag", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict",
     "torch.nn.Module", "typing_extensions.NamedTuple",
 }
+_CTYPES_RECORDS = {f"ctypes.{kind}" for kind in ("Structure", "Union", "BigEndianStructure", "LittleEndianStructure",
+                                                   "BigEndianUnion", "LittleEndianUnion")}
 _MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic"}  # bases that add no members an object would carry
 _ENUM_MEMBERS = {"name", "value", "_name_", "_value_", "_missing_", "_member_map_", "_value2member_map_", "_member_names_"}
 KNOWN_EXTERNAL_MEMBERS = {
@@ -66,6 +70,10 @@ class ClassLookup:
         for base_expr in cls.cls.bases if cls.cls else []:
             base_name = re.sub(r"\[.*\]$", "", base_expr).strip()
             base = self.resolve_in_scope(cls.module, base_name) if cls.module else Unknown(base_name, "")
+            if isinstance(base, Resolved) and base.qualname == cls.qualname:
+                base = self._name_before_class(cls, base_name)  # `class X(X)`: the base is what `X` named before
+                if not isinstance(base, (Resolved, External)):
+                    base_name = f"what `{base_name}` named before `class {base_name}({base_name})` ({cls.path}:{cls.line})"
             if not isinstance(base, (Resolved, External)) and base_name in EXTERNAL_ALIASES:
                 base = External(EXTERNAL_ALIASES[base_name])  # `nn.Module` however `nn` was imported
             if isinstance(base, Resolved) and base.kind == "class":
@@ -89,6 +97,32 @@ class ClassLookup:
                 externals.append(base_name)
         self._mro[cls.qualname] = (order, is_open, externals)
         return order, is_open, externals
+
+    def _name_before_class(self, cls: Resolved, name: str) -> Result:
+        """What a module-level `name` held before `class name(name):` rebinds it: a class statement evaluates its
+        bases first, so `from vllm.model_executor.models.llama import LlamaDecoderLayer` then `class
+        LlamaDecoderLayer(LlamaDecoderLayer)` (vLLM's llama_eagle3.py) derives from the imported class, not from
+        itself. Only top-level imports before the class statement are read; anything else stays unknown."""
+        tree = self.parse(cls.path) if cls.path else None
+        mod = cls.module
+        found: str | None = None
+        for node in tree.body if tree is not None and mod is not None else ():
+            if node.lineno >= cls.line:
+                break
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name:
+                        found = f"{resolve_relative(mod.name, mod.is_package, node.level, node.module)}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname == name:
+                        found = alias.name
+            elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)):
+                targets = [node.name] if not isinstance(node, ast.Assign) else \
+                    [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if name in targets:
+                    found = None  # bound by something else than an import: not read
+        return self.resolve(found) if found is not None else Unknown(name, "not bound by a top-level import")
 
     def is_marker(self, cls: Resolved) -> bool:
         """A class that declares nothing (`class AttentionMetadata: pass`), nor do its bases, and that the tree uses
@@ -171,13 +205,15 @@ class ClassLookup:
                 line, type_expr = ci.instance_attrs[name]
                 return Resolved("attribute", f"{c.qualname}.{name}", c.path, line, module=c.module, cls=ci, owner=c, type_expr=type_expr)
         for ext in externals:
-            if name in KNOWN_EXTERNAL_MEMBERS.get(ext, ()) or name in _builtin_members(ext):
+            if name in KNOWN_EXTERNAL_MEMBERS.get(ext, ()) or name in _builtin_members(ext) or name in stdlib_members(ext):
                 return External(f"{ext}.{name}")
         for c in order:  # `for n in ("W_K", "W_V"): setattr(self, n, ...)`: the class's own strings name its members
             if c.cls.dynamic_names and c.module is not None and name in c.module.identifier_strings:
                 return External(f"{c.qualname}.{name} (set by name)")
         if name.startswith("__") and name.endswith("__"):
             return External(f"builtins.object.{name}")
+        if any(e in _CTYPES_RECORDS for e in externals) and self._ctypes_field(order, name):
+            return External(f"{cls.qualname}.{name} (a field its `_fields_` declares)")
         made_by = self._decorator_creating(order, name)
         if made_by is not None:
             return External(f"{made_by}.{name} (set by the decorator)")
@@ -294,6 +330,24 @@ class ClassLookup:
             if node is not None:
                 out |= _forwarding_wrapper_keywords(node)
         return frozenset(out)
+
+    def _ctypes_field(self, order: list[Resolved], name: str) -> bool:
+        """A `ctypes.Structure` / `Union` makes an attribute of every name its `_fields_` lists (`_fields_ =
+        [("internal", ctypes.c_byte * 128)]`, vLLM's `ncclUniqueId`): read from the literal list of the classes of the
+        MRO."""
+        for c in order:
+            tree = self.parse(c.path) if c.path and "_fields_" in c.cls.class_attrs else None
+            for node in nodes_of(tree, ast.ClassDef) if tree is not None else ():
+                if node.name != c.cls.name or node.lineno != c.line:
+                    continue
+                for stmt in node.body:
+                    if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_fields_" for t in stmt.targets) \
+                            and isinstance(stmt.value, (ast.List, ast.Tuple)):
+                        for item in stmt.value.elts:
+                            if isinstance(item, (ast.Tuple, ast.List)) and item.elts and isinstance(item.elts[0], ast.Constant) \
+                                    and item.elts[0].value == name:
+                                return True
+        return False
 
     def _decorator_creating(self, order: list[Resolved], name: str) -> str | None:
         """A decorator of the class or of one of its methods that sets `name` on the object
