@@ -406,15 +406,20 @@ class ClientClasses(StandIns):
                 out += [r.value for r in returns]
         return out
 
-    def _client_ancestors(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
-        out: set[str] = set()
+    def _client_ancestors(self, cls_name: str, _seen: frozenset = frozenset()) -> list[str]:
+        """The file's client classes `cls_name` derives from, depth first from its first base (as written): a list, so
+        that the first ancestor to answer and the vLLM bases they hand down come in the same order in every process (a
+        set's order changes with the hash seed, and with it the global facts every unit's cache key reads)."""
+        out: list[str] = []
         cls = self.classes.get(cls_name)
         if cls is None or cls_name in _seen:
             return out
         for base in cls.bases:
             name = base_name(base)
             if name in self.classes:
-                out |= {name} | self._client_ancestors(name, _seen | {cls_name})
+                for found in (name, *self._client_ancestors(name, _seen | {cls_name})):
+                    if found not in out:
+                        out.append(found)
         return out
 
     def add_worker_extension(self, class_name: str) -> None:

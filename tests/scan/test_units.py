@@ -262,3 +262,61 @@ def test_every_global_fact_of_usage_is_in_the_units_digest(tmp_path):
     assert sorted(samples) == sorted(global_fields), "a new Usage field: give it a sample here (or list it in UNIT_OWN)"
     for name, value in samples.items():
         assert global_digest(Usage(**{name: value}), source, [], {}) != base, name
+
+
+DIAMOND = '''
+from vllm.v1.core.sched.scheduler import Scheduler
+from vllm.v1.request import Request
+from vllm.v1.worker.gpu_worker import Worker
+
+
+class A(Scheduler):
+    pass
+
+
+class B(Request):
+    pass
+
+
+class C(Worker):
+    pass
+
+
+class D(A, B, C):
+    pass
+'''
+
+_DIGEST_OF = '''
+import sys
+from pathlib import Path
+from driftcheck.client_model.client import load_client
+from driftcheck.client_model.usage import analyse_client
+from driftcheck.scan.unit_cache import global_digest
+from driftcheck.sources.sources import FolderTree
+from driftcheck.vllm_model.api_index import ApiIndex
+api = ApiIndex(FolderTree(Path(sys.argv[1])), "0.99.0")
+source = load_client(FolderTree(Path(sys.argv[2])), "client")
+usage = analyse_client(source, api)
+print(usage.client_vllm_bases["pkg.d.D"], global_digest(usage, source, [f.rel for f in source.files], {}))
+'''
+
+
+def test_the_global_facts_are_the_same_in_every_process(tmp_path):
+    """The units' cache key reads the global facts: a fact whose order follows a set's (the hash seed's, a new one per
+    process) changed the key from one run to the next, so after any edit every unit ran again (a one-file edit of
+    vLLM 0.16.0's tree as a client took as long as a cold scan). A class's vLLM bases come in the order of its bases."""
+    import os
+    import subprocess
+    import sys
+
+    write_tree(tmp_path / "client", {"pkg/__init__.py": "", "pkg/d.py": DIAMOND})
+    outputs = set()
+    for seed in range(6):
+        env = dict(os.environ, PYTHONHASHSEED=str(seed))
+        proc = subprocess.run([sys.executable, "-c", _DIGEST_OF, str(MINIVLLM), str(tmp_path / "client")], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        outputs.add(proc.stdout)
+    [only] = outputs
+    assert only.startswith("['vllm.v1.core.sched.scheduler.Scheduler', 'vllm.v1.request.Request', "
+                           "'vllm.v1.worker.gpu_worker.Worker']"), only
