@@ -10,7 +10,7 @@ import builtins
 import re
 import sys
 
-from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk
+from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk, within
 from driftcheck.client_model.client import ClientFile, kept_on
 from driftcheck.client_model.client_classes import ClientClasses
 from driftcheck.client_model.inference import (
@@ -490,7 +490,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def _find_bound_functions(self) -> None:
         found: dict[str, tuple[str, ast.AST]] = {}
         onto: dict[str, list[str | None]] = {}  # function -> where each of its assignments stores it unbound (or None)
-        instance_targets = self._instance_self_targets()
+        instance_targets: set[int] | None = None  # read only for a function assigned somewhere (most files assign none)
         for node in nodes_of(self.file.tree, ast.Call, ast.Assign):
             if isinstance(node, ast.Call) and dotted_name(node.func) in ("types.MethodType", "MethodType") and node.args:
                 first = node.args[0]
@@ -501,6 +501,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.functions:
                         found.setdefault(node.value.id, ("forward-assignment", node))
+                        if instance_targets is None:
+                            instance_targets = self._instance_self_targets()
                         onto.setdefault(node.value.id, []).append(
                             dotted_name(t) if id(t) in instance_targets else self._module_named(t.value))
         for name, (how, site) in found.items():
@@ -528,17 +530,18 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         """The `self.x` targets of assignments in instance methods (a method of a class, not a classmethod or a
         staticmethod, its first parameter): a function stored there is an instance attribute, never bound."""
         out: set[int] = set()
-        for cls in nodes_of(self.file.tree, ast.ClassDef):
+        stores = [n for n in nodes_of(self.file.tree, ast.Assign)  # the file's `name.x = ...`, read once
+                  if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) for t in n.targets)]
+        for cls in nodes_of(self.file.tree, ast.ClassDef) if stores else ():
             for fn in cls.body:
                 if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args \
                         or fn.name in ("__new__", "__init_subclass__", "__class_getitem__") or any(
                         (dotted_name(d) or "").rsplit(".", 1)[-1] in ("classmethod", "staticmethod") for d in fn.decorator_list):
                     continue
                 me = fn.args.args[0].arg
-                for node in walk(fn):
-                    if isinstance(node, ast.Assign):
-                        out |= {id(t) for t in node.targets if isinstance(t, ast.Attribute)
-                                and isinstance(t.value, ast.Name) and t.value.id == me}
+                for node in within(stores, fn):  # the assignments in the method's lines: its body, nested scopes too
+                    out |= {id(t) for t in node.targets if isinstance(t, ast.Attribute)
+                            and isinstance(t.value, ast.Name) and t.value.id == me}
         return out
 
     def _module_named(self, node: ast.expr) -> str | None:
