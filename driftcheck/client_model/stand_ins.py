@@ -3,6 +3,11 @@ object of its own class as the vLLM class (`async_omni: EngineClient | None = As
 a parameter annotated so. A value typed as the vLLM class may then be that object: a member only the client class has
 is unknown (`Usage.stand_ins`, read by the visit), and a call its method accepts is no certain failure
 (`Usage.client_overrides`, read by callcheck). A class phase, after the client class table is complete.
+
+A client class that bears the name of a vLLM class the client imports, and does not derive from it, is a copy of it
+(an engine vendored from an old vLLM: chattts 0.2.5 keeps its own `ModelConfig`, `CacheConfig`... and annotates its
+engine's parameters with vLLM's, which its imports name): where the client builds the copy, its object stands in for
+vLLM's class as well, since the copy's objects are what the engine is handed (`cls(*engine_args.create_engine_configs())`).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, within
+from driftcheck.client_model.client import kept_on
 from driftcheck.client_model.inference import ClassRef, ClientFunc, FuncRef, base_name
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -51,6 +57,10 @@ class StandIns:
                             for label, node in made:
                                 self._stand_in(label, value.cls, node)
         for node in nodes_of(self.file.tree, ast.Call):
+            copy = self._client_built(node)
+            for cls in self._vllm_namesakes(copy) if copy else ():
+                self._stand_in(copy, cls, node, f"{self.file.rel}:{node.lineno} builds it, a class of the client's that "
+                               f"bears the name of vLLM's `{cls.qualname}`")
             args = [(i, a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
             for key, arg in args:
                 if isinstance(arg, ast.Starred):
@@ -169,7 +179,16 @@ class StandIns:
                 return found if isinstance(found, Resolved) and found.kind == "method" else None
         return None
 
-    def _stand_in(self, label: str, cls: Resolved, node: ast.AST) -> None:
+    def _vllm_namesakes(self, label: str) -> list[Resolved]:
+        """The vLLM classes of the client class `label`'s name that a client file imports by that name (`from
+        vllm.config import ModelConfig` next to the client's own `ModelConfig`): those it is a copy of. None for a class
+        vLLM itself defines (vLLM's tree scanned as a client: its classes are the ones imported)."""
+        name = label.rpartition(".")[2]
+        if not name or isinstance(self.api.resolve(label), Resolved):
+            return []
+        return [c for c in _vllm_class_imports(self).get(name, ()) if c.qualname != label]
+
+    def _stand_in(self, label: str, cls: Resolved, node: ast.AST, where: str | None = None) -> None:
         members: set[str] = set()
         todo, seen, client = [label], set(), []
         while todo and len(seen) < 50:  # the class and its client ancestors; not one deriving from `cls`
@@ -187,7 +206,7 @@ class StandIns:
             members |= info[0]
             client.append((current, info))
             todo += info[1]
-        where = f"{self.file.rel}:{node.lineno}"
+        where = where or f"{self.file.rel}:{node.lineno}"
         found = self.usage.stand_ins.setdefault(cls.qualname, {})
         for member in sorted(members):
             found.setdefault(member, (label, where))
@@ -198,3 +217,26 @@ class StandIns:
                     entry = (f"{current}.{stmt.name}", signature_from_args(stmt.args, rel, stmt.lineno))
                     if all(e[0] != entry[0] for e in overrides.get(stmt.name, [])):
                         overrides.setdefault(stmt.name, []).append(entry)
+
+
+def _vllm_class_imports(analyzer) -> dict[str, list[Resolved]]:
+    """Name -> the vLLM classes the client's files import by that name (`from vllm.config import ModelConfig`), for the
+    names of the client's own classes only: made once per client class table."""
+    usage, api = analyzer.usage, analyzer.api
+
+    def build() -> dict[str, list[Resolved]]:
+        names = {label.rpartition(".")[2] for label in usage.client_class_table}
+        found: dict[str, list[Resolved]] = {}
+        for file in usage.files:
+            for imp in nodes_of(file.tree, ast.ImportFrom):
+                if imp.level or (imp.module or "").split(".")[0] != api.package:
+                    continue
+                for alias in imp.names:
+                    if alias.name not in names:
+                        continue
+                    cls = api.resolve(f"{imp.module}.{alias.name}")
+                    if isinstance(cls, Resolved) and cls.kind == "class" \
+                            and all(c.qualname != cls.qualname for c in found.get(alias.name, ())):
+                        found.setdefault(alias.name, []).append(cls)
+        return found
+    return kept_on(usage, "_vllm_class_imports", usage.client_class_table, build)
