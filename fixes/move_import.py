@@ -53,7 +53,7 @@ class _MoveImport(Targeted):
                 absent = []
                 for alias in stmt.names:
                     alias_name = code_of(alias.name)
-                    home = self._home(f.details["moved_to"], alias_name) or self._defined_in(alias_name)
+                    home = self._home(f.details["moved_to"], alias_name) or self._defined_in(alias_name, module)
                     if home:
                         moving[alias_name] = home
                     else:
@@ -85,17 +85,16 @@ class _MoveImport(Targeted):
         _ = module
         return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
 
-    def _defined_in(self, name: str) -> str | None:
-        """The first module of the target that defines `name` at top level (as DC002 names it), or None."""
+    def _defined_in(self, name: str, near: str) -> str | None:
+        """The module of the target that defines `name` at top level as DC002 names it (the nearest to `near`, the
+        module it was imported from: TextIndex.defining_modules), or None."""
         from driftcheck.vllm_model.bodies import text_index_for
 
         api = self.ctx.api
         if api is None:
             return None
-        for rel, _line, _kind in text_index_for(api).top_level_definitions(name):
-            if rel.split("/")[0] == api.package:
-                return rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
-        return None
+        homes = text_index_for(api).defining_modules(name, near=near)
+        return homes[0] if homes else None
 
     def _home(self, module: str, name: str) -> str | None:
         """Where to import `name` from, given the target's `module` of the missing module's name: the module that

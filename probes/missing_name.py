@@ -19,16 +19,10 @@ from driftcheck.rules.tbsigs import Signature
 RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import", raises=("ImportError", "AttributeError"))
 
 
-def _moved_to(ctx: ScanContext, name: str) -> list[str]:
+def _moved_to(ctx: ScanContext, name: str, module: str) -> list[str]:
     from driftcheck.vllm_model.bodies import text_index_for
 
-    index = text_index_for(ctx.api)
-    out = []
-    for rel, _line, _kind in index.top_level_definitions(name):
-        module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
-        if module not in out:
-            out.append(module)
-    return out[:3]
+    return text_index_for(ctx.api).defining_modules(name, near=module)[:3]
 
 
 def _other_copy_defines(ctx: ScanContext, module: str, name: str) -> bool:
@@ -106,7 +100,7 @@ def check(ctx: ScanContext):
                 "module itself, so this import-time import works only if that assignment ran first.",
                 imp.loc, ctx.vllm_location(mod.path, 1), symbol, when="import", severity="warning", fix=False)
             continue
-        moved = _moved_to(ctx, imp.name)
+        moved = _moved_to(ctx, imp.name, imp.module)
         message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         if moved:

@@ -230,6 +230,28 @@ class TextIndex:
                 out.append((rel, line, kind))
         return out
 
+    def defining_modules(self, name: str, near: str) -> list[str]:
+        """The package's modules that define `name` at top level, the likeliest new home of a name that left module
+        `near` first: the one sharing the most leading package parts with `near` (`from vllm.utils import cdiv` ->
+        `vllm.utils.math_utils`, not an unrelated kernel file that happens to assign `cdiv = gl.cdiv`), then a `def` /
+        `class` before a plain assignment (often an alias of something else), then the shallower module."""
+        near_parts = near.split(".")
+        ranked: dict[str, tuple[int, int, int, int]] = {}
+        for order, (rel, _line, kind) in enumerate(self.top_level_definitions(name)):
+            if rel.split("/")[0] != self.package:
+                continue
+            module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+            parts = module.split(".")
+            shared = 0
+            for mine, theirs in zip(parts, near_parts):
+                if mine != theirs:
+                    break
+                shared += 1
+            key = (-shared, 1 if kind == "assign" else 0, len(parts), order)
+            if module not in ranked or key < ranked[module]:
+                ranked[module] = key
+        return sorted(ranked, key=ranked.__getitem__)
+
 
 def _scan_classes(rel: str, data: bytes) -> list[ClassMembers]:
     text = data.decode("utf-8", errors="replace")
