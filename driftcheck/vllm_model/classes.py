@@ -21,6 +21,10 @@ CLOSED_EXTERNAL_BASES = {
     "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol", "enum.Enum", "enum.IntEnum",
     "enum.StrEnum", "enum.Flag", "enum.IntFlag", "typing.NamedTuple", "typing.TypedDict", "typing_extensions.TypedDict",
     "torch.nn.Module", "typing_extensions.NamedTuple",
+    # msgspec.Struct: its own members are all dunders (__struct_fields__, __struct_config__, __copy__, ...) and an
+    # instance has no __dict__, so it holds its fields and nothing else; a class (or one above it) that passes
+    # `dict=True` gives its instances a __dict__ any code may add to, and stays open (mro)
+    "msgspec.Struct",
 }
 _CTYPES_RECORDS = {f"ctypes.{kind}" for kind in ("Structure", "Union", "BigEndianStructure", "LittleEndianStructure",
                                                    "BigEndianUnion", "LittleEndianUnion")}
@@ -95,6 +99,9 @@ class ClassLookup:
             else:
                 is_open = True
                 externals.append(base_name)
+        if not is_open and "msgspec.Struct" in externals and any(
+                c.cls is not None and c.cls.class_kwargs.get("dict", "False") != "False" for c in order):
+            is_open = True  # `class S(msgspec.Struct, dict=True)`: instances take any attribute
         self._mro[cls.qualname] = (order, is_open, externals)
         return order, is_open, externals
 

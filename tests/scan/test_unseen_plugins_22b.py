@@ -80,3 +80,49 @@ def test_zi_twin_a_name_defined_nowhere_gets_no_home(tmp_path):
                         only=["DC002"])
     [f] = by_rule(result, "DC002")
     assert f.severity == "error" and f.details.get("moved_to") is None and f.fix is None
+
+
+# ZJ: a class whose base is msgspec.Struct was open ("inherits from msgspec.Struct, which driftcheck does not read"), so
+# uc-manager 0.9.0rc3's `request.lora_request.id` (ucm/integration/vllm/patch/v0110/vllm/pc/v1/core/block_pool.py:68)
+# was unknown at 0.18.0 and 0.30.0. msgspec.Struct's own members are all dunders and its instances have no __dict__
+# (msgspec 0.23: setting or reading any other name raises AttributeError), so such a class holds its fields, methods
+# and class attributes only. `dict=True` on the class or on one above it gives instances a __dict__: open still.
+LORA = '''
+import msgspec
+
+
+class LoRARequest(msgspec.Struct, omit_defaults=True, array_like=True):
+    lora_name: str
+    lora_int_id: int
+
+    @property
+    def adapter_id(self):
+        return self.lora_int_id
+'''
+
+READ_ID = '''
+from vllm.lora.request import LoRARequest
+
+
+def key(lora: LoRARequest):
+    return lora.id
+'''
+
+
+def _dc006(tmp_path: Path, vllm_request: str, client: str = READ_ID) -> list:
+    result = scan_trees(tmp_path, {"vllm/lora/request.py": vllm_request}, {"c.py": client}, only=["DC006"])
+    return [(f.severity, f.symbol) for f in result.findings] + [("unknown", u.symbol) for u in result.unknown]
+
+
+def test_zj_a_member_no_msgspec_struct_has_is_missing(tmp_path):
+    assert _dc006(tmp_path, LORA) == [("error", "vllm.lora.request.LoRARequest.id")]
+
+
+def test_zj_twin_dict_true_keeps_the_struct_open(tmp_path):
+    own = LORA.replace("array_like=True)", "array_like=True, dict=True)")
+    assert _dc006(tmp_path / "own", own) == [("unknown", "vllm.lora.request.LoRARequest.id")]
+    above = own.replace("class LoRARequest(", "class _Base(") + "\n\nclass LoRARequest(_Base):\n    pass\n"
+    assert _dc006(tmp_path / "above", above) == [("unknown", "vllm.lora.request.LoRARequest.id")]
+    below = LORA + "\n\nclass Wide(LoRARequest, dict=True):\n    pass\n"
+    assert _dc006(tmp_path / "below", below, READ_ID.replace("LoRARequest", "Wide")) == [("unknown", "vllm.lora.request.Wide.id")]
+    assert _dc006(tmp_path / "base", below) == [("error", "vllm.lora.request.LoRARequest.id")]
