@@ -29,7 +29,7 @@ def _nearest_package(ctx: ScanContext, module: str) -> tuple[str, str]:
     return "", ""
 
 
-def _same_named_modules(ctx: ScanContext, module: str) -> list[str]:
+def same_named_modules(ctx: ScanContext, module: str) -> list[str]:
     """vLLM's modules named like `module`'s last part, the closest first: most trailing parts in common
     (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not `vllm.benchmarks.datasets.utils`),
     then most parent parts in common (`vllm.entrypoints.openai.protocol` -> `vllm.entrypoints.openai.chat_completion
@@ -117,7 +117,7 @@ def check(ctx: ScanContext):
             continue
         seen.add(key)
         parent, parent_path = _nearest_package(ctx, imp.module)
-        same_named = _same_named_modules(ctx, imp.module)
+        same_named = same_named_modules(ctx, imp.module)
         # the message names a new home only where every imported name is (`from M import Attention` is not sent to a
         # `vllm.config.attention` without `Attention`: TA); `move-import` still starts from the closest module of that
         # name and moves each name only to a module that has it (its own per-name check: SB)

@@ -25,6 +25,18 @@ def _moved_to(ctx: ScanContext, name: str, module: str) -> list[str]:
     return text_index_for(ctx.api).defining_modules(name, near=module)[:3]
 
 
+def _submodule_elsewhere(ctx: ScanContext, mod, module: str, name: str) -> str | None:
+    """`from vllm.entrypoints.openai import cli_args` where that package no longer has the submodule: the closest
+    module of that name elsewhere (0.32.0: `vllm.entrypoints.launchers.cli_args`), as DC001 names a moved module. A
+    hint only, with no fix: what the client reads from the module may not be in the new one."""
+    from driftcheck.probes.missing_module import same_named_modules
+
+    if not mod.is_package:
+        return None
+    found = same_named_modules(ctx, f"{module}.{name}")
+    return found[0] if found else None
+
+
 def _other_copy_defines(ctx: ScanContext, module: str, name: str) -> bool:
     """The client ships its own, different copy of this vLLM module (installed into vLLM's folder: overlay.py), and
     that copy may define the name: whether it is there depends on which copy was installed last."""
@@ -103,8 +115,11 @@ def check(ctx: ScanContext):
         moved = _moved_to(ctx, imp.name, imp.module)
         message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
         message += " when this function runs." if imp.runtime_only else " at import time."
+        submodule = None if moved else _submodule_elsewhere(ctx, mod, imp.module, imp.name)
         if moved:
             message += f" It is defined in `{moved[0]}` now."
+        elif submodule:
+            message += f" A module of that name is at `{submodule}`; check it has what the client uses from it."
         elif result.near:
             message += f" Similar names there: {', '.join(result.near)}."
         yield ctx.finding(

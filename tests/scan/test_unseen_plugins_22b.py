@@ -126,3 +126,45 @@ def test_zj_twin_dict_true_keeps_the_struct_open(tmp_path):
     below = LORA + "\n\nclass Wide(LoRARequest, dict=True):\n    pass\n"
     assert _dc006(tmp_path / "below", below, READ_ID.replace("LoRARequest", "Wide")) == [("unknown", "vllm.lora.request.Wide.id")]
     assert _dc006(tmp_path / "base", below) == [("error", "vllm.lora.request.LoRARequest.id")]
+
+
+# ZK: `from vllm.entrypoints.openai import cli_args` (tokenspeed-smg 1.13.0.post20261027 smg/serve.py:759, at 0.32.0)
+# imports a submodule the package no longer has; DC002 said only "`cli_args` is not defined in
+# `vllm.entrypoints.openai`". It now names the closest module of that name, as DC001 does for a moved module
+# (`vllm.entrypoints.launchers.cli_args`), as a hint with no fix: what the client takes from it may not be there.
+ZK = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / "ZK_submodule_imported_from_its_old_package_under_a_try"
+CLI_ARGS = "class FrontendArgs:\n    pass\n"
+
+
+def _dc002(tmp_path: Path, vllm_files: dict[str, str], line: str):
+    [f] = by_rule(scan_trees(tmp_path, vllm_files, {"c.py": line + "\n"}, only=["DC002"]), "DC002")
+    return f
+
+
+def test_zk_shape_warns_and_names_the_module_of_that_name(tmp_path):
+    from driftcheck.scan.pipeline import scan
+
+    result = scan(resolve_vllm(str(ZK / "vllm_src"), tmp_path), [resolve_client(str(ZK / "client"), tmp_path)],
+                  ScanOptions(cache_dir=tmp_path, use_cache=False, only=["DC002"]))
+    [f] = result.findings
+    assert (f.severity, f.symbol, f.fix) == ("warning", "vllm.entrypoints.openai.cli_args", None)
+    assert "A module of that name is at `vllm.entrypoints.launchers.cli_args`" in f.message
+
+
+def test_zk_the_closest_module_of_that_name(tmp_path):
+    f = _dc002(tmp_path, {"vllm/entrypoints/openai/__init__.py": "X = 1\n",
+                          "vllm/benchmarks/cli_args.py": CLI_ARGS,
+                          "vllm/entrypoints/launchers/cli_args.py": CLI_ARGS},
+               "from vllm.entrypoints.openai import cli_args")
+    assert f.severity == "error" and f.fix is None and f.details.get("moved_to") is None
+    assert "A module of that name is at `vllm.entrypoints.launchers.cli_args`;" in f.message
+
+
+def test_zk_twin_no_module_of_that_name_or_not_a_package(tmp_path):
+    f = _dc002(tmp_path / "none", {"vllm/entrypoints/openai/__init__.py": "X = 1\n"},
+               "from vllm.entrypoints.openai import cli_args")
+    assert "A module of that name" not in f.message
+    # a plain module has no submodules: `from vllm.envs import cli_args` names a missing attribute, not a module
+    f = _dc002(tmp_path / "module", {"vllm/envs.py": "X = 1\n", "vllm/entrypoints/launchers/cli_args.py": CLI_ARGS},
+               "from vllm.envs import cli_args")
+    assert "A module of that name" not in f.message
