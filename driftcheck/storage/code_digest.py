@@ -20,7 +20,10 @@ def code_digest() -> str:
     """sha1 of driftcheck's version and of every .py file of the package (the rules included)."""
     h = hashlib.sha1(f"{__version__}\0".encode())
     root = Path(__file__).resolve().parents[1]  # the driftcheck package (this module is driftcheck/storage/code_digest.py)
-    for folder in (root, root.parent / "probes"):  # probes/ beside the package: a source checkout's rules
+    # a source checkout keeps the rules in probes/ and fixes/ beside the package; an installed wheel has them inside
+    # it (driftcheck/probes), and what lies beside it in site-packages is other distributions' and not read
+    beside = [] if (root / "probes").is_dir() else [root.parent / "probes", root.parent / "fixes"]
+    for folder in (root, *beside):
         for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
             try:
                 h.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
