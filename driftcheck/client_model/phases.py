@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking, nodes_of, walk, within
+from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking, nodes_of, root_name, walk, within
 from driftcheck.client_model.computed_names import computed_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.overlay import in_overlay
@@ -77,6 +77,12 @@ class ClientPhases:
             if len(values) == 1 and isinstance(values[0], ast.Name) and name not in self.module_env \
                     and isinstance(self.module_env.get(values[0].id), (ClassRef, ModRef)):
                 self.module_env[name] = self.module_env[values[0].id]
+            elif len(values) == 1 and isinstance(values[0], ast.Attribute) and name not in self.module_env \
+                    and isinstance(self.module_env.get(root_name(values[0]) or ""), (ClassRef, ModRef)):
+                # `MessageQueue = shm_broadcast.MessageQueue`: a class or module of an imported module, bound once (YH)
+                found = self.infer(values[0], self.module_env)
+                if isinstance(found, (ClassRef, ModRef)):
+                    self.module_env[name] = found
             elif len(values) == 1 and isinstance(values[0], ast.Call) and name not in self.module_env:
                 loaded = self._loaded_module(values[0])  # `m = importlib.import_module("vllm.x")`, bound once
                 if loaded is not None:

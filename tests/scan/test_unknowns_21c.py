@@ -49,16 +49,16 @@ which config classes were not compared.
 
 YH (open, vllm-ascend 0.23.0 patch_shm_broadcast.py): `MessageQueue = shm_broadcast.MessageQueue` then
 `MessageQueue.acquire_read = acquire_read` patches a vLLM class through a module-level alias. The patch phase
-(client_model/phases.py, not editable in this batch) does not follow the alias, so DC006 does not check `self` there,
-and DC008 reads the function as bound to an untyped object (unknown without a baseline). Typing it only on DC008's
-side would leave `self` checked by no rule: the strict xfail below waits for phases.py to read the alias.
+(client_model/phases.py, not editable in this batch) did not follow the alias, so DC006 did not check `self` there,
+and DC008 read the function as bound to an untyped object (unknown without a baseline). Fixed after the batch:
+`collect_imports` binds a module-level name assigned once from an attribute of an imported module or class
+(`MessageQueue = shm_broadcast.MessageQueue`) as it binds `_TARGET = ImportedCls`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from scan.helpers import scan_trees
 
@@ -288,14 +288,13 @@ def test_yg_dc107_names_the_config_classes_not_compared(tmp_path):
     assert "3 construction(s) of vLLM dataclass-like classes" in u.message and "`CacheConfig`, `LoadConfig`" in u.message and "--client-vllm" in u.message
 
 
-# ----------------------------------------------------------------------------------------- YH (open)
+# ----------------------------------------------------------------------------------------- YH (fixed since)
 ALIAS_VLLM = {"vllm/__init__.py": "", "vllm/shm.py": "class MessageQueue:\n    def __init__(self):\n"
               "        self.current_idx = 0\n\n    def acquire_read(self):\n        return self.current_idx\n"}
 ALIAS_CLIENT = ("from vllm import shm\n\nMessageQueue = shm.MessageQueue\n\n\ndef acquire_read(self):\n"
                 "    return self.{name}\n\n\nMessageQueue.acquire_read = acquire_read\n")
 
 
-@pytest.mark.xfail(strict=True, reason="YH: phases.py does not read a patch through a module-level alias of a vLLM class")
 def test_yh_a_patch_through_a_module_level_alias_types_self(tmp_path):
     broken = scan_trees(tmp_path / "broken", ALIAS_VLLM, {"p/__init__.py": "", "p/patch.py": ALIAS_CLIENT.format(name="next_idx")})
     assert ("DC006", "error") in _at(broken, "p/patch.py", "self.next_idx")
