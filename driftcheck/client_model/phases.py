@@ -36,13 +36,13 @@ def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
 # Calls that set a named member on an object as `setattr(obj, "name", value)` does: the builtin, unittest.mock's
 # `patch.object(obj, "name", new, create=True)` (started, or as a decorator or `with`: the member exists while the
 # patch is on, which is when the client's code runs) and pytest's `monkeypatch.setattr(obj, "name", value)`.
-_SETATTR_LIKE = ("setattr", "patch.object", "mock.patch.object", "unittest.mock.patch.object", "monkeypatch.setattr")
+_SETATTR_LIKE = ("setattr", "object.__setattr__", "patch.object", "mock.patch.object", "unittest.mock.patch.object", "monkeypatch.setattr")
 
 
 def _sets_like_setattr(node: ast.Call) -> bool:
     func = node.func
     last = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else None
-    return last in ("setattr", "object") and len(node.args) >= 2 and dotted_name(func) in _SETATTR_LIKE \
+    return last in ("setattr", "object", "__setattr__") and len(node.args) >= 2 and dotted_name(func) in _SETATTR_LIKE \
         and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
 
 

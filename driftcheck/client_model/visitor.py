@@ -94,9 +94,14 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _literal_setattr(self, node: ast.Call, env: dict) -> ast.Attribute | None:
         """`setattr(attn_metadata, "blend_metadata", v)` (the builtin) stores what `attn_metadata.blend_metadata = v`
-        stores: the same store, as an attribute node at the call (a computed name is computed_names.py's)."""
-        if not (isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3 and not node.keywords) \
-                or any("setattr" in scope for scope in (env, self.module_env, self.functions)):
+        stores: the same store, as an attribute node at the call (a computed name is computed_names.py's); so does
+        `object.__setattr__(obj, "name", v)` (ZR)."""
+        builtin = isinstance(node.func, ast.Name) and node.func.id == "setattr" and \
+            not any("setattr" in scope for scope in (env, self.module_env, self.functions, self.classes))
+        # `object.__setattr__(cfg, "flag", v)`, the way round a frozen dataclass's own `__setattr__`, is that store too
+        through_object = dotted_name(node.func) == "object.__setattr__" and \
+            not any("object" in scope for scope in (env, self.module_env, self.functions, self.classes))
+        if not ((builtin or through_object) and len(node.args) == 3 and not node.keywords):
             return None
         name = node.args[1]
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):

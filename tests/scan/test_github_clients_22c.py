@@ -1,0 +1,70 @@
+"""Batch 22c (vLLM plugins and patch libraries taken from GitHub, each at the vLLM it declares;
+docs/triage/2026-12-05-github-clients-22c.md).
+
+ZR: `object.__setattr__(obj, "name", v)`, the way round a frozen dataclass's own `__setattr__`, stores `obj.name` as
+`setattr(obj, "name", v)` does. omni-npu (drago1234/omni-npu, vLLM 0.12.0) sets a flag on `vllm_config.cache_config`
+that way in its `create_engine_config` patch and logs it on the next line: a false DC006 error. The twin: a read of a
+name the call does not set stays an error.
+"""
+
+from __future__ import annotations
+
+from scan.helpers import scan_trees
+
+CONFIG_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/config.py": ("from dataclasses import dataclass, field\n"
+                       "\n"
+                       "\n"
+                       "@dataclass(frozen=True)\n"
+                       "class CacheConfig:\n"
+                       "    block_size: int = 16\n"
+                       "\n"
+                       "\n"
+                       "@dataclass\n"
+                       "class VllmConfig:\n"
+                       "    cache_config: CacheConfig = field(default_factory=CacheConfig)\n"),
+}
+
+
+def _errors(result) -> list[str]:
+    return sorted(f"{f.rule} {f.client.path} {f.client.line}" for f in result.findings if f.severity == "error")
+
+
+def _object_setattr_client(name: str) -> dict[str, str]:
+    return {
+        "plug/__init__.py": "",
+        "plug/engine_patch.py": ("from vllm.config import VllmConfig\n"
+                                 "\n"
+                                 "\n"
+                                 "def create_config(enable):\n"
+                                 "    vllm_config = VllmConfig()\n"
+                                 f"    object.__setattr__(vllm_config.cache_config, {name!r}, enable)\n"
+                                 "    print(vllm_config.cache_config.enable_rope_cache)\n"
+                                 "    return vllm_config\n"),
+        "plug/model.py": ("from vllm.config import VllmConfig\n"
+                          "\n"
+                          "\n"
+                          "def rope(vllm_config: VllmConfig):\n"
+                          "    return vllm_config.cache_config.enable_rope_cache\n"),
+    }
+
+
+def test_object_setattr_with_a_literal_name_is_a_store(tmp_path):
+    result = scan_trees(tmp_path, CONFIG_VLLM, _object_setattr_client("enable_rope_cache"))
+    assert _errors(result) == []
+    stores = [f for f in result.findings if f.rule == "DC006" and f.client.path == "plug/engine_patch.py"]
+    assert [(f.severity, f.client.line) for f in stores] == [("warning", 6)]  # the store itself, as `x.a = v` is
+
+
+def test_twin_object_setattr_of_another_name_leaves_the_read_an_error(tmp_path):
+    result = scan_trees(tmp_path, CONFIG_VLLM, _object_setattr_client("enable_rope"))
+    assert _errors(result) == ["DC006 plug/engine_patch.py 7", "DC006 plug/model.py 5"]
+
+
+def test_twin_a_client_object_named_object_is_not_the_builtin(tmp_path):
+    client = _object_setattr_client("enable_rope_cache")
+    client["plug/engine_patch.py"] = client["plug/engine_patch.py"].replace(
+        "def create_config", "class object:\n    @staticmethod\n    def __setattr__(o, n, v):\n        pass\n\n\ndef create_config")
+    result = scan_trees(tmp_path, CONFIG_VLLM, client)
+    assert "DC006 plug/model.py 5" in _errors(result)
