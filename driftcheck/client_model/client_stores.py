@@ -41,6 +41,10 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
                 chained = _chained_stores(usage.files)
             made = chained.get((use.node.value.attr, use.attr))
         doubt = None
+        if made is None and not (isinstance(use.node.value, ast.Name) and use.node.value.id == "self"):
+            if other is None:
+                other = _OtherReferences(usage)
+            made = other.declared(use, api)
         if made is None and isinstance(use.node.value, ast.Name) and use.node.value.id == "self":
             if other is None:
                 other = _OtherReferences(usage)
@@ -95,18 +99,34 @@ class _OtherReferences:
             short[name] = short.get(name, 0) + 1
         self.unique = {n for n, count in short.items() if count == 1}
 
-    def stored(self, use: AttrUse) -> tuple[str | None, str | None]:
-        cls = _method_class(use.file.tree, use.node)
-        if cls is None or cls.name not in self.unique:
-            return None, None
+    def _stores_of(self, attr: str) -> list[tuple[object, ast.Attribute, int]]:
         if self.stores is None:
             self.stores = {}
             for file in self.usage.files:
                 for target, line in attribute_stores(file.tree):
                     if not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls")):
                         self.stores.setdefault(target.attr, []).append((file, target, line))
+        return self.stores.get(attr, [])
+
+    def declared(self, use: AttrUse, api: ApiIndex) -> str | None:
+        """`vllm_config.x` read on a vLLM class where another file stores `x` through a parameter annotated with that
+        class's name, a name its file does not bind (`def check_and_update_config(cls, vllm_config: "VllmConfig")`
+        in a platform that never imports `VllmConfig`): the annotation cannot be resolved, so the store is not typed,
+        but it names the class the object is; the member is the client's own (ZS). A name the file binds (an import,
+        a class of its own) is resolved as that binding, and credited by `_typed_store` when it is vLLM's."""
+        names = {c.qualname.rsplit(".", 1)[-1] for c in api.mro(use.owner)[0]}
+        for file, target, line in self._stores_of(use.attr):
+            annotation = _reference_annotation(file.tree, target)
+            if annotation in names and not _binds(file.tree, annotation):
+                return f"{file.rel}:{line} stores it on a `{annotation}`"
+        return None
+
+    def stored(self, use: AttrUse) -> tuple[str | None, str | None]:
+        cls = _method_class(use.file.tree, use.node)
+        if cls is None or cls.name not in self.unique:
+            return None, None
         untyped = None
-        for file, target, line in self.stores.get(use.attr, []):
+        for file, target, line in self._stores_of(use.attr):
             annotation = _reference_annotation(file.tree, target)
             if annotation == cls.name:
                 return f"{file.rel}:{line} stores it on a `{cls.name}`", None
@@ -117,6 +137,21 @@ class _OtherReferences:
             return None, (f"`{cls.name}` hands `self` to other code ({use.file.rel}:{handed}) and {untyped} stores "
                           f"'{use.attr}' on an object driftcheck cannot type, which may be this one")
         return None, None
+
+
+def _binds(tree: ast.Module, name: str) -> bool:
+    """Whether the module binds `name` anywhere: an import, a class or function, an assignment (a TYPE_CHECKING
+    import counts: the annotation is then resolved, not only named)."""
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Name):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+                return True
+        elif isinstance(node, ast.Name):
+            if node.id == name and isinstance(node.ctx, ast.Store):
+                return True
+        elif node.name == name:
+            return True
+    return False
 
 
 def _replaced_base_sets(usage: Usage, api: ApiIndex, use: AttrUse) -> str | None:

@@ -5,6 +5,12 @@ ZR: `object.__setattr__(obj, "name", v)`, the way round a frozen dataclass's own
 `setattr(obj, "name", v)` does. omni-npu (drago1234/omni-npu, vLLM 0.12.0) sets a flag on `vllm_config.cache_config`
 that way in its `create_engine_config` patch and logs it on the next line: a false DC006 error. The twin: a read of a
 name the call does not set stays an error.
+
+ZS: a store through a parameter annotated with a class name its file never binds (`def update_vllm_config(cls,
+vllm_config: 'VllmConfig')` in omni-npu's platform.py, which imports no `VllmConfig`) cannot be typed, but the
+annotation names the class the object is: a read of that member on vLLM's `VllmConfig` in another file
+(`vllm_config.npu_compilation_config.use_gegraph`, 3 false DC006 errors) is the client's own member. The twins: an
+annotation naming another class, and one naming a class the file defines itself, leave the read an error.
 """
 
 from __future__ import annotations
@@ -68,3 +74,46 @@ def test_twin_a_client_object_named_object_is_not_the_builtin(tmp_path):
         "def create_config", "class object:\n    @staticmethod\n    def __setattr__(o, n, v):\n        pass\n\n\ndef create_config")
     result = scan_trees(tmp_path, CONFIG_VLLM, client)
     assert "DC006 plug/model.py 5" in _errors(result)
+
+
+PLATFORM_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/config.py": ("class ModelConfig:\n"
+                       "    def __init__(self, model='m'):\n"
+                       "        self.model = model\n"
+                       "\n"
+                       "\n"
+                       "class VllmConfig:\n"
+                       "    def __init__(self, model_config=None):\n"
+                       "        self.model_config = model_config or ModelConfig()\n"),
+}
+
+
+def _annotated_store_client(annotation: str, own_class: bool = False) -> dict[str, str]:
+    own = f"class {annotation}:\n    pass\n\n\n" if own_class else ""
+    return {
+        "plug/__init__.py": "",
+        "plug/platform.py": ("import vllm\n\n\n" + own +
+                             "def update_vllm_config(vllm_config: " + repr(annotation) + ") -> None:\n"
+                             "    vllm_config.extra_cfg = object()\n"),
+        "plug/reader.py": ("from vllm.config import VllmConfig\n"
+                           "\n"
+                           "\n"
+                           "def extra(vllm_config: VllmConfig):\n"
+                           "    return vllm_config.extra_cfg\n"),
+    }
+
+
+def test_store_through_a_parameter_annotated_with_an_unbound_class_name(tmp_path):
+    result = scan_trees(tmp_path, PLATFORM_VLLM, _annotated_store_client("VllmConfig"))
+    assert _errors(result) == []
+
+
+def test_twin_an_annotation_naming_another_class_is_no_evidence(tmp_path):
+    result = scan_trees(tmp_path, PLATFORM_VLLM, _annotated_store_client("ModelConfig"))
+    assert _errors(result) == ["DC006 plug/reader.py 5"]
+
+
+def test_twin_an_annotation_naming_the_file_own_class_is_no_evidence(tmp_path):
+    result = scan_trees(tmp_path, PLATFORM_VLLM, _annotated_store_client("VllmConfig", own_class=True))
+    assert _errors(result) == ["DC006 plug/reader.py 5"]
