@@ -37,6 +37,11 @@ def _errors(result) -> list[str]:
     return sorted(f"{f.rule} {f.client.path} {f.client.line}" for f in result.findings if f.severity == "error")
 
 
+def _reader(member: str) -> str:
+    """A client file that reads `vllm_config.<member>` on line 5, the parameter typed as vLLM's VllmConfig."""
+    return f"from vllm.config import VllmConfig\n\n\ndef read(vllm_config: VllmConfig):\n    return vllm_config.{member}\n"
+
+
 def _object_setattr_client(name: str) -> dict[str, str]:
     return {
         "plug/__init__.py": "",
@@ -48,11 +53,7 @@ def _object_setattr_client(name: str) -> dict[str, str]:
                                  f"    object.__setattr__(vllm_config.cache_config, {name!r}, enable)\n"
                                  "    print(vllm_config.cache_config.enable_rope_cache)\n"
                                  "    return vllm_config\n"),
-        "plug/model.py": ("from vllm.config import VllmConfig\n"
-                          "\n"
-                          "\n"
-                          "def rope(vllm_config: VllmConfig):\n"
-                          "    return vllm_config.cache_config.enable_rope_cache\n"),
+        "plug/model.py": _reader("cache_config.enable_rope_cache"),
     }
 
 
@@ -96,11 +97,7 @@ def _annotated_store_client(annotation: str, own_class: bool = False) -> dict[st
         "plug/platform.py": ("import vllm\n\n\n" + own +
                              "def update_vllm_config(vllm_config: " + repr(annotation) + ") -> None:\n"
                              "    vllm_config.extra_cfg = object()\n"),
-        "plug/reader.py": ("from vllm.config import VllmConfig\n"
-                           "\n"
-                           "\n"
-                           "def extra(vllm_config: VllmConfig):\n"
-                           "    return vllm_config.extra_cfg\n"),
+        "plug/reader.py": _reader("extra_cfg"),
     }
 
 
