@@ -12,6 +12,7 @@ from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking,
 from driftcheck.client_model.computed_names import computed_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.overlay import in_overlay
+from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -200,8 +201,14 @@ class ClientPhases:
         module of a loop over `sys.modules` is set on every vLLM module (`ANY_MODULE`)."""
         loaded = _sys_modules_loop_names(self.file.tree)
         scopes: dict[int, dict] = {}  # function -> the module's names and its own imports
-        for node in nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call):
+        # a patch class's listed members, set onto the target its decorator is handed (patch_classes.py, ZT)
+        listed = [(stmt, [(target, name, value)]) for target, name, value, stmt in patch_class_pairs(
+            self.file.tree, lambda e: isinstance(self.infer(e, self.module_env), (ModRef, ClassRef)),
+            applied_lists(self.usage))]
+        for node in [*nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call), *listed]:
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
+            if isinstance(node, tuple):
+                node, pairs = node
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
@@ -294,6 +301,8 @@ class ClientPhases:
         `pkg.ops.f`); None for anything else (a lambda, a call's result, a vLLM or third-party name)."""
         if isinstance(value, ast.Name) and value.id in self.functions:
             return f"{self.file.module}.{value.id}"
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
+            return f"{self.file.module}.{value.value.id}.{value.attr}"  # a method of a class of this file (ZT)
         if isinstance(value, ast.Name):  # a wrapper the patching function defines: `outer.<locals>.inner` (RC)
             outer = bodies.enclosing_function(self.file.tree, value)
             if outer is not None and outer in self.file.tree.body and any(

@@ -179,11 +179,19 @@ def _replacement_signature(ctx: ScanContext, dotted: str, depth: int) -> tuple[S
         return signature_from_args(fn.args, rel, fn.lineno), f"{rel}:{fn.lineno}"
     module, _, name = dotted.rpartition(".")
     found = ctx.client.module_tree(module) if module and depth < 8 else None
+    body: list[ast.stmt] | None = None
+    if found is None and module and depth < 8:  # `pkg.mod.PatchClass.__init__`: a method of a client class (ZT)
+        module, _, cls_name = module.rpartition(".")
+        found = ctx.client.module_tree(module) if module else None
+        cls = next((n for n in found[0].body if isinstance(n, ast.ClassDef) and n.name == cls_name), None) if found else None
+        if cls is None:
+            return None, ""
+        body = cls.body
     if found is None:
         return None, ""
     tree, is_package = found
     rel = module.replace(".", "/") + ("/__init__.py" if is_package else ".py")
-    for node in tree.body:
+    for node in tree.body if body is None else body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             decorators = [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
             if any(d not in _TRANSPARENT for d in decorators):

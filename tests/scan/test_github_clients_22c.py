@@ -11,6 +11,14 @@ vllm_config: 'VllmConfig')` in omni-npu's platform.py, which imports no `VllmCon
 annotation names the class the object is: a read of that member on vLLM's `VllmConfig` in another file
 (`vllm_config.npu_compilation_config.use_gegraph`, 3 false DC006 errors) is the client's own member. The twins: an
 annotation naming another class, and one naming a class the file defines itself, leave the read an error.
+
+ZT: the patch framework of the vLLM blog's plugin-system post, as omni-npu ships it: `@register_patch("Name",
+BlockTable) class BlockTablePatch(VLLMPatch): _attr_names_to_apply = ["__init__", ...]`, and in the base class
+`for name in cls._attr_names_to_apply: setattr(target, name, cls.__dict__[name])`. Each listed member is a patch of the
+target (`BlockTable.__init__ = BlockTablePatch.__init__`): the replacement's signature takes `sink_len=` (4 false DC003
+errors on omni-npu's `BlockTable(...)`, `InputBatch(...)`, `MultiGroupBlockTable(...)`), and a listed method is the
+target's member. The twins: a replacement that rejects the keyword too, a list naming a member the class lacks, no
+loop in the client that sets the listed names, a decorator handed no vLLM class: the errors stay.
 """
 
 from __future__ import annotations
@@ -114,3 +122,80 @@ def test_twin_an_annotation_naming_another_class_is_no_evidence(tmp_path):
 def test_twin_an_annotation_naming_the_file_own_class_is_no_evidence(tmp_path):
     result = scan_trees(tmp_path, PLATFORM_VLLM, _annotated_store_client("VllmConfig", own_class=True))
     assert _errors(result) == ["DC006 plug/reader.py 5"]
+
+
+BLOCK_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/block_table.py": ("class BlockTable:\n"
+                            "    def __init__(self, block_size: int, max_num_reqs: int):\n"
+                            "        self.block_size = block_size\n"),
+}
+
+FRAMEWORK = ("import vllm\n"
+             "\n"
+             "\n"
+             "class VLLMPatch:\n"
+             "    _attr_names_to_apply = []\n"
+             "\n"
+             "    @classmethod\n"
+             "    def apply(cls):\n"
+             "        for name in cls._attr_names_to_apply:\n"
+             "            setattr(cls._target, name, cls.__dict__[name])\n"
+             "\n"
+             "\n"
+             "def register_patch(name, target):\n"
+             "    def decorator(cls):\n"
+             "        cls._target = target\n"
+             "        return cls\n"
+             "    return decorator\n")
+
+PATCH = ("from vllm.block_table import BlockTable\n"
+         "\n"
+         "from plug.core import VLLMPatch, register_patch\n"
+         "\n"
+         "\n"
+         "@register_patch('BlockTablePatch', BlockTable)\n"
+         "class BlockTablePatch(VLLMPatch):\n"
+         "    _attr_names_to_apply = ['__init__', 'sink_slots']\n"
+         "\n"
+         "    def __init__(self, block_size, max_num_reqs, sink_len=0):\n"
+         "        self.sink_len = sink_len\n"
+         "\n"
+         "    def sink_slots(self):\n"
+         "        return self.sink_len\n")
+
+RUNNER = ("from vllm.block_table import BlockTable\n"
+          "\n"
+          "\n"
+          "def make():\n"
+          "    table = BlockTable(16, 4, sink_len=2)\n"
+          "    return table.sink_slots()\n")
+
+
+def _patch_class_errors(tmp_path, framework=FRAMEWORK, patch=PATCH) -> list[str]:
+    client = {"plug/__init__.py": "", "plug/core.py": framework, "plug/patch_bt.py": patch, "plug/runner.py": RUNNER}
+    return _errors(scan_trees(tmp_path, BLOCK_VLLM, client))
+
+
+def test_members_a_patch_class_lists_are_set_on_the_target(tmp_path):
+    assert _patch_class_errors(tmp_path) == []
+
+
+def test_twin_a_replacement_that_rejects_the_keyword_too(tmp_path):
+    patch = PATCH.replace("max_num_reqs, sink_len=0", "max_num_reqs").replace("self.sink_len = sink_len", "pass")
+    assert _patch_class_errors(tmp_path, patch=patch) == ["DC003 plug/runner.py 5"]
+
+
+def test_twin_a_list_naming_a_member_the_class_lacks_is_no_patch(tmp_path):
+    patch = PATCH.replace("'sink_slots']", "'sink_slots', 'gone']")
+    assert _patch_class_errors(tmp_path, patch=patch) == ["DC003 plug/runner.py 5", "DC006 plug/runner.py 6"]
+
+
+def test_twin_no_loop_sets_the_listed_names(tmp_path):
+    framework = FRAMEWORK.replace("for name in cls._attr_names_to_apply:", "for name in ():")
+    assert _patch_class_errors(tmp_path, framework=framework) == ["DC003 plug/runner.py 5", "DC006 plug/runner.py 6"]
+
+
+def test_twin_a_decorator_handed_no_vllm_class(tmp_path):
+    patch = PATCH.replace("@register_patch('BlockTablePatch', BlockTable)", "@register_patch('BlockTablePatch', 'BlockTable')")
+    assert _patch_class_errors(tmp_path, patch=patch) == ["DC003 plug/runner.py 5", "DC006 plug/runner.py 6"]
