@@ -9,7 +9,7 @@ import ast
 import builtins
 import re
 
-from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.astnodes import dotted_name, nodes_of, walk
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown
@@ -329,14 +329,69 @@ class ClassLookup:
         if target.func is None or target.module is None:
             return frozenset()
         out: set[str] = set()
-        for deco in target.func.decorators:
-            if deco in _PLAIN_DECORATORS:
-                continue
-            found = self.resolve_in_scope(target.module, deco)
-            node = self.function_node(found) if isinstance(found, Resolved) and found.func is not None else None
+        for found in self._decorator_functions(target.module, target.func.decorators):
+            node = self.function_node(found)
             if node is not None:
                 out |= _forwarding_wrapper_keywords(node)
         return frozenset(out)
+
+    def _decorator_functions(self, module, decorators) -> list[Resolved]:
+        """The functions of the tree that decorators name (past those known to keep the signature)."""
+        found = [self.resolve_in_scope(module, deco) for deco in decorators if deco not in _PLAIN_DECORATORS]
+        return [f for f in found if isinstance(f, Resolved) and f.func is not None]
+
+    def init_wrapper_defaults(self, c: Resolved) -> frozenset[str]:
+        """Parameters a class decorator's replacement `__init__` takes itself with a default (`@support_torch_compile`
+        sets `cls.__init__` to `def __init__(self, *, vllm_config=None, prefix="", **kwargs)`, which fills in the
+        current config and hands it to the class's own `__init__`): a call that leaves them out is no missing
+        argument (ZU). Followed from the decorator through the helpers it returns the class through, a few deep."""
+        if c.module is None or c.cls is None:
+            return frozenset()
+        out: set[str] = set()
+        for found in self._decorator_functions(c.module, c.cls.decorators):
+            out |= self._replaced_init_defaults(found, 0)
+        return frozenset(out)
+
+    def _replaced_init_defaults(self, fn: Resolved, depth: int) -> set[str]:
+        node = self.function_node(fn) if depth < 4 and fn.module is not None else None
+        if node is None:
+            return set()
+        nested = {n.name: n for n in walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not node}
+        params = node.args.posonlyargs + node.args.args
+        if params and "__init__" in fn.func.decorator_sets:
+            for stmt in walk(node):  # `cls.__init__ = __init__`, the nested def it assigns
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id in nested and any(
+                        isinstance(t, ast.Attribute) and t.attr == "__init__" and isinstance(t.value, ast.Name)
+                        and t.value.id == params[0].arg for t in stmt.targets):
+                    wrapper = nested[stmt.value.id].args
+                    named = wrapper.posonlyargs + wrapper.args
+                    positional = list(zip(named[len(named) - len(wrapper.defaults):], wrapper.defaults))
+                    keyword = [(a, d) for a, d in zip(wrapper.kwonlyargs, wrapper.kw_defaults) if d is not None]
+                    return {a.arg for a, _d in positional + keyword}
+            return set()
+        out: set[str] = set()
+        for stmt in walk(node):  # `return helper(cls)`, `return cls_decorator_helper(cls)` (a nested def), or the
+            # nested decorator itself (`@support_torch_compile(dynamic_arg_dims=...)`): followed
+            if not (isinstance(stmt, ast.Return) and isinstance(stmt.value, (ast.Call, ast.Name))):
+                continue
+            name = stmt.value.id if isinstance(stmt.value, ast.Name) else dotted_name(stmt.value.func)
+            if name in nested:
+                out |= self._nested_returns(fn, nested[name], depth)
+            elif name:
+                found = self.resolve_in_scope(fn.module, name)
+                if isinstance(found, Resolved) and found.func is not None:
+                    out |= self._replaced_init_defaults(found, depth + 1)
+        return out
+
+    def _nested_returns(self, fn: Resolved, inner: ast.FunctionDef | ast.AsyncFunctionDef, depth: int) -> set[str]:
+        """A nested helper's `return other(cls, ...)`: what `other`, a module-level function, replaces."""
+        out: set[str] = set()
+        for stmt in walk(inner):
+            name = dotted_name(stmt.value.func) if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call) else None
+            found = self.resolve_in_scope(fn.module, name) if name else None
+            if isinstance(found, Resolved) and found.func is not None:
+                out |= self._replaced_init_defaults(found, depth + 1)
+        return out
 
     def _ctypes_field(self, order: list[Resolved], name: str) -> bool:
         """A `ctypes.Structure` / `Union` makes an attribute of every name its `_fields_` lists (`_fields_ =

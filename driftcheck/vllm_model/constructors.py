@@ -125,7 +125,9 @@ class Constructors:
                 fn = ci.methods["__init__"]
                 sig = fn.signature.without_first()
                 sig.path = c.path
-                return sig
+                # a class decorator's replacement `__init__` that fills these in itself (ZU), on this class or above
+                supplied = set().union(*(self.init_wrapper_defaults(k) for k in order[:order.index(c) + 1]))
+                return sig.with_defaults(supplied) if supplied else sig
             if self.is_dataclass_like(c) or self._is_attrs(c):
                 if self._unread_base(externals):
                     return None  # fields inherited from a base we do not read (cutlass's NamedBarrier) are unknown

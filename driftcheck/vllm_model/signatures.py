@@ -8,7 +8,7 @@ and carries the file and line of each parameter so a finding can point at the ex
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from driftcheck.astnodes import source_text
 
@@ -37,6 +37,12 @@ class Signature:
         params = list(self.params)
         if params and params[0].kind in (POSONLY, POS):
             params = params[1:]
+        return Signature(params, self.path, self.line, self.origin)
+
+    def with_defaults(self, names) -> "Signature":
+        """The signature with the parameters named in `names` optional (a wrapper supplies them when left out)."""
+        params = [replace(p, has_default=True) if p.name in names and p.kind not in (VARARG, VARKW) else p
+                  for p in self.params]
         return Signature(params, self.path, self.line, self.origin)
 
     def with_keywords(self, names) -> "Signature":

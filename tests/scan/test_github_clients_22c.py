@@ -19,6 +19,13 @@ target (`BlockTable.__init__ = BlockTablePatch.__init__`): the replacement's sig
 errors on omni-npu's `BlockTable(...)`, `InputBatch(...)`, `MultiGroupBlockTable(...)`), and a listed method is the
 target's member. The twins: a replacement that rejects the keyword too, a list naming a member the class lacks, no
 loop in the client that sets the listed names, a decorator handed no vLLM class: the errors stay.
+
+ZU: vLLM's `@support_torch_compile` replaces the class's `__init__` with `def __init__(self, *, vllm_config=None,
+prefix="", **kwargs)`, which fills in the current config and hands it to the class's own `__init__`: omni-npu's
+`OpenPanguModel(VllmOpenPanguModel)` calling `super().__init__()` with no arguments runs (1 false DC005 error). The
+parameters such a replacement takes itself with a default are optional in the constructor's signature, followed from
+the decorator through the helpers that return the class (a nested one too, and the decorator's call form). The twins:
+a replacement without the default, and a decorator that does not replace `__init__`, leave the call an error.
 """
 
 from __future__ import annotations
@@ -199,3 +206,73 @@ def test_twin_no_loop_sets_the_listed_names(tmp_path):
 def test_twin_a_decorator_handed_no_vllm_class(tmp_path):
     patch = PATCH.replace("@register_patch('BlockTablePatch', BlockTable)", "@register_patch('BlockTablePatch', 'BlockTable')")
     assert _patch_class_errors(tmp_path, patch=patch) == ["DC003 plug/runner.py 5", "DC006 plug/runner.py 6"]
+
+
+def _compile_vllm(replaces: bool = True) -> dict[str, str]:
+    assign = "    cls.__init__ = __init__\n" if replaces else ""
+    return {
+        "vllm/__init__.py": "",
+        "vllm/config.py": ("class VllmConfig:\n    hidden = 8\n\n\n"
+                           "def get_current_vllm_config():\n    return VllmConfig()\n"),
+        "vllm/decorators.py": ("from vllm.config import get_current_vllm_config\n"
+                               "\n"
+                               "\n"
+                               "def support_torch_compile(cls=None, *, dynamic_arg_dims=None):\n"
+                               "    def cls_decorator_helper(cls):\n"
+                               "        return _support_torch_compile(cls, dynamic_arg_dims)\n"
+                               "\n"
+                               "    if cls is not None:\n"
+                               "        return cls_decorator_helper(cls)\n"
+                               "    return cls_decorator_helper\n"
+                               "\n"
+                               "\n"
+                               "def _support_torch_compile(cls, dynamic_arg_dims):\n"
+                               "    old_init = cls.__init__\n"
+                               "\n"
+                               "    def __init__(self, *, vllm_config=None, prefix='', **kwargs):\n"
+                               "        old_init(self, vllm_config=vllm_config or get_current_vllm_config(), prefix=prefix)\n"
+                               "\n"
+                               + assign +
+                               "    return cls\n"),
+        "vllm/models.py": ("from vllm.decorators import support_torch_compile\n"
+                           "\n"
+                           "\n"
+                           "@support_torch_compile\n"
+                           "class Plain:\n"
+                           "    def __init__(self, *, vllm_config, prefix=''):\n"
+                           "        self.hidden = vllm_config.hidden\n"
+                           "\n"
+                           "\n"
+                           "@support_torch_compile(dynamic_arg_dims={'x': 0})\n"
+                           "class Called:\n"
+                           "    def __init__(self, *, vllm_config, prefix=''):\n"
+                           "        self.hidden = vllm_config.hidden\n"),
+    }
+
+
+SUBCLASSES = {"plug/__init__.py": "",
+              "plug/models.py": ("from vllm.models import Called, Plain\n"
+                                 "\n"
+                                 "\n"
+                                 "class MyPlain(Plain):\n"
+                                 "    def __init__(self, *, vllm_config, prefix=''):\n"
+                                 "        super().__init__()\n"
+                                 "\n"
+                                 "\n"
+                                 "def build():\n"
+                                 "    return Called(prefix='m')\n")}
+
+
+def test_a_parameter_the_decorator_replacement_defaults_is_optional(tmp_path):
+    assert _errors(scan_trees(tmp_path, _compile_vllm(), SUBCLASSES)) == []
+
+
+def test_twin_a_replacement_without_the_default(tmp_path):
+    vllm = _compile_vllm()
+    vllm["vllm/decorators.py"] = vllm["vllm/decorators.py"].replace("*, vllm_config=None,", "*, vllm_config,")
+    assert _errors(scan_trees(tmp_path, vllm, SUBCLASSES)) == ["DC005 plug/models.py 10", "DC005 plug/models.py 6"]
+
+
+def test_twin_a_decorator_that_does_not_replace_init(tmp_path):
+    result = scan_trees(tmp_path, _compile_vllm(replaces=False), SUBCLASSES)
+    assert _errors(result) == ["DC005 plug/models.py 10", "DC005 plug/models.py 6"]
