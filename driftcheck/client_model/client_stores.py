@@ -8,7 +8,7 @@ from driftcheck.astnodes import attribute_stores, nodes_of
 from driftcheck.client_model.uses import AttrUse, Usage
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.bodies import enclosing_function
-from driftcheck.vllm_model.resolved import External, Missing, Resolved, Unknown
+from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Unknown
 
 
 def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
@@ -19,7 +19,9 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
     `prefill.req_to_token` in the backend that reads it). An assignment on some unrelated object hides nothing."""
     typed: dict[str, list[tuple[Resolved, str]]] = {}  # attribute -> (class of the receiver, where) of each store
     for use in usage.attrs:
-        if use.store and isinstance(use.result, Missing):
+        # a store of a member only some subclass of the receiver's class defines (`self.old_quant_method.fused_experts
+        # = ...` on a `FusedMoEMethodBase` where only `FusedMoEModularMethod` has it) sets it on that object too (ZV)
+        if use.store and isinstance(use.result, (Missing, InSubclass)):
             typed.setdefault(use.attr, []).append((use.owner, f"{use.loc.path}:{use.loc.line}"))
     for owner, attr, where in usage.union_stores:  # a receiver annotated `A | B` is one of them
         typed.setdefault(attr, []).append((owner, where))

@@ -26,6 +26,13 @@ prefix="", **kwargs)`, which fills in the current config and hands it to the cla
 parameters such a replacement takes itself with a default are optional in the constructor's signature, followed from
 the decorator through the helpers that return the class (a nested one too, and the decorator's call form). The twins:
 a replacement without the default, and a decorator that does not replace `__init__`, leave the call an error.
+
+ZV: a store of a member that only a subclass of the receiver's class defines (`self.old_quant_method.fused_experts =
+self.fused_experts` in omni-npu's `FusedMoEModularMethod` subclass, where `old_quant_method` is a `FusedMoEMethodBase`
+and only `FusedMoEModularMethod` has `fused_experts`) sets it on that object, as a store of a member no class has
+does: a read of it on a subclass of the receiver's class (omni-npu's int8 MoE method, 2 false DC006 errors) is the
+client's own member. The twins: a store of another name, and a store on an object of an unrelated class, leave the read
+an error.
 """
 
 from __future__ import annotations
@@ -276,3 +283,55 @@ def test_twin_a_replacement_without_the_default(tmp_path):
 def test_twin_a_decorator_that_does_not_replace_init(tmp_path):
     result = scan_trees(tmp_path, _compile_vllm(replaces=False), SUBCLASSES)
     assert _errors(result) == ["DC005 plug/models.py 10", "DC005 plug/models.py 6"]
+
+
+MOE_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/moe.py": ("class FusedMoEMethodBase:\n"
+                    "    pass\n"
+                    "\n"
+                    "\n"
+                    "class Int8MoEMethod(FusedMoEMethodBase):\n"
+                    "    pass\n"
+                    "\n"
+                    "\n"
+                    "class FusedMoEModularMethod(FusedMoEMethodBase):\n"
+                    "    def __init__(self, old_quant_method: FusedMoEMethodBase, experts):\n"
+                    "        self.fused_experts = experts\n"
+                    "        self.old_quant_method = old_quant_method\n"
+                    "\n"
+                    "\n"
+                    "class Other:\n"
+                    "    pass\n"),
+}
+
+
+def _moe_client(store: str) -> dict[str, str]:
+    return {"plug/__init__.py": "",
+            "plug/layer.py": ("from vllm.moe import FusedMoEModularMethod, Other\n"
+                              "\n"
+                              "\n"
+                              "class NPUModular(FusedMoEModularMethod):\n"
+                              "    def __init__(self, old_quant_method, experts):\n"
+                              "        super().__init__(old_quant_method, experts)\n"
+                              "        self.other = Other()\n"
+                              f"        {store} = self.fused_experts\n"),
+            "plug/quant.py": ("from vllm.moe import Int8MoEMethod\n"
+                              "\n"
+                              "\n"
+                              "class NPUInt8(Int8MoEMethod):\n"
+                              "    def apply(self, x):\n"
+                              "        return self.fused_experts(x)\n")}
+
+
+def test_a_member_only_a_subclass_defines_stored_on_the_base_typed_object(tmp_path):
+    assert _errors(scan_trees(tmp_path, MOE_VLLM, _moe_client("self.old_quant_method.fused_experts"))) == []
+
+
+def test_twin_a_store_of_another_name(tmp_path):
+    result = scan_trees(tmp_path, MOE_VLLM, _moe_client("self.old_quant_method.experts"))
+    assert _errors(result) == ["DC006 plug/quant.py 6"]
+
+
+def test_twin_a_store_on_an_unrelated_class(tmp_path):
+    assert _errors(scan_trees(tmp_path, MOE_VLLM, _moe_client("self.other.fused_experts"))) == ["DC006 plug/quant.py 6"]
