@@ -20,6 +20,7 @@ from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknow
 from driftcheck.astnodes import first_line, nodes_of, walk
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
+from driftcheck.client_model.source_diffs import added_members
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 # No codemod: "similar" names are a hint, not a rename the target proves (DC008, which compares with the
@@ -301,6 +302,22 @@ def _blocks_holding(tree: ast.AST, stmt: ast.stmt) -> list[list[ast.stmt]]:
             for block in [getattr(node, field, None)] if isinstance(block, list) and any(s is stmt for s in block)]
 
 
+def _diff_adds_member(ctx: ScanContext, use) -> str | None:
+    """The client ships a diff for vLLM's source that applies to this release (alone or after others of its series)
+    and adds the member to the class or one of its bases (source_diffs.added_members, ZW): it exists where the diff
+    was applied, which cannot be known."""
+    added = added_members(ctx.client.tree, ctx.api.tree)
+    if not added:
+        return None
+    for c in ctx.api.mro(use.owner)[0]:
+        diff = added.get((c.path, c.cls.name, use.attr)) if c.cls is not None and c.path else None
+        if diff is not None:
+            return (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, but the client "
+                    f"ships a patch for vLLM's own source ({diff}) that adds it to `{c.cls.name}` in {c.path} and "
+                    "applies to this release; whether it was applied cannot be known")
+    return None
+
+
 def check(ctx: ScanContext):
     seen_unknown: set[str] = set()
     mismatched = _mismatched_annotations(ctx)
@@ -343,6 +360,10 @@ def check(ctx: ScanContext):
                        "creates a new attribute that vLLM never reads.")
             severity = "warning"
         else:
+            patched = _diff_adds_member(ctx, use)
+            if patched is not None:
+                yield ctx.unknown(RULE, patched, use.loc, symbol)
+                continue
             message = f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: AttributeError when this line runs."
             severity = None
             asserted = _asserted_before(use)

@@ -75,18 +75,47 @@ def _contains(lines: list[str], block: list[str]) -> bool:
     return False
 
 
-def _applies(vllm: SourceTree, sections) -> bool:
-    for path, hunks in sections:
-        if not vllm.is_file(path):
-            return False
+def _series(client: SourceTree, vllm: SourceTree) -> list[tuple[str, list, str]]:
+    """(diff, its sections, its text) for each of the client's diffs that may apply to this release: one that applies
+    alone (every file it changes is in the release, every hunk's old side found there, in order), or one of a series an
+    install script applies in order (`git apply a.patch b.patch`, b's context holding lines a adds; ZW) whose files are
+    all in the release and each of whose old-side lines is a line of the release's file or one another diff of the
+    client adds to that file. A diff for another release's files never applies."""
+    diffs = []
+    for rel in sorted({rel for suffix in _SUFFIXES for rel in client.iter_files(suffix=suffix)}):
         try:
-            lines = [x.strip() for x in vllm.read_text(path).splitlines()]
+            text = client.read_text(rel)
         except SourceError:
-            return False
-        lines = [x for x in lines if x]
-        if not all(_contains(lines, old) for old, _new in hunks):
-            return False
-    return True
+            continue
+        sections = _sections(text)
+        if sections and all(p.endswith(".py") for p, _h in sections):
+            diffs.append((rel, sections, text))
+    texts: dict[str, list[str] | None] = {}
+
+    def lines_of(path: str) -> list[str] | None:
+        if path not in texts:
+            try:
+                texts[path] = [x for x in (y.strip() for y in vllm.read_text(path).splitlines()) if x] \
+                    if vllm.is_file(path) else None
+            except SourceError:
+                texts[path] = None
+        return texts[path]
+
+    adds = {rel: {(p, n.strip()) for p, hunks in sections for _old, new in hunks for n in new if n.strip()}
+            for rel, sections, _text in diffs}
+    out = []
+    for item in diffs:
+        rel, sections = item[0], item[1]
+        if any(lines_of(p) is None for p, _h in sections):
+            continue
+        if all(_contains(texts[p], old) for p, hunks in sections for old, _new in hunks):
+            out.append(item)
+            continue
+        others = set().union(*(a for r, a in adds.items() if r != rel))
+        if all(line in known or (p, line) in others for p, hunks in sections
+               for known in [set(texts[p])] for old, _new in hunks for line in old if line):
+            out.append(item)
+    return out
 
 
 def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str]]:
@@ -97,14 +126,7 @@ def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str
     if held is not None and held[0] is client and held[1] is vllm:
         return held[2]
     out: dict[str, dict[str, str]] = {}
-    diffs = sorted({rel for suffix in _SUFFIXES for rel in client.iter_files(suffix=suffix)})
-    for rel in diffs:
-        try:
-            sections = _sections(client.read_text(rel))
-        except SourceError:
-            continue
-        if not sections or not all(p.endswith(".py") for p, _h in sections) or not _applies(vllm, sections):
-            continue
+    for rel, sections, _text in _series(client, vllm):
         for path, hunks in sections:
             names = out.setdefault(path, {})
             for _old, new in hunks:
@@ -130,3 +152,57 @@ def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str
 def diff_may_define(client: SourceTree, vllm: SourceTree, vllm_path: str, name: str) -> str | None:
     """The client's diff (its path) that adds `name` to the release's file `vllm_path`, if one applies here."""
     return added_names(client, vllm).get(vllm_path, {}).get(name)
+
+
+_MEMBER_DEF = re.compile(r"^(\s+)(?:async\s+)?def\s+(\w+)")
+_MEMBER_FIELD = re.compile(r"^(\s+)(\w+)\s*(?::[^=]+)?=(?!=)")  # `    num_step: Optional[int] = 1` in a class body
+_SELF_STORE = re.compile(r"^\s+self\.(\w+)\s*(?::[^=]+)?=(?!=)")  # `        self.step_num = 1` in a method
+_CLASS = re.compile(r"^(\s*)class\s+(\w+)")
+_HEADING = re.compile(r"^@@ [^@]* @@\s?(.*)$")
+_member_memo: dict[tuple[int, int], tuple[SourceTree, SourceTree, dict[tuple[str, str, str], str]]] = {}
+
+
+def added_members(client: SourceTree, vllm: SourceTree) -> dict[tuple[str, str, str], str]:
+    """(vLLM file, class, member) -> the client's diff that adds that member to the class, for the diffs that apply to
+    this release, alone or in series (ZW): a method or a field its added lines define in the class body, or an
+    attribute a method of the class stores on `self`. The class is the one the hunk is in: the last `class` line of
+    its context or added lines, else the class git names in the hunk header (`@@ -151,3 +151,5 @@ class
+    SchedulerOutput:`)."""
+    key = (id(client), id(vllm))
+    held = _member_memo.get(key)
+    if held is not None and held[0] is client and held[1] is vllm:
+        return held[2]
+    out: dict[tuple[str, str, str], str] = {}
+    for rel, _sections_of, text in _series(client, vllm):
+        path, cls = "", None  # the file, and the (name, indentation) of the class the current line is in
+        for line in text.splitlines():
+            if line.startswith("+++ "):
+                path = line[4:].split("\t", 1)[0].strip()
+                path, cls = (path[2:] if path.startswith(("a/", "b/")) else path), None
+                continue
+            heading = _HEADING.match(line)
+            if heading:
+                found = _CLASS.match(heading.group(1))
+                cls = (found.group(2), len(found.group(1))) if found else None
+                continue
+            if line[:1] not in ("+", " "):
+                continue
+            body = line[1:]
+            found = _CLASS.match(body)
+            if found:
+                cls = (found.group(2), len(found.group(1)))
+                continue
+            if cls is not None and body.strip() and len(body) - len(body.lstrip()) <= cls[1]:
+                cls = None  # a line at the class's own indentation or less: out of its body
+            if cls is None or not line.startswith("+"):
+                continue
+            member = _MEMBER_DEF.match(body) or _MEMBER_FIELD.match(body)
+            if member and len(member.group(1)) == cls[1] + 4:
+                out.setdefault((path, cls[0], member.group(2)), rel)
+            stored = _SELF_STORE.match(body)
+            if stored:
+                out.setdefault((path, cls[0], stored.group(1)), rel)
+    if len(_member_memo) >= 8:
+        _member_memo.pop(next(iter(_member_memo)))
+    _member_memo[key] = (client, vllm, out)
+    return out

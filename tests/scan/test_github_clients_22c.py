@@ -33,6 +33,13 @@ and only `FusedMoEModularMethod` has `fused_experts`) sets it on that object, as
 does: a read of it on a subclass of the receiver's class (omni-npu's int8 MoE method, 2 false DC006 errors) is the
 client's own member. The twins: a store of another name, and a store on an object of an unrelated class, leave the read
 an error.
+
+ZW: a class member a diff the client ships for vLLM's source adds (`num_step: Optional[int] = 1` in `SchedulerOutput`,
+omni-infer's async_schedule_multi_step.patch), where the diff applies only after earlier diffs of the series its install
+script applies in order: the diffs are applied as a series (a fixed point in name order), and the members a hunk adds
+to a class (its fields, methods, and what its methods store on `self`) may exist: DC006 says unknown (1 false error).
+The twins: the same diff without the one that makes its context, and a diff adding the member to another class, leave
+the read an error.
 """
 
 from __future__ import annotations
@@ -335,3 +342,55 @@ def test_twin_a_store_of_another_name(tmp_path):
 
 def test_twin_a_store_on_an_unrelated_class(tmp_path):
     assert _errors(scan_trees(tmp_path, MOE_VLLM, _moe_client("self.other.fused_experts"))) == ["DC006 plug/quant.py 6"]
+
+
+OUTPUT_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/output.py": ("from dataclasses import dataclass\n"
+                       "\n"
+                       "\n"
+                       "@dataclass\n"
+                       "class SchedulerOutput:\n"
+                       "    total_tokens: int = 0\n"
+                       "\n"
+                       "    # KV Cache Connector metadata.\n"
+                       "    kv_connector_metadata: object = None\n"
+                       "\n"
+                       "\n"
+                       "class Other:\n"
+                       "    pass\n"),
+}
+
+FIRST = ("--- a/vllm/output.py\n+++ b/vllm/output.py\n@@ -5,2 +5,3 @@ from dataclasses import dataclass\n"
+         " class SchedulerOutput:\n     total_tokens: int = 0\n+    finished_ids: object = None\n")
+SECOND = ("--- a/vllm/output.py\n+++ b/vllm/output.py\n@@ -7,2 +7,3 @@ class SchedulerOutput:\n"
+          "     finished_ids: object = None\n+    num_step: int = 1\n     # KV Cache Connector metadata.\n")
+READER = ("from vllm.output import SchedulerOutput\n"
+          "\n"
+          "\n"
+          "def steps(out: SchedulerOutput):\n"
+          "    return out.num_step\n")
+
+
+def _series_scan(tmp_path, patches: dict[str, str]):
+    client = {"pkg/__init__.py": "", "pkg/runner.py": READER, **{f"pkg/patches/{k}": v for k, v in patches.items()}}
+    result = scan_trees(tmp_path, OUTPUT_VLLM, client)
+    return _errors(result), [u.message for u in result.unknown if u.rule == "DC006"]
+
+
+def test_a_member_a_diff_adds_after_an_earlier_diff_of_the_series_may_exist(tmp_path):
+    errors, unknown = _series_scan(tmp_path, {"1_first.patch": FIRST, "2_second.patch": SECOND})
+    assert errors == []
+    assert len(unknown) == 1 and "pkg/patches/2_second.patch" in unknown[0] and "`SchedulerOutput`" in unknown[0]
+
+
+def test_twin_the_diff_without_the_one_that_makes_its_context(tmp_path):
+    errors, unknown = _series_scan(tmp_path, {"2_second.patch": SECOND})
+    assert errors == ["DC006 pkg/runner.py 5"] and unknown == []
+
+
+def test_twin_a_diff_adding_the_member_to_another_class(tmp_path):
+    other = ("--- a/vllm/output.py\n+++ b/vllm/output.py\n@@ -12,2 +12,3 @@\n"
+             " class Other:\n+    num_step: int = 1\n     pass\n")
+    errors, unknown = _series_scan(tmp_path, {"1_other.patch": other})
+    assert errors == ["DC006 pkg/runner.py 5"] and unknown == []

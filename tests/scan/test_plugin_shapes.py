@@ -30,7 +30,7 @@ scanned against themselves (the self-scan oracle, batch 21b, docs/triage/2026-12
 docs/triage/2026-12-05-unseen-clients-21a.md; a guard: the names vLLM's own globals() uses write exist), YA_ to YF_ from the
 audit of unknowns (batch 21c, docs/triage/2026-12-05-unknowns-21c.md), ZA_ from chattts 0.2.5 (batch 22a,
 docs/triage/2026-12-05-unseen-plugins-22a.md), ZI_ to ZK_ from uc-manager-cann900-a3 0.9.0rc3 and tokenspeed-smg (batch 22b,
-docs/triage/2026-12-05-unseen-plugins-22b.md), ZR_ to ZV_ from omni-npu (2829161) and ZW_ (open) from omni-infer
+docs/triage/2026-12-05-unseen-plugins-22b.md), ZR_ to ZV_ from omni-npu (2829161) and ZW_ from omni-infer
 (c8bc2bb) taken from GitHub (batch 22c, docs/triage/2026-12-05-github-clients-22c.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
@@ -58,7 +58,6 @@ OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
-    "ZW_member_a_shipped_source_patch_adds_after_an_earlier_patch_of_the_series": "a class member a shipped diff for vLLM's source adds, where the diff applies only after an earlier diff of the client's series (source_diffs.py reads each diff alone, and module-level names only)",
     "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
 }
 
