@@ -16,6 +16,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import External, Resolved
+from driftcheck.vllm_model.same_named import same_named_modules
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
 
@@ -27,28 +28,6 @@ def _nearest_package(ctx: ScanContext, module: str) -> tuple[str, str]:
         if found:
             return ".".join(parts[:i]), found[0]
     return "", ""
-
-
-def same_named_modules(ctx: ScanContext, module: str) -> list[str]:
-    """vLLM's modules named like `module`'s last part, the closest first: most trailing parts in common
-    (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not `vllm.benchmarks.datasets.utils`),
-    then most parent parts in common (`vllm.entrypoints.openai.protocol` -> `vllm.entrypoints.openai.chat_completion
-    .protocol`), then the tree's order."""
-    leaf = module.rsplit(".", 1)[-1]
-    parts = module.split(".")
-    out = []
-    for rel in ctx.api.tree.iter_files(ctx.api.package):
-        if rel.endswith(f"/{leaf}.py") or rel.endswith(f"/{leaf}/__init__.py"):
-            out.append(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
-
-    def closeness(name: str) -> tuple[int, int]:
-        theirs = name.split(".")
-        tail = 0
-        while tail < min(len(theirs), len(parts)) and theirs[-1 - tail] == parts[-1 - tail]:
-            tail += 1
-        return -tail, -len(set(theirs[:-1]) & set(parts[:-1]))
-
-    return sorted(out, key=closeness)
 
 
 def _has_names(ctx: ScanContext, module: str, names: frozenset[str]) -> bool:
@@ -117,7 +96,7 @@ def check(ctx: ScanContext):
             continue
         seen.add(key)
         parent, parent_path = _nearest_package(ctx, imp.module)
-        same_named = same_named_modules(ctx, imp.module)
+        same_named = same_named_modules(ctx.api, imp.module)
         # the message names a new home only where every imported name is (`from M import Attention` is not sent to a
         # `vllm.config.attention` without `Attention`: TA); `move-import` still starts from the closest module of that
         # name and moves each name only to a module that has it (its own per-name check: SB)

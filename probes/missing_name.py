@@ -12,6 +12,7 @@ from __future__ import annotations
 from driftcheck.client_model.overlay import copy_may_define
 from driftcheck.client_model.source_diffs import diff_may_define
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
+from driftcheck.vllm_model.same_named import same_named_modules
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
@@ -29,11 +30,9 @@ def _submodule_elsewhere(ctx: ScanContext, mod, module: str, name: str) -> str |
     """`from vllm.entrypoints.openai import cli_args` where that package no longer has the submodule: the closest
     module of that name elsewhere (0.32.0: `vllm.entrypoints.launchers.cli_args`), as DC001 names a moved module. A
     hint only, with no fix: what the client reads from the module may not be in the new one."""
-    from driftcheck.probes.missing_module import same_named_modules
-
     if not mod.is_package:
         return None
-    found = same_named_modules(ctx, f"{module}.{name}")
+    found = same_named_modules(ctx.api, f"{module}.{name}")
     return found[0] if found else None
 
 

@@ -1,0 +1,27 @@
+"""vLLM's modules named like a given module, the closest first: where a module (or a submodule imported from its
+old package) went. DC001 names them for a missing module, DC002 for a submodule its package no longer has; the
+move-import fix acts on the first."""
+
+from __future__ import annotations
+
+
+def same_named_modules(api, module: str) -> list[str]:
+    """vLLM's modules named like `module`'s last part, the closest first: most trailing parts in common
+    (`vllm.entrypoints.openai.tool_parsers.utils` -> `vllm.tool_parsers.utils`, not `vllm.benchmarks.datasets.utils`),
+    then most parent parts in common (`vllm.entrypoints.openai.protocol` -> `vllm.entrypoints.openai.chat_completion
+    .protocol`), then the tree's order."""
+    leaf = module.rsplit(".", 1)[-1]
+    parts = module.split(".")
+    out = []
+    for rel in api.tree.iter_files(api.package):
+        if rel.endswith(f"/{leaf}.py") or rel.endswith(f"/{leaf}/__init__.py"):
+            out.append(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
+
+    def closeness(name: str) -> tuple[int, int]:
+        theirs = name.split(".")
+        tail = 0
+        while tail < min(len(theirs), len(parts)) and theirs[-1 - tail] == parts[-1 - tail]:
+            tail += 1
+        return -tail, -len(set(theirs[:-1]) & set(parts[:-1]))
+
+    return sorted(out, key=closeness)
