@@ -8,6 +8,7 @@ outside the sources read may still have it. Nothing is imported.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import sys
 import sysconfig
@@ -70,8 +71,6 @@ def _base_qualname(module: str, expr: ast.expr) -> str | None:
                     return ".".join([alias.name, *parts[1:]])
     if len(parts) != 1:
         return None
-    import builtins
-
     local = any(isinstance(n, ast.ClassDef) and n.name == parts[0] for n in (tree.body if tree is not None else ()))
     return f"builtins.{parts[0]}" if not local and isinstance(getattr(builtins, parts[0], None), type) else f"{module}.{parts[0]}"
 
@@ -102,8 +101,6 @@ def stdlib_members(qualname: str, _depth: int = 0) -> frozenset[str]:
     module, _, name = qualname.rpartition(".")
     found = _class_and_scope(module, name, 0) if module and _depth <= _MAX_DEPTH else None
     if found is None:
-        import builtins
-
         value = getattr(builtins, name, None) if module == "builtins" else None
         return frozenset(dir(value)) if isinstance(value, type) else frozenset()
     node, scope = found
