@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import dotted_name, nodes_of, within
 from driftcheck.client_model.client import kept_on
 
 
@@ -29,11 +29,16 @@ def applied_lists(usage) -> frozenset[str]:
     def build() -> frozenset[str]:
         out: set[str] = set()
         for file in usage.files:
+            # the file's `setattr(_, name, _)` calls first, from its node buckets: walking every loop's body (nested
+            # loops again and again) cost a whole-platform client a second
+            setters = [n for n in nodes_of(file.tree, ast.Call) if dotted_name(n.func) == "setattr" and len(n.args) == 3
+                       and isinstance(n.args[1], ast.Name)]
+            if not setters:
+                continue
             for loop in nodes_of(file.tree, ast.For):
                 if not (isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Attribute)):
                     continue
-                if any(isinstance(n, ast.Call) and dotted_name(n.func) == "setattr" and len(n.args) == 3
-                       and isinstance(n.args[1], ast.Name) and n.args[1].id == loop.target.id for n in walk(loop)):
+                if any(n.args[1].id == loop.target.id for n in within(setters, loop)):
                     out.add(loop.iter.attr)
         return frozenset(out)
     return kept_on(usage, "_applied_name_lists", usage.files, build)
