@@ -8,6 +8,7 @@ whole-platform client affordable.
 from __future__ import annotations
 
 import ast
+import bisect
 import weakref
 from collections import defaultdict
 
@@ -134,6 +135,24 @@ def attribute_stores(tree: ast.AST) -> list[tuple[ast.Attribute, int]]:
     for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
         for target in assignment_targets(node):
             out += [(t, node.lineno) for t in _stored_attributes(target)]
+    return out
+
+
+_STORES_BY_LINE: "weakref.WeakKeyDictionary[ast.AST, tuple[list[int], list]]" = weakref.WeakKeyDictionary()
+
+
+def attribute_stores_within(root: ast.AST, node: ast.AST) -> list[tuple[ast.Attribute, int]]:
+    """`attribute_stores(node)` for a function or class inside `root`, from `root`'s buckets by line: asking it of
+    each method of each class walked every method once more (their order may differ; callers read a set)."""
+    found = _STORES_BY_LINE.get(root)
+    if found is None:
+        stores = sorted(nodes_of(root, ast.Assign, ast.AugAssign, ast.AnnAssign), key=lambda n: n.lineno)
+        found = _STORES_BY_LINE[root] = ([n.lineno for n in stores], stores)
+    lines, stores = found
+    out: list[tuple[ast.Attribute, int]] = []
+    for stmt in stores[bisect.bisect_left(lines, first_line(node)):bisect.bisect_right(lines, node.end_lineno or node.lineno)]:
+        for target in assignment_targets(stmt):
+            out += [(t, stmt.lineno) for t in _stored_attributes(target)]
     return out
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, within
+from driftcheck.astnodes import attribute_stores_within, dotted_name, nodes_of, within
 from driftcheck.client_model.client import kept_on
 from driftcheck.client_model.inference import ClassRef, ClientFunc, FuncRef, base_name
 from driftcheck.vllm_model.class_summary import flatten_class_body
@@ -56,8 +56,10 @@ class StandIns:
                         for value in self._union_members(note):
                             for label, node in made:
                                 self._stand_in(label, value.cls, node)
-        for node in nodes_of(self.file.tree, ast.Call):
-            copy = self._client_built(node)
+        calls = nodes_of(self.file.tree, ast.Call)
+        built_by = {id(node): self._client_built(node) for node in calls}  # each call once, though it is an argument too
+        for node in calls:
+            copy = built_by[id(node)]
             for cls in self._vllm_namesakes(copy) if copy else ():
                 self._stand_in(copy, cls, node, f"{self.file.rel}:{node.lineno} builds it, a class of the client's that "
                                f"bears the name of vLLM's `{cls.qualname}`")
@@ -65,7 +67,7 @@ class StandIns:
             for key, arg in args:
                 if isinstance(arg, ast.Starred):
                     break
-                label = self._client_built(arg)
+                label = built_by.get(id(arg))
                 for cls in self._parameter_classes(node, key) if label else ():
                     self._stand_in(label, cls, node)
 
@@ -78,11 +80,26 @@ class StandIns:
 
     def _client_class_info(self, label: str) -> tuple[set[str], list[str], object, ast.ClassDef] | None:
         """A client class by label, in any client module (also one that imports no vLLM, read on demand): its members
-        (body names and `self.x` stores), its bases' labels, its file's path and its definition."""
+        (body names and `self.x` stores, and those the client class table holds when this file first asks), its
+        bases' labels, its file's path and its definition."""
         cache = self.__dict__.setdefault("_class_infos", {})
         if label in cache:
             return cache[label]
-        cache[label] = None
+        # what the class's tree says is the same for every file that asks: read once per client, not once per file
+        shapes = kept_on(self.usage, "_client_class_shapes", self.usage.files, dict)
+        if label not in shapes:
+            shapes[label] = self._class_shape(label)
+        shape = shapes[label]
+        if shape is None:
+            cache[label] = None
+            return None
+        members, bases, rel, cdef = shape
+        table = self.usage.client_class_table.get(label)
+        cache[label] = (members | table[0] if table is not None else set(members), bases, rel, cdef)
+        return cache[label]
+
+    def _class_shape(self, label: str) -> tuple[frozenset[str], list[str], str, ast.ClassDef] | None:
+        """A client class's members, bases' labels, path and definition as its module's tree gives them."""
         module, _, name = label.rpartition(".")
         file = self.usage.file_of_module(module)
         source = getattr(self, "client_source", None)
@@ -100,7 +117,7 @@ class StandIns:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 members.add(stmt.name)
                 params = stmt.args.posonlyargs + stmt.args.args if not isinstance(stmt, ast.ClassDef) else []
-                members |= {t.attr for t, _line in attribute_stores(stmt) if params
+                members |= {t.attr for t, _line in attribute_stores_within(tree, stmt) if params
                             and isinstance(t.value, ast.Name) and t.value.id == params[0].arg}
             elif isinstance(stmt, ast.Assign):
                 members.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
@@ -123,11 +140,7 @@ class StandIns:
                 bases.append(f"{module}.{dotted}")
             elif first in imported:
                 bases.append(imported[first] + (f".{rest}" if rest else ""))
-        table = self.usage.client_class_table.get(label)
-        if table is not None:
-            members |= table[0]
-        cache[label] = (members, bases, rel, cdef)
-        return cache[label]
+        return frozenset(members), bases, rel, cdef
 
     def _parameter_classes(self, call: ast.Call, key: int | str) -> list[Resolved]:
         """The vLLM classes the parameter a call's argument binds to is annotated with."""

@@ -305,14 +305,17 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary,
         preload.join(quiet=True)
         raise
     preload.join()  # before any fork: the workers inherit the text it read
-    dispatched = {**refused_modules(source.files, source, api.version, api.package),
-                  **dispatched_modules(source.files, source)}
-    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx, dispatched,
-               reached=reached_names(f.tree for f in source.files), replaced=replaced_elsewhere(source.files),
-               version_imports=imported_version_aliases(source.files, source))
-    order = [f.rel for f in source.files]
-    gdigest = global_digest(usage, source, order, run.dispatched, run.reached, run.replaced, api,
-                            run.version_imports) if cache is not None else ""
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx)
+    if jobs > 1 and len(source.files) >= MIN_FILES_FOR_POOL and _can_fork():
+        # a big client: the cross-file guards and the global digest on the second core while this one visits every
+        # file (every path visits them: the units, the whole-client rules); neither reads what the visits add
+        bar.update(description=f"{label}: visiting {len(source.files)} files")
+        with _forked_pool(run, 1) as pool:
+            pending = pool.apply_async(_cross_file_facts, (cache is not None,))
+            visit_all(run)
+            gdigest = _adopt(run, pending.get())
+    else:
+        gdigest = _adopt(run, _cross_file_facts(cache is not None, run))
     results: list[UnitResult | None] = [None] * len(source.files)
     keys: list[str] = []
     todo: list[int] = []
@@ -360,6 +363,28 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary,
             if not any(v.startswith("unavailable") for v in results[i].baselines.values()):
                 cache.put(keys[i], results[i])
     return [*results, *wholes], {"jobs": workers, "units_run": len(todo), "units_cached": len(source.files) - len(todo)}  # type: ignore[return-value]
+
+
+def _cross_file_facts(digest: bool, run: _Run | None = None) -> tuple:
+    """What one client file says of another (`_Run.dispatched`, `reached`, `replaced`, `version_imports`) and the
+    global digest of the unit cache's keys ("" without a cache): from the parsed files and the global phases only."""
+    run = run or _RUN
+    assert run is not None
+    api, source = run.api, run.source
+    dispatched = {**refused_modules(source.files, source, api.version, api.package),
+                  **dispatched_modules(source.files, source)}
+    reached = reached_names(f.tree for f in source.files)
+    replaced = replaced_elsewhere(source.files)
+    version_imports = imported_version_aliases(source.files, source)
+    gdigest = global_digest(run.usage, source, [f.rel for f in source.files], dispatched, reached, replaced, api,
+                            version_imports) if digest else ""
+    return dispatched, reached, replaced, version_imports, gdigest
+
+
+def _adopt(run: _Run, facts: tuple) -> str:
+    """Set `_cross_file_facts`' answers on `run`; the global digest."""
+    run.dispatched, run.reached, run.replaced, run.version_imports, gdigest = facts
+    return gdigest
 
 
 def _in_process(result: UnitResult) -> UnitResult:
