@@ -331,11 +331,19 @@ def source_from_survey(tree: SourceTree, label: str, prefixes: list[str] | None,
     view = client_view(tree, prefixes)
     files: list[ClientFile] = []
     unparsed: list[tuple[str, str]] = []
+    failed: ClientParseError | None = None
     for rel, data in found.importing:
         try:
             files.append(parse_client_file(view, rel, data))
         except NewerSyntax as exc:
             unparsed.append((rel, exc.message))
+        except ClientParseError as exc:
+            # one broken file (an old Python 2 script, a half-edited module) does not stop the check of the others, as
+            # a linter goes on past a file's syntax error; it is an unknown (exit 1), never a pass
+            unparsed.append((rel, exc.one_line()))
+            failed = failed or exc
+    if failed is not None and not files:
+        raise failed  # nothing left to check: the file's own error, one line, exit 2
     return ClientSource(tree=view, files=files, label=label, scanned=found.looked_at, skipped=found.skipped, unparsed=unparsed)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import zipfile
@@ -98,9 +99,25 @@ def test_version_fetch_without_network(tmp_path, client):
     ("from vllm.v1.request import Request\n\nprint 'hello'\n", "a Python 2 file?"),
 ])
 def test_client_file_that_does_not_parse(tmp_path, source, hint):
-    client = write_tree(tmp_path / "client", {"ok.py": "import vllm\n", "pkg/broken.py": source})
-    line = assert_usage_error(run_cli("scan", "--vllm", str(MINIVLLM), "--client", str(client)), "broken.py", hint)
-    assert "cannot parse" in line
+    """One broken file does not stop the check of the others (as a linter goes on past a syntax error): it is a
+    DC000 unknown naming the file, the line and the hint, and the scan fails (exit 1) unless unknowns are accepted."""
+    client = write_tree(tmp_path / "client", {"ok.py": "from vllm.v1.request import Requestt\n", "pkg/broken.py": source})
+    proc = run_cli("scan", "--vllm", str(MINIVLLM), "--client", str(client), "-f", "json")
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    report = json.loads(proc.stdout)
+    assert [f["symbol"] for f in report["findings"] if f["severity"] == "error"] == ["vllm.v1.request.Requestt"]
+    [unknown] = [u for u in report["unknown"] if u["rule"] == "DC000"]
+    assert "pkg/broken.py was not analysed" in unknown["message"] and "cannot parse" in unknown["message"]
+    assert hint in unknown["message"] and ":3:" in unknown["message"]
+    accepted = run_cli("scan", "--vllm", str(MINIVLLM), "--client", str(client), "--accept-unknown", "--fail-on", "never")
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_client_whose_every_vllm_file_does_not_parse(tmp_path):
+    client = write_tree(tmp_path / "client", {"a.py": "import vllm\ndef f(:\n", "b.py": "import vllm\nprint 'x'\n"})
+    line = assert_usage_error(run_cli("scan", "--vllm", str(MINIVLLM), "--client", str(client)), "a.py", "cannot parse")
+    assert "fix the syntax error" in line
 
 
 def test_broken_file_that_does_not_import_vllm_is_ignored(tmp_path):
