@@ -553,9 +553,11 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         if name:
             calls.setdefault(name, []).append(node.lineno)
     called = {id(n.func) for n in nodes_of(tree, ast.Call)}
+    handed: set[tuple[str, int]] = set()
     for node in nodes_of(tree, ast.Name):
         if isinstance(node.ctx, ast.Load) and id(node) not in called:
             calls.setdefault(node.id, []).append(node.lineno)  # handed out as a value
+            handed.add((node.id, node.lineno))
     module_level = {id(n) for n in getattr(tree, "body", [])}
     out: list[Guard] = []
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
@@ -564,7 +566,11 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         if fn.name.endswith("__") or not (fn.name.startswith("_") or public_here):
             continue  # only these have all their callers here (vLLM and other files call the rest)
         lines = [n for n in calls.get(fn.name, []) if not fn.lineno <= n <= (fn.end_lineno or fn.lineno)]
-        covering = [min((g for g in guards if g.start <= n <= g.end), key=lambda g: g.end - g.start, default=None) for n in lines]
+        # a function handed out inside a try (`try: register_op(op_func=_impl) except Exception: ...`) runs later,
+        # where whoever calls it calls it: the try caught only what the hand-out itself raised
+        covering = [min((g for g in guards if g.start <= n <= g.end
+                         and not ((fn.name, n) in handed and g.kind == "try")),
+                        key=lambda g: g.end - g.start, default=None) for n in lines]
         if not lines or any(g is None for g in covering) or not fn.body:
             continue
         first = covering[0]
