@@ -44,6 +44,7 @@ class Guard:
     # raise in the package `__init__` that refuses the target
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
     body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
+    handed_out: bool = False  # `via` hands the function out as a value (`op_func=_impl`) rather than calling it
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -91,7 +92,8 @@ class Guard:
             return self.where  # an import-time `assert hasattr(...)` (asserted_probes)
         if self.via:
             inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names)
-            return f"in a function called only from line {self.via}, which is {inner.describe()}"
+            used = "handed out only at" if self.handed_out else "called only from"
+            return f"in a function {used} line {self.via}, which is {inner.describe()}"
         names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
         if self.kind == "try":
             return f"inside a try (line {self.line}) that catches {names}"
@@ -575,7 +577,8 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
             continue
         first = covering[0]
         start, end = body_span(fn.body)
-        out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0]))
+        out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0],
+                         handed_out=all((fn.name, n) in handed for n in lines)))
     return out
 
 

@@ -8,7 +8,8 @@ raises, and the function runs later, when whoever it was handed to calls it. vll
 `vllm.forward_context`, which 0.17.1 moved to `vllm.model_executor.layers.attention.attention`: driftcheck said
 "in a function called only from line 29, which is inside a try (line 26) that catches everything, so the client handles
 it" and made the ImportError a warning. It is an error now. The twins: the same function called (not handed out)
-inside the try stays a warning, and one handed out under a version check stays guarded by the check.
+inside the try stays a warning, and one handed out under a version check stays guarded by the check (said as "in a
+function handed out only at line N", no longer "called only from").
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ IMPL = ("import vllm\n\n\ndef _impl(layer_name):\n"
         "    from vllm.forward_context import get_attention_context\n"  # line 5
         "    return get_attention_context(layer_name)\n\n\n")
 REGISTER = "direct_register_custom_op(op_name='tree_attention', op_func=_impl)"
+CHECKED = "which is under a vLLM version check (line 11)"
 
 CASES = {
     # handed out inside a try: runs later, outside it -> the error it is
@@ -46,12 +48,12 @@ CASES = {
     # twin: handed out under a version check -> guarded by the check
     "handed_out_under_version_check": ("def register_ops():\n    from vllm.utils import direct_register_custom_op\n"
                                        f"    if vllm.__version__ >= '1.0.0':\n        {REGISTER}\n",
-                                       "warning", "under a vLLM version check (line 11)"),
+                                       "warning", f"handed out only at line 12, {CHECKED}"),
     # twin: handed out inside a try nested in a version check -> the check still guards it
     "handed_out_in_try_under_version_check": ("def register_ops():\n    from vllm.utils import direct_register_custom_op\n"
                                               "    if vllm.__version__ >= '1.0.0':\n        try:\n"
                                               f"            {REGISTER}\n        except Exception:\n            pass\n",
-                                              "warning", "under a vLLM version check (line 11)"),
+                                              "warning", f"handed out only at line 13, {CHECKED}"),
 }
 
 
