@@ -44,6 +44,7 @@ class Guard:
     # raise in the package `__init__` that refuses the target
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
     body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
+    handed_out: bool = False  # `via` hands the function out as a value (`op_func=_impl`) rather than calling it
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -91,7 +92,8 @@ class Guard:
             return self.where  # an import-time `assert hasattr(...)` (asserted_probes)
         if self.via:
             inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names)
-            return f"in a function called only from line {self.via}, which is {inner.describe()}"
+            used = "handed out only at" if self.handed_out else "called only from"
+            return f"in a function {used} line {self.via}, which is {inner.describe()}"
         names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
         if self.kind == "try":
             return f"inside a try (line {self.line}) that catches {names}"
@@ -553,9 +555,11 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         if name:
             calls.setdefault(name, []).append(node.lineno)
     called = {id(n.func) for n in nodes_of(tree, ast.Call)}
+    handed: set[tuple[str, int]] = set()
     for node in nodes_of(tree, ast.Name):
         if isinstance(node.ctx, ast.Load) and id(node) not in called:
             calls.setdefault(node.id, []).append(node.lineno)  # handed out as a value
+            handed.add((node.id, node.lineno))
     module_level = {id(n) for n in getattr(tree, "body", [])}
     out: list[Guard] = []
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
@@ -564,12 +568,17 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         if fn.name.endswith("__") or not (fn.name.startswith("_") or public_here):
             continue  # only these have all their callers here (vLLM and other files call the rest)
         lines = [n for n in calls.get(fn.name, []) if not fn.lineno <= n <= (fn.end_lineno or fn.lineno)]
-        covering = [min((g for g in guards if g.start <= n <= g.end), key=lambda g: g.end - g.start, default=None) for n in lines]
+        # a function handed out inside a try (`try: register_op(op_func=_impl) except Exception: ...`) runs later,
+        # where whoever calls it calls it: the try caught only what the hand-out itself raised
+        covering = [min((g for g in guards if g.start <= n <= g.end
+                         and not ((fn.name, n) in handed and g.kind == "try")),
+                        key=lambda g: g.end - g.start, default=None) for n in lines]
         if not lines or any(g is None for g in covering) or not fn.body:
             continue
         first = covering[0]
         start, end = body_span(fn.body)
-        out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0]))
+        out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0],
+                         handed_out=all((fn.name, n) in handed for n in lines)))
     return out
 
 
