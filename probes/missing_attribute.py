@@ -323,7 +323,19 @@ def check(ctx: ScanContext):
     mismatched = _mismatched_annotations(ctx)
     for use in ctx.usage.attrs:
         symbol = f"{use.owner.qualname}.{use.attr}"
-        if isinstance(use.result, Unknown):
+        # a store on a msgspec.Struct: `dict=True` takes any name, without it (or frozen) none but its fields (KC1)
+        layout = ctx.api.struct_layout(use.owner) if use.store and isinstance(use.result, (Missing, Unknown)) else None
+        if layout == "dict" and isinstance(use.result, Unknown):
+            yield ctx.finding(
+                RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: this assignment "
+                "creates a new attribute (the class is a msgspec.Struct whose instances have a __dict__) "
+                "that vLLM never reads.", use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol,
+                when="call", severity="warning", fix=False,
+            )
+            continue
+        # the store itself raises, whatever the class defines (unless the name may hold another class: `otherwise`)
+        refused = layout in ("slots", "frozen") and (isinstance(use.result, Missing) or use.owner.otherwise is None)
+        if isinstance(use.result, Unknown) and not refused:
             if symbol not in seen_unknown:
                 seen_unknown.add(symbol)
                 yield once_per_client(ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol))
@@ -343,10 +355,10 @@ def check(ctx: ScanContext):
                 symbol, when="call", severity="warning", fix=False, defined_by=sub.subclass or None,
             )
             continue
-        if not isinstance(use.result, Missing):
+        if not isinstance(use.result, Missing) and not refused:
             continue
-        near = use.result.near
-        doubt = None if use.store else _doubt(ctx, use, mismatched)
+        near = use.result.near if isinstance(use.result, Missing) else ()
+        doubt = None if use.store and not refused else _doubt(ctx, use, mismatched)
         if doubt:
             yield ctx.finding(
                 RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, {doubt}: the "
@@ -355,7 +367,12 @@ def check(ctx: ScanContext):
                 fix=False, annotation_doubted=True,
             )
             continue
-        if use.store:
+        if use.store and refused:
+            why = "is frozen" if layout == "frozen" else "has no __dict__ (no `dict=True`)"
+            message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: it is a "
+                       f"msgspec.Struct that {why}, so this assignment raises AttributeError when this line runs.")
+            severity = None
+        elif use.store:
             message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: this assignment "
                        "creates a new attribute that vLLM never reads.")
             severity = "warning"

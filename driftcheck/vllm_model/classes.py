@@ -28,6 +28,7 @@ CLOSED_EXTERNAL_BASES = {
 }
 _CTYPES_RECORDS = {f"ctypes.{kind}" for kind in ("Structure", "Union", "BigEndianStructure", "LittleEndianStructure",
                                                    "BigEndianUnion", "LittleEndianUnion")}
+_STRUCT_EXTERNALS = {"msgspec.Struct", "typing.Generic", "builtins.object"}  # bases a Struct's layout keeps
 _MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic"}  # bases that add no members an object would carry
 _ENUM_MEMBERS = {"name", "value", "_name_", "_value_", "_missing_", "_member_map_", "_value2member_map_", "_member_names_"}
 KNOWN_EXTERNAL_MEMBERS = {
@@ -104,6 +105,35 @@ class ClassLookup:
             is_open = True  # `class S(msgspec.Struct, dict=True)`: instances take any attribute
         self._mro[cls.qualname] = (order, is_open, externals)
         return order, is_open, externals
+
+    def struct_layout(self, cls: Resolved) -> str | None:
+        """How a msgspec.Struct's instances take an attribute its class does not define (msgspec 0.23, KC1):
+        "frozen" (`frozen=True` on it or above it: every store raises AttributeError), "slots" (no `dict=True`
+        anywhere: AttributeError), "dict" (`dict=True`: a __dict__ takes any name). None when the class is no
+        Struct, or when a base is not one (a plain mixin gives instances a __dict__) or is not read."""
+        order, _, externals = self.mro(cls)
+        if "msgspec.Struct" not in externals or not set(externals) <= _STRUCT_EXTERNALS or \
+                any(c.cls is None or "__setattr__" in c.cls.methods for c in order):
+            return None
+        if any(c.cls.class_kwargs.get("frozen", "False") != "False" for c in order):
+            return "frozen"
+        if any(c.cls.class_kwargs.get("dict", "False") != "False" for c in order):
+            return "dict"
+        # a base that is no Struct and declares no __slots__ (vLLM's PydanticMsgspecMixin) gives instances a __dict__
+        plain = any("msgspec.Struct" not in self.mro(c)[2] and "__slots__" not in c.cls.class_attrs for c in order)
+        return "dict" if plain else "slots"
+
+    def _struct_with_dict(self, cls: Resolved) -> str | None:
+        """Where `dict=True` opens a msgspec.Struct whose bases driftcheck all read (`path:line` of the class that
+        says it), or None."""
+        order, _, externals = self.mro(cls)
+        if "msgspec.Struct" not in externals or not set(externals) <= _STRUCT_EXTERNALS or \
+                any(c.cls is None or c.cls.dynamic_attrs for c in order):
+            return None
+        for c in order:
+            if c.cls.class_kwargs.get("dict", "False") != "False":
+                return f"{c.path}:{c.line}"
+        return None
 
     def _name_before_class(self, cls: Resolved, name: str) -> Result:
         """What a module-level `name` held before `class name(name):` rebinds it: a class statement evaluates its
@@ -225,6 +255,11 @@ class ClassLookup:
         if made_by is not None:
             return External(f"{made_by}.{name} (set by the decorator)")
         if is_open:
+            widened = self._struct_with_dict(cls)
+            if widened is not None:  # driftcheck read every base: only `dict=True` opens it (KC1)
+                return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} is a msgspec.Struct that `dict=True` "
+                               f"({widened}) gives a __dict__: it defines no '{name}', but any code may set one on "
+                               "its instances")
             why = ", ".join(externals) or "a dynamic __getattr__"
             return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {why}, which driftcheck does not read")
         other = cls.otherwise
