@@ -115,10 +115,13 @@ class ClassLookup:
         if "msgspec.Struct" not in externals or not set(externals) <= _STRUCT_EXTERNALS or \
                 any(c.cls is None or "__setattr__" in c.cls.methods for c in order):
             return None
-        if any(c.cls.class_kwargs.get("frozen", "False") != "False" for c in order):
+        frozen = {c.cls.class_kwargs.get("frozen", "False") for c in order}
+        if "True" in frozen:
             return "frozen"
         if any(c.cls.class_kwargs.get("dict", "False") != "False" for c in order):
-            return "dict"
+            return "dict"  # `dict=True`, or a value driftcheck cannot read: a __dict__ may take the name (a warning)
+        if frozen != {"False"}:
+            return None  # `frozen=<a name>`: whether every store raises is decided at import time
         # a base that is no Struct and declares no __slots__ (vLLM's PydanticMsgspecMixin) gives instances a __dict__
         plain = any("msgspec.Struct" not in self.mro(c)[2] and "__slots__" not in c.cls.class_attrs for c in order)
         return "dict" if plain else "slots"

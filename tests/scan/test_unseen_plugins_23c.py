@@ -75,3 +75,11 @@ def test_kc1_a_read_on_a_struct_with_a_dict_names_dict_true_as_the_reason(tmp_pa
     read = "from vllm import SamplingParams\n\n\ndef f(p: SamplingParams):\n    return p._set_kwargs\n"
     [(severity, _, message)] = _dc006(tmp_path, PARAMS.replace("    PydanticMsgspecMixin,\n", ""), client=read)
     assert severity == "unknown" and "`dict=True`" in message and "does not read" not in message
+
+
+def test_kc1_a_frozen_flag_driftcheck_cannot_read_is_no_error(tmp_path):
+    """`frozen=FROZEN` (a name, decided at import time) says nothing certain: the store is not an error."""
+    params = NO_MIXIN.replace("class SamplingParams(", "FROZEN = False\n\n\nclass SamplingParams(", 1)
+    params = params.replace("    omit_defaults=True,", "    frozen=FROZEN,\n    omit_defaults=True,", 1)
+    assert "frozen=FROZEN" in params
+    assert all(severity != "error" for severity, _, _ in _dc006(tmp_path, params))
