@@ -41,6 +41,7 @@ import difflib
 
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
+from driftcheck.client_model.console_scripts import installed_commands
 from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
 from driftcheck.vllm_model.serve_model import ServeModel, serve_model
 from driftcheck.vllm_model.serve_parser import Parser
@@ -133,6 +134,11 @@ def _unknown_flag(ctx: ScanContext, parser: Parser, launch: Launch, line: int, c
     near = difflib.get_close_matches(flag, [f for f in parser.flags if f.startswith("--")], n=3, cutoff=0.75)
     hint = f" (did you mean {', '.join(near)}?)" if near else ""
     command = ENTRY_WORDS[launch.entry]
+    own = installed_commands(ctx.client).get(launch.command) if launch.command else None
+    if own is not None:  # vllm-omni: `vllm = "vllm_omni.entrypoints.cli.main:main"`, whose parser adds `--omni`
+        return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but the client "
+                                 f"installs its own `{launch.command}` command ({own}), whose parser may take it before "
+                                 "vLLM's sees the rest", _loc(launch.rel, line, code), symbol=f"{command} {flag}")
     if not parser.complete:
         return ctx.unknown(RULE, f"`{raw}` is not among the flags driftcheck read from {ctx.version_label()}'s `{command}` parser{hint}, "
                                  f"but that parser is built partly from computed flags ({parser.incomplete[0]}), so it may exist",

@@ -50,6 +50,7 @@ class Launch:
     entry: str  # "serve" | "api_server"
     kind: str  # python | shell | yaml | dockerfile
     args: list[Arg] = field(default_factory=list)
+    command: str = ""  # the executable that starts it when it is run by name (`vllm serve`): "vllm"; "" for `-m`
 
 
 @dataclass
@@ -221,15 +222,15 @@ def _const(expr: ast.expr) -> str | None:
     return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
 
 
-def _entry_at(texts: list[str | None]) -> tuple[str, int] | None:
-    """(entry, index of the first argument) when these tokens start vLLM's server."""
+def _entry_at(texts: list[str | None]) -> tuple[str, int, str] | None:
+    """(entry, index of the first argument, the command run by name or "") when these tokens start vLLM's server."""
     for i, t in enumerate(texts):
         if t == "serve" and i >= 1 and texts[i - 1] is not None and (
                 texts[i - 1] == "vllm" or texts[i - 1].endswith("/vllm") or
                 (texts[i - 1] == "vllm.entrypoints.cli.main" and i >= 2 and texts[i - 2] == "-m")):
-            return "serve", i + 1
+            return "serve", i + 1, "" if texts[i - 1] == "vllm.entrypoints.cli.main" else "vllm"
         if t == "vllm.entrypoints.openai.api_server" and i >= 1 and texts[i - 1] == "-m":
-            return "api_server", i + 1
+            return "api_server", i + 1, ""
     return None
 
 
@@ -240,8 +241,8 @@ def _python_list(f: LaunchFile, node, scope: _Scope, seen: set[int]) -> Launch |
     found = _entry_at(texts)
     if found is None:
         return None
-    entry, start = found
-    launch = Launch(f.rel, node.lineno, _code(f, node.lineno), entry, "python")
+    entry, start, command = found
+    launch = Launch(f.rel, node.lineno, _code(f, node.lineno), entry, "python", command=command)
     for e in node.elts[start:]:
         launch.args.append(_python_arg(f, e, scope, seen))
     return launch
@@ -414,8 +415,8 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
     found = _entry_at(texts)
     if found is None:
         return
-    entry, start = found
-    launch = Launch(f.rel, line, _code(f, line), entry, kind)
+    entry, start, command = found
+    launch = Launch(f.rel, line, _code(f, line), entry, kind, command=command)
     where = line
     for tok in tokens[start:]:
         if tok in STOP_TOKENS:

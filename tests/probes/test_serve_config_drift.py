@@ -135,6 +135,54 @@ def test_python_list_and_subprocess_string_unknown_flags(tmp_path):
     assert first.vllm.path == "vllm/entrypoints/cli/serve.py" and first.vllm.code.startswith("def subparser_init")
 
 
+# The client installs its own `vllm` command (vllm-omni, be81443c: `[project.scripts] vllm =
+# "vllm_omni.entrypoints.cli.main:main"`, whose parser takes `--omni` and hands the rest to vLLM's): an unknown flag of
+# `vllm serve` in its own scripts may be its parser's, so it is unknown. Twins: no such script (an error), and the
+# module run by path (`python -m vllm.entrypoints.cli.main serve`), which is vLLM's parser whatever the client installs.
+OWN_VLLM = {
+    "pyproject.toml": """
+        [project]
+        name = "omni-like"
+        [project.scripts]
+        vllm = "omni_like.cli:main"
+    """,
+    "setup.cfg": """
+        [options.entry_points]
+        console_scripts =
+            vllm = omni_like.cli:main
+    """,
+    "setup.py": """
+        from setuptools import setup
+        setup(name="omni-like", entry_points={"console_scripts": ["vllm = omni_like.cli:main"]})
+    """,
+    "omni_like-0.1.dist-info/entry_points.txt": """
+        [console_scripts]
+        vllm = omni_like.cli:main
+    """,
+}
+
+
+@pytest.mark.parametrize("packaging", sorted(OWN_VLLM))
+def test_unknown_flag_of_a_vllm_command_the_client_installs_is_unknown(tmp_path, packaging):
+    result = scan_files(tmp_path, "0.32.0", {packaging: OWN_VLLM[packaging], "run_server.sh": """
+        vllm serve "$MODEL" --omni --port 8091
+    """})
+    assert dc111(result) == []
+    [unknown] = dc111_unknown(result)
+    assert unknown.symbol == "vllm serve --omni" and "installs its own `vllm` command" in unknown.message
+    assert packaging.rsplit("/", 1)[-1] in unknown.message
+
+
+def test_twins_no_vllm_script_or_the_module_run_by_path_keep_the_error(tmp_path):
+    other = {"pyproject.toml": '[project]\nname = "x"\n[project.scripts]\nomni-serve = "x.cli:main"\n'}
+    found = dc111(scan_files(tmp_path / "a", "0.32.0", {**other, "run_server.sh": 'vllm serve "$MODEL" --omni\n'}))
+    assert [(f.severity, f.symbol) for f in found] == [("error", "vllm serve --omni")]
+    by_module = {"pyproject.toml": OWN_VLLM["pyproject.toml"],
+                 "run_server.sh": 'python -m vllm.entrypoints.cli.main serve "$MODEL" --omni\n'}
+    found = dc111(scan_files(tmp_path / "b", "0.32.0", by_module))
+    assert [(f.severity, f.symbol) for f in found] == [("error", "vllm serve --omni")]
+
+
 def test_shell_script_flags_json_keys_and_connectors(tmp_path):
     result = scan_files(tmp_path, "0.32.0", {"serve.sh": '''
         #!/bin/bash
