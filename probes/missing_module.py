@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.client_model.client import is_test_path
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
@@ -79,9 +80,16 @@ def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None
     return None
 
 
-def _named_by_client(ctx: ScanContext, module: str) -> str | None:
-    """Where the client spells the module's dotted name as a string literal (file:line), if it does."""
-    return ctx.client.quoted_names().get(module)
+def _named_by_client(ctx: ScanContext, module: str, importer: str) -> str | None:
+    """Where the client spells the module's dotted name as a string literal (file:line), if it does where it may
+    provide the module to the file `importer`: a test file's stand-in (`sys.modules["vllm.x"] = MagicMock()` in
+    tests/test_*.py, so the package imports without vLLM) exists only while tests run, so it provides nothing to a
+    file outside tests, which vLLM loads without them (`quoted_names` answers with a test file only where no other
+    file spells the name)."""
+    where = ctx.client.quoted_names().get(module)
+    if where is not None and is_test_path(where.rsplit(":", 1)[0]) and not is_test_path(importer):
+        return None
+    return where
 
 
 def check(ctx: ScanContext):
@@ -109,7 +117,7 @@ def check(ctx: ScanContext):
             message += f" A module of that name is at `{moved[0]}`."
         severity = "warning" if imp.guarded else None
         provided = _imported_by_target(ctx, imp.module)
-        registered = _named_by_client(ctx, imp.module)
+        registered = _named_by_client(ctx, imp.module, imp.loc.path)
         if provided is None and registered is not None:
             # `sys.modules["vllm.x.y"] = mod` / `alias_frozen_module("vllm.x.y", ...)`: the client may provide it
             yield ctx.finding(
