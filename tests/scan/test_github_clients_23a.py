@@ -67,3 +67,31 @@ def test_which_paths_are_tests():
     for rel in ("pkg/manager.py", "pkg/testing.py", "contest.py", "pkg/latest/x.py", "pkg/tests.py", "main.py"):
         assert not is_test_path(rel), rel
 
+
+
+# ----------------------------------------------------------------------------------------- DC001's hint
+NIXL_VLLM = {"vllm/__init__.py": "",
+             "vllm/kv/__init__.py": "",
+             "vllm/kv/nixl/__init__.py": "from vllm.kv.nixl.connector import NixlConnector\n",
+             "vllm/kv/nixl/connector.py": "class NixlConnector:\n    pass\n",
+             "vllm/kv/nixl/stats.py": "class NixlPromMetrics:\n    pass\n"}
+
+
+def test_a_module_become_a_package_of_another_name_names_where_its_names_are(tmp_path):
+    """ai-dynamo's nixl_with_pending_metrics.py (vLLM 0.19.0) at 0.20.0, where `...v1.nixl_connector` became the
+    package `...v1.nixl`: the message said only that the module does not exist."""
+    client = {"pkg/__init__.py": "",
+              "pkg/conn.py": "from vllm.kv.nixl_connector import (\n    NixlConnector,\n    NixlPromMetrics,\n)\n"}
+    found = [f for f in scan_trees(tmp_path, NIXL_VLLM, client).findings if f.rule == "DC001"]
+    assert [(f.severity, f.client.line) for f in found] == [("error", 1)]
+    assert found[0].message.endswith("Where what the client takes from it is defined now: `NixlConnector` in "
+                                      "`vllm.kv.nixl.connector`, `NixlPromMetrics` in `vllm.kv.nixl.stats`.")
+
+
+def test_no_hint_when_a_name_has_no_home_or_a_module_of_that_name_has_them(tmp_path):
+    client = {"pkg/__init__.py": "", "pkg/conn.py": "from vllm.kv.nixl_connector import NixlConnector, Gone\n"}
+    found = [f for f in scan_trees(tmp_path / "a", NIXL_VLLM, client).findings if f.rule == "DC001"]
+    assert found[0].message.endswith("ModuleNotFoundError at import time.")
+    client = {"pkg/__init__.py": "", "pkg/conn.py": "from vllm.connector import NixlConnector\n"}
+    found = [f for f in scan_trees(tmp_path / "b", NIXL_VLLM, client).findings if f.rule == "DC001"]
+    assert "Where what the client takes" not in found[0].message
