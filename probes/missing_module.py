@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.client_model.client import is_test_path
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
@@ -79,9 +80,34 @@ def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None
     return None
 
 
-def _named_by_client(ctx: ScanContext, module: str) -> str | None:
-    """Where the client spells the module's dotted name as a string literal (file:line), if it does."""
-    return ctx.client.quoted_names().get(module)
+def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> str:
+    """Where the names the client takes from a missing module are defined now, when no module of its name has them
+    (`...v1.nixl_connector` became the package `...v1.nixl`: `NixlConnector` is in `...v1.nixl.connector`): a hint
+    only, with no fix (a module may define a name it does not export the same way). Empty when a name has no home."""
+    from driftcheck.vllm_model.bodies import text_index_for
+
+    if not names or len(names) > 3:
+        return ""
+    index = text_index_for(ctx.api)
+    homes = []
+    for name in sorted(names):
+        found = index.defining_modules(name, near=module)
+        if not found:
+            return ""
+        homes.append(f"`{name}` in `{found[0]}`")
+    return " Where what the client takes from it is defined now: " + ", ".join(homes) + "."
+
+
+def _named_by_client(ctx: ScanContext, module: str, importer: str) -> str | None:
+    """Where the client spells the module's dotted name as a string literal (file:line), if it does where it may
+    provide the module to the file `importer`: a test file's stand-in (`sys.modules["vllm.x"] = MagicMock()` in
+    tests/test_*.py, so the package imports without vLLM) exists only while tests run, so it provides nothing to a
+    file outside tests, which vLLM loads without them (`quoted_names` answers with a test file only where no other
+    file spells the name)."""
+    where = ctx.client.quoted_names().get(module)
+    if where is not None and is_test_path(where.rsplit(":", 1)[0]) and not is_test_path(importer):
+        return None
+    return where
 
 
 def check(ctx: ScanContext):
@@ -107,9 +133,11 @@ def check(ctx: ScanContext):
         message += " when this function runs." if imp.runtime_only else " at import time."
         if moved:
             message += f" A module of that name is at `{moved[0]}`."
+        else:
+            message += _names_defined_at(ctx, imp.module, taken)
         severity = "warning" if imp.guarded else None
         provided = _imported_by_target(ctx, imp.module)
-        registered = _named_by_client(ctx, imp.module)
+        registered = _named_by_client(ctx, imp.module, imp.loc.path)
         if provided is None and registered is not None:
             # `sys.modules["vllm.x.y"] = mod` / `alias_frozen_module("vllm.x.y", ...)`: the client may provide it
             yield ctx.finding(

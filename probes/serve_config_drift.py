@@ -169,9 +169,11 @@ def _check_config(ctx: ScanContext, model: ServeModel, use: ConfigUse, told: set
             near = difflib.get_close_matches(key, list(cls.fields), n=3, cutoff=0.7)
             hint = f" (did you mean {', '.join(near)}?)" if near else ""
             if cls.extra in ("forbid", "typeerror"):
-                what = "pydantic refuses it (extra fields are forbidden): ValidationError" if cls.extra == "forbid" else \
-                    "a TypeError (unexpected keyword argument)"
-                yield ctx.finding(RULE, f"{short} in {ctx.version_label()} has no field `{key}`{hint}; passing it ({flag}) is {what} when vLLM starts.",
+                # "passing it (--x-config) is a ValidationError when vLLM starts: pydantic refuses it (...)"
+                what, why = (("a ValidationError", ": pydantic refuses it (extra fields are forbidden)") if cls.extra == "forbid"
+                             else ("a TypeError", " (an unexpected keyword argument)"))
+                yield ctx.finding(RULE, f"{short} in {ctx.version_label()} has no field `{key}`{hint}; passing it ({flag}) is {what} "
+                                        f"when vLLM starts{why}.",
                                   _loc(use.rel, line, code), ctx.vllm_location(cls.path, cls.line), f"{cls.qualname}.{key}",
                                   when="call", fix=False, key=key)
             elif cls.extra == "ignore":

@@ -98,8 +98,10 @@ class ClientSource:
 
     def quoted_names(self) -> dict[str, str]:
         """Every name the client's files spell as a whole string literal (`"vllm.x.y"` or `'vllm.x.y'`) -> where it
-        first does ("file:line", files in the tree's order): every file, whether or not it imports vLLM (the one
-        that registers a module in `sys.modules` need not). Read once per client, not once per name asked."""
+        first does ("file:line", files in the tree's order, those outside tests first: `is_test_path`, so a place in
+        a test file is the answer only where no other file spells the name): every file, whether or not it imports
+        vLLM (the one that registers a module in `sys.modules` need not). Read once per client, not once per name
+        asked."""
         if self._quoted is None:
             self._quoted = _quoted_names(self.tree)
         return self._quoted
@@ -215,9 +217,18 @@ _QUOTED_NAME = re.compile(r"""(["'])([^\W\d][\w.]*)(?=\1)""")
 _OTHER_LINE_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")  # str.splitlines breaks there too
 
 
+def is_test_path(rel: str) -> bool:
+    """Whether a client path is test code: a file named `test_*.py`, `*_test.py` or `conftest.py`, or one under a
+    `tests` or `test` folder. What such a file does (a stand-in put in `sys.modules`) happens only while tests run."""
+    parts = rel.split("/")
+    name = parts[-1]
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or any(part in ("tests", "test") for part in parts[:-1]))
+
+
 def _quoted_names(tree: SourceTree) -> dict[str, str]:
     out: dict[str, str] = {}
-    for rel in tree.iter_files(""):
+    for rel in sorted(tree.iter_files(""), key=is_test_path):  # stable: the tree's order, test files last
         try:
             text = tree.read_text(rel)
         except SourceError:

@@ -202,6 +202,7 @@ def test_shell_script_flags_json_keys_and_connectors(tmp_path):
                           (9, "vllm.config.speculative.SpeculativeConfig.method=eagle9")}
     key = found[(5, "vllm.config.speculative.SpeculativeConfig.num_spec_tokens")]
     assert key.severity == "error" and "num_speculative_tokens" in key.message and "forbidden" in key.message
+    assert "passing it (--speculative-config) is a ValidationError when vLLM starts: pydantic refuses it" in key.message
     assert key.vllm.path == "vllm/config/speculative.py" and key.vllm.code.startswith("class SpeculativeConfig")
     assert found[(6, "kv_connector=MyConnector")].vllm.path == FACTORY
     assert all(f.client.path == "serve.sh" for f in found.values())

@@ -31,10 +31,12 @@ docs/triage/2026-12-05-unseen-clients-21a.md; a guard: the names vLLM's own glob
 audit of unknowns (batch 21c, docs/triage/2026-12-05-unknowns-21c.md), ZA_ from chattts 0.2.5 (batch 22a,
 docs/triage/2026-12-05-unseen-plugins-22a.md), ZI_ to ZK_ from uc-manager-cann900-a3 0.9.0rc3 and tokenspeed-smg (batch 22b,
 docs/triage/2026-12-05-unseen-plugins-22b.md), ZR_ to ZV_ from omni-npu (2829161) and ZW_ from omni-infer
-(c8bc2bb) taken from GitHub (batch 22c, docs/triage/2026-12-05-github-clients-22c.md), KB1_ from vllm-ctsd (CarloCetrone/vllm-ctsd,
-taken from GitHub; batch 23b, docs/triage/2026-12-05-engine-internals-clients-23b.md; the guard the fix keeps: a callback
-handed out inside a try under a vLLM version check), KC_ from unsloth 2026.10.9 (batch 23c,
-docs/triage/2026-12-05-unseen-plugins-23c.md).
+(c8bc2bb) taken from GitHub (batch 22c, docs/triage/2026-12-05-github-clients-22c.md), KA1_ from certus-connector
+(AI-native-Systems-Research/ai-native-storage-certus) taken from GitHub (batch 23a,
+docs/triage/2026-12-05-github-clients-23a.md; the test's own import that a test stand-in covers stays a warning), KB1_
+from vllm-ctsd (CarloCetrone/vllm-ctsd, taken from GitHub; batch 23b, docs/triage/2026-12-05-engine-internals-clients-23b.md;
+the guard the fix keeps: a callback handed out inside a try under a vLLM version check), KC_ from unsloth 2026.10.9
+(batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
