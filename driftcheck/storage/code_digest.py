@@ -23,6 +23,9 @@ def code_digest() -> str:
     # a source checkout keeps the rules in probes/ and fixes/ beside the package; an installed wheel has them inside
     # it (driftcheck/probes), and what lies beside it in site-packages is other distributions' and not read
     beside = [] if (root / "probes").is_dir() else [root.parent / "probes", root.parent / "fixes"]
+    # a worktree may link them into the package instead (driftcheck/probes -> ../probes): `rglob` does not follow a
+    # link below where it starts, so a linked folder is walked from the link itself
+    beside += [link for link in (root / "probes", root / "fixes") if link.is_symlink()]
     for folder in (root, *beside):
         for path in sorted(folder.rglob("*.py")) if folder.is_dir() else []:
             try:

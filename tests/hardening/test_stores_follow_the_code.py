@@ -39,3 +39,28 @@ def test_text_answers_are_stored_per_tree_and_per_code(tmp_path, monkeypatch):
     second = bodies._store_for(Api())
     assert first.parent == second.parent == tmp_path / "text" and first != second
 
+
+
+def test_a_rule_linked_into_the_package_is_part_of_the_digest(tmp_path, monkeypatch):
+    """A worktree that links the rules into the package (driftcheck/probes -> ../probes): editing a rule there changes
+    the digest (rglob does not follow a link below where it starts, so the link is walked from itself)."""
+    import driftcheck.storage.code_digest as digest_mod
+
+    pkg = tmp_path / "driftcheck"
+    (pkg / "storage").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    module = pkg / "storage" / "code_digest.py"
+    module.write_text("")
+    (tmp_path / "probes").mkdir()
+    rule = tmp_path / "probes" / "rule.py"
+    rule.write_text("A = 1\n")
+    (pkg / "probes").symlink_to("../probes", target_is_directory=True)
+    monkeypatch.setattr(digest_mod, "__file__", str(module))
+    digest_mod.code_digest.cache_clear()
+    try:
+        before = digest_mod.code_digest()
+        digest_mod.code_digest.cache_clear()
+        rule.write_text("A = 2\n")
+        assert digest_mod.code_digest() != before
+    finally:
+        digest_mod.code_digest.cache_clear()
