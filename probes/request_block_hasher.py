@@ -99,11 +99,15 @@ def _replaced(ctx: ScanContext, qualname: str) -> bool:
     return (module, name) in ctx.usage.patched or (ANY_MODULE, name) in ctx.usage.patched
 
 
-def _drives_block_pool(pools: list[tuple[str, bool]], path: str) -> bool:
-    """Whether the Requests built in `path` reach a caching block pool: the pools built in that same file decide
-    (tpu-inference's tests build their KVCacheManager with caching off next to the Requests), else any pool."""
+def _drives_block_pool(pools: list[tuple[str, bool]], path: str) -> bool | str:
+    """Whether the Requests built in `path` reach a caching block pool for certain: the pools built in that same file
+    decide (tpu-inference's tests build their KVCacheManager with caching off next to the Requests). A caching pool
+    built only in another file ("elsewhere": vllm-spyre's scheduler subclass, whose tests build Requests for a mocked
+    scheduler or for `NewRequestData.from_request`) may never be handed these Requests: a warning, not an error."""
     here = [on for where, on in pools if where == path]
-    return any(here) if here else any(on for _, on in pools)
+    if here:
+        return any(here)
+    return "elsewhere" if any(on for _, on in pools) else False
 
 
 def _caching_off(node: ast.Call) -> bool:
@@ -161,12 +165,17 @@ def check(ctx: ScanContext):
                "an AssertionError in BlockPool.cache_full_blocks" if how == "assert-with-message" else
                "IndexError: list index out of range inside BlockPool.cache_full_blocks")
     for c in missing:
+        drives = _drives_block_pool(pools, c.loc.path)
+        where = ", ".join(sorted({f for f, on in pools if on}))
+        elsewhere = f" (a block pool is built only in another file, {where}: whether these Requests reach it is not " \
+                    "certain)" if drives == "elsewhere" else ""
         finding = ctx.finding(
             RULE,
             f"Request(...) is built without block_hasher, so request.block_hashes stays empty; {why}, and in "
-            f"{ctx.version_label()} cache_full_blocks needs those hashes: {failure} on the first scheduling step.",
+            f"{ctx.version_label()} cache_full_blocks needs those hashes: {failure} on the first scheduling step"
+            f"{elsewhere}.",
             c.loc, ctx.vllm_location(path, line), f"{c.target.qualname}(block_hasher=)", when="call",
-            severity="warning" if state == "maybe" or not _drives_block_pool(pools, c.loc.path) else None,
+            severity="warning" if state == "maybe" or drives is not True else None,
             failure=how, prefix_caching=state,
             cache_config=ctx.client_location(cache_call.loc).to_json() if cache_call else None,
         )

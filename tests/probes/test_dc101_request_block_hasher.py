@@ -68,3 +68,40 @@ def test_dc101_knows_request_wherever_vllm_defines_it():
 
     assert is_request_class(REQUEST) and is_request_class("vllm.v1.request_types.Request")
     assert not is_request_class("vllm.entrypoints.openai.protocol.Request") and not is_request_class("mylib.Request")
+
+
+# vllm-spyre (fc6b54b9, vLLM 0.19.0): the platform's scheduler subclass runs vLLM's Scheduler.__init__ (a block pool)
+# in vllm_spyre/v1/core/scheduler.py; its tests build Requests for a mocked scheduler or for
+# `NewRequestData.from_request` in other files. A pool built only in another file does not make those Requests'
+# failure certain: a warning naming that file. Twin: the Requests built beside the pool stay an error.
+SPYRE_SCHEDULER = """
+    from vllm.v1.core.sched.scheduler import Scheduler
+
+
+    class PlatformScheduler(Scheduler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+"""
+SPYRE_REQUESTS = """
+    from vllm.v1.request import Request
+
+
+    def make_request(sp):
+        return Request(request_id="r", prompt_token_ids=[1, 2], sampling_params=sp, pooling_params=None,
+                       eos_token_id=None)
+"""
+
+
+def test_dc101_a_block_pool_built_only_in_another_file_is_a_warning(tmp_path):
+    result = scan_files(tmp_path, {"plugin/__init__.py": "", "plugin/scheduler.py": SPYRE_SCHEDULER,
+                                   "tests/util.py": SPYRE_REQUESTS}, only=["DC101"])
+    [f] = result.findings
+    assert (f.severity, f.client.path) == ("warning", "tests/util.py")
+    assert "another file, plugin/scheduler.py" in f.message and f.details["prefix_caching"] == "on"
+
+
+def test_dc101_twin_requests_built_beside_the_block_pool_are_an_error(tmp_path):
+    beside = SPYRE_SCHEDULER + SPYRE_REQUESTS.replace("from vllm.v1.request import Request\n", "")
+    beside = "    from vllm.v1.request import Request\n" + beside
+    [f] = scan_files(tmp_path, {"plugin/__init__.py": "", "plugin/scheduler.py": beside}, only=["DC101"]).findings
+    assert (f.severity, f.client.path) == ("error", "plugin/scheduler.py") and "another file" not in f.message
