@@ -555,11 +555,13 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         if name:
             calls.setdefault(name, []).append(node.lineno)
     called = {id(n.func) for n in nodes_of(tree, ast.Call)}
+    kept = _kept_for_later(tree)
     handed: set[tuple[str, int]] = set()
     for node in nodes_of(tree, ast.Name):
         if isinstance(node.ctx, ast.Load) and id(node) not in called:
             calls.setdefault(node.id, []).append(node.lineno)  # handed out as a value
-            handed.add((node.id, node.lineno))
+            if id(node) in kept:
+                handed.add((node.id, node.lineno))
     module_level = {id(n) for n in getattr(tree, "body", [])}
     out: list[Guard] = []
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
@@ -579,6 +581,25 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         start, end = body_span(fn.body)
         out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0],
                          handed_out=all((fn.name, n) in handed for n in lines)))
+    return out
+
+
+def _kept_for_later(tree: ast.AST) -> set[int]:
+    """The names handed to something that keeps the function to call it later, never inside the statement that hands
+    it over: an argument of a registration (`direct_register_custom_op(op_func=_impl)`, `atexit.register(_f)`: a callee
+    whose name says `register`), a thread's or process's `target=`, or a value stored on an object (`self.cb = _f`). A
+    function handed to anything else may be called at once (`list(map(_load, paths))` inside a `try` runs `_load`
+    inside it), so the try around the hand-out still guards it (KB1)."""
+    out: set[int] = set()
+    for node in nodes_of(tree, ast.Call):
+        callee = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+        if "register" in callee.lower():
+            out |= {id(a) for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name)}
+        elif callee in ("Thread", "Process", "Timer"):
+            out |= {id(k.value) for k in node.keywords if k.arg == "target" and isinstance(k.value, ast.Name)}
+    for node in nodes_of(tree, ast.Assign):
+        if isinstance(node.value, ast.Name) and any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
+            out.add(id(node.value))
     return out
 
 

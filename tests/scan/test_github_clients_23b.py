@@ -9,7 +9,9 @@ raises, and the function runs later, when whoever it was handed to calls it. vll
 "in a function called only from line 29, which is inside a try (line 26) that catches everything, so the client handles
 it" and made the ImportError a warning. It is an error now. The twins: the same function called (not handed out)
 inside the try stays a warning, and one handed out under a version check stays guarded by the check (said as "in a
-function handed out only at line N", no longer "called only from").
+function handed out only at line N", no longer "called only from"). Only a hand-out to something that keeps the function
+for later (a callee whose name says `register`, a thread's `target=`, a store on an object) leaves the try: one handed
+to `map(...)` inside the try may run inside it, and the try still guards it.
 """
 
 from __future__ import annotations
@@ -49,6 +51,17 @@ CASES = {
     "handed_out_under_version_check": ("def register_ops():\n    from vllm.utils import direct_register_custom_op\n"
                                        f"    if vllm.__version__ >= '1.0.0':\n        {REGISTER}\n",
                                        "warning", f"handed out only at line 12, {CHECKED}"),
+    # twin: handed to something that may call it at once (`list(map(_impl, ...))`), inside a try -> the try guards it
+    "handed_to_map_in_try": ("def register_ops():\n    try:\n        return list(map(_impl, ['x']))\n"
+                             "    except Exception:\n        return None\n",
+                             "warning", "inside a try"),
+    # handed out inside a try to a thread, or stored for later: runs outside the try -> the error it is
+    "thread_target_in_try": ("def register_ops():\n    import threading\n    try:\n"
+                             "        threading.Thread(target=_impl, args=('x',)).start()\n    except Exception:\n        pass\n",
+                             "error", None),
+    "stored_in_try": ("class Ops:\n    def setup(self):\n        try:\n            self.impl = _impl\n"
+                      "        except Exception:\n            pass\n",
+                      "error", None),
     # twin: handed out inside a try nested in a version check -> the check still guards it
     "handed_out_in_try_under_version_check": ("def register_ops():\n    from vllm.utils import direct_register_custom_op\n"
                                               "    if vllm.__version__ >= '1.0.0':\n        try:\n"
