@@ -1,0 +1,90 @@
+"""Batch 24b (RL / post-training frameworks at their GitHub HEAD: NeMo-RL, ROLL, open-instruct, OpenRLHF, verl,
+SkyRL, prime-rl, trl, AReaL; docs/triage/2026-12-05-rl-framework-heads-24b.md).
+
+LB1: `worker_extension_cls=` given as a conditional expression of two class paths (NeMo-RL 7ea279a
+`nemo_rl/models/generation/vllm/vllm_worker.py:586-592`: `"...VllmInternalWorkerExtensionWithCheckpointEngine" if
+checkpoint_engine_config is not None else "...VllmInternalWorkerExtension"`) named no extension, so each of the 17
+`collective_rpc("report_device_id")`-style calls to the extension's methods read as "no worker class defines it"
+(DC007 error) on vLLM 0.25.1. Both branches (and each operand of an `or` / `and`) now name an extension. The twins: a
+method neither branch defines stays an error; an extension class's mixin defined in the same module adds its methods
+(it was followed only when imported), and a method neither the class nor that mixin defines stays an error.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scan.helpers import by_rule, scan_trees
+
+VLLM = {
+    "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
+    "vllm/entrypoints/__init__.py": "",
+    "vllm/entrypoints/llm.py": (
+        "class LLM:\n"
+        "    def __init__(self, model, worker_extension_cls=''):\n"
+        "        self.model = model\n\n"
+        "    def collective_rpc(self, method, args=()):\n"
+        "        return []\n"),
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/worker_base.py": "class WorkerBase:\n    def load_model(self):\n        return None\n",
+    "vllm/v1/worker/gpu_worker.py": ("from vllm.v1.worker.worker_base import WorkerBase\n\n\n"
+                                     "class Worker(WorkerBase):\n    def compile_or_warm_up_model(self):\n        return None\n"),
+}
+
+BACKEND = ("class Ext:\n    def report_device_id(self):\n        return 'cpu:0'\n\n\n"
+           "class ExtWithEngine(Ext):\n    def update_from_engine(self):\n        return True\n")
+
+WORKER = """from vllm import LLM
+
+
+def build(engine_cfg=None, fallback=None):
+    kwargs = dict(model="m", worker_extension_cls=EXT)
+    llm = LLM(**kwargs)
+    llm.collective_rpc("report_device_id")
+    llm.collective_rpc("update_from_engine")
+    return llm.collective_rpc(METHOD)
+"""
+
+IFEXP = '("pkg.backend.ExtWithEngine" if engine_cfg is not None else "pkg.backend.Ext")'
+OR = '(fallback or "pkg.backend.ExtWithEngine")'
+
+
+def _dc007(tmp_path, ext: str, method: str, backend: str = BACKEND):
+    client = {"pkg/__init__.py": "", "pkg/backend.py": backend,
+              "pkg/worker.py": WORKER.replace("EXT", ext).replace("METHOD", repr(method))}
+    result = scan_trees(tmp_path, VLLM, client, only=["DC007"])
+    return sorted((f.severity, f.client.line) for f in by_rule(result, "DC007")), result.unknown
+
+
+@pytest.mark.parametrize("ext", [IFEXP, OR], ids=["conditional_expression", "or"])
+def test_lb1_extension_named_by_a_conditional_expression_defines_its_methods(tmp_path, ext):
+    found, unknown = _dc007(tmp_path, ext, "report_device_id")
+    assert found == [] and unknown == [], (found, unknown)
+
+
+@pytest.mark.parametrize("ext", [IFEXP, OR], ids=["conditional_expression", "or"])
+def test_lb1_twin_a_method_no_branch_defines_stays_an_error(tmp_path, ext):
+    found, _ = _dc007(tmp_path, ext, "missing_method")
+    assert found == [("error", 9)], found
+
+
+def test_lb1_twin_a_plain_string_still_names_only_its_class(tmp_path):
+    # `update_from_engine` is the subclass's: naming only the base class leaves that rpc without a defining worker
+    found, _ = _dc007(tmp_path, '"pkg.backend.Ext"', "report_device_id")
+    assert found == [("error", 8)], found
+
+
+MIXIN_HERE = ("class EngineMixin:\n    def update_from_engine(self):\n        return True\n\n\n"
+              "class Ext:\n    def report_device_id(self):\n        return 'cpu:0'\n\n\n"
+              "class ExtWithEngine(EngineMixin, Ext):\n    pass\n")
+
+
+def test_lb1_a_mixin_defined_in_the_extensions_module_adds_its_methods(tmp_path):
+    found, unknown = _dc007(tmp_path, '"pkg.backend.ExtWithEngine"', "report_device_id", MIXIN_HERE)
+    assert found == [] and unknown == [], (found, unknown)
+
+
+def test_lb1_twin_a_method_neither_the_extension_nor_its_mixin_defines_stays_an_error(tmp_path):
+    found, _ = _dc007(tmp_path, '"pkg.backend.ExtWithEngine"', "missing_method", MIXIN_HERE)
+    assert found == [("error", 9)], found
