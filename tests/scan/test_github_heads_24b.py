@@ -88,3 +88,26 @@ def test_lb1_a_mixin_defined_in_the_extensions_module_adds_its_methods(tmp_path)
 def test_lb1_twin_a_method_neither_the_extension_nor_its_mixin_defines_stays_an_error(tmp_path):
     found, _ = _dc007(tmp_path, '"pkg.backend.ExtWithEngine"', "missing_method", MIXIN_HERE)
     assert found == [("error", 9)], found
+
+
+# LB2 (open, a strict xfail in test_plugin_shapes.py): ROLL (8eb27cc) imports and builds its V0 `AsyncLLMEngine`
+# subclass, whose methods read `self.engine`, only under `else:` of `if not hasattr(envs, "VLLM_USE_V1") or
+# envs.VLLM_USE_V1:`; vLLM 0.27.1's envs has no VLLM_USE_V1, so that branch never runs there, yet DC006 says error.
+# The twin that must stay an error once it is fixed: a vLLM whose envs has VLLM_USE_V1 (false) takes that branch.
+LB2 = "tests/fixtures/plugin_shapes/LB2_engine_subclass_built_only_where_a_vllm_module_attribute_the_target_lacks_exists"
+
+
+def _lb2_files(sub: str) -> dict[str, str]:
+    from pathlib import Path
+
+    base = Path(__file__).resolve().parent.parent.parent / LB2 / sub
+    return {str(p.relative_to(base)): p.read_text() for p in base.rglob("*.py")}
+
+
+def test_lb2_twin_the_branch_the_target_takes_keeps_its_error(tmp_path):
+    vllm = _lb2_files("vllm_src")
+    vllm["vllm/envs.py"] = vllm["vllm/envs.py"].replace(
+        'environment_variables = {\n', 'environment_variables = {\n    "VLLM_USE_V1": lambda: False,\n')
+    result = scan_trees(tmp_path, vllm, _lb2_files("client"), only=["DC006"])
+    found = sorted((f.severity, f.client.path, f.client.line) for f in by_rule(result, "DC006"))
+    assert found == [("error", "pkg/async_llm_engine.py", 8)], found
