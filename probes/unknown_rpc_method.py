@@ -192,8 +192,13 @@ def check(ctx: ScanContext):
                               "that defines it", r.loc, r.method)
             continue
         if unread:  # the client's own extension may define it
+            module = unread[0].rpartition(".")[0]
+            why = "is in a module the client's tree does not hold (it may be installed from elsewhere)" \
+                if module and ctx.client.module_tree(module) is None else \
+                "is bound in a way driftcheck does not follow (a star import, an assignment, or a re-export from a " \
+                "module the tree does not hold)"
             yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension or worker {unread[0]} "
-                              "named by the client could not be read", r.loc, r.method)
+                              f"named by the client {why}", r.loc, r.method)
             continue
         if outside is None:
             outside = external_platforms(ctx)

@@ -111,3 +111,21 @@ def test_lb2_twin_the_branch_the_target_takes_keeps_its_error(tmp_path):
     result = scan_trees(tmp_path, vllm, _lb2_files("client"), only=["DC006"])
     found = sorted((f.severity, f.client.path, f.client.line) for f in by_rule(result, "DC006"))
     assert found == [("error", "pkg/async_llm_engine.py", 8)], found
+
+
+# The unknown DC007 gives when the client's named extension cannot be read says why: ROLL (8eb27cc)
+# tests/third_party/vllm/test_fp8.py:80 names `tests.third_party.vllm.worker.Fp8Worker`, a module its tree does not
+# hold (it said "could not be read"); an extension bound by a star import is one driftcheck does not follow.
+@pytest.mark.parametrize("backend, why", [
+    (None, "is in a module the client's tree does not hold"),
+    ("from pkg.impl import *\n", "is bound in a way driftcheck does not follow"),
+], ids=["module_not_in_the_tree", "star_import"])
+def test_unread_extension_says_why(tmp_path, backend, why):
+    client = {"pkg/__init__.py": "", "pkg/impl.py": BACKEND,
+              "pkg/worker.py": WORKER.replace("EXT", '"pkg.backend.Ext"').replace("METHOD", repr("missing_method"))}
+    if backend is not None:
+        client["pkg/backend.py"] = backend
+    result = scan_trees(tmp_path, VLLM, client, only=["DC007"])
+    assert by_rule(result, "DC007") == []
+    messages = [u.message for u in result.unknown if u.rule == "DC007"]
+    assert len(messages) == 3 and all(why in m and "pkg.backend.Ext" in m for m in messages), messages
