@@ -85,9 +85,13 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == cls_name:
             names = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
             for base in node.bases:  # client bases add their methods (a vLLM base is a worker class already)
                 if isinstance(base, ast.Name) and base.id in imported:
                     names |= _class_methods(ctx, imported[base.id], depth + 1) or set()
+                elif isinstance(base, ast.Name) and base.id in local and base.id != cls_name:
+                    # a mixin defined above it in the same module (`class Ext(CheckpointMixin, BaseExt)`)
+                    names |= _class_methods(ctx, f"{module}.{base.id}", depth + 1) or set()
             return names
     if cls_name in imported:
         return _class_methods(ctx, imported[cls_name], depth + 1)
@@ -188,8 +192,13 @@ def check(ctx: ScanContext):
                               "that defines it", r.loc, r.method)
             continue
         if unread:  # the client's own extension may define it
+            module = unread[0].rpartition(".")[0]
+            why = "is in a module the client's tree does not hold (it may be installed from elsewhere)" \
+                if module and ctx.client.module_tree(module) is None else \
+                "is bound in a way driftcheck does not follow (a star import, an assignment, or a re-export from a " \
+                "module the tree does not hold)"
             yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension or worker {unread[0]} "
-                              "named by the client could not be read", r.loc, r.method)
+                              f"named by the client {why}", r.loc, r.method)
             continue
         if outside is None:
             outside = external_platforms(ctx)

@@ -383,7 +383,13 @@ class ClientClasses(StandIns):
     def _strings_of(self, value: ast.expr) -> list[str]:
         """A string constant, a module constant (`_EXT = "pkg.mod.Cls"` in this file, or imported from another
         client file), a class attribute of this file (`self._ext_cls`), or the constants a function of this file
-        returns when called (`self._ext_cls()`)."""
+        returns when called (`self._ext_cls()`). A conditional expression (`"pkg.A" if cfg else "pkg.B"`) or an
+        `or` / `and` of such values names each of its parts: the engine gets one of them (NeMo-RL's two extension
+        classes, picked by whether a checkpoint engine is configured)."""
+        if isinstance(value, ast.IfExp):
+            return self._strings_of(value.body) + self._strings_of(value.orelse)
+        if isinstance(value, ast.BoolOp):
+            return [text for part in value.values for text in self._strings_of(part)]
         if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.Attribute):
             return string_constants(value, self.file.tree)
         if isinstance(value, ast.Name):
