@@ -62,11 +62,11 @@ def refusals(files, source, version: str | None, package: str = "vllm") -> dict[
     return out
 
 
-def refused_modules(files, source, version: str | None, package: str = "vllm") -> dict[str, Guard]:
+def refused_modules(files, source, version: str | None, package: str = "vllm", api=None) -> dict[str, Guard]:
     """File -> a guard for each client module (with vLLM) under a package whose `__init__` raises on vLLM `version`,
     and for each one that only branches `version` does not take load (`untaken_modules`)."""
     refused = refusals(files, source, version, package)
-    out: dict[str, Guard] = untaken_modules(files, source, version, package)
+    out: dict[str, Guard] = untaken_modules(files, source, version, package, api)
     for f in files if refused else []:
         parts = f.module.split(".")
         for i in range(1, len(parts)):  # the packages above it, outermost first: each `__init__` runs before it
@@ -77,7 +77,7 @@ def refused_modules(files, source, version: str | None, package: str = "vllm") -
     return out
 
 
-def untaken_modules(files, source, version: str | None, package: str = "vllm") -> dict[str, Guard]:
+def untaken_modules(files, source, version: str | None, package: str = "vllm", api=None) -> dict[str, Guard]:
     """File -> a "dispatched" guard for each client module that only branches the target's version does not take
     load (ROLL 0.3.0 on vLLM 0.10.2: `elif Version("0.15") <= Version(vllm.__version__): import
     roll.third_party.vllm.patch_transformers`, and a class named there by string). A test is decided as a refusal's
@@ -114,6 +114,10 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
 
     def untaken(f) -> list[tuple[int, int]]:
         ifs = [node for node in nodes_of(f.tree, ast.If) if _may_decide(node.test)]
+        # `hasattr(envs, "VLLM_USE_V1")`, `envs` a vLLM module: the target's sources answer it (ROLL, LB2)
+        probed = _module_attribute_probes(f, api, package) if api is not None else {}
+        ifs += [node for node in nodes_of(f.tree, ast.If) if probed and node not in ifs and any(
+            isinstance(n, ast.Call) and _call_key(n) in probed for n in walk(node.test))]
         if not ifs:
             return []  # (most files: what binds the version is read only for a test that may compare it)
         names = _version_names(f.tree, package)
@@ -121,7 +125,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm") -
             # a release a test may name (a string starting "0.8"; the text says first whether the file has one)
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
-        calls = _predicates(f.tree, names, target)
+        calls = {**_predicates(f.tree, names, target), **probed}
         # `if not vllm_version_is("0.25.1"):` with a release-equality helper of the client (`_equality_helpers`, GA):
         # decided for the target's release like a comparison (RD)
         equal = {h for h in _helpers_in(f, f.rel.endswith("__init__.py"), equality) if "." not in h}
@@ -519,9 +523,51 @@ def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict
 
 
 def _call_key(call: ast.Call) -> str:
-    """`vllm_version_is("0.25.1")` as the key `_decide`'s `calls` holds its answer under (RD)."""
-    first = call.args[0] if len(call.args) == 1 and not call.keywords else None
-    return f"{dotted_name(call.func)}({first.value!r})" if isinstance(first, ast.Constant) else ""
+    """`vllm_version_is("0.25.1")` (RD) or `hasattr(envs, "VLLM_USE_V1")` (LB2) as the key `_decide`'s `calls` holds
+    its answer under; "" for any other call."""
+    if call.keywords:
+        return ""
+    if len(call.args) == 1 and isinstance(call.args[0], ast.Constant):
+        return f"{dotted_name(call.func)}({call.args[0].value!r})"
+    if len(call.args) == 2 and dotted_name(call.args[0]) and isinstance(call.args[1], ast.Constant):
+        return f"{dotted_name(call.func)}({dotted_name(call.args[0])}, {call.args[1].value!r})"
+    return ""
+
+
+def _module_attribute_probes(f, api, package: str) -> dict[str, bool]:
+    """`hasattr(m, "NAME")` in a file, `m` bound by the file's module-level imports to a vLLM module -> whether the
+    target's module has NAME (ROLL's `if not hasattr(envs, "VLLM_USE_V1") or envs.VLLM_USE_V1:` picks V1 or V0 by it).
+    Only what the sources answer: a name that is there (or that a module `__getattr__` names) True, one certainly
+    missing False; a module `__getattr__` that may serve anything decides nothing."""
+    from driftcheck.vllm_model.resolved import External, Missing, Resolved
+
+    if "hasattr(" not in f.text:
+        return {}
+    modules: dict[str, str] = {}  # local name -> the vLLM dotted name it is bound to
+    for node in f.tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == package:
+                    modules[a.asname or package] = a.name if a.asname else package
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == package:
+            modules.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"})
+    out: dict[str, bool] = {}
+    for call in nodes_of(f.tree, ast.Call) if modules else ():
+        if dotted_name(call.func) != "hasattr" or not _call_key(call) or not isinstance(call.args[1].value, str):
+            continue
+        head, _, rest = (dotted_name(call.args[0]) or "").partition(".")
+        if head not in modules:
+            continue
+        dotted = modules[head] + (f".{rest}" if rest else "")
+        module = api.resolve(dotted)
+        if not (isinstance(module, Resolved) and module.kind == "module"):
+            continue  # a class or an object: what it has at run time is not a module's names
+        found = api.resolve(f"{dotted}.{call.args[1].value}")
+        if isinstance(found, (Resolved, External)):
+            out[_call_key(call)] = True
+        elif isinstance(found, Missing):
+            out[_call_key(call)] = False
+    return out
 
 
 def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:

@@ -371,7 +371,7 @@ def _cross_file_facts(digest: bool, run: _Run | None = None) -> tuple:
     run = run or _RUN
     assert run is not None
     api, source = run.api, run.source
-    dispatched = {**refused_modules(source.files, source, api.version, api.package),
+    dispatched = {**refused_modules(source.files, source, api.version, api.package, api),
                   **dispatched_modules(source.files, source)}
     reached = reached_names(f.tree for f in source.files)
     replaced = replaced_elsewhere(source.files)

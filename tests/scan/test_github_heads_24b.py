@@ -90,10 +90,11 @@ def test_lb1_twin_a_method_neither_the_extension_nor_its_mixin_defines_stays_an_
     assert found == [("error", 9)], found
 
 
-# LB2 (open, a strict xfail in test_plugin_shapes.py): ROLL (8eb27cc) imports and builds its V0 `AsyncLLMEngine`
-# subclass, whose methods read `self.engine`, only under `else:` of `if not hasattr(envs, "VLLM_USE_V1") or
-# envs.VLLM_USE_V1:`; vLLM 0.27.1's envs has no VLLM_USE_V1, so that branch never runs there, yet DC006 says error.
-# The twin that must stay an error once it is fixed: a vLLM whose envs has VLLM_USE_V1 (false) takes that branch.
+# LB2: ROLL (8eb27cc) imports and builds its V0 `AsyncLLMEngine` subclass, whose methods read `self.engine`, only
+# under `else:` of `if not hasattr(envs, "VLLM_USE_V1") or envs.VLLM_USE_V1:`; vLLM 0.27.1's envs has no VLLM_USE_V1,
+# so that branch never runs there. DC006 said error; `refusals.untaken_modules` now reads `hasattr` of a vLLM module
+# from the target's sources (the shape in test_plugin_shapes.py passes). The twin: a vLLM whose envs has VLLM_USE_V1
+# (false) takes that branch, and the error stays.
 LB2 = "tests/fixtures/plugin_shapes/LB2_engine_subclass_built_only_where_a_vllm_module_attribute_the_target_lacks_exists"
 
 
@@ -129,3 +130,9 @@ def test_unread_extension_says_why(tmp_path, backend, why):
     assert by_rule(result, "DC007") == []
     messages = [u.message for u in result.unknown if u.rule == "DC007"]
     assert len(messages) == 3 and all(why in m and "pkg.backend.Ext" in m for m in messages), messages
+
+
+def test_lb2_the_branch_the_target_does_not_take_is_a_warning(tmp_path):
+    result = scan_trees(tmp_path, _lb2_files("vllm_src"), _lb2_files("client"), only=["DC006"])
+    found = sorted((f.severity, f.client.path, f.client.line) for f in by_rule(result, "DC006"))
+    assert found == [("warning", "pkg/async_llm_engine.py", 8)], found

@@ -36,7 +36,7 @@ docs/triage/2026-12-05-unseen-plugins-22b.md), ZR_ to ZV_ from omni-npu (2829161
 docs/triage/2026-12-05-github-clients-23a.md; the test's own import that a test stand-in covers stays a warning), KB1_
 from vllm-ctsd (CarloCetrone/vllm-ctsd, taken from GitHub; batch 23b, docs/triage/2026-12-05-engine-internals-clients-23b.md;
 the guard the fix keeps: a callback handed out inside a try under a vLLM version check), KC_ from unsloth 2026.10.9
-(batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md), LB1_ and LB2_ (open) from NeMo-RL (7ea279a) and ROLL
+(batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md), LB1_ and LB2_ from NeMo-RL (7ea279a) and ROLL
 (8eb27cc) taken from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
@@ -61,9 +61,6 @@ from driftcheck.sources.targets import resolve_client, resolve_vllm
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 
 OPEN = {  # case -> the cause not fixed yet
-    "LB2_engine_subclass_built_only_where_a_vllm_module_attribute_the_target_lacks_exists": "a module loaded only in a "
-    "branch a probe of a vLLM module decides against the target (`hasattr(envs, \"VLLM_USE_V1\")`): the refusals that "
-    "decide branches for the target get its version, not its API",
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
