@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 
 from driftcheck.astnodes import dotted_name, walk
 from driftcheck.rules.context import ScanContext
@@ -137,6 +138,11 @@ def _unknown_flag(ctx: ScanContext, parser: Parser, launch: Launch, line: int, c
     hint = f" (did you mean {', '.join(near)}?)" if near else ""
     command = ENTRY_WORDS[launch.entry]
     own = installed_commands(ctx.client).get(launch.command) if launch.command else None
+    image = _pinned_image(ctx, launch)
+    if image is not None:  # aibrix_kvcache's tests/pd_reuse/*.yaml: `image: .../vllm-openai:v0.10.2-aibrix-...`
+        return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but this "
+                                 f"launch runs in the container image `{image[0]}` (line {image[1]}), whose tag names "
+                                 f"vLLM {image[2]}, not the target", _loc(launch.rel, line, code), symbol=f"{command} {flag}")
     if own is not None:  # vllm-omni: `vllm = "vllm_omni.entrypoints.cli.main:main"`, whose parser adds `--omni`
         return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but the client "
                                  f"installs its own `{launch.command}` command ({own}), whose parser may take it before "
@@ -259,6 +265,34 @@ def _client_connectors(ctx: ScanContext) -> tuple[frozenset, str | None]:
             elif computed is None:
                 computed = f"{file.rel}:{node.lineno}"
     return frozenset(names), computed
+
+
+_IMAGE = re.compile(r"""^\s*(?:-\s*)?image:\s*["']?([^\s"']+)|^\s*FROM\s+(?:--\S+\s+)*([^\s]+)""", re.IGNORECASE)
+_TAG_RELEASE = re.compile(r"^v?(\d+\.\d+\.\d+)(?![\w.])")
+
+
+def _pinned_image(ctx: ScanContext, launch: Launch) -> tuple[str, int, str] | None:
+    """(image, line, release) where a YAML manifest or Dockerfile runs this launch in a vLLM container image whose tag
+    names a release other than the target (`image: vllm/vllm-openai:v0.10.2`, `FROM vllm/vllm-openai:v0.10.2`): the
+    nearest such line before the launch in its YAML document (after the last `---`) or Dockerfile. The command runs on
+    that image's vLLM, not on the one scanned against. None otherwise (a tag that names no release, `latest`, `${V}`)."""
+    if launch.kind not in ("yaml", "dockerfile") or not ctx.api.version:
+        return None
+    lines = next((f.lines for f in ctx.client.launch_files() if f.rel == launch.rel), None)
+    for number in range(min(launch.line, len(lines or ())) - 1, -1, -1):
+        text = lines[number]
+        if launch.kind == "yaml" and text.startswith("---"):
+            return None
+        m = _IMAGE.match(text)
+        ref = (m.group(1) or m.group(2)) if m else None
+        if not ref or (launch.kind == "yaml") != bool(m.group(1)):
+            continue
+        name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
+        release = _TAG_RELEASE.match(tag)
+        if "vllm" not in name.rsplit("/", 1)[-1].lower() or release is None:
+            return None  # the nearest image is not a vLLM release image: the launch may run the target
+        return (ref, number + 1, release.group(1)) if release.group(1) != ctx.api.version else None
+    return None
 
 
 def _code_at(ctx: ScanContext, rel: str, line: int) -> str:

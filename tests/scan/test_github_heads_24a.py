@@ -35,12 +35,23 @@ attribute 'update_stream'"). The store's receiver had no type (a union annotatio
 store through `self.x`, where the storing class binds `self.x = f(...)` with a client function whose `return Cls(...)`
 statements build the reading class or a client subclass of it, is a store on that class. Twin: a factory that never
 builds the reading class leaves the error.
+
+LA5: a `vllm serve` line in a manifest whose container image names another vLLM release. aibrix_kvcache's
+`tests/pd_reuse/vllm-{pd-reuse,pd,vanilla}.yaml` run `vllm serve ... --disable-log-requests --swap-space "0"` in
+`image: .../aibrix/vllm-openai:v0.10.2-aibrix-v0.5.0...` (vLLM 0.10.2, which has both flags); scanned at the 0.21.0
+of `build/container/Dockerfile.vllm`, DC111 said the parser exits at once (10 errors). A flag the target's parser
+lacks, in a launch whose nearest `image:` (in its YAML document) or `FROM` names a vLLM image tagged with another
+release, is now unknown, naming the image. Twins: the image tag names the target's release, or no release
+(`latest`), or the image is not vLLM's: the error stays. Checked against the real 0.32.0 sources.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import CACHE_DIR
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
 from scan.helpers import scan_trees
 
 LA1 = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / "LA1_kv_connector_name_the_plugin_registers_itself"
@@ -197,3 +208,54 @@ def test_la4_twin_a_factory_that_never_builds_the_class(tmp_path):
     assert _dc006_4(tmp_path, {**CLIENT4, "pkg/speculators.py": specs}) == [
         ("error", "vllm.spec.DFlashSpeculator.update_stream")]
 
+
+
+MANIFEST = """apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: registry.example.com/aibrix/vllm-openai:{tag}
+          command: ["sh", "-c"]
+          args:
+            - |
+              vllm serve /models/m \\
+                --port 8000 \\
+                --disable-log-requests \\
+                --swap-space "0"
+"""
+
+
+def _dc111_real(tmp_path: Path, files: dict[str, str]) -> list:
+    root = tmp_path / "client"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    result = scan(resolve_vllm("0.32.0", CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC111"]))
+    return sorted([(f.severity, f.symbol, f.client.line) for f in result.findings if f.rule == "DC111"] +
+                  [("unknown", u.symbol, u.client.line) for u in result.unknown if u.rule == "DC111"])
+
+
+def test_la5_flags_of_a_launch_in_an_image_of_another_release_are_unknown(tmp_path):
+    found = _dc111_real(tmp_path, {"deploy/vllm-pd.yaml": MANIFEST.format(tag="v0.10.2-aibrix-v0.5.0-nixl-0.7.1")})
+    assert found == [("unknown", "vllm serve --disable-log-requests", 14), ("unknown", "vllm serve --swap-space", 15)]
+
+
+def test_la5_a_dockerfile_from_an_image_of_another_release(tmp_path):
+    docker = 'FROM vllm/vllm-openai:v0.10.2\nCMD vllm serve /models/m --swap-space 0\n'
+    assert _dc111_real(tmp_path, {"Dockerfile": docker}) == [("unknown", "vllm serve --swap-space", 2)]
+
+
+def test_la5_twin_the_image_names_the_target_or_no_release_or_is_not_vllm(tmp_path):
+    files = {"a/vllm.yaml": MANIFEST.format(tag="v0.32.0"), "b/vllm.yaml": MANIFEST.format(tag="latest"),
+             "c/vllm.yaml": MANIFEST.replace("aibrix/vllm-openai:{tag}", "tools/busybox:1.36.1")}
+    found = _dc111_real(tmp_path, files)
+    assert [sev for sev, _, _ in found] == ["error"] * 6
+
+
+def test_la5_twin_an_image_in_an_earlier_yaml_document_does_not_count(tmp_path):
+    manifest = "image: vllm/vllm-openai:v0.10.2\n---\n" + MANIFEST.format(tag="${VLLM_TAG}")
+    assert [sev for sev, _, _ in _dc111_real(tmp_path, {"vllm.yaml": manifest})] == ["error", "error"]
