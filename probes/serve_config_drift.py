@@ -37,8 +37,11 @@ defines the parser, the config class or the registry.
 
 from __future__ import annotations
 
+import ast
 import difflib
+import re
 
+from driftcheck.astnodes import dotted_name, walk
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.console_scripts import installed_commands
@@ -135,6 +138,11 @@ def _unknown_flag(ctx: ScanContext, parser: Parser, launch: Launch, line: int, c
     hint = f" (did you mean {', '.join(near)}?)" if near else ""
     command = ENTRY_WORDS[launch.entry]
     own = installed_commands(ctx.client).get(launch.command) if launch.command else None
+    image = _pinned_image(ctx, launch)
+    if image is not None:  # aibrix_kvcache's tests/pd_reuse/*.yaml: `image: .../vllm-openai:v0.10.2-aibrix-...`
+        return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but this "
+                                 f"launch runs in the container image `{image[0]}` (line {image[1]}), whose tag names "
+                                 f"vLLM {image[2]}, not the target", _loc(launch.rel, line, code), symbol=f"{command} {flag}")
     if own is not None:  # vllm-omni: `vllm = "vllm_omni.entrypoints.cli.main:main"`, whose parser adds `--omni`
         return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but the client "
                                  f"installs its own `{launch.command}` command ({own}), whose parser may take it before "
@@ -202,11 +210,16 @@ def _check_connector(ctx: ScanContext, model: ServeModel, use: ConfigUse):
     line, name = entry
     if name in model.connectors:
         return
+    own, own_open = ctx.once(_client_connectors)
+    if name in own:
+        return  # the client registers it on the factory itself (a plugin entry point: vllm-ascend's MooncakeConnectorV1)
     code = use.code if line == use.line else _code_at(ctx, use.rel, line)
     where = ctx.vllm_location(*model.factory) if model.factory else None
-    if not model.connectors_complete or use.open:
-        yield ctx.unknown(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}'s connector factory, but the "
-                                "registry (or this config) is not known in full", _loc(use.rel, line, code), symbol=f"kv_connector={name}")
+    if not model.connectors_complete or use.open or own_open:
+        why = (f"the client registers connectors under names it computes ({own_open})" if own_open and model.connectors_complete
+               and not use.open else "the registry (or this config) is not known in full")
+        yield ctx.unknown(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}'s connector factory, but "
+                                f"{why}", _loc(use.rel, line, code), symbol=f"kv_connector={name}")
         return
     near = difflib.get_close_matches(name, list(model.connectors), n=3, cutoff=0.6)
     hint = f" (registered names close to it: {', '.join(near)})" if near else ""
@@ -214,6 +227,72 @@ def _check_connector(ctx: ScanContext, model: ServeModel, use: ConfigUse):
                             "kv_connector_module_path names a module for it: the engine fails to start with "
                             f"`ValueError: Unsupported connector type: {name}`.",
                       _loc(use.rel, line, code), where, f"kv_connector={name}", when="call", fix=False, connector=name)
+
+
+def _client_connectors(ctx: ScanContext) -> tuple[frozenset, str | None]:
+    """The connector names the client itself puts in the release's factory (`KVConnectorFactory.register_connector(
+    "Name", module, cls)`, as a platform plugin's entry point does: vllm-ascend's `register_connector()`), and where it
+    registers one under a computed name (then any name may be registered). Read from the call's syntax, the receiver
+    being the factory class the file imports from the release's factory module: a test that monkeypatches
+    `register_connector` to capture the names does not make the plugin's own calls someone else's."""
+    model = serve_model(ctx.api)
+    if model.factory is None:
+        return frozenset(), None
+    rel, line = model.factory
+    tree = ctx.api.parse(rel)
+    registry = next((n.name for n in (tree.body if tree is not None else ()) if isinstance(n, ast.ClassDef)
+                     and n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+    if registry is None:
+        return frozenset(), None
+    module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    names: set[str] = set()
+    computed = None
+    for file in ctx.usage.files:
+        if "register_connector" not in file.text or registry not in file.text:
+            continue
+        # the names the file binds to the release's factory class: `from <module> import Registry [as R]`
+        bound = {a.asname or a.name for n in walk(file.tree) if isinstance(n, ast.ImportFrom) and n.module == module
+                 and not n.level for a in n.names if a.name == registry}
+        for node in walk(file.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_connector"):
+                continue
+            receiver = dotted_name(node.func.value) or ""
+            if not (receiver in bound or receiver == f"{module}.{registry}"):
+                continue
+            first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.add(first.value)
+            elif computed is None:
+                computed = f"{file.rel}:{node.lineno}"
+    return frozenset(names), computed
+
+
+_IMAGE = re.compile(r"""^\s*(?:-\s*)?image:\s*["']?([^\s"']+)|^\s*FROM\s+(?:--\S+\s+)*([^\s]+)""", re.IGNORECASE)
+_TAG_RELEASE = re.compile(r"^v?(\d+\.\d+\.\d+)(?![\w.])")
+
+
+def _pinned_image(ctx: ScanContext, launch: Launch) -> tuple[str, int, str] | None:
+    """(image, line, release) where a YAML manifest or Dockerfile runs this launch in a vLLM container image whose tag
+    names a release other than the target (`image: vllm/vllm-openai:v0.10.2`, `FROM vllm/vllm-openai:v0.10.2`): the
+    nearest such line before the launch in its YAML document (after the last `---`) or Dockerfile. The command runs on
+    that image's vLLM, not on the one scanned against. None otherwise (a tag that names no release, `latest`, `${V}`)."""
+    if launch.kind not in ("yaml", "dockerfile") or not ctx.api.version:
+        return None
+    lines = next((f.lines for f in ctx.client.launch_files() if f.rel == launch.rel), None)
+    for number in range(min(launch.line, len(lines or ())) - 1, -1, -1):
+        text = lines[number]
+        if launch.kind == "yaml" and text.startswith("---"):
+            return None
+        m = _IMAGE.match(text)
+        ref = (m.group(1) or m.group(2)) if m else None
+        if not ref or (launch.kind == "yaml") != bool(m.group(1)):
+            continue
+        name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
+        release = _TAG_RELEASE.match(tag)
+        if "vllm" not in name.rsplit("/", 1)[-1].lower() or release is None:
+            return None  # the nearest image is not a vLLM release image: the launch may run the target
+        return (ref, number + 1, release.group(1)) if release.group(1) != ctx.api.version else None
+    return None
 
 
 def _code_at(ctx: ScanContext, rel: str, line: int) -> str:

@@ -154,7 +154,7 @@ class ClientClasses(StandIns):
             for name, cls in self.classes.items():
                 types: dict[str, object] = self.self_types.setdefault(name, {})
                 conflicting = self._conflicting.setdefault(name, set())
-                for stmt in cls.body:
+                for stmt in flatten_class_body(cls.body):  # a method an `if` of the body defines (one a release)
                     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         continue
                     first = (stmt.args.posonlyargs + stmt.args.args)[0].arg if (stmt.args.posonlyargs + stmt.args.args) else None
@@ -334,7 +334,7 @@ class ClientClasses(StandIns):
     def _record_overrides(self, label: str, cls: ast.ClassDef, vllm_class: Resolved) -> None:
         """The methods of a client class, as overrides a call typed as the vLLM class may reach (callcheck)."""
         overrides = self.usage.client_overrides.setdefault(vllm_class.qualname, {})
-        for stmt in cls.body:
+        for stmt in flatten_class_body(cls.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 overrides.setdefault(stmt.name, []).append(
                     (f"{label}.{stmt.name}", signature_from_args(stmt.args, self.file.rel, stmt.lineno)))
@@ -433,7 +433,7 @@ class ClientClasses(StandIns):
         if cls is None:
             return
         members = set(self.client_class_members.get(class_name, set()))
-        for stmt in cls.body:
+        for stmt in flatten_class_body(cls.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.usage.bound.append(self._bound(stmt, "worker-extension", f"{class_name}.{stmt.name}", members))
 

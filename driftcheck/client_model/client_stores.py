@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.astnodes import attribute_stores, nodes_of
 from driftcheck.client_model.uses import AttrUse, Usage
 from driftcheck.vllm_model.api_index import ApiIndex
@@ -95,6 +96,8 @@ class _OtherReferences:
     def __init__(self, usage: Usage):
         self.usage = usage
         self.stores: dict[str, list[tuple[object, ast.Attribute, int]]] | None = None
+        self.factories: dict[str, set[str]] | None = None  # client function -> classes its returns build
+        self.bases: dict[str, set[str]] | None = None  # client class -> the names of its bases
         short: dict[str, int] = {}
         for label in usage.client_class_table:
             name = label.rsplit(".", 1)[-1]
@@ -132,6 +135,8 @@ class _OtherReferences:
             annotation = _reference_annotation(file.tree, target)
             if annotation == cls.name:
                 return f"{file.rel}:{line} stores it on a `{cls.name}`", None
+            if annotation is None and (built := self._factory_builds(file, target, cls.name)):
+                return f"{file.rel}:{line} stores it on the value of `{built}`, which may build a `{cls.name}`", None
             if annotation is None and untyped is None:
                 untyped = f"{file.rel}:{line}"
         handed = _hands_self(cls) if untyped else None
@@ -139,6 +144,51 @@ class _OtherReferences:
             return None, (f"`{cls.name}` hands `self` to other code ({use.file.rel}:{handed}) and {untyped} stores "
                           f"'{use.attr}' on an object driftcheck cannot type, which may be this one")
         return None, None
+
+
+    def _factory_builds(self, file, target: ast.Attribute, name: str) -> str | None:
+        """Where a store's receiver is `self.x` and a method of the storing class binds `self.x = make(...)` with a
+        client function whose `return Cls(...)` statements build `name` or a client subclass of it (vllm-ascend's
+        `self.speculator = init_speculator(...)`, which returns the Eagle, MTP, DFlash or DSpark speculator, then
+        `self.speculator.update_stream = ...`): the store may be on an object of that class. The call as written."""
+        receiver = target.value
+        if not (isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"):
+            return None
+        owner = _method_class(file.tree, target)
+        for stmt in nodes_of(owner, ast.Assign, ast.AnnAssign) if owner is not None else ():
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if not any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                       and t.attr == receiver.attr for t in targets):
+                continue
+            value = stmt.value
+            func = _annotated_as(value.func) if isinstance(value, ast.Call) else None
+            if func is not None and any(self._derives(built, name) for built in self._returns(func)):
+                return f"{ast.unparse(value.func)}(...)"
+        return None
+
+    def _returns(self, func: str) -> set[str]:
+        """The classes the client's top-level functions named `func` build in their `return Cls(...)` statements."""
+        if self.factories is None:
+            self.factories = {}
+            for f in self.usage.files:
+                for fn in f.tree.body:
+                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        built = {c for r in nodes_of(fn, ast.Return) if (c := _constructed(r.value))}
+                        if built:
+                            self.factories.setdefault(fn.name, set()).update(built)
+        return self.factories.get(func, set())
+
+    def _derives(self, name: str, base: str, depth: int = 0) -> bool:
+        """Whether the client class `name` is `base` or derives from it through client classes (by name)."""
+        if name == base:
+            return True
+        if self.bases is None:
+            self.bases = {}
+            for f in self.usage.files:
+                for c in f.tree.body:
+                    if isinstance(c, ast.ClassDef):
+                        self.bases.setdefault(c.name, set()).update(b for b in map(_annotated_as, c.bases) if b)
+        return depth < 8 and any(self._derives(b, base, depth + 1) for b in self.bases.get(name, ()))
 
 
 def _binds(tree: ast.Module, name: str) -> bool:
@@ -187,7 +237,7 @@ def _class_named(usage: Usage, rel: str, name: str) -> ast.ClassDef | None:
 def _method_class(tree: ast.AST, node: ast.AST) -> ast.ClassDef | None:
     """The class whose method (not a nested function's own `self`) holds the node."""
     for cls in nodes_of(tree, ast.ClassDef):
-        for fn in cls.body:
+        for fn in flatten_class_body(cls.body):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno):
                 inner = [n for n in nodes_of(fn, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
                          if n is not fn and n.lineno <= node.lineno <= (n.end_lineno or n.lineno)]

@@ -34,7 +34,7 @@ class Guard:
     start: int
     end: int
     kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability | precondition
-    # | rebound | refused
+    # | rebound | refused | unreachable
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
@@ -49,7 +49,7 @@ class Guard:
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
             return False
-        if self.kind == "replaced":
+        if self.kind in ("replaced", "unreachable"):
             return True  # a body that never runs
         if self.kind == "rebound":
             # a name another branch of a module-level `if` binds to something else: uses of that name only
@@ -68,6 +68,8 @@ class Guard:
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        if self.kind == "unreachable":
+            return f"after `{self.where}` (line {self.line}), which always raises or exits: this code never runs"
         if self.kind == "replaced":
             name = next(iter(self.names), "")
             by = self.where or f"line {self.line}"
@@ -208,6 +210,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
+    out += _after_no_return(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -670,6 +673,31 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                             out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
                                              names, receivers=receivers))
                             out += _fallback_imports(block[block.index(stmt) + 1:], stmt.lineno)
+    return out
+
+
+# calls that never return: they raise (pytest's outcomes, SystemExit) or end the process
+NO_RETURN = frozenset({"pytest.skip", "pytest.fail", "pytest.exit", "pytest.xfail", "sys.exit", "os._exit", "exit", "quit"})
+
+
+def _after_no_return(tree: ast.AST) -> list[Guard]:
+    """The rest of a block after an unconditional call that never returns: a test module that skips itself at import
+    (`pytest.skip(allow_module_level=True)` as a top-level statement, aibrix_kvcache's tests/test_cache_ops.py) never
+    runs its later imports; nor does a function the code after `sys.exit(1)`. Only a call that is a statement of the
+    block itself (under no `if`), so the rest never runs whatever catches it."""
+    out: list[Guard] = []
+    for owner in walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(owner, name, None)
+            if not isinstance(block, list) or len(block) < 2:
+                continue
+            for i, stmt in enumerate(block[:-1]):
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                        (dotted_name(stmt.value.func) or "") in NO_RETURN:
+                    rest = block[i + 1:]
+                    out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "unreachable",
+                                     frozenset(), stmt.lineno, where=f"{dotted_name(stmt.value.func)}(...)"))
+                    break
     return out
 
 

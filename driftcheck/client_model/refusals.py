@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name, nodes_of, walk, within
 from driftcheck.client_model.client import parse_client_file
-from driftcheck.client_model.guards import Guard
+from driftcheck.client_model.guards import NO_RETURN, Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
 from driftcheck.vllm_model.pysummary import resolve_relative
 
@@ -163,8 +163,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
 
 
-# calls that never return: they raise (pytest's outcomes, SystemExit) or end the process
-_NO_RETURN = {"pytest.skip", "pytest.fail", "pytest.exit", "pytest.xfail", "sys.exit", "os._exit", "exit", "quit"}
+_NO_RETURN = NO_RETURN  # calls that never return (guards.py)
 
 
 def _leaves(block: list[ast.stmt]) -> bool:

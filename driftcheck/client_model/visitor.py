@@ -10,6 +10,7 @@ import builtins
 import re
 import sys
 
+from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk, within
 from driftcheck.client_model.client import ClientFile, kept_on
 from driftcheck.client_model.client_classes import ClientClasses
@@ -65,7 +66,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             patched = self.patched_functions.get(fn.name)
             self._visit_function(fn, self._patch_self(fn, patched) if patched is not None else None)
         for name, cls in self.classes.items():
-            for stmt in cls.body:
+            for stmt in flatten_class_body(cls.body):  # also the methods an `if` / `try` of the body defines
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._visit_function(stmt, name)
 

@@ -36,8 +36,10 @@ docs/triage/2026-12-05-unseen-plugins-22b.md), ZR_ to ZV_ from omni-npu (2829161
 docs/triage/2026-12-05-github-clients-23a.md; the test's own import that a test stand-in covers stays a warning), KB1_
 from vllm-ctsd (CarloCetrone/vllm-ctsd, taken from GitHub; batch 23b, docs/triage/2026-12-05-engine-internals-clients-23b.md;
 the guard the fix keeps: a callback handed out inside a try under a vLLM version check), KC_ from unsloth 2026.10.9
-(batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md), LB1_ and LB2_ from NeMo-RL (7ea279a) and ROLL
-(8eb27cc) taken from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md).
+(batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md), LA1_ to LA4_ from vllm-ascend (182b75e) at vLLM 0.27.1 and
+aibrix's kvcache (e3e10f9) at 0.21.0 taken from GitHub (batch 24a, docs/triage/2026-12-05-vllm-project-heads-24a.md;
+LA1_ and LA3_ run pytest's MonkeyPatch and skip outcome), LB1_ and LB2_ from NeMo-RL (7ea279a) and ROLL (8eb27cc) taken
+from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
