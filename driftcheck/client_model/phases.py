@@ -12,7 +12,7 @@ from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking,
 from driftcheck.client_model.computed_names import computed_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.overlay import in_overlay
-from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs
+from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs, whole_class_appliers, whole_class_pairs
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -202,9 +202,13 @@ class ClientPhases:
         loaded = _sys_modules_loop_names(self.file.tree)
         scopes: dict[int, dict] = {}  # function -> the module's names and its own imports
         # a patch class's listed members, set onto the target its decorator is handed (patch_classes.py, ZT)
+        def is_target(e: ast.expr) -> bool:
+            return isinstance(self.infer(e, self.module_env), (ModRef, ClassRef))
         listed = [(stmt, [(target, name, value)]) for target, name, value, stmt in patch_class_pairs(
-            self.file.tree, lambda e: isinstance(self.infer(e, self.module_env), (ModRef, ClassRef)),
-            applied_lists(self.usage))]
+            self.file.tree, is_target, applied_lists(self.usage))]
+        # every member of a class derived from `Applier[Target]`, set onto Target (LC1)
+        listed += [(stmt, [(target, name, value)]) for target, name, value, stmt in whole_class_pairs(
+            self.file.tree, is_target, whole_class_appliers(self.usage, getattr(self, "client_source", None)))]
         for node in [*nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call), *listed]:
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, tuple):

@@ -36,7 +36,8 @@ docs/triage/2026-12-05-unseen-plugins-22b.md), ZR_ to ZV_ from omni-npu (2829161
 docs/triage/2026-12-05-github-clients-23a.md; the test's own import that a test stand-in covers stays a warning), KB1_
 from vllm-ctsd (CarloCetrone/vllm-ctsd, taken from GitHub; batch 23b, docs/triage/2026-12-05-engine-internals-clients-23b.md;
 the guard the fix keeps: a callback handed out inside a try under a vLLM version check), KC_ from unsloth 2026.10.9
-(batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md).
+(batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md), LC1_ from ArcticInference (snowflakedb/ArcticInference
+9d46438) taken from GitHub (batch 24c, docs/triage/2026-12-05-kv-serving-heads-24c.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
