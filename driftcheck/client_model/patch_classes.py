@@ -93,7 +93,10 @@ def whole_class_appliers(usage, source=None) -> frozenset[str]:
     those without vLLM too (the framework's base needs none: `source`, the `ClientSource`); made once per client."""
     def build() -> frozenset[str]:
         out: set[str] = set()
-        others = source.other_files(matching=_APPLIER_TEXT) if source is not None else ()
+        # files without vLLM are read only where a file with vLLM derives a class from a subscripted base
+        subscripted = any(isinstance(b, ast.Subscript) for f in usage.files for c in nodes_of(f.tree, ast.ClassDef)
+                          for b in c.bases)
+        others = source.other_files(matching=_APPLIER_TEXT) if source is not None and subscripted else ()
         for file in [*usage.files, *others]:
             setters = [n for n in nodes_of(file.tree, ast.Call) if dotted_name(n.func) == "setattr" and len(n.args) == 3
                        and isinstance(n.args[1], ast.Name)]
