@@ -32,7 +32,9 @@ A client that registers a vLLM plugin (an entry point in a `vllm.*` group: vLLM'
 while the serve parser is built and when EngineArgs is set up) and whose code replaces what builds the parser (a
 method followed to add flags, `EngineArgs.add_cli_args`), the config class's `__new__` / `__init__` or EngineArgs's,
 can add flags, keys, methods or keywords of its own (ArcticInference's `ArcticPatch[EngineArgs]`): those are `unknown`,
-naming the replacement. For `LLM(...)` keywords the plugin must also be loaded before the call: EngineArgs loads
+naming the replacement. A replacement of a parser builder whose flags are all read (literal `add_argument`s, the parser
+handed only to argument groups and to the original it saved) adds only those: any other unknown flag stays an error.
+For `LLM(...)` keywords the plugin must also be loaded before the call: EngineArgs loads
 plugins only once it is built, so the file has to call `load_general_plugins()` first (LC1).
 
 Certainty: an unknown flag is an error only when the parser's flag set was derived completely (every
@@ -44,8 +46,10 @@ defines the parser, the config class or the registry.
 
 from __future__ import annotations
 
+import ast
 import difflib
 
+from driftcheck.astnodes import nodes_of, walk
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.console_scripts import installed_commands, plugin_groups
@@ -146,7 +150,7 @@ def _unknown_flag(ctx: ScanContext, parser: Parser, launch: Launch, line: int, c
         return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but the client "
                                  f"installs its own `{launch.command}` command ({own}), whose parser may take it before "
                                  "vLLM's sees the rest", _loc(launch.rel, line, code), symbol=f"{command} {flag}")
-    replaced = _plugin_replaces(ctx, parser.builders)
+    replaced = _plugin_replaces(ctx, parser.builders, flag)
     if replaced:
         return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but {replaced}, "
                                  "which builds that parser: the flag may be the plugin's", _loc(launch.rel, line, code),
@@ -269,18 +273,80 @@ def _check_llm(ctx: ScanContext, model: ServeModel, call):
 _BUILDS = ("__new__", "__init__")
 
 
-def _plugin_replaces(ctx: ScanContext, keys) -> str | None:
+def _plugin_replaces(ctx: ScanContext, keys, flag: str | None = None) -> str | None:
     """"the client's vLLM plugin (...) replaces `EngineArgs.add_cli_args` (file:line)" when the client registers a vLLM
-    plugin and its code rebinds one of `keys` ((owner, name)); None otherwise."""
+    plugin and its code rebinds one of `keys` ((owner, name)); None otherwise. With `flag`, a replacement whose every
+    flag driftcheck reads (`_replacement_flags`) and which lacks `flag` does not count: it cannot add it."""
     groups = plugin_groups(ctx.client)
     if not groups:
         return None
     for owner, name in keys:
         for r in ctx.usage.rebound.get((owner, name), ()):
+            if flag is not None:
+                added = _replacement_flags(ctx, r.replacement, name)
+                if added is not None and flag not in added:
+                    continue
             group, where = next(iter(groups.items()))
             return (f"the client registers a vLLM plugin (`{group}`, {where}) and replaces "
                     f"`{owner.rsplit('.', 1)[-1]}.{name}` ({r.where})")
     return None
+
+
+_GROUPING = ("add_argument_group", "add_mutually_exclusive_group")
+
+
+def _replacement_flags(ctx: ScanContext, dotted: str | None, name: str) -> set[str] | None:
+    """The flags a client function replacing a parser builder adds, when all are read: each `add_argument` spells its
+    flags as literals, and the parser (its first parameter, and what is bound from calls handed it) goes only to
+    `add_argument`, an argument group, or the original it saved in its class (`_orig = EngineArgs.<name>`, called
+    as `Cls._orig(parser)`). None when the function is not found or does anything else with the parser."""
+    if not dotted:
+        return None
+    module, _, fn_name = dotted.rpartition(".")
+    parent, _, owner = module.rpartition(".")
+    outer = ctx.usage.file_of_module(parent) if parent else None  # `pkg.mod.Cls.method`
+    cls = next((c for c in nodes_of(outer.tree, ast.ClassDef) if c.name == owner), None) if outer is not None else None
+    file = outer if cls is not None else ctx.usage.file_of_module(module)  # `pkg.mod.function`
+    if file is None:
+        return None
+    scope = cls.body if cls is not None else file.tree.body
+    fn = next((f for f in scope if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == fn_name), None)
+    if fn is None or not fn.args.args:
+        return None
+    originals = {t.id for s in (cls.body if cls is not None else ()) if isinstance(s, ast.Assign)
+                 and isinstance(s.value, ast.Attribute) and s.value.attr == name for t in s.targets if isinstance(t, ast.Name)}
+    parsers = _parser_names(fn)
+    flags: set[str] = set()
+    for node in walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        handed = any(isinstance(a, ast.Name) and a.id in parsers for a in [*node.args, *(k.value for k in node.keywords)])
+        on_parser = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in parsers
+        if on_parser and func.attr == "add_argument":
+            words = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if len(words) != len(node.args):
+                return None
+            flags |= {w for w in words if w.startswith("--")}
+        elif (on_parser and func.attr in _GROUPING) or (handed and isinstance(func, ast.Attribute) and func.attr in originals):
+            continue
+        elif on_parser or handed:
+            return None
+    return flags
+
+
+def _parser_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The function's first parameter and the names bound from calls on it or handed it (`group =
+    parser.add_argument_group(...)`, `parser = Cls._orig(parser)`), to a fixed point."""
+    names = {fn.args.args[0].arg}
+    binds = [n for n in walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)]
+    while True:
+        more = {t.id for n in binds for t in n.targets if isinstance(t, ast.Name) and t.id not in names
+                and any(isinstance(x, ast.Name) and x.id in names
+                        for x in [getattr(n.value.func, "value", None), *n.value.args, *(k.value for k in n.value.keywords)])}
+        if not more:
+            return names
+        names |= more
 
 
 def _loads_plugins_before(ctx: ScanContext, call) -> bool:

@@ -94,3 +94,20 @@ def test_lc1_a_setup_py_or_pyproject_registers_the_plugin_too(tmp_path):
     (root / "pyproject.toml").write_text('[project.entry-points."vllm.platform_plugins"]\nq = "q:register"\n')
     assert _read_groups(FolderTree(root)) == {"vllm.platform_plugins": "pyproject.toml [project.entry-points]",
                                               "vllm.general_plugins": "setup.py entry_points"}
+
+
+def test_lc1_twin_a_flag_the_replacement_does_not_add_stays_an_error(tmp_path):
+    main = CLIENT["main.py"].replace('"--plugin-parallel-size", "2"]', '"--plugin-parallel-size", "2", "--swap-space", "4"]')
+    assert main != CLIENT["main.py"]
+    found = _dc111(tmp_path, {**CLIENT, "main.py": main})
+    assert ("error", "vllm serve --swap-space") in found and ("unknown", "vllm serve --plugin-parallel-size") in found
+
+
+def test_lc1_a_replacement_with_a_computed_flag_may_add_any(tmp_path):
+    main = CLIENT["main.py"].replace('"--plugin-parallel-size", "2"]', '"--plugin-parallel-size", "2", "--swap-space", "4"]')
+    patches = CLIENT["lcplug/patches.py"].replace('parser.add_argument("--plugin-parallel-size", type=int, default=1)',
+                                                  'parser.add_argument(FLAG, type=int, default=1)')
+    patches = patches.replace("from lcplug.patching import Patch\n", 'from lcplug.patching import Patch\n\nFLAG = "--plugin-parallel-size"\n')
+    assert patches != CLIENT["lcplug/patches.py"] and "FLAG = " in patches
+    found = _dc111(tmp_path, {**CLIENT, "main.py": main, "lcplug/patches.py": patches})
+    assert ("unknown", "vllm serve --swap-space") in found
