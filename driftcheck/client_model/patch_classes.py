@@ -114,18 +114,18 @@ def whole_class_appliers(usage, source=None) -> frozenset[str]:
 
 
 def _loops_over_own_dict(loop: ast.For) -> bool:
-    """`for name, attr in cls.__dict__.items():` / `vars(cls).items()`, `cls` being the method's first parameter name."""
+    """`for name, attr in cls.__dict__.items():` / `vars(cls).items()` in a classmethod (its first parameter `cls`)."""
     if not (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
             and isinstance(loop.target.elts[0], ast.Name)):
         return False
     it = loop.iter
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items" and not it.args):
         return False
-    owner = it.func.value
+    owner = it.func.value  # the class's own dict: an instance's (`self.__dict__`) holds no class members
     if isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
-        return isinstance(owner.value, ast.Name) and owner.value.id in ("cls", "self")
+        return isinstance(owner.value, ast.Name) and owner.value.id == "cls"
     return (isinstance(owner, ast.Call) and dotted_name(owner.func) == "vars" and len(owner.args) == 1
-            and isinstance(owner.args[0], ast.Name) and owner.args[0].id in ("cls", "self"))
+            and isinstance(owner.args[0], ast.Name) and owner.args[0].id == "cls")
 
 
 def whole_class_pairs(tree: ast.Module, is_target: Callable[[ast.expr], bool],

@@ -111,3 +111,12 @@ def test_lc1_a_replacement_with_a_computed_flag_may_add_any(tmp_path):
     assert patches != CLIENT["lcplug/patches.py"] and "FLAG = " in patches
     found = _dc111(tmp_path, {**CLIENT, "main.py": main, "lcplug/patches.py": patches})
     assert ("unknown", "vllm serve --swap-space") in found
+
+
+def test_lc1_twin_a_loop_over_an_instance_dict_is_no_patch_framework(tmp_path):
+    patching = CLIENT["lcplug/patching.py"].replace("cls.__dict__.items()", "self.__dict__.items()").replace(
+        "    @classmethod\n    def apply_patch(cls):\n        target = cls._patch_target",
+        "    def apply_patch(self):\n        target = self._patch_target")
+    assert "self.__dict__" in patching and "def apply_patch(self)" in patching
+    found = _dc111(tmp_path, {**CLIENT, "lcplug/patching.py": patching})
+    assert ("error", "vllm serve --plugin-parallel-size") in found
