@@ -49,10 +49,11 @@ from __future__ import annotations
 import ast
 import difflib
 
-from driftcheck.astnodes import nodes_of, walk
+from driftcheck.astnodes import walk
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.console_scripts import installed_commands, plugin_groups
+from driftcheck.client_model.patch_classes import replacement_function
 from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
 from driftcheck.vllm_model.serve_model import ServeModel, serve_model
 from driftcheck.vllm_model.serve_parser import Parser
@@ -300,18 +301,11 @@ def _replacement_flags(ctx: ScanContext, dotted: str | None, name: str) -> set[s
     flags as literals, and the parser (its first parameter, and what is bound from calls handed it) goes only to
     `add_argument`, an argument group, or the original it saved in its class (`_orig = EngineArgs.<name>`, called
     as `Cls._orig(parser)`). None when the function is not found or does anything else with the parser."""
-    if not dotted:
+    found = replacement_function(ctx.usage, dotted)
+    if found is None:
         return None
-    module, _, fn_name = dotted.rpartition(".")
-    parent, _, owner = module.rpartition(".")
-    outer = ctx.usage.file_of_module(parent) if parent else None  # `pkg.mod.Cls.method`
-    cls = next((c for c in nodes_of(outer.tree, ast.ClassDef) if c.name == owner), None) if outer is not None else None
-    file = outer if cls is not None else ctx.usage.file_of_module(module)  # `pkg.mod.function`
-    if file is None:
-        return None
-    scope = cls.body if cls is not None else file.tree.body
-    fn = next((f for f in scope if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == fn_name), None)
-    if fn is None or not fn.args.args:
+    cls, fn = found
+    if not fn.args.args:
         return None
     originals = {t.id for s in (cls.body if cls is not None else ()) if isinstance(s, ast.Assign)
                  and isinstance(s.value, ast.Attribute) and s.value.attr == name for t in s.targets if isinstance(t, ast.Name)}

@@ -176,3 +176,21 @@ def _defined_in(cls: ast.ClassDef) -> set[str]:
     for stmt in cls.body:
         out |= _defined_in_stmt(stmt)
     return out
+
+
+def replacement_function(usage, dotted: str | None):
+    """(class node or None, function node) of the client function a patch assigns, by the dotted path the phases record
+    (`pkg.mod.Cls.method` or `pkg.mod.function`, `Rebinding.replacement`), in a client file that imports vLLM; None
+    when it is not found there."""
+    if not dotted:
+        return None
+    module, _, fn_name = dotted.rpartition(".")
+    parent, _, owner = module.rpartition(".")
+    outer = usage.file_of_module(parent) if parent else None  # `pkg.mod.Cls.method`
+    cls = next((c for c in nodes_of(outer.tree, ast.ClassDef) if c.name == owner), None) if outer is not None else None
+    file = outer if cls is not None else usage.file_of_module(module)  # `pkg.mod.function`
+    if file is None:
+        return None
+    scope = cls.body if cls is not None else file.tree.body
+    fn = next((f for f in scope if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == fn_name), None)
+    return (cls, fn) if fn is not None else None

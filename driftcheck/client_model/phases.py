@@ -389,6 +389,13 @@ class ClientPhases:
             self._sets_on_results(fn, cls, attr)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
             self.patch_bases.setdefault(value.value.id, []).append(cls)
+            # the method runs on the vLLM class's objects: what it stores on its `self` is that class's member (LC1:
+            # ArcticInference's `UlyssesVllmConfig._set_cudagraph_sizes` setting `self._shift_cudagraph_capture_sizes`)
+            method = next((f for f in self.classes[value.value.id].body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and f.name == value.attr), None)
+            if method is not None and self._may_be_a_method(method, cls) and not any(
+                    dotted_name(d) == "classmethod" for d in method.decorator_list):
+                self._stores_on_self(method, (method.args.posonlyargs + method.args.args)[0].arg, cls)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.foreign:
             # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
             label = f"{self.foreign[value.value.id]}.{value.value.id}"

@@ -15,7 +15,12 @@ server.sh, its `LLM(ulysses_sequence_parallel_size=...)` keywords (after `vllm.p
 its speculative method and keys errors: 10 false errors. Now the whole-class patch is read (its members are patches of
 the target) and DC111 says `unknown` for what a registered plugin's replacement of the parser builder, EngineArgs's or
 the config class's constructor may add. The twins: no plugin registered, or a keyword to LLM(...) in a file that does
-not load the plugins first (EngineArgs(...) raises TypeError before its __post_init__ loads them): errors.
+not load the plugins first (EngineArgs(...) raises TypeError before its __post_init__ loads them): errors. A flag
+the replacement of `add_cli_args` does not add, when all its flags are literals, stays an error (`--disable-log-requests`).
+
+Also from ArcticInference: a DC006 warning on a member only a client subclass defines names the client's replacement
+of the class's `__new__` that builds that subclass (`ParallelConfigPatch.__new__`); and a method of a client class
+copied onto a vLLM class stores on that class what it stores on `self` (`UlyssesVllmConfig._set_cudagraph_sizes`).
 """
 
 from __future__ import annotations
@@ -120,3 +125,76 @@ def test_lc1_twin_a_loop_over_an_instance_dict_is_no_patch_framework(tmp_path):
     assert "self.__dict__" in patching and "def apply_patch(self)" in patching
     found = _dc111(tmp_path, {**CLIENT, "lcplug/patching.py": patching})
     assert ("error", "vllm serve --plugin-parallel-size") in found
+
+
+NEW_PATCH_VLLM = {"vllm/__init__.py": "", "vllm/config.py": "class ParallelConfig:\n    def __init__(self):\n        self.tp = 1\n"}
+NEW_PATCH_CLIENT = '''from vllm.config import ParallelConfig
+
+
+class PluginParallelConfig(ParallelConfig):
+    def __init__(self):
+        super().__init__()
+        self.sequence_parallel = 2
+
+
+def _new(cls, *args, **kwargs):
+    return object.__new__(PluginParallelConfig if cls is ParallelConfig else cls)
+
+
+ParallelConfig.__new__ = _new
+
+
+def size(config: ParallelConfig) -> int:
+    return config.sequence_parallel
+'''
+
+
+def _dc006(tmp_path: Path, client: str) -> list[tuple[str, str]]:
+    result = scan_trees(tmp_path, NEW_PATCH_VLLM, {"plug.py": client}, only=["DC006"])
+    return [(f.severity, f.message) for f in result.findings]
+
+
+def test_lc1_a_member_of_the_subclass_a_patched_new_builds_says_so(tmp_path):
+    [(severity, message)] = _dc006(tmp_path, NEW_PATCH_CLIENT)
+    assert severity == "warning"
+    assert "replaces `ParallelConfig.__new__` (plug.py:14) with one that builds PluginParallelConfig" in message
+
+
+def test_lc1_twin_a_patched_new_that_builds_another_class_keeps_only(tmp_path):
+    client = NEW_PATCH_CLIENT.replace("PluginParallelConfig if cls is ParallelConfig else cls", "cls")
+    [(severity, message)] = _dc006(tmp_path, client)
+    assert severity == "warning" and "__new__" not in message and "only plug.PluginParallelConfig defines it" in message
+
+
+GRAFT_VLLM = {"vllm/__init__.py": "", "vllm/config.py": (
+    "class VllmConfig:\n    def __init__(self):\n        self._set_sizes()\n\n"
+    "    def _set_sizes(self):\n        self.sizes = [1]\n")}
+GRAFT_CLIENT = '''from vllm.config import VllmConfig
+
+
+class VllmConfigPatch:
+    def _set_sizes(self):
+        self.sizes = [1]
+        self.shift_sizes = [2]
+
+
+VllmConfig._set_sizes = VllmConfigPatch._set_sizes
+
+
+def shift_sizes(config: VllmConfig) -> list:
+    return config.shift_sizes
+'''
+
+
+def test_lc1_a_method_copied_onto_a_vllm_class_stores_on_its_objects(tmp_path):
+    # ArcticInference's UlyssesVllmConfig._set_cudagraph_sizes, set onto VllmConfig, sets self._shift_cudagraph_capture_sizes
+    result = scan_trees(tmp_path, GRAFT_VLLM, {"plug.py": GRAFT_CLIENT}, only=["DC006"])
+    assert [(f.severity, f.symbol) for f in result.findings] == []
+
+
+def test_lc1_twin_a_static_method_copied_stores_nothing_on_the_class(tmp_path):
+    client = GRAFT_CLIENT.replace("    def _set_sizes(self):\n        self.sizes = [1]\n        self.shift_sizes = [2]\n",
+                                  "    @staticmethod\n    def _set_sizes(self):\n        self.sizes = [1]\n        self.shift_sizes = [2]\n")
+    assert "@staticmethod" in client
+    result = scan_trees(tmp_path, GRAFT_VLLM, {"plug.py": client}, only=["DC006"])
+    assert [f.symbol for f in result.findings] == ["vllm.config.VllmConfig.shift_sizes"]
