@@ -20,6 +20,7 @@ from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknow
 from driftcheck.astnodes import first_line, nodes_of, walk
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
+from driftcheck.client_model.patch_classes import replacement_function
 from driftcheck.client_model.source_diffs import added_members
 from driftcheck.vllm_model.pysummary import resolve_relative
 
@@ -349,6 +350,11 @@ def check(ctx: ScanContext):
                        " line fails with AttributeError when the object is none of those")
             else:
                 why = f"only {sub.subclass} defines it, so this line fails with AttributeError when the object is not one of those"
+                patched = _new_builds(ctx, use.owner.qualname, sub.subclass)
+                if patched:
+                    why = (f"only {sub.subclass} defines it, and the client replaces `{use.owner.cls.name}.__new__` "
+                           f"({patched}) with one that builds {sub.subclass.rsplit('.', 1)[-1]}: this line fails with "
+                           f"AttributeError only for a {use.owner.cls.name} built before that patch is applied")
             yield ctx.finding(
                 RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}; {why}.",
                 use.loc, ctx.vllm_location(sub.path, sub.line) if sub.path.startswith(ctx.api.package + "/") else None,
@@ -394,3 +400,14 @@ def check(ctx: ScanContext):
             RULE, message, use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call",
             severity=severity, fix=False, similar=near or None,
         )
+
+
+def _new_builds(ctx: ScanContext, owner: str, subclass: str) -> str | None:
+    """Where the client replaces `owner.__new__` with a function of its own that names the client class `subclass`
+    (`ParallelConfigPatch.__new__` returning `ArcticParallelConfig.__new__(ArcticParallelConfig, ...)`), or None."""
+    short = subclass.rsplit(".", 1)[-1]
+    for r in ctx.usage.rebound.get((owner, "__new__"), ()):
+        found = replacement_function(ctx.usage, r.replacement)
+        if found is not None and any(isinstance(n, ast.Name) and n.id == short for n in walk(found[1])):
+            return r.where
+    return None

@@ -12,7 +12,7 @@ from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking,
 from driftcheck.client_model.computed_names import computed_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.overlay import in_overlay
-from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs
+from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs, whole_class_appliers, whole_class_pairs
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -202,9 +202,13 @@ class ClientPhases:
         loaded = _sys_modules_loop_names(self.file.tree)
         scopes: dict[int, dict] = {}  # function -> the module's names and its own imports
         # a patch class's listed members, set onto the target its decorator is handed (patch_classes.py, ZT)
+        def is_target(e: ast.expr) -> bool:
+            return isinstance(self.infer(e, self.module_env), (ModRef, ClassRef))
         listed = [(stmt, [(target, name, value)]) for target, name, value, stmt in patch_class_pairs(
-            self.file.tree, lambda e: isinstance(self.infer(e, self.module_env), (ModRef, ClassRef)),
-            applied_lists(self.usage))]
+            self.file.tree, is_target, applied_lists(self.usage))]
+        # every member of a class derived from `Applier[Target]`, set onto Target (LC1)
+        listed += [(stmt, [(target, name, value)]) for target, name, value, stmt in whole_class_pairs(
+            self.file.tree, is_target, whole_class_appliers(self.usage, getattr(self, "client_source", None)))]
         for node in [*nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call), *listed]:
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, tuple):
@@ -385,6 +389,13 @@ class ClientPhases:
             self._sets_on_results(fn, cls, attr)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
             self.patch_bases.setdefault(value.value.id, []).append(cls)
+            # the method runs on the vLLM class's objects: what it stores on its `self` is that class's member (LC1:
+            # ArcticInference's `UlyssesVllmConfig._set_cudagraph_sizes` setting `self._shift_cudagraph_capture_sizes`)
+            method = next((f for f in self.classes[value.value.id].body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and f.name == value.attr), None)
+            if method is not None and self._may_be_a_method(method, cls) and not any(
+                    dotted_name(d) == "classmethod" for d in method.decorator_list):
+                self._stores_on_self(method, (method.args.posonlyargs + method.args.args)[0].arg, cls)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.foreign:
             # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
             label = f"{self.foreign[value.value.id]}.{value.value.id}"

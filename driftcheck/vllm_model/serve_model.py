@@ -51,6 +51,7 @@ class ServeModel:
     parsers: dict[str, Parser] = field(default_factory=dict)
     engine_fields: dict[str, tuple[str, int]] = field(default_factory=dict)  # EngineArgs field -> (path, line)
     engine_bools: list[str] = field(default_factory=list)
+    engine_classes: list[str] = field(default_factory=list)  # the qualnames of the EngineArgs classes read
     configs: dict[str, ConfigClass] = field(default_factory=dict)  # "speculative" | "kv_transfer"
     connectors: dict[str, tuple[str, int]] = field(default_factory=dict)  # registered name -> (path, line)
     connectors_complete: bool = False
@@ -90,6 +91,7 @@ def _build(api: ApiIndex) -> ServeModel:
     engine = _class(api, ENGINE_ARGS[0])
     if engine is not None:
         for c in [engine] + ([_class(api, ENGINE_ARGS[1])] if _class(api, ENGINE_ARGS[1]) else []):
+            model.engine_classes.append(c.qualname)
             for f in config_fields(api, c):
                 model.engine_fields.setdefault(f.name, (c.path, f.line))
                 if is_bool(f.annotation):

@@ -32,6 +32,9 @@ class Parser:
     negatable: list[str] = field(default_factory=list)  # flags argparse also accepts as --no-<flag>
     incomplete: list[str] = field(default_factory=list)  # why the flag set may miss some ("path:line: ...")
     underscores: bool = False  # the parser reads --a_b as --a-b (FlexibleArgumentParser)
+    # the vLLM functions and methods followed that add flags, as (owner, name): (class qualname, method) or (module,
+    # function); a client plugin that rebinds one of them changes the parser (LC1)
+    builders: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -248,6 +251,11 @@ class FlagCollector:
             return
         node = self.api.function_node(target)
         if node is not None:
+            owner_name, _, name = target.qualname.rpartition(".")
+            names = {(owner_name, name)}
+            if target.kind == "method" and owner is not None and isinstance(func, ast.Attribute):
+                names.add((owner.qualname, func.attr))  # `AsyncEngineArgs.add_cli_args`: looked up on the class named
+            self.parser.builders += sorted(names - set(self.parser.builders))
             self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1)
 
 

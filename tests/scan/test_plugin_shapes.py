@@ -39,7 +39,8 @@ the guard the fix keeps: a callback handed out inside a try under a vLLM version
 (batch 23c, docs/triage/2026-12-05-unseen-plugins-23c.md), LA1_ to LA4_ from vllm-ascend (182b75e) at vLLM 0.27.1 and
 aibrix's kvcache (e3e10f9) at 0.21.0 taken from GitHub (batch 24a, docs/triage/2026-12-05-vllm-project-heads-24a.md;
 LA1_ and LA3_ run pytest's MonkeyPatch and skip outcome), LB1_ and LB2_ from NeMo-RL (7ea279a) and ROLL (8eb27cc) taken
-from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md).
+from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md), LC1_ from ArcticInference
+(snowflakedb/ArcticInference 9d46438) taken from GitHub (batch 24c, docs/triage/2026-12-05-kv-serving-heads-24c.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
