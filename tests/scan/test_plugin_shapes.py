@@ -40,7 +40,9 @@ the guard the fix keeps: a callback handed out inside a try under a vLLM version
 aibrix's kvcache (e3e10f9) at 0.21.0 taken from GitHub (batch 24a, docs/triage/2026-12-05-vllm-project-heads-24a.md;
 LA1_ and LA3_ run pytest's MonkeyPatch and skip outcome), LB1_ and LB2_ from NeMo-RL (7ea279a) and ROLL (8eb27cc) taken
 from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md), LC1_ from ArcticInference
-(snowflakedb/ArcticInference 9d46438) taken from GitHub (batch 24c, docs/triage/2026-12-05-kv-serving-heads-24c.md).
+(snowflakedb/ArcticInference 9d46438) taken from GitHub (batch 24c, docs/triage/2026-12-05-kv-serving-heads-24c.md),
+MB1_ from vllm-plugin-FL (physics31415926/vllm-plugin-FL d1653d9) at vLLM 0.20.2 taken from GitHub (batch 25b,
+docs/triage/2026-12-05-plugin-heads-25b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
