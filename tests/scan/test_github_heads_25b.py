@@ -7,6 +7,14 @@ backends (physics31415926/vllm-plugin-FL d1653d9, vllm_fl/dispatch/backends/{fla
 lines 251, 272, 282) read `self.attention_config`, which vLLM 0.20.2's AttentionMetadataBuilder does not set, only in
 that branch. DC006 called both errors; the branch never runs. The twins: a file that also sets the flag to True, to a
 value that is not a constant, or that calls setattr, or a read outside the branch, stay errors.
+
+MB2 (open, a strict xfail in test_plugin_shapes.py): the same plugin's metax MLA backend
+(vllm_fl/dispatch/backends/vendor/metax/impl/attention/mla/common.py:450, 1218, 1394, 1431, 1437) reads
+`self._workspace_buffer` (set only on its metadata builder, not on the impl) in `_run_prefill_*_trtllm_ragged`, methods
+bound only under `elif use_trtllm_ragged_deepseek_prefill():`, a module function of the file that returns False. DC006
+calls the three reads errors; following a method to the one branch that binds it, and a helper to its constant
+result, is left open. The test below pins the error of today, which the fix must also keep for the twin (a helper that
+can return True).
 """
 
 from __future__ import annotations
@@ -66,3 +74,14 @@ def test_mb1_twin_read_outside_the_branch_stays_error(tmp_path):
     client = _with("        assert self.max_num_splits == 0\n",
                    "        assert self.max_num_splits == 0\n        self.n = self.attention_config\n")
     assert ("error", 13) in _dc006(tmp_path, client)
+
+
+MB2 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB2_*"))
+
+
+def test_mb2_twin_helper_that_can_return_true_stays_error(tmp_path):
+    vllm = {k: v for k, v in _files(MB2, "vllm_src").items() if k.startswith("vllm/")}
+    client = _files(MB2, "client")
+    client["plug/common.py"] = client["plug/common.py"].replace("    return False\n", "    return bool(__debug__)\n")
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
