@@ -15,6 +15,13 @@ bound only under `elif use_trtllm_ragged_deepseek_prefill():`, a module function
 calls the three reads errors; following a method to the one branch that binds it, and a helper to its constant
 result, is left open. The test below pins the error of today, which the fix must also keep for the twin (a helper that
 can return True).
+
+MB3 (open, a strict xfail): the xmhubj fork (b7d291b, vllm_fl/ops/fused_moe/layer.py:98-238) keeps
+`FusedMoEFL.select_experts`, which reads `self.zero_expert_num` / `self.zero_expert_type`; vLLM 0.19.0's FusedMoE has
+neither that method nor those members (routing goes through `self.router.select_experts`, default_moe_runner.py:498)
+and the client calls it nowhere. DC006 calls the four reads errors; the method never runs. Left open: telling that no
+code calls a method needs every caller by name, getattr included. The test below pins the twin (the client's own
+forward calls it) as an error.
 """
 
 from __future__ import annotations
@@ -85,3 +92,14 @@ def test_mb2_twin_helper_that_can_return_true_stays_error(tmp_path):
     client["plug/common.py"] = client["plug/common.py"].replace("    return False\n", "    return bool(__debug__)\n")
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
+
+
+MB3 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB3_*"))
+
+
+def test_mb3_twin_method_the_client_calls_stays_error(tmp_path):
+    vllm = {k: v for k, v in _files(MB3, "vllm_src").items() if k.startswith("vllm/")}
+    client = _files(MB3, "client")
+    client["plug/layer.py"] += "\n    def forward(self, logits):\n        return self.select_experts(logits)\n"
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 7)]
