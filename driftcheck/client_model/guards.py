@@ -68,6 +68,9 @@ class Guard:
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        if self.kind == "unreachable" and self.names:
+            return (f"under `if` (line {self.line}) that tests `{self.where}`, which this file only ever sets to a "
+                    f"false constant: this code never runs")
         if self.kind == "unreachable":
             return f"after `{self.where}` (line {self.line}), which always raises or exits: this code never runs"
         if self.kind == "replaced":
@@ -210,7 +213,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
-    out += _after_no_return(tree)
+    out += _after_no_return(tree) + _flag_never_set(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -698,6 +701,55 @@ def _after_no_return(tree: ast.AST) -> list[Guard]:
                     out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "unreachable",
                                      frozenset(), stmt.lineno, where=f"{dotted_name(stmt.value.func)}(...)"))
                     break
+    return out
+
+
+def _falsy_flags(tree: ast.AST) -> set[str]:
+    """Attribute names every store of which in the file is a false constant (`self.aot_schedule = False`), class-level
+    assignments of that name included: a flag the file never sets. Any other store (a non-constant, an augmented or
+    unpacked one) keeps the name out, and a file that calls `setattr` keeps every name out."""
+    falsy: set[str] = set()
+    other: set[str] = set()
+    seen: set[int] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "vars"):
+            return set()
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            ok = isinstance(node.value, ast.Constant) and not node.value.value
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(t, ast.Attribute):
+                    seen.add(id(t))
+                    (falsy if ok else other).add(t.attr)
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    ok = isinstance(stmt.value, ast.Constant) and not stmt.value.value
+                    for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                        if isinstance(t, ast.Name):
+                            (falsy if ok else other).add(t.id)
+    for node in walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in seen:
+            other.add(node.attr)  # augmented, unpacked, `for` or `with` targets, `del`
+    return falsy - other
+
+
+def _flag_never_set(tree: ast.AST) -> list[Guard]:
+    """The body of `if self.flag:` or `if x and self.flag:` where the file only ever sets `flag` to a false constant
+    (vllm-plugin-FL's `self.aot_schedule = False  # get_flash_attn_version() == 3`): a branch that never runs."""
+    flags = _falsy_flags(tree)
+    if not flags:
+        return []
+    out: list[Guard] = []
+    for node in nodes_of(tree, ast.If):
+        conjuncts = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
+            else [node.test]
+        for c in conjuncts:
+            if isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and c.value.id == "self" and \
+                    c.attr in flags and node.body:
+                start, end = body_span(node.body)
+                out.append(Guard(start, end, "unreachable", frozenset(), node.lineno, frozenset({c.attr}),
+                                 where=f"self.{c.attr}"))
+                break
     return out
 
 

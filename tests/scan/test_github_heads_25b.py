@@ -1,0 +1,105 @@
+"""Batch 25b (out-of-tree model plugins and general vLLM plugins at their stored GitHub HEAD,
+docs/triage/2026-12-05-plugin-heads-25b.md).
+
+MB1: an attribute read under `if self.use_full_cuda_graph and self.aot_schedule:` where the file only ever sets
+`self.aot_schedule = False` (`# get_flash_attn_version() == 3`): vllm-plugin-FL's flaggems and sunrise attention
+backends (physics31415926/vllm-plugin-FL d1653d9, vllm_fl/dispatch/backends/{flaggems,vendor/sunrise}/impl/attention.py
+lines 251, 272, 282) read `self.attention_config`, which vLLM 0.20.2's AttentionMetadataBuilder does not set, only in
+that branch. DC006 called both errors; the branch never runs. The twins: a file that also sets the flag to True, to a
+value that is not a constant, or that calls setattr, or a read outside the branch, stay errors.
+
+MB2 (open, a strict xfail in test_plugin_shapes.py): the same plugin's metax MLA backend
+(vllm_fl/dispatch/backends/vendor/metax/impl/attention/mla/common.py:450, 1218, 1394, 1431, 1437) reads
+`self._workspace_buffer` (set only on its metadata builder, not on the impl) in `_run_prefill_*_trtllm_ragged`, methods
+bound only under `elif use_trtllm_ragged_deepseek_prefill():`, a module function of the file that returns False. DC006
+calls the three reads errors; following a method to the one branch that binds it, and a helper to its constant
+result, is left open. The test below pins the error of today, which the fix must also keep for the twin (a helper that
+can return True).
+
+MB3 (open, a strict xfail): the xmhubj fork (b7d291b, vllm_fl/ops/fused_moe/layer.py:98-238) keeps
+`FusedMoEFL.select_experts`, which reads `self.zero_expert_num` / `self.zero_expert_type`; vLLM 0.19.0's FusedMoE has
+neither that method nor those members (routing goes through `self.router.select_experts`, default_moe_runner.py:498)
+and the client calls it nowhere. DC006 calls the four reads errors; the method never runs. Left open: telling that no
+code calls a method needs every caller by name, getattr included. The test below pins the twin (the client's own
+forward calls it) as an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scan.helpers import scan_trees
+
+MB1 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB1_*"))
+
+
+def _files(root: Path, part: str) -> dict[str, str]:
+    base = root / part
+    return {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+VLLM = {k: v for k, v in _files(MB1, "vllm_src").items() if k.startswith("vllm/")}
+CLIENT = _files(MB1, "client")
+ATTN = "plug/attention.py"
+
+
+def _dc006(tmp_path: Path, client: dict[str, str]) -> list[tuple[str, int]]:
+    result = scan_trees(tmp_path, VLLM, client, only=["DC006"])
+    return sorted((f.severity, f.client.line) for f in result.findings)
+
+
+def _with(old: str, new: str) -> dict[str, str]:
+    assert old in CLIENT[ATTN]
+    return {**CLIENT, ATTN: CLIENT[ATTN].replace(old, new)}
+
+
+def test_mb1_read_under_a_flag_only_ever_false_is_no_error(tmp_path):
+    assert [s for s, _ in _dc006(tmp_path, CLIENT)] == ["warning"]
+
+
+def test_mb1_the_warning_says_why_it_never_runs(tmp_path):
+    result = scan_trees(tmp_path, VLLM, CLIENT, only=["DC006"])
+    assert "only ever sets to a false constant" in result.findings[0].message
+
+
+def test_mb1_twin_flag_also_set_true_stays_error(tmp_path):
+    client = _with("            self.aot_schedule = False\n        return", "            self.aot_schedule = True\n        return")
+    assert _dc006(tmp_path, client) == [("error", 11)]
+
+
+def test_mb1_twin_flag_set_from_a_call_stays_error(tmp_path):
+    client = _with("self.aot_schedule = False  #", "self.aot_schedule = device == 'cuda'  #")
+    assert _dc006(tmp_path, client) == [("error", 11)]
+
+
+def test_mb1_twin_file_that_calls_setattr_stays_error(tmp_path):
+    client = _with("        return self.max_num_splits", "        setattr(self, 'x', 1)\n        return self.max_num_splits")
+    assert _dc006(tmp_path, client) == [("error", 11)]
+
+
+def test_mb1_twin_read_outside_the_branch_stays_error(tmp_path):
+    client = _with("        assert self.max_num_splits == 0\n",
+                   "        assert self.max_num_splits == 0\n        self.n = self.attention_config\n")
+    assert ("error", 13) in _dc006(tmp_path, client)
+
+
+MB2 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB2_*"))
+
+
+def test_mb2_twin_helper_that_can_return_true_stays_error(tmp_path):
+    vllm = {k: v for k, v in _files(MB2, "vllm_src").items() if k.startswith("vllm/")}
+    client = _files(MB2, "client")
+    client["plug/common.py"] = client["plug/common.py"].replace("    return False\n", "    return bool(__debug__)\n")
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
+
+
+MB3 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB3_*"))
+
+
+def test_mb3_twin_method_the_client_calls_stays_error(tmp_path):
+    vllm = {k: v for k, v in _files(MB3, "vllm_src").items() if k.startswith("vllm/")}
+    client = _files(MB3, "client")
+    client["plug/layer.py"] += "\n    def forward(self, logits):\n        return self.select_experts(logits)\n"
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 7)]
