@@ -70,7 +70,7 @@ class Guard:
     def describe(self) -> str:
         if self.kind == "unreachable" and self.names:
             return (f"under `if` (line {self.line}) that tests `{self.where}`, which this file only ever sets to a "
-                    f"false constant: this code never runs")
+                    f"false constant: this code runs only if code outside the file sets it")
         if self.kind == "unreachable":
             return f"after `{self.where}` (line {self.line}), which always raises or exits: this code never runs"
         if self.kind == "replaced":
