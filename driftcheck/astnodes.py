@@ -138,19 +138,26 @@ def attribute_stores(tree: ast.AST) -> list[tuple[ast.Attribute, int]]:
     return out
 
 
-_STORES_BY_LINE: "weakref.WeakKeyDictionary[ast.AST, tuple[list[int], list]]" = weakref.WeakKeyDictionary()
+_BY_LINE: "weakref.WeakKeyDictionary[ast.AST, dict[tuple, tuple[list[int], list]]]" = weakref.WeakKeyDictionary()
+
+
+def nodes_within(root: ast.AST, node: ast.AST, *kinds: type) -> list:
+    """`nodes_of(root, *kinds)` that lie in `node`'s lines (decorators included), for a function or class inside `root`:
+    read from `root`'s buckets sorted by line, where a walk of each method of each class, or of every function of
+    every module, was most of the cost (ordered by line, not as `ast.walk`: callers read a set or ask for any)."""
+    table = _BY_LINE.setdefault(root, {})
+    found = table.get(kinds)
+    if found is None:
+        nodes = sorted(nodes_of(root, *kinds), key=lambda n: n.lineno)
+        found = table[kinds] = ([n.lineno for n in nodes], nodes)
+    lines, nodes = found
+    return nodes[bisect.bisect_left(lines, first_line(node)):bisect.bisect_right(lines, node.end_lineno or node.lineno)]
 
 
 def attribute_stores_within(root: ast.AST, node: ast.AST) -> list[tuple[ast.Attribute, int]]:
-    """`attribute_stores(node)` for a function or class inside `root`, from `root`'s buckets by line: asking it of
-    each method of each class walked every method once more (their order may differ; callers read a set)."""
-    found = _STORES_BY_LINE.get(root)
-    if found is None:
-        stores = sorted(nodes_of(root, ast.Assign, ast.AugAssign, ast.AnnAssign), key=lambda n: n.lineno)
-        found = _STORES_BY_LINE[root] = ([n.lineno for n in stores], stores)
-    lines, stores = found
+    """`attribute_stores(node)` for a function or class inside `root` (`nodes_within`)."""
     out: list[tuple[ast.Attribute, int]] = []
-    for stmt in stores[bisect.bisect_left(lines, first_line(node)):bisect.bisect_right(lines, node.end_lineno or node.lineno)]:
+    for stmt in nodes_within(root, node, ast.Assign, ast.AugAssign, ast.AnnAssign):
         for target in assignment_targets(stmt):
             out += [(t, stmt.lineno) for t in _stored_attributes(target)]
     return out

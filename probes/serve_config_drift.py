@@ -50,7 +50,7 @@ import ast
 import difflib
 import re
 
-from driftcheck.astnodes import dotted_name, walk
+from driftcheck.astnodes import dotted_name, nodes_of, walk
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.console_scripts import installed_commands, plugin_groups
@@ -274,10 +274,10 @@ def _client_connectors(ctx: ScanContext) -> tuple[frozenset, str | None]:
         if "register_connector" not in file.text or registry not in file.text:
             continue
         # the names the file binds to the release's factory class: `from <module> import Registry [as R]`
-        bound = {a.asname or a.name for n in walk(file.tree) if isinstance(n, ast.ImportFrom) and n.module == module
+        bound = {a.asname or a.name for n in nodes_of(file.tree, ast.ImportFrom) if n.module == module
                  and not n.level for a in n.names if a.name == registry}
-        for node in walk(file.tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_connector"):
+        for node in nodes_of(file.tree, ast.Call):
+            if not (isinstance(node.func, ast.Attribute) and node.func.attr == "register_connector"):
                 continue
             receiver = dotted_name(node.func.value) or ""
             if not (receiver in bound or receiver == f"{module}.{registry}"):

@@ -6,10 +6,9 @@ a version check or by a static import under a test naming releases, and what onl
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 
-from driftcheck.astnodes import dotted_name, first_line, nodes_of, walk
+from driftcheck.astnodes import dotted_name, nodes_of, nodes_within, walk
 from driftcheck.client_model.guards import Guard, body_span, guards_of
 from driftcheck.client_model.version_checks import (
     VERSION_TEXT, calls_one_of, module_version_aliases, test_kind, version_aliases)
@@ -375,14 +374,10 @@ def _equality_helpers(tree: ast.Module) -> frozenset[str]:
     and its first parameter (the release asked about). A helper with an ordering (`>=`) answers for every newer
     release, not for one."""
     out: set[str] = set()
-    # the returns from the tree's buckets, by line: walking every function of every module was a second
-    returns = sorted(nodes_of(tree, ast.Return), key=lambda n: n.lineno)
-    lines = [n.lineno for n in returns]
     for fn in tree.body:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args:
             continue
-        inside = returns[bisect.bisect_left(lines, first_line(fn)):bisect.bisect_right(lines, fn.end_lineno or fn.lineno)]
-        values = [n.value for n in inside if n.value is not None
+        values = [n.value for n in nodes_within(tree, fn, ast.Return) if n.value is not None
                   and not (isinstance(n.value, ast.Constant) and n.value.value is False)]
         if not values or not all(isinstance(v, ast.Compare) and len(v.ops) == 1 and isinstance(v.ops[0], ast.Eq)
                                  for v in values):

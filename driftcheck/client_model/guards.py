@@ -704,52 +704,53 @@ def _after_no_return(tree: ast.AST) -> list[Guard]:
     return out
 
 
-def _falsy_flags(tree: ast.AST) -> set[str]:
-    """Attribute names every store of which in the file is a false constant (`self.aot_schedule = False`), class-level
-    assignments of that name included: a flag the file never sets. Any other store (a non-constant, an augmented or
-    unpacked one) keeps the name out, and a file that calls `setattr` keeps every name out."""
+def _falsy_flags(tree: ast.AST, names: set[str]) -> set[str]:
+    """Those of `names` (attributes) every store of which in the file is a false constant (`self.aot_schedule = False`),
+    class-level assignments of that name included: a flag the file never sets. Any other store (a non-constant, an
+    augmented or unpacked one) keeps the name out, and a file that calls `setattr` or `vars` keeps every name out."""
+    if any(isinstance(n.func, ast.Name) and n.func.id in ("setattr", "vars") for n in nodes_of(tree, ast.Call)):
+        return set()
     falsy: set[str] = set()
     other: set[str] = set()
     seen: set[int] = set()
-    for node in walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "vars"):
-            return set()
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            ok = isinstance(node.value, ast.Constant) and not node.value.value
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                if isinstance(t, ast.Attribute):
-                    seen.add(id(t))
-                    (falsy if ok else other).add(t.attr)
-        if isinstance(node, ast.ClassDef):
-            for stmt in node.body:
-                if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                    ok = isinstance(stmt.value, ast.Constant) and not stmt.value.value
-                    for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
-                        if isinstance(t, ast.Name):
-                            (falsy if ok else other).add(t.id)
-    for node in walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in seen:
+    for node in nodes_of(tree, ast.Assign, ast.AnnAssign):
+        ok = isinstance(node.value, ast.Constant) and not node.value.value
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+            if isinstance(t, ast.Attribute):
+                seen.add(id(t))
+                (falsy if ok else other).add(t.attr)
+    for cls in nodes_of(tree, ast.ClassDef):
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                ok = isinstance(stmt.value, ast.Constant) and not stmt.value.value
+                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                    if isinstance(t, ast.Name):
+                        (falsy if ok else other).add(t.id)
+    for node in nodes_of(tree, ast.Attribute):
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in seen:
             other.add(node.attr)  # augmented, unpacked, `for` or `with` targets, `del`
-    return falsy - other
+    return (falsy - other) & names
 
 
 def _flag_never_set(tree: ast.AST) -> list[Guard]:
     """The body of `if self.flag:` or `if x and self.flag:` where the file only ever sets `flag` to a false constant
-    (vllm-plugin-FL's `self.aot_schedule = False  # get_flash_attn_version() == 3`): a branch that never runs."""
-    flags = _falsy_flags(tree)
-    if not flags:
-        return []
-    out: list[Guard] = []
+    (vllm-plugin-FL's `self.aot_schedule = False  # get_flash_attn_version() == 3`): a branch that never runs unless
+    code outside the file sets it. The stores are read only for files with such a test."""
+    tests: list[tuple[ast.If, list[str]]] = []
     for node in nodes_of(tree, ast.If):
         conjuncts = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
             else [node.test]
-        for c in conjuncts:
-            if isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and c.value.id == "self" and \
-                    c.attr in flags and node.body:
-                start, end = body_span(node.body)
-                out.append(Guard(start, end, "unreachable", frozenset(), node.lineno, frozenset({c.attr}),
-                                 where=f"self.{c.attr}"))
-                break
+        attrs = [c.attr for c in conjuncts if isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name)
+                 and c.value.id == "self"]
+        if attrs and node.body:
+            tests.append((node, attrs))
+    flags = _falsy_flags(tree, {a for _node, attrs in tests for a in attrs}) if tests else set()
+    out: list[Guard] = []
+    for node, attrs in tests if flags else ():
+        attr = next((a for a in attrs if a in flags), None)
+        if attr is not None:
+            start, end = body_span(node.body)
+            out.append(Guard(start, end, "unreachable", frozenset(), node.lineno, frozenset({attr}), where=f"self.{attr}"))
     return out
 
 

@@ -8,10 +8,9 @@ different types has no one type.
 from __future__ import annotations
 
 import ast
-import bisect
 from dataclasses import dataclass
 
-from driftcheck.astnodes import children, dotted_name, first_line, nodes_of
+from driftcheck.astnodes import children, dotted_name, nodes_within
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
@@ -459,7 +458,7 @@ class ValueInference:
     def local_imports(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, record: bool) -> dict:
         """What the imports in `fn`'s body bind (their names from outside vLLM join `self.foreign` either way)."""
         local: dict[str, object] = {}
-        if not self._imports_within(fn):
+        if not nodes_within(self.file.tree, fn, ast.Import, ast.ImportFrom):
             return local  # (most functions: no import statement anywhere in their lines)
         first = len(self.usage.imports)
         self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local)
@@ -467,14 +466,6 @@ class ValueInference:
             del self.usage.imports[first:]
         settle_absent(local)
         return local
-
-    def _imports_within(self, fn: ast.AST) -> bool:
-        """Whether an import statement lies in `fn`'s lines (its file's import lines, sorted once per file)."""
-        lines = self._scopes.get("import lines")
-        if lines is None:
-            lines = self._scopes["import lines"] = sorted(n.lineno for n in nodes_of(self.file.tree, ast.Import, ast.ImportFrom))
-        i = bisect.bisect_left(lines, first_line(fn))
-        return i < len(lines) and lines[i] <= (fn.end_lineno or fn.lineno)
 
     def _scope(self, body: list[ast.stmt]) -> list[ast.AST]:
         """The nodes of one scope, walked once (environments, classes and visits all read them)."""
