@@ -50,11 +50,11 @@ import ast
 import difflib
 import re
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
-from driftcheck.client_model.console_scripts import installed_commands, plugin_groups
-from driftcheck.client_model.patch_classes import replacement_function
+from driftcheck.client_model.console_scripts import installed_commands
+from driftcheck.client_model.plugin_replacements import plugin_replaces
 from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
 from driftcheck.vllm_model.serve_model import ServeModel, serve_model
 from driftcheck.vllm_model.serve_parser import Parser
@@ -157,7 +157,7 @@ def _unknown_flag(ctx: ScanContext, parser: Parser, launch: Launch, line: int, c
         return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but the client "
                                  f"installs its own `{launch.command}` command ({own}), whose parser may take it before "
                                  "vLLM's sees the rest", _loc(launch.rel, line, code), symbol=f"{command} {flag}")
-    replaced = _plugin_replaces(ctx, parser.builders, flag)
+    replaced = plugin_replaces(ctx.client, ctx.usage, parser.builders, flag)
     if replaced:
         return ctx.unknown(RULE, f"`{raw}` is not a flag of {ctx.version_label()}'s `{command}` parser{hint}, but {replaced}, "
                                  "which builds that parser: the flag may be the plugin's", _loc(launch.rel, line, code),
@@ -186,7 +186,7 @@ def _check_config(ctx: ScanContext, model: ServeModel, use: ConfigUse, told: set
                               _loc(use.rel, use.line, use.code))
         return
     short = cls.qualname.rsplit(".", 1)[-1]
-    replaced = _plugin_replaces(ctx, [(cls.qualname, m) for m in _BUILDS])
+    replaced = plugin_replaces(ctx.client, ctx.usage, [(cls.qualname, m) for m in _BUILDS])
     for key, (line, value) in use.keys.items():
         code = use.code if line == use.line else _code_at(ctx, use.rel, line)
         if replaced and (key not in cls.fields or (use.which == "speculative" and key == "method" and isinstance(value, str)
@@ -330,7 +330,7 @@ def _check_llm(ctx: ScanContext, model: ServeModel, call):
         return
     replaced = None
     if _loads_plugins_before(ctx, call):
-        replaced = _plugin_replaces(ctx, [(q, m) for q in model.engine_classes for m in _BUILDS])
+        replaced = plugin_replaces(ctx.client, ctx.usage, [(q, m) for q in model.engine_classes for m in _BUILDS])
     for kw in call.node.keywords:
         if kw.arg is None or kw.arg in model.llm_kwargs or kw.arg in model.engine_fields:
             continue
@@ -349,75 +349,6 @@ def _check_llm(ctx: ScanContext, model: ServeModel, call):
 
 # what decides which class a constructor call builds and what it takes
 _BUILDS = ("__new__", "__init__")
-
-
-def _plugin_replaces(ctx: ScanContext, keys, flag: str | None = None) -> str | None:
-    """"the client's vLLM plugin (...) replaces `EngineArgs.add_cli_args` (file:line)" when the client registers a vLLM
-    plugin and its code rebinds one of `keys` ((owner, name)); None otherwise. With `flag`, a replacement whose every
-    flag driftcheck reads (`_replacement_flags`) and which lacks `flag` does not count: it cannot add it."""
-    groups = plugin_groups(ctx.client)
-    if not groups:
-        return None
-    for owner, name in keys:
-        for r in ctx.usage.rebound.get((owner, name), ()):
-            if flag is not None:
-                added = _replacement_flags(ctx, r.replacement, name)
-                if added is not None and flag not in added:
-                    continue
-            group, where = next(iter(groups.items()))
-            return (f"the client registers a vLLM plugin (`{group}`, {where}) and replaces "
-                    f"`{owner.rsplit('.', 1)[-1]}.{name}` ({r.where})")
-    return None
-
-
-_GROUPING = ("add_argument_group", "add_mutually_exclusive_group")
-
-
-def _replacement_flags(ctx: ScanContext, dotted: str | None, name: str) -> set[str] | None:
-    """The flags a client function replacing a parser builder adds, when all are read: each `add_argument` spells its
-    flags as literals, and the parser (its first parameter, and what is bound from calls handed it) goes only to
-    `add_argument`, an argument group, or the original it saved in its class (`_orig = EngineArgs.<name>`, called
-    as `Cls._orig(parser)`). None when the function is not found or does anything else with the parser."""
-    found = replacement_function(ctx.usage, dotted)
-    if found is None:
-        return None
-    cls, fn = found
-    if not fn.args.args:
-        return None
-    originals = {t.id for s in (cls.body if cls is not None else ()) if isinstance(s, ast.Assign)
-                 and isinstance(s.value, ast.Attribute) and s.value.attr == name for t in s.targets if isinstance(t, ast.Name)}
-    parsers = _parser_names(fn)
-    flags: set[str] = set()
-    for node in walk(fn):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        handed = any(isinstance(a, ast.Name) and a.id in parsers for a in [*node.args, *(k.value for k in node.keywords)])
-        on_parser = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in parsers
-        if on_parser and func.attr == "add_argument":
-            words = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            if len(words) != len(node.args):
-                return None
-            flags |= {w for w in words if w.startswith("--")}
-        elif (on_parser and func.attr in _GROUPING) or (handed and isinstance(func, ast.Attribute) and func.attr in originals):
-            continue
-        elif on_parser or handed:
-            return None
-    return flags
-
-
-def _parser_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The function's first parameter and the names bound from calls on it or handed it (`group =
-    parser.add_argument_group(...)`, `parser = Cls._orig(parser)`), to a fixed point."""
-    names = {fn.args.args[0].arg}
-    binds = [n for n in walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)]
-    while True:
-        more = {t.id for n in binds for t in n.targets if isinstance(t, ast.Name) and t.id not in names
-                and any(isinstance(x, ast.Name) and x.id in names
-                        for x in [getattr(n.value.func, "value", None), *n.value.args, *(k.value for k in n.value.keywords)])}
-        if not more:
-            return names
-        names |= more
 
 
 def _loads_plugins_before(ctx: ScanContext, call) -> bool:

@@ -252,7 +252,8 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
     finding.fix = None
     if finding.severity == "error":
         finding.severity = "warning"
-        handled = "" if guard.kind == "replaced" else ", so the client handles it"  # dead code handles nothing
+        # code that never runs handles nothing: it only never fails
+        handled = "" if guard.kind in ("replaced", "unreachable") else ", so the client handles it"
         finding.message += f" The use is {guard.describe()}{handled}."
 
 
