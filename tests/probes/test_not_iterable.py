@@ -1,0 +1,137 @@
+"""DC113 not-iterable (probes/not_iterable.py): a loop over a vLLM value whose class the target makes a record.
+
+Real releases: vLLM 0.9.2 made `SchedulerOutput.scheduled_cached_reqs` one `CachedRequestData` (0.9.1:
+`list[CachedRequestData]`); a KV connector's loop over it (ggaaooppeenngg/cpumemconnector, batch 23a's miss) fails on
+0.9.2 and later. Fake trees: the plugin shapes NC1-NC3 (code that runs: a class with `__getitem__`, an abstract
+annotation whose subclass is iterable, an external iterable base) and their twins, which fail and are errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from behaviour import scan_files
+from scan.helpers import scan_trees
+
+CONNECTOR = """
+    from vllm.v1.core.sched.output import SchedulerOutput
+
+
+    class MyConnector:
+        def build_connector_meta(self, scheduler_output: SchedulerOutput):
+            out = [r.req_id for r in scheduler_output.scheduled_new_reqs]
+            for cached_req in scheduler_output.scheduled_cached_reqs:
+                out.append(cached_req.req_id)
+            ids = [r.req_id for r in scheduler_output.scheduled_cached_reqs]
+            try:
+                pairs = list(scheduler_output.scheduled_cached_reqs)
+            except TypeError:
+                pairs = []
+            for rid in scheduler_output.scheduled_cached_reqs.req_ids:
+                out.append(rid)
+            return out, ids, pairs
+"""
+
+
+def _dc113(result) -> list[tuple[str, int]]:
+    return [(f.severity, f.client.line) for f in result.findings if f.rule == "DC113"]
+
+
+def test_dc113_loops_over_cached_reqs_fail_from_0_9_2(tmp_path):
+    result = scan_files(tmp_path, {"conn.py": CONNECTOR}, vllm="0.16.0", only=["DC113"])
+    # the `for` and the comprehension are errors, `list()` inside `try: ... except TypeError` a warning; the list of
+    # new requests and the record's own `req_ids` are iterable
+    assert _dc113(result) == [("error", 7), ("error", 9), ("warning", 11)]
+    first = result.findings[0]
+    assert "`SchedulerOutput.scheduled_cached_reqs`" in first.message and "'CachedRequestData' object is not iterable" \
+        in first.message
+    assert first.vllm.path == "vllm/v1/core/sched/output.py" and "scheduled_cached_reqs: CachedRequestData" in first.vllm.code
+    assert first.fix is None
+
+
+def test_dc113_absent_on_0_9_1_where_it_was_a_list(tmp_path):
+    assert _dc113(scan_files(tmp_path, {"conn.py": CONNECTOR}, vllm="0.9.1", only=["DC113"])) == []
+
+
+SHAPES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
+
+
+def _shape(prefix: str) -> tuple[dict[str, str], dict[str, str]]:
+    root = next(SHAPES.glob(f"{prefix}_*"))
+
+    def files(part: str) -> dict[str, str]:
+        base = root / part
+        return {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
+
+    return {k: v for k, v in files("vllm_src").items() if k.startswith("vllm/")}, files("client")
+
+
+def _twin(tmp_path, prefix: str, rel: str, old: str, new: str) -> list[tuple[str, int]]:
+    vllm, client = _shape(prefix)
+    assert old in vllm[rel], (rel, old)
+    return _dc113(scan_trees(tmp_path, {**vllm, rel: vllm[rel].replace(old, new)}, client, only=["DC113"]))
+
+
+def test_dc113_nc1_getitem_makes_a_record_iterable(tmp_path):
+    vllm, client = _shape("NC1")
+    assert _dc113(scan_trees(tmp_path, vllm, client, only=["DC113"])) == []
+
+
+def test_dc113_nc1_twin_without_getitem_is_an_error(tmp_path):
+    assert _twin(tmp_path, "NC1", "vllm/output.py", "def __getitem__(self, i)", "def at(self, i)") == [("error", 6)]
+
+
+def test_dc113_nc1_twin_optional_record_is_an_error_too(tmp_path):
+    # `X | None`: neither a record nor None can be iterated
+    vllm, client = _shape("NC1")
+    rel = "vllm/output.py"
+    text = vllm[rel].replace("def __getitem__(self, i)", "def at(self, i)").replace(
+        "scheduled_cached_reqs: CachedRequestData", "scheduled_cached_reqs: CachedRequestData | None")
+    assert _dc113(scan_trees(tmp_path, {**vllm, rel: text}, client, only=["DC113"])) == [("error", 6)]
+
+
+def test_dc113_nc1_twin_union_with_a_list_is_not_certain(tmp_path):
+    vllm, client = _shape("NC1")
+    rel = "vllm/output.py"
+    text = vllm[rel].replace("def __getitem__(self, i)", "def at(self, i)").replace(
+        "scheduled_cached_reqs: CachedRequestData", "scheduled_cached_reqs: CachedRequestData | list")
+    assert _dc113(scan_trees(tmp_path, {**vllm, rel: text}, client, only=["DC113"])) == []
+
+
+def test_dc113_nc2_an_iterable_vllm_subclass_keeps_it_unknown(tmp_path):
+    vllm, client = _shape("NC2")
+    assert _dc113(scan_trees(tmp_path, vllm, client, only=["DC113"])) == []
+
+
+def test_dc113_nc2_twin_no_subclass_iterates_is_an_error(tmp_path):
+    assert _twin(tmp_path, "NC2", "vllm/batch.py", "def __iter__(self)", "def all(self)") == [("error", 6)]
+
+
+def test_dc113_nc2_twin_a_client_subclass_that_iterates_keeps_it_unknown(tmp_path):
+    vllm, client = _shape("NC2")
+    rel = "vllm/batch.py"
+    text = vllm[rel].replace("def __iter__(self)", "def all(self)")
+    client = {**client, "plug/mine.py": "from vllm.batch import Batch\n\n\nclass Mine(Batch):\n"
+                                        "    def __iter__(self):\n        return iter(())\n"}
+    assert _dc113(scan_trees(tmp_path, {**vllm, rel: text}, client, only=["DC113"])) == []
+
+
+def test_dc113_nc3_an_external_base_keeps_it_unknown(tmp_path):
+    vllm, client = _shape("NC3")
+    assert _dc113(scan_trees(tmp_path, vllm, client, only=["DC113"])) == []
+
+
+def test_dc113_nc3_twin_a_plain_class_is_an_error(tmp_path):
+    assert _twin(tmp_path, "NC3", "vllm/config.py", "class Stages(UserList):", "class Stages:") == [("error", 5)]
+
+
+def test_dc113_explain_names_the_record_change_not_a_none():
+    from driftcheck.report.explain import explain_text
+
+    def tb(exc: str) -> list[dict]:
+        return explain_text('Traceback (most recent call last):\n  File "/srv/conn.py", line 349, in build_connector_meta\n'
+                            f'    for cached_req in scheduler_output.scheduled_cached_reqs:\n{exc}\n')
+
+    [d] = tb("TypeError: 'CachedRequestData' object is not iterable")
+    assert d["rule"] == "DC113" and "scheduled_cached_reqs" in d["vllm_change"]
+    assert all(x["rule"] != "DC113" for x in tb("TypeError: 'NoneType' object is not iterable"))
