@@ -66,63 +66,59 @@ def _shape(prefix: str) -> tuple[dict[str, str], dict[str, str]]:
     return {k: v for k, v in files("vllm_src").items() if k.startswith("vllm/")}, files("client")
 
 
-def _twin(tmp_path, prefix: str, rel: str, old: str, new: str) -> list[tuple[str, int]]:
+def _twin(tmp_path, prefix: str, rel: str, *edits: tuple[str, str], client_extra: dict | None = None) -> list:
+    """The shape's DC113 findings with `edits` ((old, new) pairs) made to its vLLM file `rel`."""
     vllm, client = _shape(prefix)
-    assert old in vllm[rel], (rel, old)
-    return _dc113(scan_trees(tmp_path, {**vllm, rel: vllm[rel].replace(old, new)}, client, only=["DC113"]))
+    text = vllm[rel]
+    for old, new in edits:
+        assert old in text, (rel, old)
+        text = text.replace(old, new)
+    return _dc113(scan_trees(tmp_path, {**vllm, rel: text}, {**client, **(client_extra or {})}, only=["DC113"]))
+
+
+NO_GETITEM = ("def __getitem__(self, i)", "def at(self, i)")
+NO_ITER = ("def __iter__(self)", "def all(self)")
 
 
 def test_dc113_nc1_getitem_makes_a_record_iterable(tmp_path):
-    vllm, client = _shape("NC1")
-    assert _dc113(scan_trees(tmp_path, vllm, client, only=["DC113"])) == []
+    assert _twin(tmp_path, "NC1", "vllm/output.py") == []
 
 
 def test_dc113_nc1_twin_without_getitem_is_an_error(tmp_path):
-    assert _twin(tmp_path, "NC1", "vllm/output.py", "def __getitem__(self, i)", "def at(self, i)") == [("error", 6)]
+    assert _twin(tmp_path, "NC1", "vllm/output.py", NO_GETITEM) == [("error", 6)]
 
 
 def test_dc113_nc1_twin_optional_record_is_an_error_too(tmp_path):
     # `X | None`: neither a record nor None can be iterated
-    vllm, client = _shape("NC1")
-    rel = "vllm/output.py"
-    text = vllm[rel].replace("def __getitem__(self, i)", "def at(self, i)").replace(
-        "scheduled_cached_reqs: CachedRequestData", "scheduled_cached_reqs: CachedRequestData | None")
-    assert _dc113(scan_trees(tmp_path, {**vllm, rel: text}, client, only=["DC113"])) == [("error", 6)]
+    optional = ("scheduled_cached_reqs: CachedRequestData", "scheduled_cached_reqs: CachedRequestData | None")
+    assert _twin(tmp_path, "NC1", "vllm/output.py", NO_GETITEM, optional) == [("error", 6)]
 
 
 def test_dc113_nc1_twin_union_with_a_list_is_not_certain(tmp_path):
-    vllm, client = _shape("NC1")
-    rel = "vllm/output.py"
-    text = vllm[rel].replace("def __getitem__(self, i)", "def at(self, i)").replace(
-        "scheduled_cached_reqs: CachedRequestData", "scheduled_cached_reqs: CachedRequestData | list")
-    assert _dc113(scan_trees(tmp_path, {**vllm, rel: text}, client, only=["DC113"])) == []
+    either = ("scheduled_cached_reqs: CachedRequestData", "scheduled_cached_reqs: CachedRequestData | list")
+    assert _twin(tmp_path, "NC1", "vllm/output.py", NO_GETITEM, either) == []
 
 
 def test_dc113_nc2_an_iterable_vllm_subclass_keeps_it_unknown(tmp_path):
-    vllm, client = _shape("NC2")
-    assert _dc113(scan_trees(tmp_path, vllm, client, only=["DC113"])) == []
+    assert _twin(tmp_path, "NC2", "vllm/batch.py") == []
 
 
 def test_dc113_nc2_twin_no_subclass_iterates_is_an_error(tmp_path):
-    assert _twin(tmp_path, "NC2", "vllm/batch.py", "def __iter__(self)", "def all(self)") == [("error", 6)]
+    assert _twin(tmp_path, "NC2", "vllm/batch.py", NO_ITER) == [("error", 6)]
 
 
 def test_dc113_nc2_twin_a_client_subclass_that_iterates_keeps_it_unknown(tmp_path):
-    vllm, client = _shape("NC2")
-    rel = "vllm/batch.py"
-    text = vllm[rel].replace("def __iter__(self)", "def all(self)")
-    client = {**client, "plug/mine.py": "from vllm.batch import Batch\n\n\nclass Mine(Batch):\n"
-                                        "    def __iter__(self):\n        return iter(())\n"}
-    assert _dc113(scan_trees(tmp_path, {**vllm, rel: text}, client, only=["DC113"])) == []
+    mine = {"plug/mine.py": "from vllm.batch import Batch\n\n\nclass Mine(Batch):\n    def __iter__(self):\n"
+                            "        return iter(())\n"}
+    assert _twin(tmp_path, "NC2", "vllm/batch.py", NO_ITER, client_extra=mine) == []
 
 
 def test_dc113_nc3_an_external_base_keeps_it_unknown(tmp_path):
-    vllm, client = _shape("NC3")
-    assert _dc113(scan_trees(tmp_path, vllm, client, only=["DC113"])) == []
+    assert _twin(tmp_path, "NC3", "vllm/config.py") == []
 
 
 def test_dc113_nc3_twin_a_plain_class_is_an_error(tmp_path):
-    assert _twin(tmp_path, "NC3", "vllm/config.py", "class Stages(UserList):", "class Stages:") == [("error", 5)]
+    assert _twin(tmp_path, "NC3", "vllm/config.py", ("class Stages(UserList):", "class Stages:")) == [("error", 5)]
 
 
 def test_dc113_explain_names_the_record_change_not_a_none():
