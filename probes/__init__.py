@@ -30,7 +30,7 @@ PROBE_MODULES = [
     "two_phase_execution",
     "unique_reply_rank",
     "tensor_truthiness",
-    "not_iterable",
+    "not_a_container",
     "forward_replay_drift",
     "default_flipped",
     "engine_setup_precondition",

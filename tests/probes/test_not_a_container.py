@@ -1,4 +1,4 @@
-"""DC113 not-iterable (probes/not_iterable.py): a loop over a vLLM value whose class the target makes a record.
+"""DC113 not-a-container (probes/not_a_container.py): a vLLM value whose class the target makes a record, used as a container.
 
 Real releases: vLLM 0.9.2 made `SchedulerOutput.scheduled_cached_reqs` one `CachedRequestData` (0.9.1:
 `list[CachedRequestData]`); a KV connector's loop over it (ggaaooppeenngg/cpumemconnector, batch 23a's miss) fails on
@@ -29,7 +29,11 @@ CONNECTOR = """
                 pairs = []
             for rid in scheduler_output.scheduled_cached_reqs.req_ids:
                 out.append(rid)
-            return out, ids, pairs
+            n = len(scheduler_output.scheduled_cached_reqs) + len(scheduler_output.scheduled_new_reqs)
+            first = scheduler_output.scheduled_cached_reqs[0]
+            if "r1" in scheduler_output.scheduled_cached_reqs:
+                n += 1
+            return out, ids, pairs, n, first
 """
 
 
@@ -41,12 +45,16 @@ def test_dc113_loops_over_cached_reqs_fail_from_0_9_2(tmp_path):
     result = scan_files(tmp_path, {"conn.py": CONNECTOR}, vllm="0.16.0", only=["DC113"])
     # the `for` and the comprehension are errors, `list()` inside `try: ... except TypeError` a warning; the list of
     # new requests and the record's own `req_ids` are iterable
-    assert _dc113(result) == [("error", 7), ("error", 9), ("warning", 11)]
+    assert _dc113(result) == [("error", 7), ("error", 9), ("warning", 11), ("error", 16), ("error", 17), ("error", 18)]
     first = result.findings[0]
     assert "`SchedulerOutput.scheduled_cached_reqs`" in first.message and "'CachedRequestData' object is not iterable" \
         in first.message
     assert first.vllm.path == "vllm/v1/core/sched/output.py" and "scheduled_cached_reqs: CachedRequestData" in first.vllm.code
     assert first.fix is None
+    assert [f.message.split(": ", 1)[0].split(" `Sched")[0] for f in result.findings[3:]] == [
+        "`len()` measures", "indexing reads", "`in` searches"]
+    assert "object of type 'CachedRequestData' has no len()" in result.findings[3].message
+    assert "'CachedRequestData' object is not subscriptable" in result.findings[4].message
 
 
 def test_dc113_absent_on_0_9_1_where_it_was_a_list(tmp_path):
@@ -128,6 +136,9 @@ def test_dc113_explain_names_the_record_change_not_a_none():
         return explain_text('Traceback (most recent call last):\n  File "/srv/conn.py", line 349, in build_connector_meta\n'
                             f'    for cached_req in scheduler_output.scheduled_cached_reqs:\n{exc}\n')
 
-    [d] = tb("TypeError: 'CachedRequestData' object is not iterable")
-    assert d["rule"] == "DC113" and "scheduled_cached_reqs" in d["vllm_change"]
-    assert all(x["rule"] != "DC113" for x in tb("TypeError: 'NoneType' object is not iterable"))
+    for exc in ("TypeError: 'CachedRequestData' object is not iterable", "TypeError: object of type 'CachedRequestData' "
+                "has no len()", "TypeError: 'CachedRequestData' object is not subscriptable"):
+        [d] = tb(exc)
+        assert d["rule"] == "DC113" and "scheduled_cached_reqs" in d["vllm_change"]
+    for exc in ("TypeError: 'NoneType' object is not iterable", "TypeError: object of type 'int' has no len()"):
+        assert all(x["rule"] != "DC113" for x in tb(exc))
