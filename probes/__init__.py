@@ -31,6 +31,7 @@ PROBE_MODULES = [
     "unique_reply_rank",
     "tensor_truthiness",
     "not_a_container",
+    "abstract_method_missing",
     "forward_replay_drift",
     "default_flipped",
     "engine_setup_precondition",

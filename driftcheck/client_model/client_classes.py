@@ -449,23 +449,30 @@ def _table_key(table: dict, label: str) -> str:
     return next(k for k in table if k in hits)
 
 
-def vllm_bases_through(usage, api, labels: list[str]) -> list[Resolved]:
-    """The vLLM classes that client classes with these labels derive from, through client classes of any file
-    importing vLLM (`client_vllm_bases`, walked up `client_class_table`; a label may be longer than the table's key
-    when the client is given as its package folder)."""
+def client_ancestry(usage, labels: list[str]) -> list[str]:
+    """The client classes with these labels and every client class they derive from, as keys of
+    `client_class_table` (a label may be longer than the table's key when the client is given as its package
+    folder), depth first; at most 51."""
     table, known = usage.client_class_table, usage.client_vllm_bases
-    out: list[Resolved] = []
-    seen: set[str] = set()
+    seen: list[str] = []
     todo = list(labels)
     while todo and len(seen) <= 50:
         at = todo.pop()
         key = at if at in table or at in known else _table_key(table, at)
         if key in seen:
             continue
-        seen.add(key)
-        for qualname in known.get(key, ()):
+        seen.append(key)
+        todo += table.get(key, (set(), []))[1]
+    return seen
+
+
+def vllm_bases_through(usage, api, labels: list[str]) -> list[Resolved]:
+    """The vLLM classes that client classes with these labels derive from, through client classes of any file
+    importing vLLM (`client_vllm_bases`, walked up `client_class_table`)."""
+    out: list[Resolved] = []
+    for key in client_ancestry(usage, labels):
+        for qualname in usage.client_vllm_bases.get(key, ()):
             found = api.resolve(qualname)
             if isinstance(found, Resolved) and found.kind == "class" and all(v.qualname != qualname for v in out):
                 out.append(found)
-        todo += table.get(key, (set(), []))[1]
     return out

@@ -8,10 +8,8 @@ annotation whose subclass is iterable, an external iterable base) and their twin
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from behaviour import scan_files
-from scan.helpers import scan_trees
+from scan.helpers import edited, plugin_shape, scan_trees
 
 CONNECTOR = """
     from vllm.v1.core.sched.output import SchedulerOutput
@@ -61,27 +59,10 @@ def test_dc113_absent_on_0_9_1_where_it_was_a_list(tmp_path):
     assert _dc113(scan_files(tmp_path, {"conn.py": CONNECTOR}, vllm="0.9.1", only=["DC113"])) == []
 
 
-SHAPES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
-
-
-def _shape(prefix: str) -> tuple[dict[str, str], dict[str, str]]:
-    root = next(SHAPES.glob(f"{prefix}_*"))
-
-    def files(part: str) -> dict[str, str]:
-        base = root / part
-        return {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
-
-    return {k: v for k, v in files("vllm_src").items() if k.startswith("vllm/")}, files("client")
-
-
 def _twin(tmp_path, prefix: str, rel: str, *edits: tuple[str, str], client_extra: dict | None = None) -> list:
     """The shape's DC113 findings with `edits` ((old, new) pairs) made to its vLLM file `rel`."""
-    vllm, client = _shape(prefix)
-    text = vllm[rel]
-    for old, new in edits:
-        assert old in text, (rel, old)
-        text = text.replace(old, new)
-    return _dc113(scan_trees(tmp_path, {**vllm, rel: text}, {**client, **(client_extra or {})}, only=["DC113"]))
+    vllm, client = plugin_shape(prefix)
+    return _dc113(scan_trees(tmp_path, edited(vllm, rel, *edits), {**client, **(client_extra or {})}, only=["DC113"]))
 
 
 NO_GETITEM = ("def __getitem__(self, i)", "def at(self, i)")

@@ -197,3 +197,26 @@ def sample_result(tmp_path: Path, client_files: dict[str, str] | None = None) ->
         client_name=result.clients[0].name))
     result.findings.sort(key=lambda f: f.sort_key())
     return result
+
+
+SHAPES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
+
+
+def plugin_shape(prefix: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(fake vLLM files, client files) of the plugin shape whose folder starts with `prefix` + "_"."""
+    root = next(SHAPES.glob(f"{prefix}_*"))
+
+    def files(part: str) -> dict[str, str]:
+        base = root / part
+        return {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
+
+    return {k: v for k, v in files("vllm_src").items() if k.startswith("vllm/")}, files("client")
+
+
+def edited(files: dict[str, str], rel: str, *edits: tuple[str, str]) -> dict[str, str]:
+    """`files` with each (old, new) replaced in `rel` (each old must be there)."""
+    text = files[rel]
+    for old, new in edits:
+        assert old in text, (rel, old)
+        text = text.replace(old, new)
+    return {**files, rel: text}
