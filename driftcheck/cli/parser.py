@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     scan = sub.add_parser("scan", help="report where the client's use of vLLM no longer matches a vLLM release")
     add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, a version such as 0.16.0 (fetched, sources only), nightly, nightly@2026-09-17",
                      CLIENTS_HELP)
-    scan.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, any case; repeatable)")
+    scan.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, any case; repeatable or comma-separated)")
     scan.add_argument("--jobs", "-j", type=int, action=_Once, help="processes for the client's files (default: $DRIFTCHECK_JOBS or one per core)")
     add_output_args(scan, FORMATS, "text")
     scan.add_argument("--report-dir", metavar="DIR", action=_Once, help="also write driftcheck.{json,sarif,junit.xml,md} there (for CI)")
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_target_args(fix, "vLLM to fix against (as for scan)",
                      "client code to fix: a folder, a .py file or an installed distribution (default: installed speculators)",
                      many_clients=False)
-    fix.add_argument("--only", metavar="RULE_OR_FIX", action="append", help="only these rules (DC003, unknown-keyword) or fixes (drop-keyword, add-block-hasher)")
+    fix.add_argument("--only", metavar="RULE_OR_FIX", action="append", help="only these rules (DC003, unknown-keyword) or fixes (drop-keyword, add-block-hasher); repeatable or comma-separated")
     fix.add_argument("--apply", action="store_true", help="write the changes (atomically, keeping a .driftcheck.bak backup)")
     fix.add_argument("--no-backup", action="store_true", help="with --apply, do not keep backups")
     fix.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (ruff's unsafe fixes)")

@@ -47,6 +47,8 @@ def resolve_only(words: list[str], option: str = "--only", with_fixes: bool = Tr
         by_word.setdefault(_norm(f.id), ("fix", f.id))
     rule_ids: list[str] = []
     fix_ids: list[str] = []
+    # `--select DC113,DC114` as ruff takes it, as well as the option repeated
+    words = [part for word in words for part in (word.split(",") if "," in word else [word])]
     for word in words:
         hit = by_word.get(_norm(word)) if word.strip() else None
         if hit is None:

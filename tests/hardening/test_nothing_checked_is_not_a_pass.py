@@ -39,6 +39,13 @@ def test_select_matches_ids_and_names_in_any_case(word):
     assert rules == {"DC003"}
 
 
+def test_select_takes_a_comma_separated_list_as_ruff_does():
+    proc = run_cli(*SCAN, "--select", "dc003,Unknown-Keyword,DC104")
+    assert proc.returncode == 1, proc.stderr
+    assert {f["rule"] for f in json.loads(proc.stdout)["findings"]} == {"DC003", "DC104"}
+    assert run_cli(*SCAN, "--select", "DC003,DC999").returncode == 2
+
+
 @pytest.mark.parametrize("word", ["DC999", "drop_keywrd", ""])
 def test_unknown_fix_only_is_exit_2_with_rules_and_fixes(tmp_path, word):
     (tmp_path / "c.py").write_text("from vllm import LLM\n")
