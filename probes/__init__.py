@@ -32,6 +32,7 @@ PROBE_MODULES = [
     "tensor_truthiness",
     "not_a_container",
     "abstract_method_missing",
+    "unpack_count",
     "forward_replay_drift",
     "default_flipped",
     "engine_setup_precondition",

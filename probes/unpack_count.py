@@ -1,0 +1,139 @@
+"""DC115 unpack-count: the client unpacks a vLLM call's result into a number of names the target no longer returns.
+
+Internal helpers that plugins call on vLLM's own classes return tuples whose length changes between releases:
+`GPUModelRunner._prepare_inputs` returned six values in 0.11.0, two in 0.16.0 and three in 0.32.0; a platform
+plugin's model runner that does `attn_metadata, logits_indices, spec_decode_metadata = self._prepare_inputs(out)`
+(written for one of them) fails on the others with `ValueError: too many values to unpack (expected 3)` or
+`not enough values to unpack (expected 3, got 2)`, on the first step, after the model has loaded.
+
+The rule takes a plain unpacking assignment (`a, b, c = f(...)`, no starred name) of a call driftcheck resolves to a
+vLLM function or method, and counts what the target's function returns by reading its body: every `return`
+statement of the function itself must return a tuple display of one length M (no `*x` in it), there must be one
+at least, and the function must be no generator; when the function is annotated with a fixed-length tuple, the
+annotation must say M as well. It is an error when the client unpacks into another number of names. It says
+nothing where the call may reach the client's own code instead (a replacement of the function, an override of
+the method in a client subclass), nor of a function whose returns are not all tuple displays of one length.
+No fix: which of the values the client needs is for its author to decide (the message gives the target's return
+line).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.uses import loc_of
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Signature
+from driftcheck.vllm_model.resolved import Resolved
+
+RULE = Rule("DC115", "unpack-count", "Client unpacks a vLLM call's result into a number of names the target does not return",
+            "error", kind="behaviour", raises=("ValueError",))
+
+
+def _own_returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return] | None:
+    """The function's own `return` statements (not those of functions or lambdas defined in it); None for a
+    generator."""
+    out: list[ast.Return] = []
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, ast.Return):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def returned_count(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, ast.Return] | None:
+    """(M, the first return) when every return of `fn` is a tuple display of M values (and its annotation, if it
+    is a fixed-length `tuple[...]`, says M too); None otherwise."""
+    returns = _own_returns(fn)
+    if not returns:
+        return None
+    sizes = set()
+    for r in returns:
+        if not isinstance(r.value, ast.Tuple) or any(isinstance(e, ast.Starred) for e in r.value.elts):
+            return None
+        sizes.add(len(r.value.elts))
+    if len(sizes) != 1:
+        return None
+    [count] = sizes
+    ann = fn.returns
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(ann, ast.Subscript) and (ast.unparse(ann.value) in ("tuple", "Tuple", "typing.Tuple")):
+        elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if not any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts) and len(elts) != count:
+            return None  # the annotation and the body disagree: not certain
+    return count, min(returns, key=lambda r: r.lineno)
+
+
+def _unpacked_calls(tree: ast.Module) -> dict[int, int]:
+    """id(call) -> the number of names a plain unpacking assignment of it binds."""
+    out: dict[int, int] = {}
+    for node in nodes_of(tree, ast.Assign):
+        if len(node.targets) != 1 or not isinstance(node.value, (ast.Call, ast.Await)):
+            continue
+        target = node.targets[0]
+        value = node.value.value if isinstance(node.value, ast.Await) else node.value
+        if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            out[id(value)] = len(target.elts)
+    return out
+
+
+def _may_reach_the_client(ctx: ScanContext, call) -> bool:
+    """The call may run the client's own code: a replacement the client binds, or (for a method) an override in a
+    client class."""
+    if call.rebound:
+        return True
+    target: Resolved = call.target
+    if target.kind != "method" and call.kind != "method":
+        return False
+    name = target.qualname.rsplit(".", 1)[-1]
+    owner = target.qualname.rsplit(".", 1)[0]
+    if (owner, name) in ctx.usage.patched or any(name in m for m in ctx.usage.client_overrides.values()):
+        return True
+    return False
+
+
+def check(ctx: ScanContext):
+    by_file: dict[str, dict[int, int]] = {}
+    for call in ctx.usage.calls:
+        if call.kind not in ("function", "method") or call.target.func is None:
+            continue
+        file = call.file
+        if file.rel not in by_file:
+            by_file[file.rel] = _unpacked_calls(file.tree)
+        names = by_file[file.rel].get(id(call.node))
+        if names is None or _may_reach_the_client(ctx, call):
+            continue
+        fn = ctx.api.function_node(call.target)
+        counted = returned_count(fn) if fn is not None else None
+        if counted is None or counted[0] == names:
+            continue
+        count, first = counted
+        what = call.target.qualname.rsplit(".", 2)
+        shown = ".".join(what[-2:]) if call.kind == "method" else what[-1]
+        error = f"too many values to unpack (expected {names})" if count > names else \
+            f"not enough values to unpack (expected {names}, got {count})"
+        yield ctx.finding(
+            RULE, f"the client unpacks `{shown}()` into {names} names; in {ctx.version_label()} it returns {count} "
+                  f"values (every return of its body is a tuple of {count}): ValueError: {error}.",
+            loc_of(file, call.node), ctx.vllm_location(call.target.path, first.lineno), call.target.qualname,
+            when="call", fix=False, returned=count, unpacked=names)
+
+
+SIGNATURES = (
+    Signature("the client unpacks a vLLM call's result into a number of names the call no longer returns.",
+              "A vLLM internal returns a tuple of another length in this release (`GPUModelRunner._prepare_inputs`: "
+              "six values in 0.11.0, two in 0.16.0, three in 0.32.0); unpack what the target returns.",
+              message=r"(?:too many|not enough) values to unpack \(expected \d+", exc_types=("ValueError",), priority=10),
+)
