@@ -14,9 +14,10 @@ and every name the client's class or a client class it derives from defines in i
 attributes, nested classes, in any branch of the body). A name left over is missing. It reports:
 - an error when the vLLM the client was written for (its declared requirement) has every one of those names
   defined for the same class: it could be built there and cannot be here;
-- a warning when there is no such vLLM to compare with (whether anything builds the class is not read).
+- a warning when there is no such vLLM to compare with and the client builds the class itself (`Name(...)` in
+  its files); nothing when neither says the class is built.
 It says nothing of a class another client class derives from, one that declares abstract methods itself (both
-are bases, not built), one whose missing methods are all static or class methods (an interface of classes used as
+are bases, not built), one whose methods the client copies onto other classes (a patch's source), one whose missing methods are all static or class methods (an interface of classes used as
 classes, as vLLM's `AttentionBackend` is: nothing instantiates them), one with a `metaclass=` or a base driftcheck cannot read, or one the client already could
 not build on its own vLLM. No fix: the method to add is the client's to write (the message names it and where the
 target declares it).
@@ -160,11 +161,23 @@ def check(ctx: ScanContext):
             bases = vllm_bases_through(ctx.usage, ctx.api, [label])
             defined = _defined_up_from(ctx, label) if bases else None
             missing = _abc_missing(ctx.api, bases, defined) if defined is not None else None
-            if not missing or _used_as_a_class(missing) or _a_base(ctx, node.name):
+            if not missing or _used_as_a_class(missing) or _a_base(ctx, node.name) or _grafted(ctx, label):
                 continue
             found = _finding(ctx, file, node, bases, defined, missing)
             if found is not None:
                 yield found
+
+
+def _grafted(ctx: ScanContext, label: str) -> bool:
+    """A class whose methods the client copies onto other classes (a patch's source, never built itself)."""
+    return any(key == label or key.endswith("." + label) or label.endswith("." + key) for key in ctx.usage.grafted_classes)
+
+
+def _built_by_the_client(ctx: ScanContext, name: str) -> bool:
+    """Whether some client file calls `name(...)` (other than its `class name(` line)."""
+    pattern = re.compile(rb"(?<![\w.])(?<!class )" + re.escape(name.encode()) + rb"\s*\(")
+    return any(pattern.search(f.text.encode()) for f in ctx.client.files) or \
+        next(iter(ctx.client.other_files(containing=name, matching=pattern)), None) is not None
 
 
 def _defined_up_from(ctx: ScanContext, label: str) -> set[str] | None:
@@ -190,30 +203,30 @@ def _finding(ctx: ScanContext, file, node: ast.ClassDef, bases: list[Resolved], 
     where = ctx.api.class_member(declaring, first_name)
     vllm = ctx.location_of(where) if isinstance(where, Resolved) else ctx.location_of(declaring)
     owners = ", ".join(dict.fromkeys(f"`{c.qualname.rsplit('.', 1)[-1]}`" for _n, c in missing))
-    severity = "warning"
-    then = (" Whether anything builds this class is not read, and there is no vLLM the client declares to compare "
-            "with: a warning.")
     baseline = ctx.baseline()
     if baseline is not None and baseline.version == ctx.api.version:
         return None  # the client's own vLLM: the class could not be built there either
-    if baseline is not None:
-        old_bases = [_same_class(baseline, v) for v in bases]
-        if all(b is not None for b in old_bases):
-            before = _abc_missing(baseline, old_bases, defined)
-            if before is None or before:
-                return None  # it could not be built on the client's own vLLM either: a base, not drift
-            severity = "error"
-            then = f" On vLLM {baseline.version}, which the client declares, it had every abstract method defined."
-        else:
-            then = (f" The class it derives from is not found in vLLM {baseline.version}, which the client declares, so "
-                    "whether the client could build it there is not known: a warning.")
+    old_bases = [_same_class(baseline, v) for v in bases] if baseline is not None else []
+    if baseline is not None and all(b is not None for b in old_bases):
+        before = _abc_missing(baseline, old_bases, defined)
+        if before is None or before:
+            return None  # it could not be built on the client's own vLLM either: a base, not drift
+        severity = "error"
+        then = f" On vLLM {baseline.version}, which the client declares, it had every abstract method defined."
+    elif _built_by_the_client(ctx, node.name):
+        severity = "warning"
+        then = (" The client builds it, and " + (f"the class it derives from is not found in vLLM {baseline.version}, "
+                "which the client declares" if baseline is not None else "the client declares no vLLM") +
+                " to tell whether it could build it before: a warning.")
+    else:
+        return None  # vLLM may build it (a registered plugin class) or nothing may: with nothing to compare, no word
     return ctx.finding(
         RULE, f"`{node.name}` derives from vLLM's {owners}, which declares {shown} abstract in {ctx.version_label()}; "
               f"neither `{node.name}` nor a class it derives from defines {'it' if len(names) == 1 else 'them'}, so "
               f"building it raises TypeError: Can't instantiate abstract class {node.name} with abstract "
               f"method{'s' if len(names) > 1 else ''} {', '.join(names)}.{then}",
-        Loc(file.rel, node.lineno, node.col_offset + 1, file.code(node.lineno)), vllm, f"{file.module}.{node.name}", when="call", severity=severity, fix=False,
-        missing=names)
+        Loc(file.rel, node.lineno, node.col_offset + 1, file.code(node.lineno)), vllm, f"{file.module}.{node.name}",
+        when="call", severity=severity, fix=False, missing=names)
 
 
 SIGNATURES = (

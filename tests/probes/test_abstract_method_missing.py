@@ -47,8 +47,13 @@ def test_dc114_nothing_on_the_release_it_was_written_for(tmp_path):
     assert _dc114(scan_files(tmp_path, {"mla.py": MLA_IMPL}, vllm="0.11.0", only=["DC114"], client_vllm="0.11.0")) == []
 
 
-def test_dc114_without_a_vllm_to_compare_with_it_is_a_warning(tmp_path):
-    assert _dc114(scan_files(tmp_path, {"mla.py": MLA_IMPL}, vllm="0.16.0", only=["DC114"])) == [("warning", 7)]
+def test_dc114_without_a_vllm_to_compare_with_only_a_class_the_client_builds_is_a_warning(tmp_path):
+    # nothing says the class is built (vLLM may build a registered plugin class, or no one): no word
+    assert _dc114(scan_files(tmp_path, {"mla.py": MLA_IMPL}, vllm="0.16.0", only=["DC114"])) == []
+    built = MLA_IMPL + "\n\n    def make():\n        return MyMLAImpl(8)\n"
+    result = scan_files(tmp_path / "built", {"mla.py": built}, vllm="0.16.0", only=["DC114"])
+    assert _dc114(result) == [("warning", 7)]
+    assert "the client declares no vLLM" in result.findings[0].message
 
 
 def _scan(tmp_path, prefix: str, vllm_edits=(), client_edits=(), old_edits=()) -> list:
@@ -138,3 +143,19 @@ def test_dc114_explain_names_the_abstract_method():
                        '    impl = MyMLAImpl(num_heads)\nTypeError: Can\'t instantiate abstract class MyMLAImpl with '
                        'abstract methods forward_mha, forward_mqa\n')
     assert d["rule"] == "DC114" and "forward_mha" in d["vllm_change"]
+
+
+def test_dc114_a_patch_source_class_is_never_built(tmp_path):
+    # a partial copy whose method another file copies onto vLLM's class (uc-manager's patches): not built, no word
+    new = {"vllm/attn.py": "from abc import ABC, abstractmethod\n\n\nclass Impl(ABC):\n    @abstractmethod\n"
+                           "    def __init__(self): ...\n\n    @abstractmethod\n    def forward(self, x): ...\n\n\n"
+                           "class CudaImpl(Impl):\n    def __init__(self):\n        pass\n\n    def forward(self, x):\n"
+                           "        return x\n"}
+    old = vllm_tree(tmp_path / "old", {"vllm/attn.py": new["vllm/attn.py"].replace(
+        "    @abstractmethod\n    def __init__", "    def __init__"), "vllm/_version.py": '__version__ = "0.98.0"\n'})
+    source = "from vllm.attn import Impl\n\n\nclass FastImpl(Impl):\n    def forward(self, x):\n        return x * 2\n"
+    patch = "from vllm.attn import CudaImpl\n\nfrom plug.fast import FastImpl\n\nCudaImpl.forward = FastImpl.forward\n"
+    client = {"plug/__init__.py": "", "plug/fast.py": source, "plug/patch.py": patch}
+    assert _dc114(scan_trees(tmp_path, new, client, only=["DC114"], client_vllm=str(old))) == []
+    unpatched = {**client, "plug/patch.py": patch.replace("CudaImpl.forward = FastImpl.forward", "")}
+    assert _dc114(scan_trees(tmp_path / "twin", new, unpatched, only=["DC114"], client_vllm=str(old))) == [("error", 4)]
