@@ -33,6 +33,7 @@ PROBE_MODULES = [
     "not_a_container",
     "abstract_method_missing",
     "unpack_count",
+    "not_callable",
     "forward_replay_drift",
     "default_flipped",
     "engine_setup_precondition",

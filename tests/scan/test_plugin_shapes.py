@@ -44,8 +44,9 @@ from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md), LC1_ 
 MB1_ to MB3_ (MB2, MB3 open) from vllm-plugin-FL forks (physics31415926 d1653d9 at vLLM 0.20.2, xmhubj b7d291b at 0.19.0)
 taken from GitHub (batch 25b, docs/triage/2026-12-05-plugin-heads-25b.md), NC1_ to NC3_ (DC113 not-a-container:
 records that are containers after all) and ND1_ to ND4_ (DC114 abstract-method-missing: classes that can be built, or are
-never built) and NE1_, NE2_ (DC115 unpack-count: what really runs returns what the client unpacks) written with the
-rules (tests/probes/test_not_a_container.py, test_abstract_method_missing.py, test_unpack_count.py hold their twins).
+never built) NE1_, NE2_ (DC115 unpack-count: what really runs returns what the client unpacks) and NF1_ (DC116 not-callable:
+members that hold callables) written with the rules (tests/probes/test_not_a_container.py,
+test_abstract_method_missing.py, test_unpack_count.py, test_not_callable.py hold their twins).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
