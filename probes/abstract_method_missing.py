@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import re
 
+from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client_classes import client_ancestry, vllm_bases_through
 from driftcheck.client_model.uses import Loc
 from driftcheck.rules.context import ScanContext
@@ -173,11 +174,17 @@ def _grafted(ctx: ScanContext, label: str) -> bool:
     return any(key == label or key.endswith("." + label) or label.endswith("." + key) for key in ctx.usage.grafted_classes)
 
 
-def _built_by_the_client(ctx: ScanContext, name: str) -> bool:
-    """Whether some client file calls `name(...)` (other than its `class name(` line)."""
-    pattern = re.compile(rb"(?<![\w.])(?<!class )" + re.escape(name.encode()) + rb"\s*\(")
-    return any(pattern.search(f.text.encode()) for f in ctx.client.files) or \
-        next(iter(ctx.client.other_files(containing=name, matching=pattern)), None) is not None
+def _built_by_the_client(ctx: ScanContext, module: str, name: str) -> bool:
+    """Whether some client file calls `name(...)` where the name is this class: in its own module, or in a file that
+    imports it from there (`from <module> import name`, relative or absolute)."""
+    def builds(tree: ast.Module, own: bool) -> bool:
+        bound = own or any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[-1] == module.split(".")[-1]
+                           and any(a.name == name and (a.asname or a.name) == name for a in n.names)
+                           for n in nodes_of(tree, ast.ImportFrom))
+        return bound and any(isinstance(c.func, ast.Name) and c.func.id == name for c in nodes_of(tree, ast.Call))
+
+    return any(builds(f.tree, f.module == module) for f in ctx.client.files if name in f.text) or \
+        any(builds(f.tree, f.module == module) for f in ctx.client.other_files(containing=name))
 
 
 def _defined_up_from(ctx: ScanContext, label: str) -> set[str] | None:
@@ -213,7 +220,7 @@ def _finding(ctx: ScanContext, file, node: ast.ClassDef, bases: list[Resolved], 
             return None  # it could not be built on the client's own vLLM either: a base, not drift
         severity = "error"
         then = f" On vLLM {baseline.version}, which the client declares, it had every abstract method defined."
-    elif _built_by_the_client(ctx, node.name):
+    elif _built_by_the_client(ctx, file.module, node.name):
         severity = "warning"
         then = (" The client builds it, and " + (f"the class it derives from is not found in vLLM {baseline.version}, "
                 "which the client declares" if baseline is not None else "the client declares no vLLM") +
