@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking, nodes_of, root_name, walk, within
-from driftcheck.client_model.computed_names import computed_names
+from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs, whole_class_appliers, whole_class_pairs
@@ -40,11 +40,18 @@ def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
 _SETATTR_LIKE = ("setattr", "object.__setattr__", "patch.object", "mock.patch.object", "unittest.mock.patch.object", "monkeypatch.setattr")
 
 
-def _sets_like_setattr(node: ast.Call) -> bool:
+def _setattr_names(node: ast.Call, tree: ast.Module) -> list[str]:
+    """The member names a setattr-like call sets: its literal name, or each literal name of the loop that binds the
+    name it is given (`for name, fn in EXTRA.items(): setattr(envs, name, fn())` over a literal dict; NB1); none for
+    any other call or name."""
     func = node.func
     last = func.id if func.__class__ is ast.Name else func.attr if func.__class__ is ast.Attribute else None
-    return last in ("setattr", "object", "__setattr__") and len(node.args) >= 2 and dotted_name(func) in _SETATTR_LIKE \
-        and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+    if not (last in ("setattr", "object", "__setattr__") and len(node.args) >= 2 and dotted_name(func) in _SETATTR_LIKE):
+        return []
+    name = node.args[1]
+    if isinstance(name, ast.Constant):
+        return [name.value] if isinstance(name.value, str) else []
+    return (loop_names(tree, node, name.id) or []) if isinstance(name, ast.Name) else []
 
 
 PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` makes
@@ -219,9 +226,11 @@ class ClientPhases:
                     for elt in walk(t):
                         if isinstance(elt, ast.Attribute) and isinstance(elt.ctx, ast.Store):
                             pairs.append((elt.value, elt.attr, node.value if isinstance(elt, type(t)) and elt is t else None))
-            elif isinstance(node, ast.Call) and _sets_like_setattr(node):
-                value = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
-                pairs.append((node.args[0], node.args[1].value, value))
+            elif isinstance(node, ast.Call):
+                names = _setattr_names(node, self.file.tree)
+                if names:
+                    value = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
+                    pairs += [(node.args[0], name, value) for name in names]
             if isinstance(node, ast.Call):
                 created = self._attribute_created_by(node)
                 if created:

@@ -28,18 +28,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scan.helpers import scan_trees
+from scan.helpers import scan_trees, shape_trees
 
-MB1 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB1_*"))
-
-
-def _files(root: Path, part: str) -> dict[str, str]:
-    base = root / part
-    return {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
-
-
-VLLM = {k: v for k, v in _files(MB1, "vllm_src").items() if k.startswith("vllm/")}
-CLIENT = _files(MB1, "client")
+VLLM, CLIENT = shape_trees("MB1_")
 ATTN = "plug/attention.py"
 
 
@@ -83,23 +74,15 @@ def test_mb1_twin_read_outside_the_branch_stays_error(tmp_path):
     assert ("error", 13) in _dc006(tmp_path, client)
 
 
-MB2 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB2_*"))
-
-
 def test_mb2_twin_helper_that_can_return_true_stays_error(tmp_path):
-    vllm = {k: v for k, v in _files(MB2, "vllm_src").items() if k.startswith("vllm/")}
-    client = _files(MB2, "client")
+    vllm, client = shape_trees("MB2_")
     client["plug/common.py"] = client["plug/common.py"].replace("    return False\n", "    return bool(__debug__)\n")
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
 
 
-MB3 = next((Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes").glob("MB3_*"))
-
-
 def test_mb3_twin_method_the_client_calls_stays_error(tmp_path):
-    vllm = {k: v for k, v in _files(MB3, "vllm_src").items() if k.startswith("vllm/")}
-    client = _files(MB3, "client")
+    vllm, client = shape_trees("MB3_")
     client["plug/layer.py"] += "\n    def forward(self, logits):\n        return self.select_experts(logits)\n"
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.severity, f.client.line) for f in result.findings] == [("error", 7)]
