@@ -6,7 +6,9 @@ assigned in any method and dataclass fields. A read fails with `AttributeError` 
 a write to an attribute vLLM no longer has is silently ignored by vLLM (a warning). Where the receiver may be
 another object than its type says, a read is a warning naming why: an annotation no read fits, a caller passing an
 unrelated class, a method called unbound with another object, or a method taken off its class as a value (handed to a
-patch helper, set on another class): its `self` is whatever it is set on.
+patch helper, set on another class): its `self` is whatever it is set on. A `self.x` read in a method of a client class
+the client never builds, where every client subclass overrides that method, runs for no object the client makes: a
+warning that says so.
 """
 
 from __future__ import annotations
@@ -387,6 +389,15 @@ def check(ctx: ScanContext):
             if patched is not None:
                 yield ctx.unknown(RULE, patched, use.loc, symbol)
                 continue
+            idle = _runs_for_no_built_object(ctx, use)
+            if idle:
+                yield ctx.finding(
+                    RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}, but {idle}: "
+                    "AttributeError only if code driftcheck does not see builds one and calls it.",
+                    use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call", severity="warning",
+                    fix=False,
+                )
+                continue
             message = f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: AttributeError when this line runs."
             severity = None
             asserted = _asserted_before(use)
@@ -411,3 +422,85 @@ def _new_builds(ctx: ScanContext, owner: str, subclass: str) -> str | None:
         if found is not None and any(isinstance(n, ast.Name) and n.id == short for n in walk(found[1])):
             return r.where
     return None
+
+
+def _runs_for_no_built_object(ctx: ScanContext, use) -> str | None:
+    """Why `self.x` in a method of a client class runs for no object the client builds, or None: the class is never
+    built (its name is read only as a base, in isinstance / issubclass, in annotations, or to reach a member it defines
+    that is no classmethod; never a decorator, a value handed on or a string that could name it) and every client
+    subclass overrides the method (auto-round's `AutoRoundMoEMethod.get_fused_moe_quant_config` reads `self.impl`,
+    which only its never-built base lacks; NB2)."""
+    if not isinstance(use.node.value, ast.Name):
+        return None
+    fn = bodies.enclosing_function(use.file.tree, use.node)
+    if fn is None or not fn.args.args or fn.args.args[0].arg != use.node.value.id \
+            or any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in fn.decorator_list):
+        return None
+    cls = _enclosing_class(use.file.tree, fn)
+    if cls is None or cls not in use.file.tree.body or cls.decorator_list:
+        return None
+    hook = ctx.api.class_member(use.owner, "__init_subclass__")
+    if isinstance(hook, Resolved) and hook.path.startswith(ctx.api.package + "/"):
+        return None  # a vLLM base that registers each subclass may build it
+    memo = ctx.once(_idle_methods)
+    if (cls.name, fn.name) not in memo:
+        memo[cls.name, fn.name] = _idle_method(ctx, cls, fn.name)
+    return memo[cls.name, fn.name]
+
+
+def _idle_methods(_ctx: ScanContext) -> dict[tuple[str, str], str | None]:
+    return {}
+
+
+def _idle_method(ctx: ScanContext, cls: ast.ClassDef, method: str) -> str | None:
+    name = cls.name
+    files = [*ctx.client.files, *ctx.client.other_files(containing=name)]
+    if sum(1 for f in files for n in f.tree.body if isinstance(n, ast.ClassDef) and n.name == name) != 1:
+        return None  # two client classes of that name: which one a base or a call names is not read here
+    members = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    subclasses: list[str] = []
+    for f in files:
+        quiet: set[int] = set()  # the name nodes and strings in places that build nothing
+        for n in walk(f.tree):
+            if isinstance(n, ast.ClassDef):
+                quiet |= {id(b) for b in n.bases} | {id(b.value) for b in n.bases if isinstance(b, ast.Attribute)}
+                if any(_last_name(b) == name for b in n.bases):
+                    if not any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name == method for m in n.body):
+                        return None  # a subclass that inherits the method runs it
+                    subclasses.append(n.name)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                quiet |= {id(x) for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs, n.args.vararg,
+                                          n.args.kwarg) if a is not None and a.annotation is not None
+                          for x in walk(a.annotation)}
+                quiet |= {id(x) for x in walk(n.returns)} if n.returns is not None else set()
+            elif isinstance(n, ast.AnnAssign):
+                quiet |= {id(x) for x in walk(n.annotation)}
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass") \
+                    and len(n.args) == 2:
+                quiet |= {id(x) for x in walk(n.args[1])}
+            elif isinstance(n, ast.alias) and n.name.rsplit(".", 1)[-1] == name and n.asname not in (None, name):
+                return None  # imported under another name: its uses are not followed here
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name:
+                member = members.get(n.attr)
+                if member is not None and not any(isinstance(d, ast.Name) and d.id == "classmethod"
+                                                  for d in member.decorator_list):
+                    quiet.add(id(n.value))  # `Cls.static_helper(...)`: reaches a member, builds no Cls
+        for n in walk(f.tree):
+            if id(n) in quiet:
+                continue
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                return None
+            if isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.ctx, ast.Load):
+                return None
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and (
+                    n.value == name or n.value.endswith(("." + name, ":" + name))):
+                return None
+    if not subclasses:
+        return None
+    return (f"`{name}.{method}` runs for no object the client builds: every client subclass of `{name}` overrides "
+            f"`{method}` ({', '.join(sorted(subclasses)[:3])}) and the client never builds a `{name}` itself")
+
+
+def _last_name(node: ast.expr) -> str | None:
+    node = node.value if isinstance(node, ast.Subscript) else node
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None

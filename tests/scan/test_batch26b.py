@@ -8,6 +8,9 @@ value_fn())` over a dict literal, and its other files read them as `envs.VLLM_MX
 envs_ext). The patch phase took only a literal second argument of setattr, so DC002 called 19 reads errors at vLLM
 0.33.0 / 0.27.1. The names a loop over literal names gives the setattr are now set on that module. The twins: a name
 the dict does not hold, a loop over something that is not a literal, and a setattr on another object stay errors.
+
+NB2: a `self.x` read in a method of a client class that the client never builds and every client subclass of which
+overrides that method (auto-round's `AutoRoundMoEMethod.get_fused_moe_quant_config`, below) is a warning that says so.
 """
 
 from __future__ import annotations
@@ -53,3 +56,70 @@ def test_nb1_twin_loop_over_names_that_are_not_literal_stays_error(tmp_path):
 def test_nb1_twin_setattr_on_another_object_stays_error(tmp_path):
     client = _with(EXT, "setattr(envs, name, value_fn())", "setattr(os, name, value_fn())")
     assert [s for s, _, _ in _dc002(tmp_path, client)] == ["error", "error"]
+
+
+# NB2: auto-round's `AutoRoundMoEMethod(FusedMoEMethodBase)` (auto_round_extension/vllm_ext/quant_method_moe.py:35-73)
+# reads `self.impl` in `get_fused_moe_quant_config`; nothing sets `impl`, but the class is never built: its static
+# `get_moe_method` returns a subclass (moe_impl_mxfp4.py:57, moe_impl_mxfp8.py:49), each of which overrides the method,
+# or vLLM's UnquantizedFusedMoEMethod. DC006 called the read an error at vLLM 0.33.0 / 0.27.1; the line runs for no
+# object the client builds, so it is a warning saying so. The twins stay errors.
+
+NB2_VLLM, NB2_CLIENT = shape_trees("NB2_")
+METHOD = "plug/method.py"
+
+
+def _nb2(tmp_path: Path, client: dict[str, str], vllm: dict[str, str] = NB2_VLLM) -> list[tuple[str, int]]:
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    return sorted((f.severity, f.client.line) for f in result.findings if f.client.path == METHOD)
+
+
+def _nb2_with(path: str, old: str, new: str) -> dict[str, str]:
+    assert old in NB2_CLIENT[path]
+    return {**NB2_CLIENT, path: NB2_CLIENT[path].replace(old, new)}
+
+
+def test_nb2_read_in_a_method_every_subclass_overrides_is_a_warning(tmp_path):
+    result = scan_trees(tmp_path, NB2_VLLM, NB2_CLIENT, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("warning", 20)]
+    assert "every client subclass of `PlugMoEMethod` overrides `get_fused_moe_quant_config`" in result.findings[0].message
+
+
+def test_nb2_twin_class_the_client_builds_stays_error(tmp_path):
+    client = _nb2_with("plug/config.py", "    method = PlugMoEMethod.get_moe_method(scheme, moe)\n",
+                       "    method = PlugMoEMethod.get_moe_method(scheme, moe) if scheme else PlugMoEMethod(moe)\n")
+    assert _nb2(tmp_path, client) == [("error", 20)]
+
+
+def test_nb2_twin_subclass_that_inherits_the_method_stays_error(tmp_path):
+    client = _nb2_with("plug/impl_fp8.py", '    def get_fused_moe_quant_config(self, layer):\n        return "fp8"\n',
+                       "    pass\n")
+    assert _nb2(tmp_path, client) == [("error", 20)]
+
+
+def test_nb2_twin_class_named_by_a_string_stays_error(tmp_path):
+    client = {**NB2_CLIENT, "plug/registry.py": 'METHODS = {"plain": "plug.method.PlugMoEMethod"}\n'}
+    assert _nb2(tmp_path, client) == [("error", 20)]
+
+
+def test_nb2_twin_classmethod_reached_through_the_class_stays_error(tmp_path):
+    client = _nb2_with(METHOD, "    @staticmethod\n    def get_moe_method(scheme: str, moe)",
+                       "    @classmethod\n    def get_moe_method(cls, scheme: str, moe)")
+    assert _nb2(tmp_path, client) == [("error", 20)]
+
+
+def test_nb2_twin_class_imported_under_another_name_stays_error(tmp_path):
+    client = _nb2_with("plug/config.py", "from plug.method import PlugMoEMethod\n",
+                       "from plug.method import PlugMoEMethod\nfrom plug.method import PlugMoEMethod as Plain\n\n"
+                       "DEFAULT = Plain\n")
+    assert _nb2(tmp_path, client) == [("error", 20)]
+
+
+def test_nb2_twin_decorated_class_stays_error(tmp_path):
+    client = _nb2_with(METHOD, "class PlugMoEMethod(", "@register\nclass PlugMoEMethod(")
+    assert _nb2(tmp_path, client) == [("error", 21)]
+
+
+def test_nb2_twin_vllm_base_that_registers_subclasses_stays_error(tmp_path):
+    vllm = {**NB2_VLLM, "vllm/layers/fused_moe.py": NB2_VLLM["vllm/layers/fused_moe.py"].replace(
+        "    def __init__(self, moe):", "    def __init_subclass__(cls, **kw):\n        pass\n\n    def __init__(self, moe):")}
+    assert _nb2(tmp_path, NB2_CLIENT, vllm) == [("error", 20)]

@@ -46,8 +46,9 @@ taken from GitHub (batch 25b, docs/triage/2026-12-05-plugin-heads-25b.md), NC1_ 
 records that are containers after all) and ND1_ to ND4_ (DC114 abstract-method-missing: classes that can be built, or are
 never built) NE1_, NE2_ (DC115 unpack-count: what really runs returns what the client unpacks) and NF1_ (DC116 not-callable:
 members that hold callables) written with the rules (tests/probes/test_not_a_container.py,
-test_abstract_method_missing.py, test_unpack_count.py, test_not_callable.py hold their twins), NB1_ from
-auto-round's vLLM extension (intel/auto-round b9f3d00) at vLLM 0.33.0 taken from GitHub (batch 26b, docs/triage/2026-12-05-quant-spec-heads-26b.md).
+test_abstract_method_missing.py, test_unpack_count.py, test_not_callable.py hold their twins), NB1_ and NB2_
+from auto-round's vLLM extension (intel/auto-round b9f3d00) at vLLM 0.33.0 taken from GitHub (batch 26b,
+docs/triage/2026-12-05-quant-spec-heads-26b.md).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
