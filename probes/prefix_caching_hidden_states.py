@@ -11,7 +11,10 @@ The probe flags clients that capture prefill hidden states (in process, through 
 `forward` or a worker extension that stores a hidden-states value in a container, an attribute or an
 item, or by configuring `extract_hidden_states` / a hidden-states KV connector in Python or in
 scripts) while prefix caching is left on, unless the target turns it off
-itself for that path (it reads the target's config code for such a switch). Fix:
+itself for that path (it reads the target's config code for such a switch). In a script, a comment line names the path
+but configures nothing; a shell command runs on over backslash continuations and quotes left open (a JSON config over
+several lines), and a variable assigned the config counts as off where every command that expands it turns caching off
+(NB3). Fix:
 `disable-prefix-caching` (or `--no-enable-prefix-caching` on the command line).
 """
 
@@ -151,21 +154,76 @@ def _scripts(ctx: ScanContext):
         if not any(m in text for m in HS_MARKERS):
             continue
         lines = text.splitlines()
+        spans = _shell_commands(lines) if rel.endswith((".sh", ".bash")) else None
         for i, line in enumerate(lines, 1):
-            if any(m in line for m in HS_MARKERS):
-                command = _command_around(lines, i - 1)
-                yield Loc(rel, i, 1, line.strip()), bool(CLI_OFF.search(command) or "enable_prefix_caching: false" in command.lower())
+            if not any(m in line for m in HS_MARKERS):
+                continue
+            start, end = _span_of(spans, lines, i - 1)
+            if start == i - 1 and line.lstrip().startswith("#"):
+                continue  # a comment names the path; it configures nothing
+            command = "\n".join(lines[start:end + 1])
+            off = _turns_off(command)
+            users = _commands_using(command, spans, lines) if spans is not None and not off else []
+            yield Loc(rel, i, 1, line.strip()), off or bool(users) and all(_turns_off(u) for u in users)
 
 
-def _command_around(lines: list[str], index: int) -> str:
-    """The shell command (with backslash continuations) that contains line `index`."""
+def _turns_off(command: str) -> bool:
+    return bool(CLI_OFF.search(command) or "enable_prefix_caching: false" in command.lower())
+
+
+def _span_of(spans: list[tuple[int, int]] | None, lines: list[str], index: int) -> tuple[int, int]:
+    """The first and last line of the command holding line `index`: from the script's commands where they were read,
+    else by backslash continuations alone."""
+    for start, end in spans or ():
+        if start <= index <= end:
+            return start, end
     start = index
     while start > 0 and lines[start - 1].rstrip().endswith("\\"):
         start -= 1
     end = index
     while end < len(lines) - 1 and lines[end].rstrip().endswith("\\"):
         end += 1
-    return "\n".join(lines[start:end + 1])
+    return start, end
+
+
+def _shell_commands(lines: list[str]) -> list[tuple[int, int]] | None:
+    """(first, last) line of each command of a shell script: a newline ends one unless a backslash continues it or a
+    quote opened in it is still open (a JSON `--speculative-config "{...}"` over several lines); a `#` starting a word
+    outside quotes comments out the rest of its line. None when a quote never closes (not read that way, then)."""
+    spans: list[tuple[int, int]] = []
+    start, quote = 0, None
+    for i, line in enumerate(lines):
+        j, continued = 0, False
+        while j < len(line):
+            c = line[j]
+            if quote is not None:
+                if c == "\\" and quote == '"':
+                    j += 1
+                elif c == quote:
+                    quote = None
+            elif c == "\\":
+                continued = j == len(line) - 1
+                j += 1
+            elif c in "\"'":
+                quote = c
+            elif c == "#" and (j == 0 or line[j - 1] in " \t;|&("):
+                break
+            j += 1
+        if quote is None and not continued:
+            spans.append((start, i))
+            start = i + 1
+    return spans if quote is None else None
+
+
+def _commands_using(command: str, spans: list[tuple[int, int]], lines: list[str]) -> list[str]:
+    """The other commands of the script that expand the variable `command` assigns (`KVCFG="{...connector...}"`, then
+    `vllm serve ... --kv-transfer-config "$KVCFG"`); none when it assigns none."""
+    assigned = re.match(r"\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=", command)
+    if assigned is None:
+        return []
+    use = re.compile(r"\$\{?" + assigned.group(1) + r"\b")
+    commands = ("\n".join(lines[start:end + 1]) for start, end in spans)
+    return [c for c in commands if c != command and use.search(c)]
 
 
 def check(ctx: ScanContext):

@@ -123,3 +123,57 @@ def test_nb2_twin_vllm_base_that_registers_subclasses_stays_error(tmp_path):
     vllm = {**NB2_VLLM, "vllm/layers/fused_moe.py": NB2_VLLM["vllm/layers/fused_moe.py"].replace(
         "    def __init__(self, moe):", "    def __init_subclass__(cls, **kw):\n        pass\n\n    def __init__(self, moe):")}
     assert _nb2(tmp_path, NB2_CLIENT, vllm) == [("error", 20)]
+
+
+# NB3 (DC102 warnings, no shape: no error either way): Model-Optimizer (NVIDIA/Model-Optimizer a2fbac7) at vLLM 0.26.0.
+# tools/launcher/common/eagle3/train_eagle_streaming.sh:165-191 assigns the hidden-states connector to KVCFG and runs
+# `vllm serve ... --no-enable-prefix-caching ... --speculative-config "{ <JSON over 8 lines> }" --kv-transfer-config
+# "$KVCFG"`; dump_offline_data_vllm.sh:25 and three launcher YAMLs name extract_hidden_states in comments. DC102 warned
+# on all six: a comment configures nothing, a quoted JSON over several lines is part of its command, and a variable
+# is configured where the commands that expand it are.
+
+SERVE = '''\
+KVCFG="{\\"kv_connector\\":\\"RdmaHiddenStatesConnector\\"}"
+# `extract_hidden_states` speculative method + a hidden-states connector (don't cache prefixes)
+vllm serve m \\
+    --no-enable-prefix-caching \\
+    --speculative-config "{
+        \\"method\\":\\"extract_hidden_states\\",
+        \\"num_speculative_tokens\\":1
+    }" \\
+    --kv-transfer-config "$KVCFG"
+'''
+YAML = '''\
+# Step 1: dump hidden states via vLLM extract_hidden_states.
+task_0:
+  script: common/eagle3/dump_offline_data_vllm.sh
+'''
+
+
+def _dc102(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int]]:
+    result = scan_trees(tmp_path, {"vllm/__init__.py": ""}, {"c.py": "import vllm\n", **files}, only=["DC102"])
+    return sorted((f.client.path, f.client.line) for f in result.findings)
+
+
+def test_nb3_comments_quoted_json_and_a_variable_the_serve_command_expands_are_no_warning(tmp_path):
+    assert _dc102(tmp_path, {"serve.sh": SERVE, "launch.yaml": YAML}) == []
+
+
+def test_nb3_twin_serve_command_without_the_flag_warns_on_both_lines(tmp_path):
+    assert _dc102(tmp_path, {"serve.sh": SERVE.replace("    --no-enable-prefix-caching \\\n", "")}) == [
+        ("serve.sh", 1), ("serve.sh", 5)]
+
+
+def test_nb3_twin_variable_also_expanded_by_a_command_without_the_flag_warns(tmp_path):
+    script = SERVE + 'vllm serve other --kv-transfer-config "${KVCFG}"\n'
+    assert _dc102(tmp_path, {"serve.sh": script}) == [("serve.sh", 1)]
+
+
+def test_nb3_twin_variable_no_command_expands_warns(tmp_path):
+    script = SERVE.replace('--kv-transfer-config "$KVCFG"', "--max-model-len 4096")
+    assert _dc102(tmp_path, {"serve.sh": script}) == [("serve.sh", 1)]
+
+
+def test_nb3_twin_yaml_line_that_configures_the_path_warns(tmp_path):
+    yaml = YAML + '  args: --speculative-config \'{"method": "extract_hidden_states"}\'\n'
+    assert _dc102(tmp_path, {"launch.yaml": yaml}) == [("launch.yaml", 4)]
