@@ -4,7 +4,9 @@ vLLM moves modules between releases (`vllm.worker` -> `vllm.v1.worker`, `vllm.ut
 submodules). An `import` of a module that is gone fails with `ModuleNotFoundError` at import time
 (or, for an import inside a function, when that function first runs). The finding names the
 closest existing package in the target and, when a module of the same name exists elsewhere in
-the target, where it went.
+the target, where it went. Where the client spells the module's name as a string it may register the module itself (a
+warning), unless every such string is only handed to a loader (`importlib.import_module`, `find_spec`, `__import__`,
+directly or as a candidate of the loop that does): loading by name registers nothing (NB4).
 """
 
 from __future__ import annotations
@@ -107,7 +109,68 @@ def _named_by_client(ctx: ScanContext, module: str, importer: str) -> str | None
     where = ctx.client.quoted_names().get(module)
     if where is not None and is_test_path(where.rsplit(":", 1)[0]) and not is_test_path(importer):
         return None
+    if where is not None and _only_loaded(ctx, module):
+        return None
     return where
+
+
+LOADERS = ("import_module", "find_spec", "__import__")
+
+
+def _only_loaded(ctx: ScanContext, module: str) -> bool:
+    """Whether every place the client spells `module` as a string hands it to a loader (`importlib.import_module`,
+    `find_spec`, `__import__`), directly or as a candidate of the `for` loop that hands its variable to one
+    (Model-Optimizer's `for module_name in ("vllm.attention.layer", ...): importlib.import_module(module_name)`, NB4):
+    loading a module by its name registers nothing that is not there."""
+    memo = ctx.once(_loaded_memo)
+    if module not in memo:
+        memo[module] = _spelled_only_as_loaded(ctx, module)
+    return memo[module]
+
+
+def _loaded_memo(_ctx: ScanContext) -> dict[str, bool]:
+    return {}
+
+
+def _spelled_only_as_loaded(ctx: ScanContext, module: str) -> bool:
+    needles = (f'"{module}"'.encode(), f"'{module}'".encode())
+    seen = False
+    for rel in ctx.client.tree.iter_files(""):
+        try:
+            data = ctx.client.tree.read_bytes(rel)
+        except Exception:
+            continue
+        if not any(n in data for n in needles):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            return False
+        spelled = [n for n in nodes_of(tree, ast.Constant) if n.value == module]
+        loaded = _loader_arguments(tree)
+        if any(id(n) not in loaded for n in spelled):
+            return False
+        seen = seen or bool(spelled)
+    return seen
+
+
+def _loader_arguments(tree: ast.Module) -> set[int]:
+    """The nodes a loader call is handed as the module's name: its first argument, and each literal candidate of a
+    `for` loop whose variable is that argument."""
+    out: set[int] = set()
+    handed: set[str] = set()
+    for call in nodes_of(tree, ast.Call):
+        name = dotted_name(call.func)
+        if name is not None and name.rsplit(".", 1)[-1] in LOADERS and call.args:
+            out.add(id(call.args[0]))
+            if isinstance(call.args[0], ast.Name):
+                handed.add(call.args[0].id)
+    for loop in nodes_of(tree, ast.For):
+        if isinstance(loop.target, ast.Name) and loop.target.id in handed and isinstance(loop.iter, (ast.Tuple, ast.List)) \
+                and any(id(n) in out and isinstance(n, ast.Name) and n.id == loop.target.id
+                        for stmt in loop.body for n in ast.walk(stmt)):
+            out |= {id(e) for e in loop.iter.elts}
+    return out
 
 
 def check(ctx: ScanContext):

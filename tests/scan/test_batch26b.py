@@ -177,3 +177,59 @@ def test_nb3_twin_variable_no_command_expands_warns(tmp_path):
 def test_nb3_twin_yaml_line_that_configures_the_path_warns(tmp_path):
     yaml = YAML + '  args: --speculative-config \'{"method": "extract_hidden_states"}\'\n'
     assert _dc102(tmp_path, {"launch.yaml": yaml}) == [("launch.yaml", 4)]
+
+
+# NB4 (a DC001 reason): Model-Optimizer's modelopt/torch/quantization/plugins/vllm.py:87-100 tries
+# `for module_name in ("vllm.attention.layer", ...): importlib.import_module(module_name)` under try/except ImportError,
+# and examples/vllm_serve/vllm_ptq_utils.py:145 imports `from vllm.attention.layer import MLAAttention` under its own
+# try. DC001 warned that the client "may register the module itself" because it spells the name as a string; a name
+# only ever handed to a loader registers nothing, so the warning now gives the try guard as its reason, and the same
+# import unguarded is an error. A string the client uses otherwise (`sys.modules[...] = ...`) keeps the old warning.
+
+LOADER = '''\
+import importlib
+
+
+def attention_module():
+    for module_name in ("vllm.attention.layer", "vllm.attention"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        return module
+    raise ImportError("no attention module")
+'''
+PTQ = '''\
+def update_kv_cfg(cfg):
+    try:
+        from vllm.attention.layer import MLAAttention
+    except ImportError:
+        return cfg
+    return cfg, MLAAttention
+'''
+NB4_VLLM = {"vllm/__init__.py": "", "vllm/attention/__init__.py": "class Attention:\n    pass\n"}
+
+
+def _dc001(tmp_path: Path, client: dict[str, str]) -> list[tuple[str, str, str]]:
+    result = scan_trees(tmp_path, NB4_VLLM, {"plug/__init__.py": "import vllm\n", **client}, only=["DC001"])
+    return [(f.severity, f.client.path, f.message) for f in result.findings]
+
+
+def test_nb4_name_only_handed_to_a_loader_gives_the_try_as_the_reason(tmp_path):
+    [(severity, path, message)] = _dc001(tmp_path, {"plug/loader.py": LOADER, "plug/ptq.py": PTQ})
+    assert (severity, path) == ("warning", "plug/ptq.py")
+    assert "guarded by try/except ImportError" in message and "as a string" not in message
+
+
+def test_nb4_twin_unguarded_import_of_a_name_only_loaded_is_an_error(tmp_path):
+    ptq = "from vllm.attention.layer import MLAAttention\n"
+    assert [(s, p) for s, p, _ in _dc001(tmp_path, {"plug/loader.py": LOADER, "plug/ptq.py": ptq})] == [
+        ("error", "plug/ptq.py")]
+
+
+def test_nb4_twin_name_the_client_registers_keeps_the_warning(tmp_path):
+    ptq = "from vllm.attention.layer import MLAAttention\n"
+    shim = 'import sys\nimport types\n\nsys.modules["vllm.attention.layer"] = types.ModuleType("layer")\n'
+    found = _dc001(tmp_path, {"plug/loader.py": LOADER, "plug/shim.py": shim, "plug/ptq.py": ptq})
+    assert [(s, p) for s, p, _ in found] == [("warning", "plug/ptq.py")] and "as a string" in found[0][2]
+
