@@ -76,18 +76,6 @@ def scan_trees(tmp_path: Path, vllm_files: dict[str, str], client_files: dict[st
     return scan(vllm, [client], ScanOptions(cache_dir=tmp_path / "cache", use_cache=False, only=only, client_vllm=client_vllm))
 
 
-def shape_trees(prefix: str) -> tuple[dict[str, str], dict[str, str]]:
-    """A plugin shape's (tests/fixtures/plugin_shapes/<prefix>*) fake vLLM files under `vllm/` and its client files,
-    {relative path: text}, for scan_trees."""
-    root = next((FIXTURES.parent.parent / "fixtures" / "plugin_shapes").glob(prefix + "*"))
-
-    def files(part: str) -> dict[str, str]:
-        base = root / part
-        return {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
-
-    return {k: v for k, v in files("vllm_src").items() if k.startswith("vllm/")}, files("client")
-
-
 def usage_of(tmp_path: Path, vllm_files: dict[str, str], client_files: dict[str, str]) -> Usage:
     """What the client-side inference records, without running any probe."""
     api = index(tmp_path, vllm_files)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scan.helpers import scan_trees, shape_trees
+from scan.helpers import edited, plugin_shape, scan_trees
 
-NB1_VLLM, NB1_CLIENT = shape_trees("NB1_")
+NB1_VLLM, NB1_CLIENT = plugin_shape("NB1")
 EXT = "plug/envs_ext.py"
 
 
@@ -29,8 +29,7 @@ def _dc002(tmp_path: Path, client: dict[str, str]) -> list[tuple[str, str, int]]
 
 
 def _with(path: str, old: str, new: str) -> dict[str, str]:
-    assert old in NB1_CLIENT[path]
-    return {**NB1_CLIENT, path: NB1_CLIENT[path].replace(old, new)}
+    return edited(NB1_CLIENT, path, (old, new))
 
 
 def test_nb1_names_set_by_a_setattr_loop_over_a_literal_dict_are_no_error(tmp_path):
@@ -64,7 +63,7 @@ def test_nb1_twin_setattr_on_another_object_stays_error(tmp_path):
 # or vLLM's UnquantizedFusedMoEMethod. DC006 called the read an error at vLLM 0.33.0 / 0.27.1; the line runs for no
 # object the client builds, so it is a warning saying so. The twins stay errors.
 
-NB2_VLLM, NB2_CLIENT = shape_trees("NB2_")
+NB2_VLLM, NB2_CLIENT = plugin_shape("NB2")
 METHOD = "plug/method.py"
 
 
@@ -74,8 +73,7 @@ def _nb2(tmp_path: Path, client: dict[str, str], vllm: dict[str, str] = NB2_VLLM
 
 
 def _nb2_with(path: str, old: str, new: str) -> dict[str, str]:
-    assert old in NB2_CLIENT[path]
-    return {**NB2_CLIENT, path: NB2_CLIENT[path].replace(old, new)}
+    return edited(NB2_CLIENT, path, (old, new))
 
 
 def test_nb2_read_in_a_method_every_subclass_overrides_is_a_warning(tmp_path):

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scan.helpers import scan_trees, shape_trees
+from scan.helpers import plugin_shape, scan_trees
 
-VLLM, CLIENT = shape_trees("MB1_")
+VLLM, CLIENT = plugin_shape("MB1")
 ATTN = "plug/attention.py"
 
 
@@ -75,14 +75,14 @@ def test_mb1_twin_read_outside_the_branch_stays_error(tmp_path):
 
 
 def test_mb2_twin_helper_that_can_return_true_stays_error(tmp_path):
-    vllm, client = shape_trees("MB2_")
+    vllm, client = plugin_shape("MB2")
     client["plug/common.py"] = client["plug/common.py"].replace("    return False\n", "    return bool(__debug__)\n")
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
 
 
 def test_mb3_twin_method_the_client_calls_stays_error(tmp_path):
-    vllm, client = shape_trees("MB3_")
+    vllm, client = plugin_shape("MB3")
     client["plug/layer.py"] += "\n    def forward(self, logits):\n        return self.select_experts(logits)\n"
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.severity, f.client.line) for f in result.findings] == [("error", 7)]
