@@ -1,0 +1,106 @@
+"""Batch 26a (evaluation harnesses and fine-tuning libraries at their GitHub HEAD,
+docs/triage/2026-12-05-eval-finetune-heads-26a.md).
+
+NA1: a module's own object is no new home. unsloth @ 015bdef (`unsloth/models/_utils.py:1585-1637`) silences vLLM's
+loggers by importing each module's `logger` (`from vllm.worker.worker import logger as vllm_worker_logger`,
+`from vllm.executor.executor_base import logger as vllm_executor_logger`, ...), each under try/except ImportError. At
+vLLM 0.27.1 / 0.33.0 those modules are gone, and DC001 said where the import went: "A module of that name is at
+`vllm.distributed.ec_transfer.ec_connector.cpu.worker`" and "Where what the client takes from it is defined now:
+`logger` in `vllm._custom_ops`". Every vLLM module binds its own `logger = init_logger(__name__)`: another module's
+logger is another object (the EC connector's, the custom ops'), so none of them is where the old module's logger went,
+and `move-import` would have rewritten an unguarded import to silence the wrong logger. A top-level name bound to a call
+handed `__name__` (`init_logger(__name__)`, `logging.getLogger(__name__)`) is now no evidence for a module of the same
+name (`_has_names`), no home for a name (`TextIndex.defining_modules`, also DC002's "It is defined in ... now"), and
+`move-import` moves it only along with a name that proves the module (the twin: `from vllm.worker.worker import
+Worker, logger`, where `vllm.v1.worker.worker` has `Worker`). A logger shared by name (`logging.getLogger("vllm")`) is
+the same object wherever it is bound: that one still moves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scan.helpers import scan_trees
+
+NA1 = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / "NA1_module_own_logger_is_no_new_home"
+
+LOGGER = "import logging\n\n\ndef init_logger(name):\n    return logging.getLogger(name)\n"
+OWN = "from vllm.logger import init_logger\n\nlogger = init_logger(__name__)\n"
+VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/logger.py": LOGGER,
+    "vllm/_custom_ops.py": OWN + "\n\ndef gelu():\n    pass\n",
+    "vllm/distributed/ec_transfer/cpu/worker.py": OWN + "\n\nclass ECWorker:\n    pass\n",
+    "vllm/v1/worker/worker.py": OWN + "\n\nclass Worker:\n    pass\n",
+    "vllm/utils/platform_utils.py": "import logging\n\nlogger = logging.getLogger(\n    __name__,\n)\n",
+    "vllm/chat_templates/registry.py": "from vllm.logger import init_logger\n\nlogger = init_logger(__file__)\n",
+    # the logger of the module this code left, by its old name (0.27.1's entrypoints/serve/utils/server_utils.py)
+    "vllm/serve/server_utils.py": "from vllm.logger import init_logger\n\nlogger = init_logger(\"vllm.openai.server_utils\")\n",
+}
+
+
+def _scan(tmp_path: Path, code: str, vllm: dict[str, str] = VLLM) -> list:
+    client = {"plugin/__init__.py": "", "plugin/mod.py": code}
+    return [f for f in scan_trees(tmp_path, vllm, client).findings if f.rule in ("DC001", "DC002")]
+
+
+def _fixed(tmp_path: Path) -> list:
+    from driftcheck.fix.fixer import FixOptions, plan_fixes
+    from driftcheck.scan.pipeline import ScanOptions
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+    plan = plan_fixes(resolve_vllm(str(tmp_path / "vllm-src"), tmp_path / "cache"),
+                      resolve_client(str(tmp_path / "client"), tmp_path / "cache"),
+                      ScanOptions(cache_dir=tmp_path / "cache", use_cache=False), FixOptions(only=["move-import"]))
+    return plan.changes
+
+
+def test_na1_a_module_own_logger_names_no_same_named_module_and_is_not_moved(tmp_path):
+    (f,) = _scan(tmp_path, "from vllm.worker.worker import logger as vllm_worker_logger\n\nvllm_worker_logger.setLevel(40)\n")
+    assert (f.rule, f.severity) == ("DC001", "error")  # the import still fails: a real error
+    assert "A module of that name" not in f.message and "cpu.worker" not in f.message
+    assert "init_logger(__name__)" in f.message  # says why no home is named
+    assert _fixed(tmp_path) == []
+
+
+def test_na1_a_module_own_logger_gets_no_home_from_the_definitions_either(tmp_path):
+    (f,) = _scan(tmp_path, "from vllm.executor.executor_base import logger\n")
+    assert (f.rule, f.severity) == ("DC001", "error")
+    assert "_custom_ops" not in f.message and "defined now" not in f.message
+    assert _fixed(tmp_path) == []
+
+
+def test_na1_dc002_names_no_module_own_logger_as_where_the_name_went(tmp_path):
+    (f,) = _scan(tmp_path, "from vllm.utils import logger\n")
+    assert (f.rule, f.severity) == ("DC002", "error")
+    assert "platform_utils" not in f.message
+
+
+def test_na1_guarded_as_unsloth_imports_it_is_a_warning_without_a_home(tmp_path):
+    client = (NA1 / "client" / "plugin" / "silence.py").read_text()
+    found = _scan(tmp_path, client, {**VLLM, "vllm/worker/__init__.py": ""})
+    assert found and all(f.severity == "warning" for f in found)
+    assert not any("A module of that name" in f.message or "defined now" in f.message for f in found)
+
+
+def test_na1_twin_a_logger_moves_along_with_a_name_that_proves_the_module(tmp_path):
+    (f,) = _scan(tmp_path, "from vllm.worker.worker import Worker, logger\n")
+    assert f.severity == "error" and "A module of that name is at `vllm.v1.worker.worker`" in f.message
+    [change] = _fixed(tmp_path)
+    assert change.new == "from vllm.v1.worker.worker import Worker, logger\n"
+
+
+def test_na1_twin_a_logger_made_for_the_gone_module_by_its_name_is_where_it_went(tmp_path):
+    (f,) = _scan(tmp_path, "from vllm.openai.server_utils import logger\n")
+    assert f.severity == "error"
+    assert "A module of that name is at `vllm.serve.server_utils`" in f.message
+    [change] = _fixed(tmp_path)
+    assert change.new == "from vllm.serve.server_utils import logger\n"
+
+
+def test_na1_twin_a_logger_shared_by_name_is_the_same_object_and_still_moves(tmp_path):
+    shared = {**VLLM, "vllm/v1/worker/worker.py": "import logging\n\nlogger = logging.getLogger(\"vllm\")\n"}
+    (f,) = _scan(tmp_path, "from vllm.worker.worker import logger\n", shared)
+    assert f.severity == "error" and "A module of that name is at `vllm.v1.worker.worker`" in f.message
+    [change] = _fixed(tmp_path)
+    assert change.new == "from vllm.v1.worker.worker import logger\n"
