@@ -104,3 +104,40 @@ def test_na1_twin_a_logger_shared_by_name_is_the_same_object_and_still_moves(tmp
     assert f.severity == "error" and "A module of that name is at `vllm.v1.worker.worker`" in f.message
     [change] = _fixed(tmp_path)
     assert change.new == "from vllm.v1.worker.worker import logger\n"
+
+
+# ----------------------------------------------------------------------------------------- NA2
+# torchforge @ 6e77f0b at vLLM 0.10.0 (`src/forge/actors/generator.py:625-669`) builds `WorkerWrapperBase(vllm_config,
+# rank)` and calls `load_model()`, `execute_model(...)`, reads `model_runner`: 7 unknowns, each saying
+# "WorkerWrapperBase inherits from a dynamic __getattr__, which driftcheck does not read". The class inherits nothing:
+# it defines `__getattr__(self, attr): return getattr(self.worker, attr)` (0.10.0 vllm/worker/worker_base.py:622),
+# and `self.worker` is the worker class the config names, built in `init_worker`. The reason now names the method
+# and where it hands the name on; still unknown (which worker runs is decided at run time).
+WRAPPER = {
+    "vllm/__init__.py": "",
+    "vllm/worker/worker_base.py": (
+        "class WorkerWrapperBase:\n"
+        "    def __init__(self, vllm_config, rpc_rank=0):\n        self.rpc_rank = rpc_rank\n        self.worker = None\n\n"
+        "    def init_worker(self, cls):\n        self.worker = cls()\n\n"
+        "    def __getattr__(self, attr):\n        return getattr(self.worker, attr)\n"),
+}
+USE = ("from vllm.worker.worker_base import WorkerWrapperBase\n\n\ndef start(config):\n"
+       "    worker = WorkerWrapperBase(config, 0)\n    worker.load_model()\n    return worker.rpc_rank\n")
+
+
+def test_na2_a_member_a_forwarding_getattr_answers_is_unknown_naming_where_it_goes(tmp_path):
+    result = scan_trees(tmp_path, WRAPPER, {"plugin/__init__.py": "", "plugin/gen.py": USE}, only=["DC006"])
+    assert [f for f in result.findings if f.severity == "error"] == []
+    [u] = [u for u in result.unknown if "load_model" in u.message]
+    assert "`WorkerWrapperBase.__getattr__` (vllm/worker/worker_base.py:" in u.message
+    assert "`self.worker`" in u.message and "inherits from" not in u.message
+    assert not any("rpc_rank" in u.message for u in result.unknown)  # what the class defines is known
+
+
+def test_na2_twin_a_getattr_that_computes_the_answer_is_named_without_a_target(tmp_path):
+    computed = {**WRAPPER, "vllm/worker/worker_base.py": WRAPPER["vllm/worker/worker_base.py"].replace(
+        "        return getattr(self.worker, attr)\n", "        if attr.startswith('_'):\n            raise AttributeError(attr)\n"
+        "        return self.lookup(attr)\n")}
+    result = scan_trees(tmp_path, computed, {"plugin/__init__.py": "", "plugin/gen.py": USE}, only=["DC006"])
+    [u] = [u for u in result.unknown if "load_model" in u.message]
+    assert "`WorkerWrapperBase.__getattr__`" in u.message and "answers names the class does not define" in u.message
