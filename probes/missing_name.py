@@ -121,6 +121,8 @@ def check(ctx: ScanContext):
             message += f" A module of that name is at `{submodule}`; check it has what the client uses from it."
         elif result.near:
             message += f" Similar names there: {', '.join(result.near)}."
+        if imp.guarded:  # said as DC001 says it: a warning says why it is one (NA3)
+            message += " The import is guarded by try/except ImportError, so the fallback path runs instead."
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(mod.path, 1), symbol,
             when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,

@@ -141,3 +141,25 @@ def test_na2_twin_a_getattr_that_computes_the_answer_is_named_without_a_target(t
     result = scan_trees(tmp_path, computed, {"plugin/__init__.py": "", "plugin/gen.py": USE}, only=["DC006"])
     [u] = [u for u in result.unknown if "load_model" in u.message]
     assert "`WorkerWrapperBase.__getattr__`" in u.message and "answers names the class does not define" in u.message
+
+
+# ----------------------------------------------------------------------------------------- NA3
+# axolotl @ 067b021 at vLLM 0.33.0: `src/axolotl/scripts/vllm_serve_lora.py:38` (`from vllm.utils import get_open_port`
+# in the `except ImportError` fallback of a try, itself in a try) and `:401` (`from vllm.sampling_params import
+# GuidedDecodingParams` under `try/except ImportError`) were DC002 warnings whose message gave no reason for being a
+# warning ("ImportError when this function runs."), where DC001 says "The import is guarded by try/except ImportError".
+GUARDED = ("def f():\n    try:\n        from vllm.sampling_params import GuidedDecodingParams\n"
+           "    except ImportError:\n        GuidedDecodingParams = None\n    return GuidedDecodingParams\n")
+
+
+def test_na3_a_guarded_import_of_a_missing_name_says_why_it_is_a_warning(tmp_path):
+    vllm = {"vllm/__init__.py": "", "vllm/sampling_params.py": "class SamplingParams:\n    pass\n"}
+    (f,) = _scan(tmp_path, GUARDED, vllm)
+    assert (f.rule, f.severity) == ("DC002", "warning")
+    assert "guarded by try/except ImportError" in f.message
+
+
+def test_na3_twin_the_unguarded_import_is_an_error_that_says_nothing_of_a_guard(tmp_path):
+    vllm = {"vllm/__init__.py": "", "vllm/sampling_params.py": "class SamplingParams:\n    pass\n"}
+    (f,) = _scan(tmp_path, "from vllm.sampling_params import GuidedDecodingParams\n", vllm)
+    assert (f.rule, f.severity) == ("DC002", "error") and "guarded" not in f.message
