@@ -163,3 +163,14 @@ def test_na3_twin_the_unguarded_import_is_an_error_that_says_nothing_of_a_guard(
     vllm = {"vllm/__init__.py": "", "vllm/sampling_params.py": "class SamplingParams:\n    pass\n"}
     (f,) = _scan(tmp_path, "from vllm.sampling_params import GuidedDecodingParams\n", vllm)
     assert (f.rule, f.severity) == ("DC002", "error") and "guarded" not in f.message
+
+
+def test_na3_a_guarded_import_whose_fallback_sets_the_name_says_both(tmp_path):
+    # ms-swift @ 3602360 `swift/pipelines/infer/rollout.py:9-14`: the fallback sets the name the import missed
+    vllm = {"vllm/__init__.py": "", "vllm/sampling_params.py": "class StructuredOutputsParams:\n    pass\n"}
+    code = ("try:\n    from vllm.sampling_params import GuidedDecodingParams\nexcept ImportError:\n"
+            "    import vllm.sampling_params\n\n"
+            "    vllm.sampling_params.GuidedDecodingParams = vllm.sampling_params.StructuredOutputsParams\n")
+    (f,) = _scan(tmp_path, code, vllm)
+    assert (f.rule, f.severity) == ("DC002", "warning")
+    assert "sets it on that module itself" in f.message and "guarded by try/except ImportError" in f.message
