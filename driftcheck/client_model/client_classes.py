@@ -378,7 +378,15 @@ class ClientClasses(StandIns):
                 for text in self._strings_of(value):
                     if DOTTED_CLASS.match(text):  # not the empty default of a config field, nor "auto"
                         out.append((text, value))
+                if key == "worker_cls" and isinstance(value, ast.Name) and self._defines_class(value.id):
+                    # the class object itself (`LLM(..., worker_cls=TestWorker)`, V0's engine pickles it): a class of
+                    # this file, also one a function defines (torchtune's test: NA4), named by its module and name
+                    out.append((f"{self.file.module}.{value.id}", value))
         return out
+
+    def _defines_class(self, name: str) -> bool:
+        """Whether this file defines a class `name` with a `class` statement at any depth (a function's own too)."""
+        return any(c.name == name for c in nodes_of(self.file.tree, ast.ClassDef))
 
     def _strings_of(self, value: ast.expr) -> list[str]:
         """A string constant, a module constant (`_EXT = "pkg.mod.Cls"` in this file, or imported from another

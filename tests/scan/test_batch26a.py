@@ -174,3 +174,38 @@ def test_na3_a_guarded_import_whose_fallback_sets_the_name_says_both(tmp_path):
     (f,) = _scan(tmp_path, code, vllm)
     assert (f.rule, f.severity) == ("DC002", "warning")
     assert "sets it on that module itself" in f.message and "guarded by try/except ImportError" in f.message
+
+
+# ----------------------------------------------------------------------------------------- NA4
+# torchtune @ bd2a0fc at its pin vLLM 0.8.4: `tests/torchtune/rl/test_parameter_server.py:109`
+# `self.inference_server.collective_rpc("_check_weights_changed", ...)` was a DC007 error. The method is defined on
+# `TestVLLMWorkerWrapper`, a class `DummyCollector.__init__` defines and hands to `LLM(..., worker_cls=
+# TestVLLMWorkerWrapper)` as a class object (V0's engine pickles it to the workers, 0.8.4 worker_base.py
+# `cloudpickle.loads(self.vllm_config.parallel_config.worker_cls)`): the worker has it. driftcheck read `worker_cls`
+# only as a "pkg.mod.Class" string. A class object this file defines (at any depth) is now the worker too.
+NA4 = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / "NA4_worker_cls_class_object_a_function_defines"
+
+
+def _na4(tmp_path: Path, check: str) -> list:
+    vllm_files = {str(p.relative_to(NA4 / "vllm_src")): p.read_text() for p in (NA4 / "vllm_src" / "vllm").rglob("*.py")}
+    client = {str(p.relative_to(NA4 / "client")): p.read_text() for p in (NA4 / "client").rglob("*.py")}
+    client["plugin/check.py"] = check
+    return [f for f in scan_trees(tmp_path, vllm_files, client, only=["DC007"]).findings]
+
+
+CHECK = (NA4 / "client" / "plugin" / "check.py").read_text()
+
+
+def test_na4_an_rpc_to_a_method_of_a_class_object_given_as_worker_cls_is_no_error(tmp_path):
+    assert _na4(tmp_path, CHECK) == []
+
+
+def test_na4_twin_a_method_no_worker_defines_stays_an_error(tmp_path):
+    (f,) = _na4(tmp_path, CHECK.replace('collective_rpc("_check_weights_changed"', 'collective_rpc("_check_weights"'))
+    assert (f.rule, f.severity, f.symbol) == ("DC007", "error", "_check_weights")
+
+
+def test_na4_twin_a_local_class_never_given_as_worker_cls_stays_an_error(tmp_path):
+    (f,) = _na4(tmp_path, CHECK.replace('LLM("gpt2", worker_cls=TestWorker)', 'LLM("gpt2")'))
+    assert (f.rule, f.severity, f.symbol) == ("DC007", "error", "_check_weights_changed")
+
