@@ -209,3 +209,41 @@ def test_na4_twin_a_local_class_never_given_as_worker_cls_stays_an_error(tmp_pat
     (f,) = _na4(tmp_path, CHECK.replace('LLM("gpt2", worker_cls=TestWorker)', 'LLM("gpt2")'))
     assert (f.rule, f.severity, f.symbol) == ("DC007", "error", "_check_weights_changed")
 
+
+
+# ----------------------------------------------------------------------------------------- NA5
+# NVIDIA-NeMo/Export-Deploy @ 914daa6 (declares `vllm~=0.24.0`): `nemo_export/vllm_exporter.py:206` and `:222`
+# `LLM(..., swap_space=swap_space, ...)` were DC111 errors ("neither LLM.__init__ nor EngineArgs takes `swap_space`; LLM
+# hands its **kwargs to EngineArgs(...), which raises TypeError"). 0.24.0's `LLM.__init__` takes it out first (`if
+# "swap_space" in kwargs: kwargs.pop("swap_space")` with a DeprecationWarning, vllm/entrypoints/llm.py:224-233). The keys
+# LLM.__init__ pops or deletes from its **kwargs before `EngineArgs(**kwargs)` are now keywords it takes. At 0.32.0,
+# whose LLM no longer pops it, the same call stays an error (batch 20's reading of nemo-export-deploy 0.4.0).
+NA5 = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes" / \
+    "NA5_llm_keyword_the_constructor_pops_before_handing_kwargs_on"
+
+
+def _na5(tmp_path: Path, llm: str | None = None) -> list:
+    vllm_files = {str(p.relative_to(NA5 / "vllm_src")): p.read_text() for p in (NA5 / "vllm_src" / "vllm").rglob("*.py")}
+    if llm is not None:
+        vllm_files["vllm/entrypoints/llm.py"] = llm
+    client = {str(p.relative_to(NA5 / "client")): p.read_text() for p in (NA5 / "client").rglob("*.py")}
+    return [(f.severity, f.symbol) for f in scan_trees(tmp_path, vllm_files, client, only=["DC111"]).findings]
+
+
+LLM_SRC = (NA5 / "vllm_src" / "vllm" / "entrypoints" / "llm.py").read_text()
+
+
+def test_na5_a_keyword_llm_pops_from_its_kwargs_is_taken(tmp_path):
+    assert _na5(tmp_path) == []
+
+
+def test_na5_twin_without_the_pop_the_keyword_reaches_engine_args_and_is_an_error(tmp_path):
+    unpopped = LLM_SRC.replace('            kwargs.pop("swap_space")\n', "            pass\n")
+    assert _na5(tmp_path, unpopped) == [("error", "vllm.LLM.swap_space")]
+
+
+def test_na5_twin_a_pop_after_the_forward_does_not_take_it(tmp_path):
+    late = LLM_SRC.replace('        if "legacy_flag" in kwargs:\n            del kwargs["legacy_flag"]\n', "").replace(
+        "        self.engine_args = EngineArgs(model=model, **kwargs)\n",
+        "        self.engine_args = EngineArgs(model=model, **kwargs)\n        kwargs.pop(\"legacy_flag\", None)\n")
+    assert _na5(tmp_path, late) == [("error", "vllm.LLM.legacy_flag")]

@@ -44,7 +44,8 @@ from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md), LC1_ 
 MB1_ to MB3_ (MB2, MB3 open) from vllm-plugin-FL forks (physics31415926 d1653d9 at vLLM 0.20.2, xmhubj b7d291b at 0.19.0)
 taken from GitHub (batch 25b, docs/triage/2026-12-05-plugin-heads-25b.md), NA1_ from unsloth (015bdef) taken from GitHub
 (batch 26a, docs/triage/2026-12-05-eval-finetune-heads-26a.md; a guarded import, a warning that names no other module's
-own `logger` as where it went), NA4_ from torchtune (bd2a0fc) at its pin vLLM 0.8.4.
+own `logger` as where it went), NA4_ from torchtune (bd2a0fc) at its pin vLLM 0.8.4, NA5_
+from NVIDIA-NeMo/Export-Deploy (914daa6) at vLLM 0.24.0.
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
