@@ -205,6 +205,15 @@ def test_na4_twin_a_method_no_worker_defines_stays_an_error(tmp_path):
     assert (f.rule, f.severity, f.symbol) == ("DC007", "error", "_check_weights")
 
 
+def test_na4_twin_a_class_given_as_worker_cls_to_something_else_than_vllm_stays_an_error(tmp_path):
+    # `worker_cls=` also names ray or trainer worker classes (ms-swift's `WorkerGroup.from_pool(..., worker_cls=...)`)
+    other = CHECK.replace('LLM("gpt2", worker_cls=TestWorker)',
+                          'LLM("gpt2")\n        self.group = WorkerGroup(worker_cls=TestWorker)').replace(
+        "class Collector:", "class WorkerGroup:\n    def __init__(self, worker_cls):\n        self.cls = worker_cls\n\n\nclass Collector:")
+    (f,) = _na4(tmp_path, other)
+    assert (f.rule, f.severity, f.symbol) == ("DC007", "error", "_check_weights_changed")
+
+
 def test_na4_twin_a_local_class_never_given_as_worker_cls_stays_an_error(tmp_path):
     (f,) = _na4(tmp_path, CHECK.replace('LLM("gpt2", worker_cls=TestWorker)', 'LLM("gpt2")'))
     assert (f.rule, f.severity, f.symbol) == ("DC007", "error", "_check_weights_changed")
