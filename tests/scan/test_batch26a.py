@@ -256,3 +256,33 @@ def test_na5_twin_a_pop_after_the_forward_does_not_take_it(tmp_path):
         "        self.engine_args = EngineArgs(model=model, **kwargs)\n",
         "        self.engine_args = EngineArgs(model=model, **kwargs)\n        kwargs.pop(\"legacy_flag\", None)\n")
     assert _na5(tmp_path, late) == [("error", "vllm.LLM.legacy_flag")]
+
+
+# ----------------------------------------------------------------------------------------- NA6
+# unsloth @ 015bdef at 0.27.1 (no vLLM requirement, so no baseline): DC008 asked "`_unsloth_pre_compute_loss` reads
+# `self._old_compute_loss` on `self` ... whether vLLM still has those names is checked against the client's own vLLM,
+# and there is none" (`unsloth/models/_utils.py:3250-3251`: `Trainer._old_compute_loss = Trainer.compute_loss;
+# Trainer.compute_loss = _unsloth_pre_compute_loss`, `Trainer` a parameter). The client sets that name itself; with a
+# baseline DC008 drops such names (`client_set_attrs`), without one it asked about them all. Now only the names the
+# check would look at make the unknown, and none makes none.
+STORED = ("import vllm  # noqa: F401\n\n\ndef _pre_compute_loss(self, model, inputs):\n"
+          "    return self._old_compute_loss(model, inputs)\n\n\n"
+          "def patch(Trainer):\n    Trainer._old_compute_loss = Trainer.compute_loss\n"
+          "    Trainer.compute_loss = _pre_compute_loss\n")
+
+
+def _dc008_unknowns(tmp_path: Path, code: str) -> list:
+    result = scan_trees(tmp_path, {"vllm/__init__.py": ""}, {"plugin/__init__.py": "", "plugin/patch.py": code},
+                        only=["DC008"])
+    return [u.message for u in result.unknown]
+
+
+def test_na6_a_name_the_client_sets_itself_asks_no_baseline_question(tmp_path):
+    assert _dc008_unknowns(tmp_path, STORED) == []
+
+
+def test_na6_twin_a_name_the_client_does_not_set_is_still_unknown_and_named_alone(tmp_path):
+    code = STORED.replace("    return self._old_compute_loss(model, inputs)\n",
+                          "    self.accelerator.wait()\n    return self._old_compute_loss(model, inputs)\n")
+    [message] = _dc008_unknowns(tmp_path, code)
+    assert "`self.accelerator`" in message and "_old_compute_loss" not in message
