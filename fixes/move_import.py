@@ -7,6 +7,8 @@ module found for them has them (from the module that defines them, when that mod
 it lacks goes to the module that defines it (as DC002 finds it), and one no module defines stays, and is said so (`from vllm.model_executor.layers.sampler import SamplerOutput,
 get_sampler` on vLLM 0.12: `vllm.v1.sample.sampler` has `SamplerOutput`; no module has `get_sampler`). The
 split keeps the statement's layout: a parenthesised import with a trailing comma keeps it and its own `)` line.
+A module's own object (`logger = init_logger(__name__)`) moves only along with a name that proves its new module:
+another module's logger is another logger (NA1).
 """
 
 from __future__ import annotations
@@ -58,12 +60,17 @@ class _MoveImport(Targeted):
                         moving[alias_name] = home
                     else:
                         absent.append(alias_name)
+                own = self._own_left_alone(moving, module)
+                if own:
+                    self.skipped.append((f, f"{', '.join(f'`{a}`' for a in own)} is each module's own object "
+                                            f"(`{own[next(iter(own))]}`): another module's is not the one the old "
+                                            "import took; replace by hand"))
                 if absent:
                     self.skipped.append((f, f"no module of the target defines {', '.join(f'`{a}`' for a in absent)} "
                                             f"(not even `{f.details['moved_to']}`, the module of that name): "
                                             f"{'it stays' if len(absent) == 1 else 'they stay'} on the old import; "
                                             "replace by hand"))
-                if len(absent) < len(stmt.names):
+                if len(absent) + len(own) < len(stmt.names):
                     done.append(f)
             else:
                 moving[name] = f.details["moved_to"]
@@ -84,6 +91,24 @@ class _MoveImport(Targeted):
             lines.append(updated.with_changes(body=[new_stmt], leading_lines=[] if lines else updated.leading_lines))
         _ = module
         return cst.FlattenSentinel(lines) if len(lines) > 1 else lines[0]
+
+    def _own_left_alone(self, moving: dict[str, str], gone: str) -> dict[str, str]:
+        """The names of `moving` that their new module binds for itself (`logger = init_logger(__name__)`), with that
+        statement, unless a name that is no such object moves to the same module (then the old module's code moved
+        there, its logger with it): taken out of `moving`, as another module's logger is another logger (NA1)."""
+        from driftcheck.vllm_model.same_named import own_objects
+
+        api = self.ctx.api
+        if api is None:
+            return {}
+        own = {}
+        for name, home in list(moving.items()):
+            mine = own_objects(api, home, [name], gone)
+            if mine and not any(h == home and n != name and not own_objects(api, home, [n], gone)
+                                for n, h in moving.items()):
+                own[name] = mine[name]
+                del moving[name]
+        return own
 
     def _defined_in(self, name: str, near: str) -> str | None:
         """The module of the target that defines `name` at top level as DC002 names it (the nearest to `near`, the

@@ -19,7 +19,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import External, Resolved
-from driftcheck.vllm_model.same_named import same_named_modules
+from driftcheck.vllm_model.same_named import own_objects, same_named_modules
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
 
@@ -38,6 +38,34 @@ def _has_names(ctx: ScanContext, module: str, names: frozenset[str]) -> bool:
     `move-import` fix acts on needs each found, not only not ruled out (a module that hands out `globals()`)."""
     mod = ctx.api.module(module)
     return mod is not None and all(isinstance(ctx.api.module_member(mod, name), (Resolved, External)) for name in names)
+
+
+def _proves_home(ctx: ScanContext, module: str, names: frozenset[str], gone: str) -> bool:
+    """Whether `module` has every one of `names` and one of them is not an object `module` made for itself: its own
+    `logger = init_logger(__name__)` is another logger than the gone module's, and says nothing of where that went
+    (NA1). An import that takes no name (`import M`, nothing read through it) keeps the module's name as its evidence."""
+    return _has_names(ctx, module, names) and (not names or bool(names - own_objects(ctx.api, module, names, gone).keys()))
+
+
+def _own_note(ctx: ScanContext, gone: str, names: frozenset[str]) -> str:
+    """Why no home is named for names that every module defining them binds for itself (`logger =
+    init_logger(__name__)` in each): empty when some name has a home or none is such an object (NA1)."""
+    from driftcheck.vllm_model.bodies import text_index_for
+
+    index = text_index_for(ctx.api)
+    example = ""
+    for name in sorted(names):
+        if index.defining_modules(name, near=gone):
+            return ""
+        for rel, line, kind in index.top_level_definitions(name):
+            own = index.own_object_at(rel, line) if kind == "assign" and rel.split("/")[0] == ctx.api.package else None
+            if own is not None:
+                example = example or f" (`{own[0]}`)"
+                break
+        else:
+            return ""
+    return (f" {', '.join(f'`{n}`' for n in sorted(names))} is each module's own object{example}: another module's is "
+            "not the one this import took, so no module is named as where it went.") if example else ""
 
 
 def _imported_names(ctx: ScanContext, module: str, rel: str, line: int) -> frozenset[str]:
@@ -190,14 +218,14 @@ def check(ctx: ScanContext):
         # `vllm.config.attention` without `Attention`: TA); `move-import` still starts from the closest module of that
         # name and moves each name only to a module that has it (its own per-name check: SB)
         taken = _imported_names(ctx, imp.module, imp.loc.path, imp.loc.line)
-        moved = [m for m in same_named if _has_names(ctx, m, taken)]
+        moved = [m for m in same_named if _proves_home(ctx, m, taken, imp.module)]
         start = moved or same_named
         message = f"`{imp.module}` does not exist in {ctx.version_label()}: ModuleNotFoundError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         if moved:
             message += f" A module of that name is at `{moved[0]}`."
         else:
-            message += _names_defined_at(ctx, imp.module, taken)
+            message += _names_defined_at(ctx, imp.module, taken) or _own_note(ctx, imp.module, taken)
         severity = "warning" if imp.guarded else None
         provided = _imported_by_target(ctx, imp.module)
         registered = _named_by_client(ctx, imp.module, imp.loc.path)

@@ -82,7 +82,14 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
         return None
     tree, is_package = found
     imported = _imported_names(tree, module, is_package)
-    for node in tree.body:
+    top = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == cls_name]
+    if not top and any(isinstance(node, ast.ClassDef) and node.name == cls_name for node in nodes_of(tree, ast.ClassDef)):
+        # a class a function defines and hands over as a class object (`worker_cls=TestWorker`: NA4): the methods of
+        # every class of that name in the module, with the imports of any scope for its bases
+        imported = _imported_names(tree, module, is_package, anywhere=True)
+        top = [node for node in nodes_of(tree, ast.ClassDef) if node.name == cls_name]
+    found_methods: set[str] = set()
+    for node in top:
         if isinstance(node, ast.ClassDef) and node.name == cls_name:
             names = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
             local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
@@ -92,7 +99,9 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
                 elif isinstance(base, ast.Name) and base.id in local and base.id != cls_name:
                     # a mixin defined above it in the same module (`class Ext(CheckpointMixin, BaseExt)`)
                     names |= _class_methods(ctx, f"{module}.{base.id}", depth + 1) or set()
-            return names
+            found_methods |= names
+    if top:
+        return found_methods
     if cls_name in imported:
         return _class_methods(ctx, imported[cls_name], depth + 1)
     for node in tree.body:  # bound some other way (`Ext = make()`, `from x import *`): cannot tell
@@ -104,10 +113,10 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
     return set()  # the module has no such class: the extension adds nothing
 
 
-def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
-    """name -> dotted path of what `from x import name` binds at the top of a module."""
+def _imported_names(tree: ast.Module, module: str, is_package: bool, anywhere: bool = False) -> dict[str, str]:
+    """name -> dotted path of what `from x import name` binds at the top of a module (`anywhere`: in any scope)."""
     out: dict[str, str] = {}
-    for node in tree.body:
+    for node in nodes_of(tree, ast.ImportFrom) if anywhere else tree.body:
         if isinstance(node, ast.ImportFrom):
             source = resolve_relative(module, is_package, node.level, node.module)
             for a in node.names:

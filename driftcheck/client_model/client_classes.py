@@ -378,7 +378,33 @@ class ClientClasses(StandIns):
                 for text in self._strings_of(value):
                     if DOTTED_CLASS.match(text):  # not the empty default of a config field, nor "auto"
                         out.append((text, value))
+        if key == "worker_cls":
+            # the class object itself, handed to vLLM (`LLM(..., worker_cls=TestWorker)`; the engine pickles it): a class
+            # of this file, also one a function defines (torchtune's test: NA4), named by its module and name. Only in
+            # a call of a name bound from vLLM: `worker_cls=` also names ray / trainer worker classes
+            for call in nodes_of(self.file.tree, ast.Call):
+                for k in call.keywords:
+                    if k.arg == key and isinstance(k.value, ast.Name) and self._defines_class(k.value.id) \
+                            and self._bound_from_vllm(call.func):
+                        out.append((f"{self.file.module}.{k.value.id}", k.value))
         return out
+
+    def _defines_class(self, name: str) -> bool:
+        """Whether this file defines a class `name` with a `class` statement at any depth (a function's own too)."""
+        return any(c.name == name for c in nodes_of(self.file.tree, ast.ClassDef))
+
+    def _bound_from_vllm(self, func: ast.expr) -> bool:
+        """Whether the callee's first name is bound by an import of vLLM anywhere in this file (`from vllm import LLM`
+        in a function, `import vllm` for `vllm.LLM`)."""
+        first = (dotted_name(func) or "").split(".")[0]
+        for node in nodes_of(self.file.tree, ast.ImportFrom, ast.Import) if first else ():
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == self.package \
+                    and any((a.asname or a.name) == first for a in node.names):
+                return True
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == self.package
+                                                    and (a.asname or a.name.split(".")[0]) == first for a in node.names):
+                return True
+        return False
 
     def _strings_of(self, value: ast.expr) -> list[str]:
         """A string constant, a module constant (`_EXT = "pkg.mod.Cls"` in this file, or imported from another

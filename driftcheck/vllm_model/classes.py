@@ -9,7 +9,7 @@ import ast
 import builtins
 import re
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import dotted_name, nodes_of, source_text, walk
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown
@@ -263,6 +263,9 @@ class ClassLookup:
                 return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} is a msgspec.Struct that `dict=True` "
                                f"({widened}) gives a __dict__: it defines no '{name}', but any code may set one on "
                                "its instances")
+            dynamic = self._dynamic_lookup(order, name)
+            if dynamic is not None:
+                return Unknown(f"{cls.qualname}.{name}", dynamic)
             why = ", ".join(externals) or "a dynamic __getattr__"
             return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {why}, which driftcheck does not read")
         other = cls.otherwise
@@ -276,6 +279,31 @@ class ClassLookup:
             members += list(ci.methods) + [f.name for f in ci.fields] + list(ci.class_attrs) + list(ci.instance_attrs)
         return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
                        tuple(members))
+
+    def _dynamic_lookup(self, order: list[Resolved], name: str) -> str | None:
+        """Why a member of a class whose MRO defines `__getattr__` / `__getattribute__` cannot be told, naming that
+        method and, when it hands the name on (`return getattr(self.worker, attr)`, vLLM's `WorkerWrapperBase`), to
+        what: NA2 (before: "inherits from a dynamic __getattr__", of a class that defines it itself). None when no
+        class of the MRO defines one (the openness is an external base's)."""
+        for c in order:
+            for method in ("__getattribute__", "__getattr__"):
+                fn = c.cls.methods.get(method) if c.cls is not None else None
+                if fn is None:
+                    continue
+                where = f"`{c.qualname.rsplit('.', 1)[-1]}.{method}` ({c.path}:{fn.line})"
+                node = self._method_node(c, method)
+                params = node.args.posonlyargs + node.args.args if node is not None else []
+                body = [st for st in node.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))] \
+                    if node is not None else []
+                if len(params) == 2 and len(body) == 1 and isinstance(body[0], ast.Return) \
+                        and isinstance(body[0].value, ast.Call) and dotted_name(body[0].value.func) == "getattr" \
+                        and len(body[0].value.args) == 2 and isinstance(body[0].value.args[1], ast.Name) \
+                        and body[0].value.args[1].id == params[1].arg:
+                    target = source_text(body[0].value.args[0])
+                    return (f"{where} hands every name the class lacks on to `{target}`, an object made at run time: "
+                            f"whether it has '{name}' depends on the class it is built from there")
+                return f"{where} answers names the class does not define, at run time: driftcheck cannot tell '{name}'"
+        return None
 
     def new_chooses_class(self, cls: Resolved) -> tuple[Resolved, frozenset[str]] | None:
         """The class of `cls`'s MRO whose `__new__` may hand back an instance of another class (vLLM's

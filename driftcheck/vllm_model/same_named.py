@@ -25,3 +25,24 @@ def same_named_modules(api, module: str) -> list[str]:
         return -tail, -len(set(theirs[:-1]) & set(parts[:-1]))
 
     return sorted(out, key=closeness)
+
+
+def own_objects(api, module: str, names, gone: str) -> dict[str, str]:
+    """Those of `names` that `module` binds to an object made for one module other than `gone` (`logger =
+    init_logger(__name__)`), each with its statement: another module's `logger` is another logger, so such a name is
+    no evidence that a module of the same name is where `gone` went, and no name to move there on its own (NA1). Empty
+    for a module the target lacks."""
+    from driftcheck.vllm_model.bodies import text_index_for
+    from driftcheck.vllm_model.resolved import Resolved
+
+    mod = api.module(module)
+    if mod is None:
+        return {}
+    out = {}
+    for name in names:
+        found = api.module_member(mod, name)
+        if isinstance(found, Resolved) and found.path and found.line:
+            own = text_index_for(api).own_object_at(found.path, found.line)
+            if own is not None and own[1] != gone:
+                out[name] = own[0]
+    return out

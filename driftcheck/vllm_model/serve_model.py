@@ -244,4 +244,30 @@ def _llm(api: ApiIndex, model: ServeModel) -> None:
         if isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1] == "EngineArgs" and \
                 any(k.arg is None for k in call.keywords):
             model.llm_forwards = (cls.path, call.lineno)
+            varkw = next((p.name for p in init.signature.params if p.kind == VARKW), None)
+            for key, line in _taken_from(node, varkw, call.lineno).items():
+                model.llm_kwargs.setdefault(key, line)
             return
+
+
+def _taken_from(fn: ast.AST, varkw: str | None, before: int) -> dict[str, int]:
+    """The keys `fn` takes out of its `**varkw` before line `before` (where it hands the rest on): `varkw.pop("k")`,
+    `varkw.pop("k", default)`, `del varkw["k"]`. Such a keyword is accepted, not handed on: 0.24.0's `LLM.__init__`
+    drops a deprecated `swap_space` (`if "swap_space" in kwargs: kwargs.pop("swap_space")`, llm.py:224) before
+    `EngineArgs(**kwargs)`, which no longer takes it (NA5)."""
+    out: dict[str, int] = {}
+    if varkw is None:
+        return out
+    for node in walk(fn):
+        if getattr(node, "lineno", before) >= before:
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == varkw and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            out.setdefault(node.args[0].value, node.lineno)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == varkw \
+                        and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+                    out.setdefault(target.slice.value, node.lineno)
+    return out

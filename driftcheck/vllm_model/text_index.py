@@ -26,6 +26,7 @@ _CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 _CLASS_HEADER_AFTER_NEWLINE = re.compile(rb"\n[ \t]*class\s+(\w+)\s*\(([^)]*)\)")
 _BASE_WORD = re.compile(rb"\w+")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_OWN_CALL_START = re.compile(rb"[A-Za-z_]\w*\s*(?::[^=\n]*)?=\s*[A-Za-z_][\w.]*\s*\(")  # `name = f.g(`
 
 
 class TextIndex:
@@ -230,6 +231,33 @@ class TextIndex:
                 out.append((rel, line, kind))
         return out
 
+    def own_object_at(self, rel: str, line: int) -> tuple[str, str] | None:
+        """The top-level assignment at `rel:line` when it binds an object made for one module, as (its source text,
+        that module): a call handed `__name__` or `__file__` (`logger = init_logger(__name__)`) is made for its own
+        module, one handed a dotted name of the package as a literal for the module it names (0.27.1's
+        `entrypoints/serve/utils/server_utils.py`: `logger = init_logger("vllm.entrypoints.openai.server_utils")`, the
+        logger of the module that code left). None for any other line. Every module that binds one has its own, so
+        such a name is where a name of a gone module went only when it was made for that module (NA1: `from
+        vllm.worker.worker import logger` is not answered by the EC connector's `worker.logger`); one shared by a name
+        that is no module's (`logging.getLogger("vllm")`) is the same object everywhere."""
+        lines = self.blob(rel).split(b"\n", line + 8)[:line + 8]  # the lines up to the statement's end, no further
+        if not 0 < line <= len(lines) or not _OWN_CALL_START.match(lines[line - 1]):
+            return None
+        text = lines[line - 1]
+        depth = text.count(b"(") - text.count(b")")
+        for more in lines[line:line + 8]:  # the call's remaining lines, up to its closing parenthesis
+            if depth <= 0:
+                break
+            text += b"\n" + more
+            depth += more.count(b"(") - more.count(b")")
+        made = re.search(rb"""[(,=]\s*(?:(__name__|__file__)|(['"])(""" + re.escape(self.package.encode())
+                         + rb"""\.[\w.]+)\2)\s*[,)]""", text[text.index(b"("):])
+        if depth != 0 or made is None:
+            return None
+        module = made.group(3).decode() if made.group(3) else \
+            rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+        return " ".join(text.decode("utf-8", errors="replace").split()), module
+
     def defining_modules(self, name: str, near: str) -> list[str]:
         """The package's modules that define `name` at top level, the likeliest new home of a name that left module
         `near` first: the one sharing the most leading package parts with `near` (`from vllm.utils import cdiv` ->
@@ -247,6 +275,9 @@ class TextIndex:
                 if mine != theirs:
                     break
                 shared += 1
+            own = self.own_object_at(rel, _line) if kind == "assign" else None
+            if own is not None and own[1] != near:
+                continue  # `logger = init_logger(__name__)`: that module's own object, no home of another's (NA1)
             key = (-shared, 1 if kind == "assign" else 0, len(parts), order)
             if module not in ranked or key < ranked[module]:
                 ranked[module] = key

@@ -44,11 +44,14 @@ from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md), LC1_ 
 MB1_ to MB3_ (MB2, MB3 open) from vllm-plugin-FL forks (physics31415926 d1653d9 at vLLM 0.20.2, xmhubj b7d291b at 0.19.0)
 taken from GitHub (batch 25b, docs/triage/2026-12-05-plugin-heads-25b.md), NC1_ to NC3_ (DC113 not-a-container:
 records that are containers after all) and ND1_ to ND4_ (DC114 abstract-method-missing: classes that can be built, or are
-never built) NE1_, NE2_ (DC115 unpack-count: what really runs returns what the client unpacks) and NF1_ (DC116 not-callable:
+never built), NE1_, NE2_ (DC115 unpack-count: what really runs returns what the client unpacks) and NF1_ (DC116 not-callable:
 members that hold callables) written with the rules (tests/probes/test_not_a_container.py,
 test_abstract_method_missing.py, test_unpack_count.py, test_not_callable.py hold their twins), NB1_ and NB2_
 from auto-round's vLLM extension (intel/auto-round b9f3d00) at vLLM 0.33.0 taken from GitHub (batch 26b,
-docs/triage/2026-12-05-quant-spec-heads-26b.md).
+docs/triage/2026-12-05-quant-spec-heads-26b.md), NA1_ from unsloth (015bdef) taken from GitHub
+(batch 26a, docs/triage/2026-12-05-eval-finetune-heads-26a.md; a guarded import, a warning that names no other module's
+own `logger` as where it went), NA4_ from torchtune (bd2a0fc) at its pin vLLM 0.8.4, NA5_
+from NVIDIA-NeMo/Export-Deploy (914daa6) at vLLM 0.24.0.
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
