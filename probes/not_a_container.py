@@ -34,6 +34,7 @@ import ast
 from dataclasses import dataclass
 
 from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.source_diffs import changed_files
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -149,6 +150,12 @@ def _may_have(ctx: ScanContext, cls: Resolved, needs: tuple[str, ...]) -> bool:
     return False
 
 
+def _diffed(ctx: ScanContext, *where: Resolved) -> bool:
+    """A diff the client ships for a vLLM file that declares the value or its class may change either."""
+    changed = changed_files(ctx.client.tree, ctx.api.tree)
+    return any(r.path in changed for r in where)
+
+
 def check(ctx: ScanContext):
     by_file: dict[str, dict[int, _Operation]] = {}
     told: set[tuple[str, int, int]] = set()
@@ -163,7 +170,7 @@ def check(ctx: ScanContext):
         if op is None or (file.rel, node.lineno, node.col_offset) in told:
             continue
         cls = _one_class(ctx, resolved)
-        if cls is None or _may_have(ctx, cls, op.needs):
+        if cls is None or _may_have(ctx, cls, op.needs) or _diffed(ctx, resolved, cls):
             continue
         told.add((file.rel, node.lineno, node.col_offset))
         name = cls.qualname.rsplit(".", 1)[-1]

@@ -12,7 +12,7 @@ statement of the function itself must return a tuple display of one length M (no
 at least, and the function must be no generator; when the function is annotated with a fixed-length tuple, the
 annotation must say M as well. It is an error when the client unpacks into another number of names. It says
 nothing where the call may reach the client's own code instead (a replacement of the function, an override of
-the method in a client subclass), nor of a function whose returns are not all tuple displays of one length.
+the method in a client subclass, a diff the client ships for the function's vLLM file), nor of a function whose returns are not all tuple displays of one length.
 No fix: which of the values the client needs is for its author to decide (the message gives the target's return
 line).
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.source_diffs import changed_files
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -113,8 +114,9 @@ def check(ctx: ScanContext):
         if file.rel not in by_file:
             by_file[file.rel] = _unpacked_calls(file.tree)
         names = by_file[file.rel].get(id(call.node))
-        if names is None or _may_reach_the_client(ctx, call):
-            continue
+        if names is None or _may_reach_the_client(ctx, call) or \
+                call.target.path in changed_files(ctx.client.tree, ctx.api.tree):
+            continue  # a diff the client ships for this vLLM file may change what the function returns
         fn = ctx.api.function_node(call.target)
         counted = returned_count(fn) if fn is not None else None
         if counted is None or counted[0] == names:

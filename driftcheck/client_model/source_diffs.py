@@ -149,6 +149,27 @@ def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str
     return out
 
 
+_changed_memo: dict[tuple[int, int], tuple[SourceTree, SourceTree, dict[str, str]]] = {}
+
+
+def changed_files(client: SourceTree, vllm: SourceTree) -> dict[str, str]:
+    """vLLM file -> the client's diff (its path) that changes it, for the diffs that apply to this release: what such
+    a file defines (a function's returns, a class's methods) may be other than its text says where the diff is
+    applied."""
+    key = (id(client), id(vllm))
+    held = _changed_memo.get(key)
+    if held is not None and held[0] is client and held[1] is vllm:
+        return held[2]
+    out: dict[str, str] = {}
+    for rel, sections, _text in _series(client, vllm):
+        for path, _hunks in sections:
+            out.setdefault(path, rel)
+    if len(_changed_memo) >= 8:
+        _changed_memo.pop(next(iter(_changed_memo)))
+    _changed_memo[key] = (client, vllm, out)
+    return out
+
+
 def diff_may_define(client: SourceTree, vllm: SourceTree, vllm_path: str, name: str) -> str | None:
     """The client's diff (its path) that adds `name` to the release's file `vllm_path`, if one applies here."""
     return added_names(client, vllm).get(vllm_path, {}).get(name)

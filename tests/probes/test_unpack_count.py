@@ -93,3 +93,13 @@ def test_dc115_explain_names_the_tuple_change():
                        '    a, b, c = self._prepare_inputs(scheduler_output)\n'
                        'ValueError: not enough values to unpack (expected 3, got 2)\n')
     assert d["rule"] == "DC115" and "_prepare_inputs" in d["vllm_change"]
+
+
+def test_dc115_a_diff_the_client_ships_for_the_vllm_file_keeps_it_silent(tmp_path):
+    # omni-infer ships diffs for vLLM's own files (applied at install): the function it unpacks may return more there
+    fake = {"vllm/sampling.py": "def tensors(meta):\n    return (meta, False)\n"}
+    client = {"c.py": "from vllm.sampling import tensors\n\nt, a, b = tensors(1)\n"}
+    patch = ("--- a/vllm/sampling.py\n+++ b/vllm/sampling.py\n@@ -1,2 +1,2 @@\n def tensors(meta):\n"
+             "-    return (meta, False)\n+    return (meta, False, True)\n")
+    assert _dc115(scan_trees(tmp_path, fake, {**client, "patches/sampling.patch": patch}, only=["DC115"])) == []
+    assert _dc115(scan_trees(tmp_path / "twin", fake, client, only=["DC115"])) == [("error", 3)]
