@@ -75,7 +75,7 @@ def _container_uses(tree: ast.Module) -> dict[int, _Operation]:
     out: dict[int, _Operation] = {}
     rebound = {t.id for n in nodes_of(tree, ast.Assign) for t in n.targets if isinstance(t, ast.Name)} | \
         {n.name for n in nodes_of(tree, ast.FunctionDef, ast.ClassDef)}  # a `list` of the file's own is not the builtin
-    for node in nodes_of(tree, ast.For, ast.AsyncFor):
+    for node in nodes_of(tree, ast.For):  # `async for` asks for __aiter__, another protocol
         out[id(node.iter)] = _iterates("`for`")
     for node in nodes_of(tree, ast.comprehension):
         if not node.is_async:
@@ -84,9 +84,10 @@ def _container_uses(tree: ast.Module) -> dict[int, _Operation]:
         func = node.func.id if isinstance(node.func, ast.Name) and node.func.id not in rebound else None
         if func == "len" and len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
             out[id(node.args[0])] = _LEN
-        elif func in _ITERATING:
-            for arg in node.args[1:] if func == "map" else node.args if func == "zip" else node.args[:1]:
-                if not isinstance(arg, ast.Starred):  # map's first argument is the function
+        elif func in _ITERATING and not (func in ("min", "max", "iter") and len(node.args) != 1):
+            # `max(a, b)` compares its arguments and `iter(f, sentinel)` calls f: neither iterates them
+            for arg in node.args[1:] if func in ("map", "filter") else node.args if func == "zip" else node.args[:1]:
+                if not isinstance(arg, ast.Starred):  # map's and filter's first argument is the function
                     out[id(arg)] = _iterates(f"`{func}()`")
     for node in nodes_of(tree, ast.Subscript):
         out[id(node.value)] = _STORE if isinstance(node.ctx, ast.Store) else _INDEX if isinstance(node.ctx, ast.Load) \

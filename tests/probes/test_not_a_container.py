@@ -123,3 +123,16 @@ def test_dc113_explain_names_the_record_change_not_a_none():
         assert d["rule"] == "DC113" and "scheduled_cached_reqs" in d["vllm_change"]
     for exc in ("TypeError: 'NoneType' object is not iterable", "TypeError: object of type 'int' has no len()"):
         assert all(x["rule"] != "DC113" for x in tb(exc))
+
+
+def test_dc113_calls_that_do_not_iterate_their_record_argument(tmp_path):
+    # max/min of several values compare them, iter(f, sentinel) calls f, filter(f, xs) iterates xs only, async for
+    # asks for __aiter__: none of these is a loop over the record
+    src = CONNECTOR.split("            out = [")[0] + (
+        "            r = scheduler_output.scheduled_cached_reqs\n"
+        "            a = max(scheduler_output.scheduled_cached_reqs, r, key=id)\n"
+        "            b = iter(scheduler_output.scheduled_cached_reqs, None)\n"
+        "            c = list(filter(scheduler_output.scheduled_cached_reqs, [1]))\n"
+        "            d = list(filter(None, scheduler_output.scheduled_cached_reqs))\n"
+        "            return a, b, c, d\n")
+    assert _dc113(scan_files(tmp_path, {"conn.py": src}, vllm="0.16.0", only=["DC113"])) == [("error", 10)]
