@@ -16,7 +16,8 @@ attributes, nested classes, in any branch of the body). A name left over is miss
   defined for the same class: it could be built there and cannot be here;
 - a warning when there is no such vLLM to compare with and the client builds the class itself (`Name(...)` in
   its files); nothing when neither says the class is built.
-It says nothing of a class another client class derives from, one that declares abstract methods itself (both
+It says nothing of a class with a base from a package it does not read (a third-party mixin may define the method),
+of a class another client class derives from, one that declares abstract methods itself (both
 are bases, not built), one whose methods the client copies onto other classes (a patch's source), one whose missing methods are all static or class methods (an interface of classes used as
 classes, as vLLM's `AttentionBackend` is: nothing instantiates them), one with a `metaclass=` or a base driftcheck cannot read, or one the client already could
 not build on its own vLLM. No fix: the method to add is the client's to write (the message names it and where the
@@ -44,6 +45,10 @@ RULE = Rule("DC114", "abstract-method-missing", "Client subclass of a vLLM abstr
 # bases outside vLLM that neither define methods a subclass would inherit nor change how it is built
 _PLAIN_EXTERNALS = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol",
                               "typing_extensions.Protocol", "torch.nn.Module"})
+
+
+# bases a client class may name that add no methods (the ABC machinery, typing's generics)
+_PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 
 
 def _abstract(decorators) -> bool:
@@ -196,10 +201,15 @@ def _defined_up_from(ctx: ScanContext, label: str) -> set[str] | None:
     one of them is not read, has a `metaclass=`, or declares abstract methods itself (a client ABC: a class to derive
     from, not to build)."""
     defined: set[str] = set()
-    for key in client_ancestry(ctx.usage, [label]):
+    lineage = client_ancestry(ctx.usage, [label])
+    known = {k.rsplit(".", 1)[-1] for k in lineage} | _PLAIN_BASES | \
+        {v.rsplit(".", 1)[-1] for k in lineage for v in ctx.usage.client_vllm_bases.get(k, ())}
+    for key in lineage:
         node = _client_class(ctx, key)
         if node is None or any(k.arg == "metaclass" for k in node.keywords):
             return None
+        if any(ast.unparse(b).split("[")[0].rsplit(".", 1)[-1] not in known for b in node.bases):
+            return None  # a base from a package driftcheck does not read may define the method
         names, abstract = _body_names(node.body)
         if abstract:
             return None

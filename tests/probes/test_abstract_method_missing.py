@@ -159,3 +159,10 @@ def test_dc114_a_patch_source_class_is_never_built(tmp_path):
     assert _dc114(scan_trees(tmp_path, new, client, only=["DC114"], client_vllm=str(old))) == []
     unpatched = {**client, "plug/patch.py": patch.replace("CudaImpl.forward = FastImpl.forward", "")}
     assert _dc114(scan_trees(tmp_path / "twin", new, unpatched, only=["DC114"], client_vllm=str(old))) == [("error", 4)]
+
+
+def test_dc114_a_base_from_an_unread_package_may_define_it(tmp_path):
+    lost = {"plug/common.py": [("def forward_mqa(self, q)", "def forward_decode(self, q)"),
+                               ("class CommonMLAImpl(MLAAttentionImpl):", "class CommonMLAImpl(MLAAttentionImpl, QueryMixin):"),
+                               ("from vllm.backend import MLAAttentionImpl", "from vllm.backend import MLAAttentionImpl\nfrom kernels_lib import QueryMixin")]}
+    assert _scan(tmp_path, "ND1", client_edits=lost, old_edits=MQA_OPTIONAL) == []
