@@ -31,6 +31,7 @@ No fix: what to iterate instead depends on the record (`CachedRequestData.req_id
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from driftcheck.astnodes import nodes_of
@@ -66,6 +67,10 @@ _SEARCH = _Operation("`in` searches", ("__contains__", "__iter__", "__getitem__"
 # builtins that iterate their positional arguments
 _ITERATING = frozenset({"list", "tuple", "set", "frozenset", "sorted", "enumerate", "zip", "iter", "dict", "any",
                         "all", "sum", "min", "max", "reversed", "map", "filter"})
+# typing's names of containers (an annotation `Sequence[X]` is no record)
+_TYPING_CONTAINERS = frozenset({"List", "Dict", "Set", "FrozenSet", "Tuple", "Sequence", "Mapping", "MutableMapping",
+                                "Iterable", "Iterator", "Collection", "Generator", "AsyncIterator", "Deque",
+                                "DefaultDict", "OrderedDict", "Counter", "ChainMap", "Optional", "Union", "Any"})
 # bases outside vLLM that make no instance a container
 _PLAIN_EXTERNALS = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "torch.nn.Module"})
 
@@ -108,8 +113,12 @@ def _one_class(ctx: ScanContext, resolved: Resolved) -> Resolved | None:
     """The one vLLM class `resolved` (an attribute, property or function) evaluates to, when its annotation names only
     that class (or it or None)."""
     expr = resolved.type_expr if resolved.kind == "attribute" else resolved.func.returns if resolved.func else None
-    if not expr or len([p for p in split_union(expr) if p.strip("'\" ") != "None"]) != 1:
-        return None
+    parts = [p for p in split_union(expr) if p.strip("'\" ") != "None"] if expr else []
+    shown = parts[0].strip("'\" ") if len(parts) == 1 else ""
+    built = re.fullmatch(r"[A-Za-z_][\w.]*\((.*)\)", shown, re.S)  # `make_batch(Batch)`: built by a call, annotated
+    head = (built.group(1) if built else shown).strip("'\" ").split("[", 1)[0].rsplit(".", 1)[-1]
+    if not head[:1].isupper() or head in _TYPING_CONTAINERS:
+        return None  # `list[X]`, `dict`, `int`, `Sequence[X]`: no vLLM class (a builtin or typing's), not asked further
     found = ctx.api.type_of(resolved)
     if not isinstance(found, Resolved) or found.kind != "class" or found.cls is None or found.otherwise is not None:
         return None
