@@ -68,6 +68,9 @@ class Guard:
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        if self.kind == "unreachable" and self.names and self.where.endswith("()"):
+            return (f"under `if` (line {self.line}) that calls `{self.where}`, a function of this file that only ever "
+                    f"returns a false constant: this code runs only if code outside the file rebinds it")
         if self.kind == "unreachable" and self.names:
             return (f"under `if` (line {self.line}) that tests `{self.where}`, which this file only ever sets to a "
                     f"false constant: this code runs only if code outside the file sets it")
@@ -213,7 +216,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
-    out += _after_no_return(tree) + _flag_never_set(tree)
+    out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -751,6 +754,52 @@ def _flag_never_set(tree: ast.AST) -> list[Guard]:
         if attr is not None:
             start, end = body_span(node.body)
             out.append(Guard(start, end, "unreachable", frozenset(), node.lineno, frozenset({attr}), where=f"self.{attr}"))
+    return out
+
+
+def _always_falsy(fn: ast.FunctionDef) -> bool:
+    """Every way out of `fn` gives a false constant: each `return` has none or a false literal, and it yields nothing
+    (falling off the end returns None)."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and not node.value.value):
+            return False
+        todo.extend(ast.iter_child_nodes(node))
+    return True
+
+
+def _helper_never_true(tree: ast.AST) -> list[Guard]:
+    """The body of `if helper():` / `if x and helper():` where `helper` is an undecorated function of this module whose
+    every return is a false constant (vllm-plugin-FL's `use_trtllm_ragged_deepseek_prefill()`: `logger.info_once(...);
+    return False`) and which the file binds nowhere else: a branch that never runs unless code outside the file rebinds
+    the helper. Only for files with such a test."""
+    tests: list[tuple[ast.If, list[str]]] = []
+    for node in nodes_of(tree, ast.If):
+        conjuncts = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) \
+            else [node.test]
+        called = [c.func.id for c in conjuncts if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)]
+        if called and node.body:
+            tests.append((node, called))
+    if not tests or not isinstance(tree, ast.Module):
+        return []
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    once = {n.name for n in defs if sum(1 for d in defs if d.name == n.name) == 1}
+    bound = {t.id for n in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Global, ast.Nonlocal)
+             for t in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)])
+             if isinstance(t, ast.Name)} | {name for n in nodes_of(tree, ast.Global) for name in n.names}
+    falsy = {n.name for n in defs if n.name in once and n.name not in bound and not n.decorator_list and _always_falsy(n)}
+    out: list[Guard] = []
+    for node, called in tests:
+        name = next((c for c in called if c in falsy), None)
+        if name is not None:
+            start, end = body_span(node.body)
+            out.append(Guard(start, end, "unreachable", frozenset(), node.lineno, frozenset({name}), where=f"{name}()"))
     return out
 
 

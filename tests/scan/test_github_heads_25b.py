@@ -14,7 +14,8 @@ MB2 (open, a strict xfail in test_plugin_shapes.py): the same plugin's metax MLA
 bound only under `elif use_trtllm_ragged_deepseek_prefill():`, a module function of the file that returns False. DC006
 calls the three reads errors; following a method to the one branch that binds it, and a helper to its constant
 result, is left open. The test below pins the error of today, which the fix must also keep for the twin (a helper that
-can return True).
+can return True). The guard half is done (2026-12-05, fourth session): code under `if helper():` where the file's
+undecorated helper only returns false constants is a warning; a read in a method bound there still is not.
 
 MB3 (open, a strict xfail): the xmhubj fork (b7d291b, vllm_fl/ops/fused_moe/layer.py:98-238) keeps
 `FusedMoEFL.select_experts`, which reads `self.zero_expert_num` / `self.zero_expert_type`; vLLM 0.19.0's FusedMoE has
@@ -86,3 +87,39 @@ def test_mb3_twin_method_the_client_calls_stays_error(tmp_path):
     client["plug/layer.py"] += "\n    def forward(self, logits):\n        return self.select_experts(logits)\n"
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     assert [(f.severity, f.client.line) for f in result.findings] == [("error", 7)]
+
+
+HELPER_VLLM = {"vllm/backend.py": "class Builder:\n    def __init__(self):\n        self.device = 'cpu'\n"}
+HELPER_CLIENT = """
+from vllm.backend import Builder
+
+
+def use_ragged_prefill() -> bool:
+    print("ragged prefill is not supported on this device")
+    return False
+
+
+class MyBuilder(Builder):
+    def build(self):
+        if self.device == "cpu" and use_ragged_prefill():
+            return self.workspace_buffer
+        elif use_ragged_prefill():
+            return self.workspace_buffer
+        return None
+"""
+
+
+def test_a_branch_under_a_helper_that_only_returns_false_is_a_warning(tmp_path):
+    # the guard half of MB2: the plugin's `use_trtllm_ragged_deepseek_prefill()` is `logger.info_once(...); return False`
+    result = scan_trees(tmp_path, HELPER_VLLM, {"plug.py": HELPER_CLIENT}, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("warning", 12), ("warning", 14)]
+    assert "calls `use_ragged_prefill()`, a function of this file that only ever returns a false constant" in \
+        result.findings[0].message
+
+
+def test_twins_a_helper_that_may_return_true_or_that_the_file_rebinds_stay_errors(tmp_path):
+    for i, twin in enumerate([HELPER_CLIENT.replace("    return False", "    return bool(print)"),
+                              HELPER_CLIENT + "\nuse_ragged_prefill = lambda: True\n",
+                              HELPER_CLIENT.replace("def use_ragged_prefill", "@staticmethod\ndef use_ragged_prefill")]):
+        result = scan_trees(tmp_path / str(i), HELPER_VLLM, {"plug.py": twin}, only=["DC006"])
+        assert {f.severity for f in result.findings} == {"error"}, i
