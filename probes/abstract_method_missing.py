@@ -17,7 +17,7 @@ attributes, nested classes, in any branch of the body). A name left over is miss
 - a warning when there is no such vLLM to compare with and the client builds the class itself (`Name(...)` in
   its files); nothing when neither says the class is built.
 It says nothing of a class with a base from a package it does not read (a third-party mixin may define the method),
-of a class another client class derives from, one that declares abstract methods itself (both
+of a class another client class derives from unless the client also builds it itself, one that declares abstract methods itself (both
 are bases, not built), one whose methods the client copies onto other classes (a patch's source), one whose missing methods are all static or class methods (an interface of classes used as
 classes, as vLLM's `AttentionBackend` is: nothing instantiates them), one with a `metaclass=` or a base driftcheck cannot read, or one the client already could
 not build on its own vLLM. No fix: the method to add is the client's to write (the message names it and where the
@@ -171,8 +171,9 @@ def check(ctx: ScanContext):
             changed = changed_files(ctx.client.tree, ctx.api.tree)
             if missing and any(c.path in changed for _n, c in missing):
                 continue  # a diff the client ships for the vLLM file may define the method
-            if not missing or _used_as_a_class(missing) or _a_base(ctx, node.name) or _grafted(ctx, label):
-                continue
+            if not missing or _used_as_a_class(missing) or _grafted(ctx, label) or \
+                    (_a_base(ctx, node.name) and not _built_by_the_client(ctx, file.module, node.name)):
+                continue  # a base the client does not build itself is there to derive from
             found = _finding(ctx, file, node, bases, defined, missing)
             if found is not None:
                 yield found

@@ -166,3 +166,16 @@ def test_dc114_a_base_from_an_unread_package_may_define_it(tmp_path):
                                ("class CommonMLAImpl(MLAAttentionImpl):", "class CommonMLAImpl(MLAAttentionImpl, QueryMixin):"),
                                ("from vllm.backend import MLAAttentionImpl", "from vllm.backend import MLAAttentionImpl\nfrom kernels_lib import QueryMixin")]}
     assert _scan(tmp_path, "ND1", client_edits=lost, old_edits=MQA_OPTIONAL) == []
+
+
+def test_dc114_a_base_the_client_also_builds_is_reported(tmp_path):
+    # llm-d's SharedStorageOffloadingManager is both a base (of its Nixl manager) and built by its spec
+    lost = {"plug/common.py": [("def forward_mqa(self, q)", "def forward_decode(self, q)")],
+            "plug/impl.py": [("    return DeviceMLAImpl(num_heads)", "    return DeviceMLAImpl(num_heads) if num_heads else CommonMLAImpl(1)")]}
+    vllm, client = plugin_shape("ND1")
+    old = vllm_tree(tmp_path / "old", {**edited(vllm, *[(k, *v) for k, v in MQA_OPTIONAL.items()][0]),
+                                       "vllm/_version.py": '__version__ = "0.98.0"\n'})
+    for rel, edits in lost.items():
+        client = edited(client, rel, *edits)
+    result = scan_trees(tmp_path, vllm, client, only=["DC114"], client_vllm=str(old))
+    assert sorted((f.client.path, f.client.line) for f in result.findings) == [("plug/common.py", 4), ("plug/impl.py", 6)]
