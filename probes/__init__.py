@@ -30,10 +30,6 @@ PROBE_MODULES = [
     "two_phase_execution",
     "unique_reply_rank",
     "tensor_truthiness",
-    "not_a_container",
-    "abstract_method_missing",
-    "unpack_count",
-    "not_callable",
     "forward_replay_drift",
     "default_flipped",
     "engine_setup_precondition",
@@ -41,6 +37,11 @@ PROBE_MODULES = [
     "vendored_copy_drift",
     "serve_config_drift",
     "refused_release",
+    # shape probes: what the target's annotations and bodies say a value is (a record, an ABC, a tuple, a value)
+    "not_a_container",
+    "abstract_method_missing",
+    "unpack_count",
+    "not_callable",
 ]
 
 
