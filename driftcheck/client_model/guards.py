@@ -34,7 +34,7 @@ class Guard:
     start: int
     end: int
     kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability | precondition
-    # | rebound | refused | unreachable
+    # | rebound | refused | unreachable | dead
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
@@ -49,7 +49,7 @@ class Guard:
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
             return False
-        if self.kind in ("replaced", "unreachable"):
+        if self.kind in ("replaced", "unreachable", "dead"):
             return True  # a body that never runs
         if self.kind == "rebound":
             # a name another branch of a module-level `if` binds to something else: uses of that name only
@@ -68,6 +68,8 @@ class Guard:
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        if self.kind == "dead":
+            return f"in a method that never runs: {self.where}"
         if self.kind == "unreachable" and self.names and self.where.endswith("()"):
             return (f"under `if` (line {self.line}) that calls `{self.where}`, a function of this file that only ever "
                     f"returns a false constant: this code runs only if code outside the file rebinds it")

@@ -253,7 +253,7 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
     if finding.severity == "error":
         finding.severity = "warning"
         # code that never runs handles nothing: it only never fails
-        handled = "" if guard.kind in ("replaced", "unreachable") else ", so the client handles it"
+        handled = "" if guard.kind in ("replaced", "unreachable", "dead") else ", so the client handles it"
         finding.message += f" The use is {guard.describe()}{handled}."
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from driftcheck.client_model.dead_methods import dead_methods
 from driftcheck.client_model.cross_file_guards import dispatched_modules, imported_version_aliases, replaced_elsewhere
 from driftcheck.client_model.guards import guards_of, reached_names
 from driftcheck.client_model.refusals import refused_modules
@@ -254,6 +255,9 @@ class _Guards:
                 cache[path] = [*(cache[path] or []), self.run.dispatched[path]]
             if path in self.run.replaced:
                 cache[path] = [*(cache[path] or []), *self.run.replaced[path]]
+            unreachable = [g for g in cache[path] or () if g.kind == "unreachable"]
+            if unreachable and f is not None:  # methods only that code names never run either (MB2)
+                cache[path] = [*cache[path], *dead_methods(f, unreachable, self.run.api, self.run.usage, self.run.source)]
         return cache[path]
 
     def expression(self, where) -> str:

@@ -8,7 +8,7 @@ lines 251, 272, 282) read `self.attention_config`, which vLLM 0.20.2's Attention
 that branch. DC006 called both errors; the branch never runs. The twins: a file that also sets the flag to True, to a
 value that is not a constant, or that calls setattr, or a read outside the branch, stay errors.
 
-MB2 (open, a strict xfail in test_plugin_shapes.py): the same plugin's metax MLA backend
+MB2 (fixed in the fourth session of 2026-12-05: client_model/dead_methods.py): the same plugin's metax MLA backend
 (vllm_fl/dispatch/backends/vendor/metax/impl/attention/mla/common.py:450, 1218, 1394, 1431, 1437) reads
 `self._workspace_buffer` (set only on its metadata builder, not on the impl) in `_run_prefill_*_trtllm_ragged`, methods
 bound only under `elif use_trtllm_ragged_deepseek_prefill():`, a module function of the file that returns False. DC006
@@ -73,6 +73,35 @@ def test_mb1_twin_read_outside_the_branch_stays_error(tmp_path):
     client = _with("        assert self.max_num_splits == 0\n",
                    "        assert self.max_num_splits == 0\n        self.n = self.attention_config\n")
     assert ("error", 13) in _dc006(tmp_path, client)
+
+
+def test_mb2_a_method_named_only_in_a_branch_that_never_runs_is_a_warning(tmp_path):
+    vllm, client = plugin_shape("MB2")
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("warning", 21)]
+    assert "in a method that never runs: `_run_prefill_new_tokens_trtllm_ragged` is named only in code that never runs" \
+        in result.findings[0].message
+
+
+def test_mb2_twins_another_file_or_vllm_names_the_method_stays_error(tmp_path):
+    vllm, client = plugin_shape("MB2")
+    elsewhere = {**client, "plug/other.py": "def pick(impl):\n    return impl._run_prefill_new_tokens_trtllm_ragged\n"}
+    result = scan_trees(tmp_path / "client", vllm, elsewhere, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
+    # vLLM's base calls it on its own `self`: the client's object is one
+    calls = {**vllm, "vllm/mla.py": vllm["vllm/mla.py"] + "\n    def run(self, q):\n"
+                                                          "        return self._run_prefill_new_tokens_trtllm_ragged(q)\n"}
+    result = scan_trees(tmp_path / "vllm", calls, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
+    # vLLM names it on another receiver: it may be the client's object
+    other = {**vllm, "vllm/runner.py": "def run(impl, q):\n    return impl._run_prefill_new_tokens_trtllm_ragged(q)\n"}
+    result = scan_trees(tmp_path / "other", other, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 21)]
+    # only `self.` in a vLLM class the client's class does not derive from: not the client's object
+    unrelated = {**vllm, "vllm/cuda_mla.py": "class CudaMLAImpl:\n    def run(self, q):\n"
+                                             "        return self._run_prefill_new_tokens_trtllm_ragged(q)\n"}
+    result = scan_trees(tmp_path / "unrelated", unrelated, client, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("warning", 21)]
 
 
 def test_mb2_twin_helper_that_can_return_true_stays_error(tmp_path):

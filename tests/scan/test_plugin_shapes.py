@@ -41,7 +41,7 @@ aibrix's kvcache (e3e10f9) at 0.21.0 taken from GitHub (batch 24a, docs/triage/2
 LA1_ and LA3_ run pytest's MonkeyPatch and skip outcome), LB1_ and LB2_ from NeMo-RL (7ea279a) and ROLL (8eb27cc) taken
 from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md), LC1_ from ArcticInference
 (snowflakedb/ArcticInference 9d46438) taken from GitHub (batch 24c, docs/triage/2026-12-05-kv-serving-heads-24c.md),
-MB1_ to MB3_ (MB2, MB3 open) from vllm-plugin-FL forks (physics31415926 d1653d9 at vLLM 0.20.2, xmhubj b7d291b at 0.19.0)
+MB1_ to MB3_ (MB3 open; MB2 fixed in the fourth session) from vllm-plugin-FL forks (physics31415926 d1653d9 at vLLM 0.20.2, xmhubj b7d291b at 0.19.0)
 taken from GitHub (batch 25b, docs/triage/2026-12-05-plugin-heads-25b.md), NC1_ to NC3_ (DC113 not-a-container:
 records that are containers after all) and ND1_ to ND4_ (DC114 abstract-method-missing: classes that can be built, or are
 never built), NE1_, NE2_ (DC115 unpack-count: what really runs returns what the client unpacks) and NF1_ (DC116 not-callable:
@@ -79,7 +79,6 @@ OPEN = {  # case -> the cause not fixed yet
     "AF_dc111_config_dict_never_reaches_vllm": "DC111 reads config dicts by shape, also those given only to a test double",
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
     "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
-    "MB2_member_read_in_a_method_bound_only_under_a_helper_that_returns_false": "a method bound only in the branch of `if helper():` where the file's helper always returns False",
     "MB3_member_read_in_an_override_of_a_method_vllm_no_longer_has_nor_calls": "a client method named as an old vLLM method that neither vLLM nor the client calls any more",
 }
 
