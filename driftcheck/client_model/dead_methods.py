@@ -10,7 +10,8 @@ A method counts only when every mention of its name in its file (an attribute, a
 unreachable span of that file, no other client file names it, it has no decorator and is no dunder, and vLLM's sources
 name it only as `self.<name>` inside classes that are not among the client class's vLLM bases: vLLM calls a method by
 its name, on a receiver that may be the client's object only through such a base (or through any other receiver,
-which counts as a caller). Asked only for files that have an unreachable span.
+which counts as a caller). Asked only for files that have such a branch, with the other cross-file facts (a
+change to another file can bring a method back to life).
 """
 
 from __future__ import annotations
@@ -18,7 +19,20 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import nodes_of
-from driftcheck.client_model.guards import Guard, body_span
+from driftcheck.client_model.guards import Guard, body_span, unreachable_branches
+
+
+def dead_methods_of(files, api, usage, source) -> dict[str, list[Guard]]:
+    """File -> its dead-method guards, for every client file with a branch that never runs (a flag the file only sets
+    false, a helper that only returns false: guards.unreachable_branches). A cross-file fact: another file naming a
+    method keeps it alive, so it is worked out with the other cross-file facts and goes into the units' digest."""
+    out: dict[str, list[Guard]] = {}
+    for f in files:
+        spans = unreachable_branches(f.tree)
+        found = dead_methods(f, spans, api, usage, source) if spans else []
+        if found:
+            out[f.rel] = found
+    return out
 
 
 def dead_methods(file, unreachable: list[Guard], api, usage, source) -> list[Guard]:

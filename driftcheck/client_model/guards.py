@@ -805,6 +805,12 @@ def _helper_never_true(tree: ast.AST) -> list[Guard]:
     return out
 
 
+def unreachable_branches(tree: ast.AST) -> list[Guard]:
+    """The file's branches that never run because of the file itself: under a flag it only sets false, or a helper
+    that only returns false (what `dead_methods` starts from)."""
+    return _flag_never_set(tree) + _helper_never_true(tree)
+
+
 def _fallback_imports(rest: list[ast.stmt], line: int) -> list[Guard]:
     """The imports after `if probe found it: ...; return`: what the rest of the block imports is the other releases'
     spelling, reached only where the probe found nothing (`kernel = getattr(qm, "kernel", None); if kernel is not

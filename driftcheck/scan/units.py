@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driftcheck.client_model.dead_methods import dead_methods
+from driftcheck.client_model.dead_methods import dead_methods_of
 from driftcheck.client_model.cross_file_guards import dispatched_modules, imported_version_aliases, replaced_elsewhere
 from driftcheck.client_model.guards import guards_of, reached_names
 from driftcheck.client_model.refusals import refused_modules
@@ -96,6 +96,7 @@ class _Run:
     reached: frozenset = frozenset()  # guards.reached_names: what other files may call of a file
     replaced: dict = field(default_factory=dict)  # guards.replaced_elsewhere: method bodies other files replace
     version_imports: dict = field(default_factory=dict)  # imported_version_aliases: version checks other files define
+    dead: dict = field(default_factory=dict)  # dead_methods_of: methods only a file's unreachable code names
     visited: Usage | None = None  # every file visited once, into one Usage (see visit_all)
     own: dict = field(default_factory=dict)  # file -> its lists: its global-phase entries, then its visit's
 
@@ -255,9 +256,8 @@ class _Guards:
                 cache[path] = [*(cache[path] or []), self.run.dispatched[path]]
             if path in self.run.replaced:
                 cache[path] = [*(cache[path] or []), *self.run.replaced[path]]
-            unreachable = [g for g in cache[path] or () if g.kind == "unreachable"]
-            if unreachable and f is not None:  # methods only that code names never run either (MB2)
-                cache[path] = [*cache[path], *dead_methods(f, unreachable, self.run.api, self.run.usage, self.run.source)]
+            if path in self.run.dead:
+                cache[path] = [*(cache[path] or []), *self.run.dead[path]]
         return cache[path]
 
     def expression(self, where) -> str:
@@ -370,7 +370,7 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary,
 
 
 def _cross_file_facts(digest: bool, run: _Run | None = None) -> tuple:
-    """What one client file says of another (`_Run.dispatched`, `reached`, `replaced`, `version_imports`) and the
+    """What one client file says of another (`_Run.dispatched`, `reached`, `replaced`, `version_imports`, `dead`) and the
     global digest of the unit cache's keys ("" without a cache): from the parsed files and the global phases only."""
     run = run or _RUN
     assert run is not None
@@ -380,14 +380,16 @@ def _cross_file_facts(digest: bool, run: _Run | None = None) -> tuple:
     reached = reached_names(f.tree for f in source.files)
     replaced = replaced_elsewhere(source.files)
     version_imports = imported_version_aliases(source.files, source)
-    gdigest = global_digest(run.usage, source, [f.rel for f in source.files], dispatched, reached, replaced, api,
+    dead = dead_methods_of(source.files, api, run.usage, source)
+    bodies = {rel: [*replaced.get(rel, ()), *dead.get(rel, ())] for rel in {*replaced, *dead}}  # both: bodies that never run
+    gdigest = global_digest(run.usage, source, [f.rel for f in source.files], dispatched, reached, bodies, api,
                             version_imports) if digest else ""
-    return dispatched, reached, replaced, version_imports, gdigest
+    return dispatched, reached, replaced, version_imports, dead, gdigest
 
 
 def _adopt(run: _Run, facts: tuple) -> str:
     """Set `_cross_file_facts`' answers on `run`; the global digest."""
-    run.dispatched, run.reached, run.replaced, run.version_imports, gdigest = facts
+    run.dispatched, run.reached, run.replaced, run.version_imports, run.dead, gdigest = facts
     return gdigest
 
 

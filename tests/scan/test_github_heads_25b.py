@@ -152,3 +152,26 @@ def test_twins_a_helper_that_may_return_true_or_that_the_file_rebinds_stay_error
                               HELPER_CLIENT.replace("def use_ragged_prefill", "@staticmethod\ndef use_ragged_prefill")]):
         result = scan_trees(tmp_path / str(i), HELPER_VLLM, {"plug.py": twin}, only=["DC006"])
         assert {f.severity for f in result.findings} == {"error"}, i
+
+
+def test_mb2_a_call_added_in_another_file_is_seen_through_the_unit_cache(tmp_path):
+    # the dead-method guard is a cross-file fact: it goes into the units' digest, so the unchanged file's cached unit
+    # is not reused once another file names the method
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+    from scan.helpers import vllm_tree, write_tree
+
+    vllm_files, client = plugin_shape("MB2")
+    vroot = vllm_tree(tmp_path / "vllm-src", {**vllm_files, "vllm/_version.py": '__version__ = "0.99.0"\n'})
+    cache = tmp_path / "cache"
+
+    def severities(files):
+        croot = write_tree(tmp_path / "client", files)
+        result = scan(resolve_vllm(str(vroot), cache), [resolve_client(str(croot), cache)],
+                      ScanOptions(cache_dir=cache, only=["DC006"], jobs=1))
+        return [(f.severity, f.client.line) for f in result.findings]
+
+    assert severities(client) == [("warning", 21)]
+    other = {**client, "plug/other.py": "from plug.common import MLACommonImpl\n\n\n"
+                                        "def pick(impl: MLACommonImpl):\n    return impl._run_prefill_new_tokens_trtllm_ragged\n"}
+    assert severities(other) == [("error", 21)]
