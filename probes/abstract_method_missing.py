@@ -40,7 +40,8 @@ from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.resolved import Resolved
 
 RULE = Rule("DC114", "abstract-method-missing", "Client subclass of a vLLM abstract class lacks a method the target "
-            "makes abstract", "error", kind="behaviour", raises=("TypeError",), baseline=True)
+            "makes abstract", "error", kind="behaviour", raises=("TypeError",), baseline=True,
+            whole_client=True)  # whether a class is a base or is built is read from every client file
 
 # bases outside vLLM that neither define methods a subclass would inherit nor change how it is built
 _PLAIN_EXTERNALS = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol",
