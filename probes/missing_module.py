@@ -149,8 +149,8 @@ def _only_loaded(ctx: ScanContext, module: str) -> bool:
     """Whether every place the client spells `module` as a string hands it to a loader (`importlib.import_module`,
     `find_spec`, `__import__`), directly or as a candidate of the `for` loop that hands its variable to one
     (Model-Optimizer's `for module_name in ("vllm.attention.layer", ...): importlib.import_module(module_name)`, NB4),
-    or compares something with it (`exc.name != "vllm.x.y"`, OB2): loading a module by its name, or comparing a name
-    with it, registers nothing that is not there."""
+    or compares with it in an `except` clause (`exc.name != "vllm.x.y"`, OB2): loading a module by its name, or
+    telling which import failed, registers nothing that is not there."""
     memo = ctx.once(_loaded_memo)
     if module not in memo:
         memo[module] = _spelled_only_as_loaded(ctx, module)
@@ -184,15 +184,18 @@ def _spelled_only_as_loaded(ctx: ScanContext, module: str) -> bool:
 
 
 def _compared(tree: ast.Module) -> set[int]:
-    """The nodes a comparison reads (`exc.name != "vllm.x.y"` in the `except ModuleNotFoundError as exc:` that tells
-    a missing module from a failing import inside it, kvbm's pd_connector.py, OB2; `name in ("vllm.x", ...)`):
-    comparing a module's name with a string registers nothing."""
+    """The nodes a comparison in an `except` clause reads (`if exc.name != "vllm.x.y": raise` in the `except
+    ModuleNotFoundError as exc:` that tells a missing module from a failing import inside it, kvbm's pd_connector.py,
+    OB2; `exc.name in ("vllm.x", ...)`): telling which import failed registers nothing. A comparison elsewhere may be
+    an import hook's (`def find_spec(self, fullname, ...): if fullname == "vllm.x.y": ...`), which does."""
     out: set[int] = set()
-    for cmp in nodes_of(tree, ast.Compare):
-        for operand in (cmp.left, *cmp.comparators):
-            out.add(id(operand))
-            if isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
-                out |= {id(e) for e in operand.elts}
+    for handler in nodes_of(tree, ast.ExceptHandler):
+        for stmt in handler.body:
+            for cmp in (n for n in ast.walk(stmt) if isinstance(n, ast.Compare)):
+                for operand in (cmp.left, *cmp.comparators):
+                    out.add(id(operand))
+                    if isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
+                        out |= {id(e) for e in operand.elts}
     return out
 
 

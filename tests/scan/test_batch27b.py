@@ -13,9 +13,9 @@ OB2: kvbm 1.6.1 (kvbm/vllm_integration/connector/pd_connector.py:16-27) imports 
 `except ModuleNotFoundError as exc:` re-raises unless `exc.name != "...v1.nixl_connector"` and then imports the new
 `...v1.nixl`. DC001 took that string for a registration of the module ("the client names it as a string: it may
 register the module itself (sys.modules, an import hook)"): the warning gave a wrong reason. A string a comparison
-reads registers nothing: the warning now says the import is guarded and where the names went. The twins: the same
-module imported without a guard in another file is an error (it was a warning), and a `sys.modules[...]` key still
-counts as a registration.
+in an `except` clause reads registers nothing: the warning now says the import is guarded and where the names went.
+The twins: the same module imported without a guard in another file is an error (it was a warning); a `sys.modules[...]`
+key and an import hook's `if fullname == "..."` (a comparison outside an `except`) still count as a registration.
 """
 
 from __future__ import annotations
@@ -86,4 +86,12 @@ def test_ob2_twin_unguarded_import_elsewhere_is_an_error(tmp_path):
 def test_ob2_twin_sys_modules_key_still_counts_as_a_registration(tmp_path):
     client = {**OB2_CLIENT, "plug/old.py": f"from {OLD} import NixlConnector\n",
               "plug/register.py": f"import sys\nimport types\nsys.modules[\"{OLD}\"] = types.ModuleType(\"x\")\n"}
+    assert [(s, p, r) for s, p, _, r in _ob2(tmp_path, client)] == [("warning", "plug/old.py", True), ("warning", "plug/pd.py", True)]
+
+
+def test_ob2_twin_a_finder_comparing_the_name_still_counts_as_a_registration(tmp_path):
+    hook = (f"import importlib.abc\nimport importlib.machinery\n\n\nclass Finder(importlib.abc.MetaPathFinder):\n"
+            f"    def find_spec(self, fullname, path, target=None):\n        if fullname == \"{OLD}\":\n"
+            f"            return importlib.machinery.ModuleSpec(fullname, None)\n        return None\n")
+    client = {**OB2_CLIENT, "plug/old.py": f"from {OLD} import NixlConnector\n", "plug/hook.py": hook}
     assert [(s, p, r) for s, p, _, r in _ob2(tmp_path, client)] == [("warning", "plug/old.py", True), ("warning", "plug/pd.py", True)]
