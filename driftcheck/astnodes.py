@@ -113,8 +113,11 @@ def source_text(node: ast.expr) -> str:
 
 
 def is_type_checking(test: ast.expr) -> bool:
-    """`if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`: a block that never runs."""
-    return dotted_name(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+    """`if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`: a block that never runs. The constant read through any one
+    module name counts too: `typing_extensions.TYPE_CHECKING` (the same False; tair-kvcache's connector, OB1) or an
+    alias of either (`import typing as t`; `t.TYPE_CHECKING`)."""
+    name = dotted_name(test)
+    return name == "TYPE_CHECKING" or (name is not None and name.count(".") == 1 and name.endswith(".TYPE_CHECKING"))
 
 
 def root_name(node: ast.expr) -> str | None:

@@ -148,8 +148,9 @@ LOADERS = ("import_module", "find_spec", "__import__")
 def _only_loaded(ctx: ScanContext, module: str) -> bool:
     """Whether every place the client spells `module` as a string hands it to a loader (`importlib.import_module`,
     `find_spec`, `__import__`), directly or as a candidate of the `for` loop that hands its variable to one
-    (Model-Optimizer's `for module_name in ("vllm.attention.layer", ...): importlib.import_module(module_name)`, NB4):
-    loading a module by its name registers nothing that is not there."""
+    (Model-Optimizer's `for module_name in ("vllm.attention.layer", ...): importlib.import_module(module_name)`, NB4),
+    or compares with it in an `except` clause (`exc.name != "vllm.x.y"`, OB2): loading a module by its name, or
+    telling which import failed, registers nothing that is not there."""
     memo = ctx.once(_loaded_memo)
     if module not in memo:
         memo[module] = _spelled_only_as_loaded(ctx, module)
@@ -175,11 +176,27 @@ def _spelled_only_as_loaded(ctx: ScanContext, module: str) -> bool:
         except (SyntaxError, ValueError):
             return False
         spelled = [n for n in nodes_of(tree, ast.Constant) if n.value == module]
-        loaded = _loader_arguments(tree)
+        loaded = _loader_arguments(tree) | _compared(tree)
         if any(id(n) not in loaded for n in spelled):
             return False
         seen = seen or bool(spelled)
     return seen
+
+
+def _compared(tree: ast.Module) -> set[int]:
+    """The nodes a comparison in an `except` clause reads (`if exc.name != "vllm.x.y": raise` in the `except
+    ModuleNotFoundError as exc:` that tells a missing module from a failing import inside it, kvbm's pd_connector.py,
+    OB2; `exc.name in ("vllm.x", ...)`): telling which import failed registers nothing. A comparison elsewhere may be
+    an import hook's (`def find_spec(self, fullname, ...): if fullname == "vllm.x.y": ...`), which does."""
+    out: set[int] = set()
+    for handler in nodes_of(tree, ast.ExceptHandler):
+        for stmt in handler.body:
+            for cmp in (n for n in ast.walk(stmt) if isinstance(n, ast.Compare)):
+                for operand in (cmp.left, *cmp.comparators):
+                    out.add(id(operand))
+                    if isinstance(operand, (ast.Tuple, ast.List, ast.Set)):
+                        out |= {id(e) for e in operand.elts}
+    return out
 
 
 def _loader_arguments(tree: ast.Module) -> set[int]:

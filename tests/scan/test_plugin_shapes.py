@@ -51,7 +51,9 @@ from auto-round's vLLM extension (intel/auto-round b9f3d00) at vLLM 0.33.0 taken
 docs/triage/2026-12-05-quant-spec-heads-26b.md), NA1_ from unsloth (015bdef) taken from GitHub
 (batch 26a, docs/triage/2026-12-05-eval-finetune-heads-26a.md; a guarded import, a warning that names no other module's
 own `logger` as where it went), NA4_ from torchtune (bd2a0fc) at its pin vLLM 0.8.4, NA5_
-from NVIDIA-NeMo/Export-Deploy (914daa6) at vLLM 0.24.0.
+from NVIDIA-NeMo/Export-Deploy (914daa6) at vLLM 0.24.0, OB1_ from tair-kvcache's vLLM connector (alibaba/tair-kvcache
+f6aa2b2) taken from GitHub and OB2_ from kvbm 1.6.1 (batch 27b, docs/triage/2026-12-05-kv-scheduler-heads-27b.md; OB2 a
+guarded import whose warning no longer calls a compared string a registration).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
