@@ -42,7 +42,9 @@ LA1_ and LA3_ run pytest's MonkeyPatch and skip outcome), LB1_ and LB2_ from NeM
 from GitHub (batch 24b, docs/triage/2026-12-05-rl-framework-heads-24b.md), LC1_ from ArcticInference
 (snowflakedb/ArcticInference 9d46438) taken from GitHub (batch 24c, docs/triage/2026-12-05-kv-serving-heads-24c.md),
 MB1_ to MB3_ (MB3 open; MB2 fixed in the fourth session) from vllm-plugin-FL forks (physics31415926 d1653d9 at vLLM 0.20.2, xmhubj b7d291b at 0.19.0)
-taken from GitHub (batch 25b, docs/triage/2026-12-05-plugin-heads-25b.md), NC1_ to NC3_ (DC113 not-a-container:
+taken from GitHub (batch 25b, docs/triage/2026-12-05-plugin-heads-25b.md), OA1_ from the same plugin's forks at newer
+HEADs (tonyh168 38e7dbc at 0.20.2, xin2an 2136609 at 0.13.0; batch 27a, docs/triage/2026-12-05-platform-runner-heads-27a.md:
+bound methods handed out only under a flag the file only sets false), NC1_ to NC3_ (DC113 not-a-container:
 records that are containers after all) and ND1_ to ND4_ (DC114 abstract-method-missing: classes that can be built, or are
 never built), NE1_, NE2_ (DC115 unpack-count: what really runs returns what the client unpacks) and NF1_ (DC116 not-callable:
 members that hold callables) written with the rules (tests/probes/test_not_a_container.py,
