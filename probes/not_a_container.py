@@ -185,9 +185,11 @@ def check(ctx: ScanContext):
         told.add((file.rel, node.lineno, node.col_offset))
         name = cls.qualname.rsplit(".", 1)[-1]
         expr = (resolved.type_expr if resolved.kind == "attribute" else resolved.func.returns).strip("'\" ")
+        built = re.fullmatch(r"([A-Za-z_][\w.]*)\((.*)\)", expr, re.S)  # the resolver's `make_batch(Batch)`: built by a call
+        shown = f"`{built.group(2).strip(chr(39) + chr(34))}` (what `{built.group(1)}()` returns)" if built else f"`{expr}`"
         needs = " nor ".join(f"`{n}`" for n in op.needs)
         yield ctx.finding(
-            RULE, f"{op.how} {what}, which is `{expr}` in {ctx.version_label()}: `{name}` defines "
+            RULE, f"{op.how} {what}, which is {shown} in {ctx.version_label()}: `{name}` defines "
                   f"{'neither ' if len(op.needs) > 1 else 'no '}{needs} (nor does any class it derives from), so this "
                   f"line raises TypeError: {op.error.format(name=name)}.",
             loc_of(file, node), ctx.location_of(resolved), resolved.qualname, when="call", fix=False,

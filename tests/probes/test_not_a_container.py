@@ -136,3 +136,10 @@ def test_dc113_calls_that_do_not_iterate_their_record_argument(tmp_path):
         "            d = list(filter(None, scheduler_output.scheduled_cached_reqs))\n"
         "            return a, b, c, d\n")
     assert _dc113(scan_files(tmp_path, {"conn.py": src}, vllm="0.16.0", only=["DC113"])) == [("error", 10)]
+
+
+def test_dc113_a_value_built_by_a_call_is_named_by_its_annotation(tmp_path):
+    vllm, client = plugin_shape("NC2")
+    result = scan_trees(tmp_path, edited(vllm, "vllm/batch.py", NO_ITER), client, only=["DC113"])
+    [f] = result.findings
+    assert "which is `Batch` (what `make_batch()` returns) in vLLM 0.99.0" in f.message
