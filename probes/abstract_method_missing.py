@@ -16,12 +16,18 @@ attributes, nested classes, in any branch of the body). A name left over is miss
   defined for the same class: it could be built there and cannot be here;
 - a warning when there is no such vLLM to compare with and the client builds the class itself (`Name(...)` in
   its files); nothing when neither says the class is built.
-It says nothing of a class with a base from a package it does not read (a third-party mixin may define the method),
-of a class another client class derives from unless the client also builds it itself, one that declares abstract methods itself (both
-are bases, not built), one whose methods the client copies onto other classes (a patch's source), one whose missing methods are all static or class methods (an interface of classes used as
-classes, as vLLM's `AttentionBackend` is: nothing instantiates them), one with a `metaclass=` or a base driftcheck cannot read, or one the client already could
-not build on its own vLLM. No fix: the method to add is the client's to write (the message names it and where the
-target declares it).
+It says nothing of:
+- a class with a base from a package it does not read (a third-party mixin may define the method), or with a
+  `metaclass=`;
+- a class another client class derives from, unless the client also builds it itself;
+- a class that declares abstract methods itself (a base, not built);
+- a class whose methods the client copies onto other classes (a patch's source);
+- a class whose missing methods are all static or class methods (an interface of classes used as classes, as vLLM's
+  `AttentionBackend` is: nothing instantiates them);
+- a class the client already could not build on its own vLLM;
+- a class whose vLLM file the client ships a diff for.
+It is a whole-client rule: whether a class is a base or is built is read from every client file. No fix: the method
+to add is the client's to write (the message names it and where the target declares it).
 """
 
 from __future__ import annotations
