@@ -41,6 +41,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.facts import PLAIN_EXTERNAL_BASES, mro_defines_any
 from driftcheck.vllm_model.class_summary import split_union
 from driftcheck.vllm_model.resolved import Resolved
 
@@ -71,8 +72,8 @@ _ITERATING = frozenset({"list", "tuple", "set", "frozenset", "sorted", "enumerat
 _TYPING_CONTAINERS = frozenset({"List", "Dict", "Set", "FrozenSet", "Tuple", "Sequence", "Mapping", "MutableMapping",
                                 "Iterable", "Iterator", "Collection", "Generator", "AsyncIterator", "Deque",
                                 "DefaultDict", "OrderedDict", "Counter", "ChainMap", "Optional", "Union", "Any"})
-# bases outside vLLM that make no instance a container
-_PLAIN_EXTERNALS = frozenset({"builtins.object", "abc.ABC", "typing.Generic", "torch.nn.Module"})
+# bases outside vLLM that make no instance a container (a torch.nn.Module is none)
+_PLAIN_EXTERNALS = PLAIN_EXTERNAL_BASES | {"torch.nn.Module"}
 
 
 def _container_uses(tree: ast.Module) -> dict[int, _Operation]:
@@ -133,13 +134,8 @@ def _mro_of(ctx: ScanContext, qualname: str) -> list[Resolved]:
 def _may_have(ctx: ScanContext, cls: Resolved, needs: tuple[str, ...]) -> bool:
     """Whether an instance of `cls` may have one of `needs`: its MRO defines one, a base is not read, or a subclass
     (vLLM's, by the text of its class lines; the client's) defines one."""
-    order, is_open, externals = ctx.api.mro(cls)
-    if is_open or not set(externals) <= _PLAIN_EXTERNALS:
+    if mro_defines_any(ctx.api, cls, needs, _PLAIN_EXTERNALS) is not False:
         return True
-    for c in order:
-        ci = c.cls
-        if ci is None or ci.dynamic_attrs or any(n in ci.methods or n in ci.class_attrs for n in needs):
-            return True
     for label, bases in ctx.usage.client_vllm_bases.items():  # the client's own subclasses, and theirs
         if any(b == cls.qualname or any(c.qualname == cls.qualname for c in _mro_of(ctx, b)) for b in bases):
             members = ctx.usage.client_class_table.get(label, (set(), []))[0] | \

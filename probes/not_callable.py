@@ -28,6 +28,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.class_summary import split_union
+from driftcheck.vllm_model.facts import mro_defines_any
 from driftcheck.vllm_model.resolved import Resolved
 
 RULE = Rule("DC116", "not-callable", "Client calls a vLLM member the target makes a property or a plain value",
@@ -36,7 +37,6 @@ RULE = Rule("DC116", "not-callable", "Client calls a vLLM member the target make
 _VALUES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "bytes": "bytes", "None": "NoneType",
            "list": "list", "dict": "dict", "set": "set", "frozenset": "frozenset", "tuple": "tuple",
            "List": "list", "Dict": "dict", "Set": "set", "Tuple": "tuple", "FrozenSet": "frozenset"}
-_PLAIN_EXTERNALS = frozenset({"builtins.object", "abc.ABC", "typing.Generic"})
 
 
 def _value_type(ctx: ScanContext, resolved: Resolved, expr: str) -> str | None:
@@ -56,11 +56,8 @@ def _value_type(ctx: ScanContext, resolved: Resolved, expr: str) -> str | None:
         cls = ctx.api.class_from_annotation(resolved.module, part)
         if not isinstance(cls, Resolved) or cls.kind != "class" or cls.cls is None:
             return None
-        order, is_open, externals = ctx.api.mro(cls)
-        if is_open or not set(externals) <= _PLAIN_EXTERNALS or any(
-                c.cls is None or c.cls.dynamic_attrs or "__call__" in c.cls.methods or "__call__" in c.cls.class_attrs
-                for c in order):
-            return None
+        if mro_defines_any(ctx.api, cls, ("__call__",)) is not False:
+            return None  # callable, or not known (a torch.nn.Module base is callable)
         names.append(cls.qualname.rsplit(".", 1)[-1])
     real = [n for n in names if n != "NoneType"] or names
     return real[0] if real else None

@@ -320,3 +320,24 @@ def setup_assigns(api, name: str) -> set[str]:
         return sorted(out)
 
     return set(index.remember(f"setup-assigns:v1:{name}", compute))
+
+
+# bases outside vLLM that add no instance methods: the ABC machinery and typing's generics
+PLAIN_EXTERNAL_BASES = frozenset({"builtins.object", "abc.ABC", "typing.Generic"})
+
+
+def mro_defines_any(api, cls: Resolved, names: tuple[str, ...],
+                    plain: frozenset[str] = PLAIN_EXTERNAL_BASES) -> bool | None:
+    """Whether a class of `cls`'s MRO defines one of `names` (as a method or a class attribute); None when that cannot
+    be known: a base driftcheck does not read (outside vLLM and not in `plain`), a dynamic `__getattr__`, a class it
+    could not summarise. What DC113 (containers' protocol methods) and DC116 (`__call__`) ask of the target."""
+    order, is_open, externals = api.mro(cls)
+    if is_open or not set(externals) <= plain:
+        return None
+    for c in order:
+        ci = c.cls
+        if ci is None or ci.dynamic_attrs:
+            return None
+        if any(n in ci.methods or n in ci.class_attrs for n in names):
+            return True
+    return False
