@@ -89,7 +89,11 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     imported as `from vllm import __version__ as VLLM_VERSION`. The statements after an `if` whose branch the target
     takes always leave the block (`return`, `raise`, `pytest.skip(...)`) do not run either (xinference 4.1.0: the V0
     engine loaded under `if version.parse(VLLM_VERSION) < version.parse("0.11.0")`, and a test that skips itself on a
-    newer vLLM before importing the V0 scheduler)."""
+    newer vLLM before importing the V0 scheduler). A predicate may come from another client module (`from pkg.utils
+    import plugin_version_compatible`, one whose returns the target decides once the module's release constants are
+    read in: `_returned_answer`), and a test `not envs.SKIP_CHECK and not plugin_version_compatible()` that the target
+    decides but for an undecided part counts as taken (`_refuses_unless`): what follows runs there only if the user
+    bypasses the check (arctic-inference 0.3.0's general plugin, which imports its patches only after it, PA1)."""
     from driftcheck.client_model.cross_file_guards import (
         _guards_for, _helper_call, _helper_lookup, _helpers_in, _load_edges, _loaded_only_guarded,
     )
@@ -118,6 +122,9 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         probed = _module_attribute_probes(f, api, package) if api is not None else {}
         ifs += [node for node in nodes_of(f.tree, ast.If) if probed and node not in ifs and any(
             isinstance(n, ast.Call) and _call_key(n) in probed for n in walk(node.test))]
+        imported = _imported_predicates(f, predicates, client_modules)
+        ifs += [node for node in nodes_of(f.tree, ast.If) if imported and node not in ifs and any(
+            isinstance(n, ast.Call) and (dotted_name(n.func) or "") in imported for n in walk(node.test))]
         if not ifs:
             return []  # (most files: what binds the version is read only for a test that may compare it)
         names = _version_names(f.tree, package)
@@ -125,7 +132,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
             # a release a test may name (a string starting "0.8"; the text says first whether the file has one)
             names = {**_bound_versions(f.tree, package, _helpers_seen_by(f, helpers, package)), **names}
         names[f"{package}.__version__"] = False
-        calls = {**_predicates(f.tree, names, target), **probed}
+        calls = {**_predicates(f.tree, names, target), **imported, **probed}
         # `if not vllm_version_is("0.25.1"):` with a release-equality helper of the client (`_equality_helpers`, GA):
         # decided for the target's release like a comparison (RD)
         equal = {h for h in _helpers_in(f, f.rel.endswith("__init__.py"), equality) if "." not in h}
@@ -147,11 +154,29 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
                 spans.append((branch[0].lineno, max(s.end_lineno or s.lineno for s in branch)))
             if taken is not None and _leaves(node.body if taken else node.orelse):
                 decided[id(node)] = taken
+            elif taken is None and _leaves(node.body) and _refuses_unless(node.test, names, target, calls):
+                decided[id(node)] = True  # (what follows runs on the target only if the user bypasses the check)
         spans += _after_leaving(f.tree, decided)
         return spans + _constants_used_only_in(f, spans, files, source)
 
+    predicates_of: dict[str, dict[str, bool]] = {}
+
+    def predicates(module: str) -> dict[str, bool]:  # a client module's version predicates (`_predicates`) on the target
+        if module not in predicates_of:
+            f = by_module.get(module)
+            found = (f.tree, True) if f is not None else source.module_tree(module) if source is not None else None
+            answers: dict[str, bool] = {}
+            if found is not None and any(isinstance(c.value, str) and VERSION_TEXT.match(c.value)
+                                         for c in nodes_of(found[0], ast.Constant)):  # a release it may compare with
+                answers = {k: v for k, v in _predicates(found[0], {**_version_names(found[0], package),
+                                                                   f"{package}.__version__": False}, target).items()
+                           if "." not in k}
+            predicates_of[module] = answers
+        return predicates_of[module]
+
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
+    client_modules = names
     equality = _helper_lookup(by_module, source, names)
     edges = _load_edges(files, names, spans_of=untaken)
     if not any(g and target in names for target, where in edges.items() for *_, g in where):
@@ -164,6 +189,28 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
 
 
 _NO_RETURN = NO_RETURN  # calls that never return (guards.py)
+
+
+def _imported_predicates(f, predicates, client_modules) -> dict[str, bool]:
+    """The version predicates (`_predicates`) file `f` imports by name from another module of the client
+    (`from arctic_inference.utils import plugin_version_compatible`) -> what each returns on the target, keyed by
+    the name the file calls it by."""
+    imported: dict[str, tuple[str, str]] = {}  # local name -> (client module, its name there)
+    for node in nodes_of(f.tree, ast.ImportFrom):
+        base = resolve_relative(f.module, f.rel.endswith("__init__.py"), node.level, node.module)
+        if base and base != f.module and base in client_modules:
+            imported.update({a.asname or a.name: (base, a.name) for a in node.names})
+    if not imported:
+        return {}
+    tested = {dotted_name(n.func) for node in nodes_of(f.tree, ast.If) for n in walk(node.test)
+              if isinstance(n, ast.Call) and not n.args and not n.keywords and isinstance(n.func, ast.Name)}
+    out: dict[str, bool] = {}
+    for name in tested & imported.keys():  # (only the names an `if` calls: most files test none)
+        module, there = imported[name]
+        found = predicates(module)
+        if there in found:
+            out[name] = found[there]
+    return out
 
 
 def _leaves(block: list[ast.stmt]) -> bool:
@@ -392,6 +439,7 @@ def _predicates(tree: ast.Module, names: dict[str, bool], target) -> dict[str, b
     what they return on the target, keyed `name` (module level) or `self.name` (a method). A name defined twice is
     left out."""
     out: dict[str, bool | None] = {}
+    releases: list[dict[str, str]] = []  # the file's release constants, read once a function may need them
     for owner in [tree, *nodes_of(tree, ast.ClassDef)]:
         for fn in owner.body:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
@@ -409,8 +457,119 @@ def _predicates(tree: ast.Module, names: dict[str, bool], target) -> dict[str, b
                     isinstance(first.body[0].value, ast.Constant) and isinstance(first.body[0].value.value, bool) and \
                     _decide(first.test, names, target) is True:
                 answer = first.body[0].value.value
+            elif not method and any(isinstance(n, ast.Return) for n in fn.body[-1:]):
+                if not releases:
+                    releases.append(_release_constants_of(tree))
+                answer = _returned_answer(fn, releases[0], names, target)
             out[key] = answer if key not in out else None
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _returned_answer(fn, releases: dict[str, str], names: dict[str, bool], target) -> bool | None:
+    """What a module-level function without arguments returns on the target when every `return` of it is a test the
+    target decides once the file's release constants are read in (arctic-inference 0.3.0's `plugin_version_compatible`:
+    `want = get_compatible_vllm_version()`, a function that returns the module's `VLLM_PATCH_VERSION = "0.26.0"`, then
+    `return want is not None and vllm.__version__ == want`); None otherwise (a generator, a nested function, a return
+    without a value or one the target does not decide)."""
+    returns = [n for n in walk(fn) if isinstance(n, ast.Return)]
+    if not returns or any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                         ast.ClassDef)) and n is not fn for n in walk(fn)):
+        return None
+    if any(r.value is None for r in returns):
+        return None
+    answers = {_decide(_folded(r.value, fn, releases), names, target) for r in returns}
+    return answers.pop() if len(answers) == 1 and None not in answers else None
+
+
+def _release_constants_of(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound once, to a release (`VLLM_PATCH_VERSION = "0.26.0"`), and never rebound anywhere in
+    the file, and the module's functions without arguments whose every return gives one -> that release, the
+    functions keyed `name()`."""
+    stored: dict[str, int] = {}
+    for n in walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stored[n.id] = stored.get(n.id, 0) + 1
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for name in n.names:
+                stored[name] = stored.get(name, 0) + 2
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and stored.get(node.targets[0].id) == 1:
+            found = _release(node.value)
+            if found is not None and not found[1]:
+                out[node.targets[0].id] = found[0]
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list or fn.args.args \
+                or fn.args.posonlyargs or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs:
+            continue
+        given = set()
+        for r in (n for n in walk(fn) if isinstance(n, ast.Return)):
+            value = r.value
+            if isinstance(value, ast.Name) and value.id in out and not any(
+                    isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load) for n in walk(fn)):
+                given.add(out[value.id])
+            elif value is not None and _release(value) is not None and not _release(value)[1]:
+                given.add(_release(value)[0])
+            else:
+                given.add(None)
+        if len(given) == 1 and None not in given:
+            out[f"{fn.name}()"] = given.pop()
+    return out
+
+
+def _folded(value: ast.expr, fn, releases: dict[str, str]) -> ast.expr:
+    """`value` with the release each name stands for read in: a module constant (`releases`), a local of `fn` bound
+    once to one or to the call of a function that returns one; `<release> is (not) None` becomes the constant it is."""
+    import copy
+
+    if not releases:
+        return value
+    bindings: dict[str, list] = {}
+    for n in walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bindings.setdefault(n.id, []).append(n)
+    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    local: dict[str, str] = {}
+    for node in (n for n in walk(fn) if isinstance(n, ast.Assign)):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                len(bindings.get(node.targets[0].id, ())) == 1 and node.targets[0].id not in params:
+            v = node.value
+            key = v.id if isinstance(v, ast.Name) else f"{dotted_name(v.func)}()" \
+                if isinstance(v, ast.Call) and not v.args and not v.keywords and isinstance(v.func, ast.Name) else None
+            if key is not None and key in releases and key.rstrip("()") not in bindings | dict.fromkeys(params):
+                local[node.targets[0].id] = releases[key]
+            elif _release(v) is not None and not _release(v)[1]:
+                local[node.targets[0].id] = _release(v)[0]
+
+    class Fold(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Load):
+                if node.id in local:
+                    return ast.copy_location(ast.Constant(local[node.id]), node)
+                if node.id in releases and node.id not in bindings and node.id not in params:
+                    return ast.copy_location(ast.Constant(releases[node.id]), node)
+            return node
+
+        def visit_Compare(self, node):
+            self.generic_visit(node)
+            if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
+                    isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) and \
+                    isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+                return ast.copy_location(ast.Constant(isinstance(node.ops[0], ast.IsNot)), node)
+            return node
+
+    return Fold().visit(copy.deepcopy(value))
+
+
+def _refuses_unless(test: ast.expr, names: dict[str, bool], target, calls: dict[str, bool]) -> bool:
+    """`not envs.SKIP_VERSION_CHECK and not plugin_version_compatible()`: a conjunction of which one part the target
+    decides true and none false, the rest undecided. A body that leaves under it leaves on the target unless the
+    undecided parts are false (a bypass the user sets): what follows runs on the target only past a version check."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return False
+    parts = [_decide(v, names, target, calls) for v in test.values]
+    return True in parts and False not in parts and None in parts
 
 
 def _may_refuse(tree: ast.Module) -> bool:
@@ -493,6 +652,8 @@ def _parses(value: ast.expr) -> bool:
 def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict[str, bool] | None = None) -> bool | None:
     """True / False for the target's version, None when driftcheck cannot tell; `calls`: what the file's version
     predicates return (`_predicates`)."""
+    if isinstance(test, ast.Constant) and isinstance(test.value, bool):
+        return test.value  # what `_returned_answer` folds `"0.26.0" is not None` to
     if isinstance(test, ast.Call) and calls:
         return calls.get((dotted_name(test.func) or "") if not test.args and not test.keywords else _call_key(test))
     if isinstance(test, ast.BoolOp):

@@ -55,7 +55,10 @@ docs/triage/2026-12-05-quant-spec-heads-26b.md), NA1_ from unsloth (015bdef) tak
 own `logger` as where it went), NA4_ from torchtune (bd2a0fc) at its pin vLLM 0.8.4, NA5_
 from NVIDIA-NeMo/Export-Deploy (914daa6) at vLLM 0.24.0, OB1_ from tair-kvcache's vLLM connector (alibaba/tair-kvcache
 f6aa2b2) taken from GitHub and OB2_ from kvbm 1.6.1 (batch 27b, docs/triage/2026-12-05-kv-scheduler-heads-27b.md; OB2 a
-guarded import whose warning no longer calls a compared string a registration).
+guarded import whose warning no longer calls a compared string a registration). PA1_ from arctic-inference 0.3.0 (PyPI sdist) at
+vLLM 0.33.0 (batch 28a, docs/triage/2026-12-05-pypi-newest-28a.md: patches imported only past a plugin entry point that
+raises on every release but its pin, read through a predicate of another module, unless a bypass variable is set;
+PA2_ open: the same patches' modules loaded by its BYO server under the environment test that turns the plugin on).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
@@ -84,6 +87,7 @@ OPEN = {  # case -> the cause not fixed yet
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
     "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
     "MB3_member_read_in_an_override_of_a_method_vllm_no_longer_has_nor_calls": "a client method named as an old vLLM method that neither vLLM nor the client calls any more",
+    "PA2_module_loaded_by_a_server_only_when_the_env_enabling_a_refusing_plugin_is_set": "a module a server loads only under the environment test that also turns on a general plugin which refuses the release (vLLM loads that plugin first)",
 }
 
 
