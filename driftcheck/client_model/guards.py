@@ -218,7 +218,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
-    out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree)
+    out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -694,18 +694,53 @@ def _after_no_return(tree: ast.AST) -> list[Guard]:
     runs its later imports; nor does a function the code after `sys.exit(1)`. Only a call that is a statement of the
     block itself (under no `if`), so the rest never runs whatever catches it."""
     out: list[Guard] = []
+    for block in _statement_blocks(tree):
+        for i, stmt in enumerate(block[:-1]):
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                    (dotted_name(stmt.value.func) or "") in NO_RETURN:
+                rest = block[i + 1:]
+                out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "unreachable",
+                                 frozenset(), stmt.lineno, where=f"{dotted_name(stmt.value.func)}(...)"))
+                break
+    return out
+
+
+def _statement_blocks(tree: ast.AST):
+    """Every statement list of two or more statements (a body, an `else`, a `finally`)."""
     for owner in walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(owner, name, None)
-            if not isinstance(block, list) or len(block) < 2:
+            if isinstance(block, list) and len(block) >= 2:
+                yield block
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _after_import_probe(tree: ast.AST) -> list[Guard]:
+    """The rest of a block after `try: from vllm.distributed import get_dcp_group, get_pcp_group` whose every
+    `except ImportError` handler exits the block (`raise ImportError("this vLLM lacks DCP/PCP")`, `return`): the rest
+    runs only on a vLLM where those names import, so it is that vLLM's code, guarded as the body of `if
+    hasattr(vllm.distributed, "get_pcp_group"):` is (unified-cache-management's UCMCPConnector.__init__ at vLLM
+    0.11.0, which lacks both the group and `ParallelConfig.prefill_context_parallel_size`). Only a try whose body is
+    nothing but imports from vLLM, with no `else`/`finally`; a handler that falls through runs the rest anyway."""
+    out: list[Guard] = []
+    for block in _statement_blocks(tree):
+        for i, stmt in enumerate(block[:-1]):
+            if not isinstance(stmt, ast.Try) or stmt.orelse or stmt.finalbody or not stmt.handlers or not stmt.body:
                 continue
-            for i, stmt in enumerate(block[:-1]):
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
-                        (dotted_name(stmt.value.func) or "") in NO_RETURN:
-                    rest = block[i + 1:]
-                    out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "unreachable",
-                                     frozenset(), stmt.lineno, where=f"{dotted_name(stmt.value.func)}(...)"))
-                    break
+            if not all(isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "vllm" and not s.level
+                       or isinstance(s, ast.Import) and all(a.name.split(".")[0] == "vllm" for a in s.names)
+                       for s in stmt.body):
+                continue
+            if not all(h.body and isinstance(h.body[-1], (ast.Raise, ast.Return))
+                       and (h.type is None or _handler_names(h) & (_IMPORT_ERRORS | {ANY})) for h in stmt.handlers):
+                continue
+            rest = block[i + 1:]
+            names = ", ".join(a.asname or a.name for s in stmt.body for a in s.names)
+            out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "hasattr", frozenset(),
+                             stmt.lineno, where=f"after the import probe at line {stmt.lineno} (`{names}`), whose "
+                             f"`except` exits: this code runs only on a vLLM where those names import"))
     return out
 
 
