@@ -10,6 +10,15 @@ runs there: the function has already raised. The rest of a block after a try of 
 handler exits is now guarded as the body of `if hasattr(vllm.distributed, "get_pcp_group"):` is (a warning). The twins:
 a handler that falls through (logs and goes on), a try that also does other work, and the same read with no probe
 before it stay errors.
+PB2: MoLink (oldcpple/MoLink f6f77e2, molink/engine/molink_engine.py:285 and 326) profiles with
+`self.model_executor.driver_worker.model_runner.execute_model(model_input, kv_caches)`, where its V0 worker stores its
+own runner (`self.model_runner: GPUModelRunnerBase = MolinkGPUModelRunner(...)`, molink/worker/worker.py:49) behind a
+worker wrapper whose attributes driftcheck cannot follow. At vLLM 0.11.2 (its pin), where vLLM has no runner that runs
+execute_model without the state check, DC103 called the call an error: "the next execute_model() raises RuntimeError:
+State error". The object is the client's runner, which derives from no vLLM class with sample_tokens. A receiver of
+unknown class read through an attribute where the client stores a runner of its own class of that kind is now a
+warning, as one that may be vLLM's V2 runner already was. The twins: the client's runner that derives from vLLM's
+two-phase runner, and a store under another attribute name, stay errors.
 """
 
 from __future__ import annotations
@@ -50,3 +59,26 @@ def test_pb1_twin_no_probe_before_the_read_stays_error(tmp_path):
     assert ("error", CONN, 12) in _pb1(tmp_path, ("        try:\n            from vllm.distributed import get_dcp_group, get_pcp_group\n"
                                        "        except ImportError as e:\n" + RAISE,
                                        "        from vllm.distributed import get_dcp_group\n        get_pcp_group = get_dcp_group\n"))
+
+
+PB2_VLLM, PB2_CLIENT = plugin_shape("PB2")
+WORKER = "plug/worker.py"
+
+
+def _pb2(tmp_path: Path, *edits: tuple[str, str]) -> list[tuple[str, str, int]]:
+    """DC103's findings on the PB2 client with `edits` made to its worker module."""
+    found = scan_trees(tmp_path, PB2_VLLM, edited(PB2_CLIENT, WORKER, *edits) if edits else PB2_CLIENT, only=["DC103"])
+    return sorted((f.severity, f.client.path, f.client.line) for f in found.findings)
+
+
+def test_pb2_runner_call_where_the_client_stores_its_own_runner_is_a_warning(tmp_path):
+    assert _pb2(tmp_path) == [("warning", "plug/engine.py", 20)]
+
+
+def test_pb2_twin_client_runner_deriving_from_the_two_phase_runner_stays_error(tmp_path):
+    assert _pb2(tmp_path, ("class LegacyRunner:", "class LegacyRunner(GPUModelRunner):\n    pass\n\n\nclass OldRunner:")) == \
+        [("error", "plug/engine.py", 20)]
+
+
+def test_pb2_twin_store_under_another_attribute_stays_error(tmp_path):
+    assert _pb2(tmp_path, ("self.model_runner = ", "self.runner = ")) == [("error", "plug/engine.py", 20)]

@@ -57,7 +57,9 @@ from NVIDIA-NeMo/Export-Deploy (914daa6) at vLLM 0.24.0, OB1_ from tair-kvcache'
 f6aa2b2) taken from GitHub and OB2_ from kvbm 1.6.1 (batch 27b, docs/triage/2026-12-05-kv-scheduler-heads-27b.md; OB2 a
 guarded import whose warning no longer calls a compared string a registration), PB1_ from unified-cache-management
 (ModelEngine-Group/unified-cache-management cdd4406) at vLLM 0.11.0 taken from GitHub (batch 28b,
-docs/triage/2026-12-05-patch-libs-28b.md; the rest of a function after an import probe whose `except` raises).
+docs/triage/2026-12-05-patch-libs-28b.md; the rest of a function after an import probe whose `except` raises) and
+PB2_ from MoLink (oldcpple/MoLink f6f77e2) at its pin vLLM 0.11.2 (a DC103 warning: the runner read through the attribute
+where the client stores its own single-phase runner).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
