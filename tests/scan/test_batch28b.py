@@ -19,6 +19,15 @@ State error". The object is the client's runner, which derives from no vLLM clas
 unknown class read through an attribute where the client stores a runner of its own class of that kind is now a
 warning, as one that may be vLLM's V2 runner already was. The twins: the client's runner that derives from vLLM's
 two-phase runner, and a store under another attribute name, stay errors.
+PB3: llumnix-project/llumnix (8a693b4) ships `patches/vllm/vllm_v0.12.0.patch` and `vllm_v0.18.0.patch`, `git
+format-patch` output of a vLLM checkout that its container applies with `patch -p1` (container/Dockerfile.vllm). Each
+also changes `.gitignore`, so the whole diff was passed over (only diffs of nothing but `.py` files were read), and
+what it adds stayed errors: `envs.VLLM_PD_CONNMANAGER_CAP` (DC002, migration_frontend/vllm_v1/kvt_migration_frontend.py:130)
+and the store `request.queue_server_address = ...` on the msgspec struct `EngineCoreRequest` (DC006,
+entrypoints/vllm_v1/client.py:199, 239, 274, 316). Now a diff's Python sections are read (checked against the release
+as before) and the rest ignored; and a store on a struct without `__dict__` asks first whether a shipped diff adds the
+field (an unknown, as a read already was). The twins: the same patch whose Python context is not the release's, and a
+store of a field the patch does not add, stay errors.
 """
 
 from __future__ import annotations
@@ -82,3 +91,30 @@ def test_pb2_twin_client_runner_deriving_from_the_two_phase_runner_stays_error(t
 
 def test_pb2_twin_store_under_another_attribute_stays_error(tmp_path):
     assert _pb2(tmp_path, ("self.model_runner = ", "self.runner = ")) == [("error", "plug/engine.py", 20)]
+
+
+PB3_VLLM, PB3_CLIENT = plugin_shape("PB3")
+PATCH = "patches/vllm/vllm_v0.99.0.patch"
+
+
+def _pb3(tmp_path: Path, *edits: tuple[str, str], rel: str = PATCH) -> list[tuple[str, str, str, int]]:
+    """DC002 and DC006's findings and unknowns on the PB3 client with `edits` made to `rel`."""
+    found = scan_trees(tmp_path, PB3_VLLM, edited(PB3_CLIENT, rel, *edits) if edits else PB3_CLIENT,
+                       only=["DC002", "DC006"])
+    return sorted([(f.rule, f.severity, f.client.path, f.client.line) for f in found.findings] +
+                  [(u.rule, "unknown", u.client.path, u.client.line) for u in found.unknown])
+
+
+def test_pb3_names_a_format_patch_adds_beside_a_gitignore_change_are_unknown(tmp_path):
+    assert _pb3(tmp_path) == [("DC002", "unknown", "pkg/frontend.py", 11), ("DC006", "unknown", "pkg/frontend.py", 6)]
+
+
+def test_pb3_twin_patch_whose_python_context_is_not_in_the_release_stays_error(tmp_path):
+    assert _pb3(tmp_path, ('     "VLLM_HOST_IP": lambda', '     "VLLM_PORT": lambda'),
+                ("     client_index: int = 0\n+", "     client_slot: int = 0\n+")) == \
+        [("DC002", "error", "pkg/frontend.py", 11), ("DC006", "error", "pkg/frontend.py", 6)]
+
+
+def test_pb3_twin_store_of_a_field_the_patch_does_not_add_stays_error(tmp_path):
+    assert ("DC006", "error", "pkg/frontend.py", 6) in _pb3(
+        tmp_path, ("request.queue_server_address = ", "request.queue_server_port = "), rel="pkg/frontend.py")
