@@ -7,9 +7,14 @@ import get_dcp_group, get_pcp_group` whose `except ImportError as e:` raises its
 current vLLM version supports DCP and PCP features"), then reads `parallel_config.prefill_context_parallel_size`. At
 vLLM 0.11.0 (no `get_pcp_group`, no `prefill_context_parallel_size`) DC006 called that read an error, though it never
 runs there: the function has already raised. The rest of a block after a try of nothing but vLLM imports whose every
-handler exits is now guarded as the body of `if hasattr(vllm.distributed, "get_pcp_group"):` is (a warning). The twins:
-a handler that falls through (logs and goes on), a try that also does other work, and the same read with no probe
-before it stay errors.
+handler exits is now the inline form of a precondition check (`preconditions.try_check`, Guard kind "precondition"):
+its drift other than imports is guarded as the body of `if hasattr(vllm.distributed, "get_pcp_group"):` is (a
+warning); an import there is guarded when it names what the probe imported, or when the probe's own import certainly
+fails on this vLLM. The twins: a handler that falls through (logs and goes on), a try that also does other work, the
+same read with no probe before it, and an import of something else after a probe that passes stay errors.
+(tests/scan/test_unseen_plugins_9b.py's BQ fixture nested its class inside the check function by its indentation,
+unlike the plugin it cites; it is indented as module-level code now.)
+
 PB2: MoLink (oldcpple/MoLink f6f77e2, molink/engine/molink_engine.py:285 and 326) profiles with
 `self.model_executor.driver_worker.model_runner.execute_model(model_input, kv_caches)`, where its V0 worker stores its
 own runner (`self.model_runner: GPUModelRunnerBase = MolinkGPUModelRunner(...)`, molink/worker/worker.py:49) behind a
@@ -118,3 +123,12 @@ def test_pb3_twin_patch_whose_python_context_is_not_in_the_release_stays_error(t
 def test_pb3_twin_store_of_a_field_the_patch_does_not_add_stays_error(tmp_path):
     assert ("DC006", "error", "pkg/frontend.py", 6) in _pb3(
         tmp_path, ("request.queue_server_address = ", "request.queue_server_port = "), rel="pkg/frontend.py")
+
+
+def test_pb1_twin_import_after_a_probe_that_passes_stays_error(tmp_path):
+    """The probe imports only what this vLLM has, so the rest runs: an import there of a name it lacks (from a module
+    the probe does not import) fails."""
+    client = edited(PB1_CLIENT, CONN, ("import get_dcp_group, get_pcp_group\n", "import get_dcp_group\n"),
+                    (RAISE, RAISE + "        from vllm.config import CacheConfig\n"))
+    found = scan_trees(tmp_path, PB1_VLLM, client, only=["DC002"])
+    assert [(f.severity, f.client.line) for f in found.findings] == [("error", 12)]
