@@ -375,6 +375,10 @@ def check(ctx: ScanContext):
                 fix=False, annotation_doubted=True,
             )
             continue
+        patched = _diff_adds_member(ctx, use) if refused or not use.store else None
+        if patched is not None:  # the field a shipped diff adds to the struct (or to any class) is there if applied
+            yield ctx.unknown(RULE, patched, use.loc, symbol)
+            continue
         if use.store and refused:
             why = "is frozen" if layout == "frozen" else "has no __dict__ (no `dict=True`)"
             message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: it is a "
@@ -385,10 +389,6 @@ def check(ctx: ScanContext):
                        "creates a new attribute that vLLM never reads.")
             severity = "warning"
         else:
-            patched = _diff_adds_member(ctx, use)
-            if patched is not None:
-                yield ctx.unknown(RULE, patched, use.loc, symbol)
-                continue
             idle = _runs_for_no_built_object(ctx, use)
             if idle:
                 yield ctx.finding(

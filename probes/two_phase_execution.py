@@ -23,6 +23,8 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import STATE_ERROR, has_sample_tokens, two_phase_state_error
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import loc_of
+from driftcheck.client_model.client_classes import vllm_bases_through
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.tbsigs import Signature
 
 RULE = Rule("DC103", "two-phase-execution", "execute_model() called without sample_tokens()", "error",
@@ -64,6 +66,28 @@ def _own_method(tree: ast.AST, fn: ast.AST, call: ast.Call) -> bool:
             return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("execute_model", "sample_tokens")
                        for s in cls.body)
     return False
+
+
+def _client_runner_stored(ctx: ScanContext, call: ast.Call) -> str | None:
+    """`self.model_executor.driver_worker.model_runner.execute_model(...)` where the client stores a runner of its own
+    class under that attribute name (`self.model_runner = MolinkGPUModelRunner(...)`, MoLink's V0 worker) and that
+    class derives from no vLLM class defining sample_tokens: the object may be that runner, whose protocol is not
+    the two-phase one. Its `file:line class` (None: no such store)."""
+    recv = call.func.value
+    if not isinstance(recv, ast.Attribute):
+        return None
+    own = {label.rsplit(".", 1)[-1]: label for label in ctx.usage.client_class_table}
+    for file in ctx.usage.files:
+        for node in nodes_of(file.tree, ast.Assign, ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in own) or \
+                    not any(isinstance(t, ast.Attribute) and t.attr == recv.attr for t in targets):
+                continue
+            bases = vllm_bases_through(ctx.usage, ctx.api, [own[value.func.id]])
+            if not any(isinstance(ctx.api.class_member(b, "sample_tokens"), Resolved) for b in bases):
+                return f"{file.rel}:{node.lineno} {value.func.id}"
+    return None
 
 
 def _runners_without_state_check(ctx: ScanContext, raising_file: str) -> list[str]:
@@ -112,9 +136,12 @@ def check(ctx: ScanContext):
         elif use is None:
             if others is None:
                 others = _runners_without_state_check(ctx, raise_at[0])
-            if others:  # `runner: Any`: it may be the runner whose execute_model keeps no state (vLLM's V2 runner)
+            stored = _client_runner_stored(ctx, call)
+            if others or stored:  # `runner: Any`: it may be a runner whose execute_model keeps no state (vLLM's V2
+                # runner, or the client's own runner stored under the attribute the call reads)
                 severity = "warning"
-                also = (f" The receiver's class is not known, and {others[0]} runs execute_model without that check, "
+                other = others[0] if others else f"the client's own {stored} (stored as `{call.func.value.attr}`)"
+                also = (f" The receiver's class is not known, and {other} runs execute_model without that check, "
                         "so this fails only when the object is the other runner.")
         path, line = raise_at
         yield ctx.finding(

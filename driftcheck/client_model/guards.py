@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, walk
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.computed_names import string_constants
-from driftcheck.client_model.preconditions import checked_rests
+from driftcheck.client_model.preconditions import checked_rests, try_check
 from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
     VERSION_WORD, checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
@@ -54,6 +54,10 @@ class Guard:
         if self.kind == "rebound":
             # a name another branch of a module-level `if` binds to something else: uses of that name only
             return any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", code or text) for n in self.names)
+        if self.kind == "precondition" and not self.where and not {"ImportError", "ModuleNotFoundError"} & set(raises):
+            # after an inline import probe whose `except` exits (`_after_import_probe`): the rest runs only on a vLLM
+            # where its imports work, so its other drift is guarded as the body of `if hasattr(...)` is
+            return True
         if self.kind in ("capability", "precondition"):
             # a check the client makes of a package or module it names: what it guards is importing from there
             return bool({"ImportError", "ModuleNotFoundError"} & set(raises)) and \
@@ -92,6 +96,9 @@ class Guard:
             return self.where
         if self.kind == "refused":
             return f"in a package whose `__init__` refuses this vLLM when imported ({self.where} raises before it runs)"
+        if self.kind == "precondition" and not self.where:
+            return (f"after the import probe at line {self.line}, whose `except` exits unless "
+                    f"`{', '.join(sorted(self.names))}` can be imported: this code runs only on a vLLM where it can")
         if self.kind == "precondition":
             return (f"after the call to `{self.where or 'a check'}` (line {self.line}), which raises its own error unless "
                     f"`{', '.join(sorted(self.names))}` can be imported")
@@ -218,7 +225,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                                  receivers=frozenset() if whole else receivers))
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
-    out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree)
+    out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -694,18 +701,47 @@ def _after_no_return(tree: ast.AST) -> list[Guard]:
     runs its later imports; nor does a function the code after `sys.exit(1)`. Only a call that is a statement of the
     block itself (under no `if`), so the rest never runs whatever catches it."""
     out: list[Guard] = []
+    for block in _statement_blocks(tree):
+        for i, stmt in enumerate(block[:-1]):
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                    (dotted_name(stmt.value.func) or "") in NO_RETURN:
+                rest = block[i + 1:]
+                out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "unreachable",
+                                 frozenset(), stmt.lineno, where=f"{dotted_name(stmt.value.func)}(...)"))
+                break
+    return out
+
+
+def _statement_blocks(tree: ast.AST):
+    """Every statement list of two or more statements (a body, an `else`, a `finally`)."""
     for owner in walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(owner, name, None)
-            if not isinstance(block, list) or len(block) < 2:
+            if isinstance(block, list) and len(block) >= 2:
+                yield block
+
+
+def _after_import_probe(tree: ast.AST) -> list[Guard]:
+    """The rest of a block after `try: from vllm.distributed import get_dcp_group, get_pcp_group` whose every handler
+    exits the block (`except ImportError as e: raise ImportError("this vLLM lacks DCP/PCP") from e`, `return`): the
+    precondition check of `preconditions`, written inline (unified-cache-management's UCMCPConnector.__init__, whose
+    read of `ParallelConfig.prefill_context_parallel_size` never runs at vLLM 0.11.0, which lacks `get_pcp_group`).
+    Where the probe's import certainly fails on the target nothing after it is reached; where it passes, only the
+    uses of what it imported are guarded (`guard_at`, kind "precondition"). Only a try whose body is nothing but
+    imports from vLLM, with no `else`/`finally`; a handler that falls through runs the rest anyway."""
+    out: list[Guard] = []
+    for block in _statement_blocks(tree):
+        for i, stmt in enumerate(block[:-1]):
+            if not isinstance(stmt, ast.Try) or stmt.orelse or stmt.finalbody or \
+                    not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body) or \
+                    not all(h.body and isinstance(h.body[-1], (ast.Raise, ast.Return)) for h in stmt.handlers):
                 continue
-            for i, stmt in enumerate(block[:-1]):
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
-                        (dotted_name(stmt.value.func) or "") in NO_RETURN:
-                    rest = block[i + 1:]
-                    out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "unreachable",
-                                     frozenset(), stmt.lineno, where=f"{dotted_name(stmt.value.func)}(...)"))
-                    break
+            check = try_check(stmt)
+            if check is not None:
+                rest = block[i + 1:]
+                out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "precondition",
+                                 frozenset({"ImportError", "ModuleNotFoundError"}), stmt.lineno, check.names,
+                                 body=check.body))
     return out
 
 

@@ -36,27 +36,33 @@ def _is_vllm(module: str | None) -> bool:
     return bool(module) and (module == "vllm" or module.startswith("vllm."))
 
 
-def _raises_on_import_error(handler: ast.ExceptHandler) -> bool:
+def _raises_on_import_error(handler: ast.ExceptHandler, exits: tuple[type, ...] = (ast.Raise,)) -> bool:
     types = [] if handler.type is None else handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     caught = handler.type is None or any(dotted_name(t) in _IMPORT_ERRORS for t in types)
-    return caught and bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+    return caught and bool(handler.body) and isinstance(handler.body[-1], exits)
+
+
+def try_check(stmt: ast.stmt, helper: str = "") -> Precondition | None:
+    """`stmt` as a check: a `try:` that imports from vLLM and raises on ImportError (`helper`: the function it is the
+    check of; "" for a try inline in the block it guards, `guards._after_import_probe`, where a `return` from the
+    handler leaves the block as well)."""
+    exits = (ast.Raise,) if helper else (ast.Raise, ast.Return)
+    if not isinstance(stmt, ast.Try) or not stmt.body or not any(_raises_on_import_error(h, exits) for h in stmt.handlers):
+        return None
+    names: set[str] = set()
+    for node in stmt.body:
+        if isinstance(node, ast.ImportFrom) and not node.level and _is_vllm(node.module):
+            names |= {node.module} | {a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if _is_vllm(a.name) and a.name != "vllm"}
+    if not names:
+        return None
+    return Precondition(helper, frozenset(names), (stmt.body[0].lineno, max(s.end_lineno or s.lineno for s in stmt.body)))
 
 
 def _check_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Precondition | None:
     """The first `try:` directly in the helper's body that imports from vLLM and raises on ImportError."""
-    for stmt in fn.body:
-        if not isinstance(stmt, ast.Try) or not stmt.body or not any(_raises_on_import_error(h) for h in stmt.handlers):
-            continue
-        names: set[str] = set()
-        for node in stmt.body:
-            if isinstance(node, ast.ImportFrom) and not node.level and _is_vllm(node.module):
-                names |= {node.module} | {a.name for a in node.names}
-            elif isinstance(node, ast.Import):
-                names |= {a.name for a in node.names if _is_vllm(a.name) and a.name != "vllm"}
-        if names:
-            end = max(s.end_lineno or s.lineno for s in stmt.body)
-            return Precondition(fn.name, frozenset(names), (stmt.body[0].lineno, end))
-    return None
+    return next((c for stmt in fn.body if (c := try_check(stmt, fn.name))), None)
 
 
 def helper_called(value: ast.expr) -> str | None:

@@ -87,8 +87,10 @@ def _series(client: SourceTree, vllm: SourceTree) -> list[tuple[str, list, str]]
             text = client.read_text(rel)
         except SourceError:
             continue
-        sections = _sections(text)
-        if sections and all(p.endswith(".py") for p, _h in sections):
+        # a `git format-patch` of a vLLM checkout may also touch files no release ships (`.gitignore`, `csrc/`):
+        # only its Python files can be checked against the release, and only they define names
+        sections = [(p, h) for p, h in _sections(text) if p.endswith(".py")]
+        if sections:
             diffs.append((rel, sections, text))
     texts: dict[str, list[str] | None] = {}
 

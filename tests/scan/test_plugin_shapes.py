@@ -55,10 +55,16 @@ docs/triage/2026-12-05-quant-spec-heads-26b.md), NA1_ from unsloth (015bdef) tak
 own `logger` as where it went), NA4_ from torchtune (bd2a0fc) at its pin vLLM 0.8.4, NA5_
 from NVIDIA-NeMo/Export-Deploy (914daa6) at vLLM 0.24.0, OB1_ from tair-kvcache's vLLM connector (alibaba/tair-kvcache
 f6aa2b2) taken from GitHub and OB2_ from kvbm 1.6.1 (batch 27b, docs/triage/2026-12-05-kv-scheduler-heads-27b.md; OB2 a
-guarded import whose warning no longer calls a compared string a registration). PA1_ from arctic-inference 0.3.0 (PyPI sdist) at
+guarded import whose warning no longer calls a compared string a registration), PA1_ from arctic-inference 0.3.0 (PyPI sdist) at
 vLLM 0.33.0 (batch 28a, docs/triage/2026-12-05-pypi-newest-28a.md: patches imported only past a plugin entry point that
 raises on every release but its pin, read through a predicate of another module, unless a bypass variable is set;
-PA2_ open: the same patches' modules loaded by its BYO server under the environment test that turns the plugin on).
+PA2_ open: the same patches' modules loaded by its BYO server under the environment test that turns the plugin on),
+PB1_ from unified-cache-management
+(ModelEngine-Group/unified-cache-management cdd4406) at vLLM 0.11.0 taken from GitHub (batch 28b,
+docs/triage/2026-12-05-patch-libs-28b.md; the rest of a function after an import probe whose `except` raises) and
+PB2_ from MoLink (oldcpple/MoLink f6f77e2) at its pin vLLM 0.11.2 (a DC103 warning: the runner read through the attribute
+where the client stores its own single-phase runner) and PB3_ from llumnix-project/llumnix (8a693b4) at vLLM 0.12.0
+and 0.18.0 (names its `git format-patch` of a vLLM checkout adds, beside a `.gitignore` change, are unknown).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.

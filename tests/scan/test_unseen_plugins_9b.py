@@ -96,12 +96,12 @@ PROCESSOR_NEW_FUNCTION_ONLY = {**PROCESSOR_OLD, "vllm/transformers_utils/process
 """}
 
 CHECK = """
-    def _require_inprocess_apis(engine) -> None:
-        try:
-            from vllm.transformers_utils.processor import get_video_processor_cls_name  # noqa: F401
-        except ImportError as e:
-            {handler}
-"""
+        def _require_inprocess_apis(engine) -> None:
+            try:
+                from vllm.transformers_utils.processor import get_video_processor_cls_name  # noqa: F401
+            except ImportError as e:
+                {handler}
+"""  # indented as the class below it, so that both are at module level, as in the plugin
 
 
 def _processor(handler: str = 'raise ValueError("needs vllm>=0.20.0") from e', call: str = "_require_inprocess_apis(engine)",
