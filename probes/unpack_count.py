@@ -64,30 +64,31 @@ def returned_count(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, ast
     if len(sizes) != 1:
         return None
     [count] = sizes
-    ann = fn.returns
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if isinstance(ann, ast.Subscript) and (ast.unparse(ann.value) in ("tuple", "Tuple", "typing.Tuple")):
-        elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        if not any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts) and len(elts) != count:
-            return None  # the annotation and the body disagree: not certain
+    said = _tuple_elements(ast.unparse(fn.returns)) if fn.returns is not None else None
+    if said is False or (said and not any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in said)
+                         and len(said) != count):
+        return None  # the annotation and the body disagree (or it cannot be read): not certain
     return count, min(returns, key=lambda r: r.lineno)
 
 
-def _annotated_count(returns: str | None) -> int | None:
-    """The length a fixed-length `tuple[A, B, C]` return annotation (a string) says; None for any other."""
-    if not returns or "..." in returns:
-        return None
+def _tuple_elements(returns: str) -> list[ast.expr] | None | bool:
+    """The elements of a `tuple[A, B, C]` return annotation (given as text, quoted or not); None for any other
+    annotation, False for one that does not parse."""
     try:
         ann = ast.parse(returns.strip().strip("'\""), mode="eval").body
     except SyntaxError:
-        return None
+        return False
     if isinstance(ann, ast.Subscript) and ast.unparse(ann.value) in ("tuple", "Tuple", "typing.Tuple"):
-        return len(ann.slice.elts) if isinstance(ann.slice, ast.Tuple) else 1
+        return ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
     return None
+
+
+def _annotated_count(returns: str | None) -> int | None:
+    """The length a fixed-length `tuple[A, B, C]` return annotation says; None for any other."""
+    said = _tuple_elements(returns) if returns else None
+    if not said or any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in said):
+        return None
+    return len(said)
 
 
 def _unpacked_calls(tree: ast.Module) -> dict[int, int]:
