@@ -263,8 +263,7 @@ def check(ctx: ScanContext):
             yield ctx.finding(RULE, message, imp.loc, ctx.vllm_location(*provided), imp.module,
                               when="call" if imp.runtime_only else "import", severity=severity, fix=False, build_variant=build)
             continue
-        if imp.guarded:
-            message += " The import is guarded by try/except ImportError, so the fallback path runs instead."
+        message += imp.guard_note()
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(parent_path, 1) if parent_path else None, imp.module,
             when="call" if imp.runtime_only else "import", severity=severity, fix=bool(start),

@@ -67,7 +67,6 @@ def _diff_adds(ctx: ScanContext, mod, name: str) -> str | None:
             f"that adds it to {mod.path} and applies to this release; whether it was applied cannot be known")
 
 
-_GUARDED = " The import is guarded by try/except ImportError, so the fallback path runs instead."
 
 
 def check(ctx: ScanContext):
@@ -111,7 +110,7 @@ def check(ctx: ScanContext):
                 continue  # the client sets it on the module (`parallel_state._SP = ...`) before such code runs
             yield ctx.finding(
                 RULE, f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}; the client sets it on that "
-                "module itself, so this import-time import works only if that assignment ran first." + _GUARDED * imp.guarded,
+                "module itself, so this import-time import works only if that assignment ran first." + imp.guard_note(),
                 imp.loc, ctx.vllm_location(mod.path, 1), symbol, when="import", severity="warning", fix=False)
             continue
         moved = _moved_to(ctx, imp.name, imp.module)
@@ -124,7 +123,7 @@ def check(ctx: ScanContext):
             message += f" A module of that name is at `{submodule}`; check it has what the client uses from it."
         elif result.near:
             message += f" Similar names there: {', '.join(result.near)}."
-        message += _GUARDED * imp.guarded  # said as DC001 says it: a warning says why it is one (NA3)
+        message += imp.guard_note()  # said as DC001 says it: a warning says why it is one (NA3)
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(mod.path, 1), symbol,
             when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,

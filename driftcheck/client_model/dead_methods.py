@@ -19,7 +19,9 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.guards import Guard, body_span, unreachable_branches
+from driftcheck.vllm_model.bodies import text_index_for
 
 
 def dead_methods_of(files, api, usage, source) -> dict[str, list[Guard]]:
@@ -88,8 +90,6 @@ def _named_elsewhere(source, file, name: str) -> bool:
 def _vllm_may_call(api, usage, label: str, name: str) -> bool:
     """Whether vLLM's sources may call `name` on the client class's objects: any mention that is not `self.<name>` in
     a class outside the client class's vLLM bases (with their MROs) counts."""
-    from driftcheck.client_model.client_classes import vllm_bases_through
-    from driftcheck.vllm_model.bodies import text_index_for
 
     bases = {c.qualname for b in vllm_bases_through(usage, api, [label]) for c in api.mro(b)[0]}
     for rel in text_index_for(api).files_mentioning(name):

@@ -67,6 +67,12 @@ def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
     return False
 
 
+def _handlers_raise(handlers: list[ast.ExceptHandler]) -> bool:
+    """Every handler that catches an ImportError ends by raising: the try refuses, it does not fall back."""
+    catching = [h for h in handlers if _catches_import_error([h])]
+    return bool(catching) and all(h.body and isinstance(h.body[-1], ast.Raise) for h in catching)
+
+
 class ClientPhases:
     """What one file defines, imports and patches, known to every file before the visits."""
 
@@ -116,7 +122,11 @@ class ClientPhases:
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
                 g = guarded or _catches_import_error(node.handlers)
                 body_env: dict = {}
+                start = len(self.usage.imports)
                 self._imports_in(node.body, runtime_only, g, type_only, body_env)
+                if g and not guarded and _handlers_raise(node.handlers):
+                    for use in self.usage.imports[start:]:
+                        use.handler_raises = True
                 body_runs = self._imports_resolve(node.body)
                 for h in node.handlers:
                     handler_env: dict = {}

@@ -31,6 +31,16 @@ class ImportUse:
     guarded: bool  # inside try/except ImportError: the client expects it may be absent
     type_only: bool
     unreached: bool = False  # a fallback import in `except ImportError:` whose try body imports fine on the target
+    handler_raises: bool = False  # its try's `except ImportError:` raises again: no fallback, the client's own error
+
+    def guard_note(self) -> str:
+        """Why a guarded import is a warning, said of what its handler does."""
+        if not self.guarded:
+            return ""
+        if self.handler_raises:
+            return (" The import is guarded by try/except ImportError, whose handler raises an error of the client's "
+                    "own instead: the code refuses this vLLM rather than falling back.")
+        return " The import is guarded by try/except ImportError, so the fallback path runs instead."
 
 
 @dataclass

@@ -250,11 +250,14 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
         return
     finding.details["guarded"] = guard.describe()
     finding.fix = None
+    # code that never runs handles nothing: it only never fails
+    handled = "" if guard.kind in ("replaced", "unreachable", "dead") else ", so the client handles it"
     if finding.severity == "error":
         finding.severity = "warning"
-        # code that never runs handles nothing: it only never fails
-        handled = "" if guard.kind in ("replaced", "unreachable", "dead") else ", so the client handles it"
         finding.message += f" The use is {guard.describe()}{handled}."
+    elif finding.severity == "warning" and guard.describe() not in finding.message:
+        # a warning by kind names its guard too (27b), without claiming a failure it may not describe
+        finding.message += f" The use is {guard.describe()}."
 
 
 def _dedupe_unknown(unknown: list[UnknownResult]) -> list[UnknownResult]:

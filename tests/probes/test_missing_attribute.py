@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scan.helpers import line_of, scan_client, vline
+from scan.helpers import line_of, scan_client, scan_trees, vline
 
 EXEC = "vllm/v1/executor/multiproc_executor.py"
 CLIENT = """
@@ -79,3 +79,27 @@ def test_nn_module_members_are_known_from_torch_sources(tmp_path):
     result = scan_client(tmp_path, client, only=["DC006"])
     assert [f.symbol for f in result.findings] == ["vllm.model_executor.models.llama.LlamaModel.something_from_torch"]
     assert result.findings[0].severity == "error" and result.unknown == []
+
+
+# 27b's open message: a member only a subclass defines is a warning by kind; under a hasattr guard it said nothing of
+# the guard (certus kv-offload-replay's `self._inner.request_finished_all_groups` under the hasattr of the line above).
+SPECS = {"vllm/__init__.py": "", "vllm/specs.py": "class Spec:\n    pass\n\n\nclass Grouped(Spec):\n"
+         "    def __init__(self):\n        self.members = {}\n"}
+
+
+def _spec_warning(tmp_path, body: str):
+    code = "from vllm.specs import Spec\n\n\ndef members(spec: Spec):\n" + body
+    result = scan_trees(tmp_path, SPECS, {"plugin/__init__.py": "", "plugin/m.py": code}, only=["DC006"])
+    [f] = [f for f in result.findings if f.symbol == "vllm.specs.Spec.members"]
+    return f
+
+
+def test_a_subclass_only_member_under_hasattr_names_its_guard(tmp_path):
+    f = _spec_warning(tmp_path, "    if hasattr(spec, 'members'):\n        return spec.members\n    return {}\n")
+    assert f.severity == "warning" and "Grouped" in f.message
+    assert "under a hasattr/getattr check (line 5)" in f.message and f.details["guarded"]
+
+
+def test_twin_the_unguarded_subclass_only_member_names_no_guard(tmp_path):
+    f = _spec_warning(tmp_path, "    return spec.members\n")
+    assert f.severity == "warning" and "check" not in f.message and "guarded" not in f.details

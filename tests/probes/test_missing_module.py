@@ -85,3 +85,29 @@ def test_quoted_names_on_awkward_texts(tmp_path):
                  "élan.k", "b"):  # DC001 asks for module names only: dotted identifiers
         assert table.get(name) == _named_by_search(tree, name), name
     assert table["vllm.a"] == "a.py:1" and table["vllm.h"] == "d.py:3" and table["vllm.i"] == "d.py:4"
+
+
+# 28b's open message: unified-cache-management's `ucm_connector.py:876` imports a module under try/except ImportError
+# whose handler raises its own ImportError. That handler is no fallback: the warning must not say one runs.
+REFUSING = ("try:\n    from vllm.v1.worker.nothing_like_it import Thing\nexcept ImportError:\n"
+            "    raise ImportError('this plugin needs a vLLM with nothing_like_it')\n")
+
+
+def test_a_guarded_import_whose_handler_raises_says_the_client_refuses(tmp_path):
+    [f] = scan_client(tmp_path, {"c.py": REFUSING}, only=["DC001"]).findings
+    assert f.severity == "warning"
+    assert "handler raises an error of the client's own" in f.message and "fallback path runs" not in f.message
+
+
+def test_a_guarded_import_whose_handler_falls_back_says_so(tmp_path):
+    code = REFUSING.replace("    raise ImportError('this plugin needs a vLLM with nothing_like_it')\n", "    Thing = None\n")
+    [f] = scan_client(tmp_path, {"c.py": code}, only=["DC001"]).findings
+    assert f.severity == "warning" and "fallback path runs" in f.message and "raises" not in f.message
+
+
+def test_a_raising_inner_try_inside_a_falling_back_outer_one_says_the_fallback_runs(tmp_path):
+    # the inner handler's raise is caught by the outer try, whose handler falls back
+    code = ("try:\n" + "".join("    " + line + "\n" for line in REFUSING.splitlines())
+            + "except ImportError:\n    Thing = None\n")
+    [f] = scan_client(tmp_path, {"c.py": code}, only=["DC001"]).findings
+    assert f.severity == "warning" and "fallback path runs" in f.message
