@@ -454,7 +454,8 @@ def _idle_methods(_ctx: ScanContext) -> dict[tuple[str, str], str | None]:
 
 def _idle_method(ctx: ScanContext, cls: ast.ClassDef, method: str) -> str | None:
     name = cls.name
-    files = [*ctx.client.files, *ctx.client.other_files(containing=name)]
+    # every answer below needs the name spelled in the file: the other files cannot build, subclass or name the class
+    files = [*(f for f in ctx.client.files if name in f.text), *ctx.client.other_files(containing=name)]
     if sum(1 for f in files for n in f.tree.body if isinstance(n, ast.ClassDef) and n.name == name) != 1:
         return None  # two client classes of that name: which one a base or a call names is not read here
     members = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
