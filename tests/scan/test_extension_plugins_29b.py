@@ -12,6 +12,10 @@ statement before it in the same body (or a fixture the function names, or an aut
 `sys.modules` is now the client's own. The twins: the import before the helper's call, a module-level import of the
 file, a stand-in of another module (only exact keys count), a test that does not name the fixture, and an entry the
 file removes, all stay errors.
+
+QB2: a flag the try with the new spelling sets (`patched = True` as its last statement) and an `if not patched:` after
+it holding the old spelling: that branch is the try's `except` fallback (MarinFold's only-correct structured-output
+backend at vLLM 0.20.1, below).
 """
 
 from __future__ import annotations
@@ -169,3 +173,68 @@ def test_the_package_code_is_checked_as_before(tmp_path):
               "pkg/__init__.py": "",
               "pkg/layers.py": f"def build():\n    from {LINEAR} import LinearBase\n    return LinearBase()\n"}
     assert _dc005(scan_trees(tmp_path, VLLM, client)) == [("error", "pkg/layers.py", 3)]
+
+
+# ------------------------------------------------------------------------------------------------------------- QB2
+# MarinFold's only-correct backend (Open-Athena/MarinFold 19f81b6, exp100 only_correct_backend.py) at vLLM 0.20.1 (its
+# README's TPU stack): `patched = False; try: <SamplingParams._validate_structured_outputs>; patched = True / except
+# (ImportError, AttributeError): pass; if not patched: from vllm.v1.engine.processor import Processor`. The try
+# succeeds on 0.20.1-0.33.0, so the old import never runs; it was a DC001 error. The branch under `if not patched:` is
+# now an `except` fallback of that try: a warning, and an error again where the try body certainly fails.
+SO_VLLM = {"vllm/__init__.py": "",
+           "vllm/v1/__init__.py": "",
+           "vllm/v1/engine/__init__.py": "",
+           "vllm/new_layout.py": "VALIDATE = 1\n",
+           "vllm/sampling_params.py": ("class SamplingParams:\n"
+                                       "    def _validate_structured_outputs(self, config, tokenizer):\n"
+                                       "        return None\n")}
+
+FLAG = ("def register():\n"
+        "    patched = False\n"
+        "    try:\n"
+        "        from vllm.NEW import VALIDATE\n"
+        "        patched = True\n"
+        "    except (ImportError, AttributeError):\n"
+        "        pass\n"
+        "REST"
+        "    if not patched:\n"
+        "        from vllm.v1.engine.processor import Processor\n"
+        "        return Processor\n"
+        "    return VALIDATE\n")
+
+
+def _dc001(result) -> list[tuple[str, int]]:
+    return sorted((f.severity, f.client.line) for f in result.findings if f.rule == "DC001")
+
+
+def _flag(tmp_path, new: str = "new_layout", rest: str = "", text: str = FLAG):
+    client = {"plug/__init__.py": "", "plug/backend.py": text.replace("NEW", new).replace("REST", rest)}
+    return scan_trees(tmp_path, SO_VLLM, client)
+
+
+def test_the_old_spelling_under_the_unset_flag_is_a_fallback(tmp_path):
+    result = _flag(tmp_path)
+    assert _dc001(result) == [("warning", 9)]
+    message = next(f.message for f in result.findings if f.rule == "DC001")
+    assert "under `if not patched:` (line 8), which holds only where the try at line 3 failed" in message
+
+
+def test_the_flag_spelled_as_a_comparison_or_an_else(tmp_path):
+    assert _dc001(_flag(tmp_path / "is", text=FLAG.replace("if not patched:", "if patched is False:"))) == \
+        [("warning", 9)]
+    orelse = FLAG.replace("    if not patched:\n", "    if patched:\n        pass\n    else:\n")
+    assert _dc001(_flag(tmp_path / "else", text=orelse)) == [("warning", 11)]
+
+
+def test_twin_where_the_try_body_certainly_fails_the_fallback_runs(tmp_path):
+    """The new spelling's module is missing too: the try fails, `patched` stays False and the old import runs."""
+    assert _dc001(_flag(tmp_path, new="newer_layout")) == [("error", 9), ("warning", 4)]
+
+
+def test_twin_a_flag_stored_again_after_the_try_says_nothing_of_it(tmp_path):
+    assert _dc001(_flag(tmp_path, rest="    patched = check()\n")) == [("error", 10)]
+
+
+def test_twin_the_branch_where_the_flag_is_set_runs_after_the_try_succeeded(tmp_path):
+    text = FLAG.replace("if not patched:", "if patched:")
+    assert _dc001(_flag(tmp_path, text=text)) == [("error", 9)]

@@ -67,7 +67,9 @@ where the client stores its own single-phase runner) and PB3_ from llumnix-proje
 and 0.18.0 (names its `git format-patch` of a vLLM checkout adds, beside a `.gitignore` change, are unknown), QB1_ from
 banana-smasher-plugin (my-other-github-account/banana-smasher d66eb68) at its pin vLLM 0.24.0 (batch 29b,
 docs/triage/2026-12-05-extension-plugins-29b.md: a test's import after a helper put a fake vLLM module in
-`sys.modules` binds the fake's stub class).
+`sys.modules` binds the fake's stub class) and QB2_ from MarinFold's only-correct structured-output backend
+(Open-Athena/MarinFold 19f81b6) at vLLM 0.20.1 (the old spelling under `if not patched:` after a try that sets
+`patched` once the new spelling worked is that try's fallback).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
