@@ -114,6 +114,8 @@ class Guard:
         names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
         if self.kind == "try":
             return f"inside a try (line {self.line}) that catches {names}"
+        if self.kind == "fallback" and self.where:
+            return self.where  # `if not patched:` after the try that sets `patched` (`_flag_fallbacks`)
         if self.kind == "fallback":
             # `try: new_call() except TypeError: legacy_call()`: runs only where the try body failed
             return f"in the `except {names}` fallback of a try (line {self.line}), which runs only if its body failed"
@@ -226,6 +228,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
     out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
+    out += _flag_fallbacks(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -742,6 +745,77 @@ def _after_import_probe(tree: ast.AST) -> list[Guard]:
                 out.append(Guard(rest[0].lineno, max(s.end_lineno or s.lineno for s in rest), "precondition",
                                  frozenset({"ImportError", "ModuleNotFoundError"}), stmt.lineno, check.names,
                                  body=check.body))
+    return out
+
+
+def _flag_key(node: ast.expr) -> str | None:
+    """A flag a statement can set and a test can read: a name or a dotted attribute (`patched`, `self._patched`)."""
+    return node.id if isinstance(node, ast.Name) else dotted_name(node) if isinstance(node, ast.Attribute) else None
+
+
+def _set_true(stmt: ast.stmt) -> str | None:
+    """`flag = True` (one target): the flag's key."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Constant) \
+            and stmt.value.value is True:
+        return _flag_key(stmt.targets[0])
+    return None
+
+
+def _stores_of(node: ast.AST, key: str) -> bool:
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and not isinstance(n.ctx, ast.Load) and _flag_key(n) == key
+               for n in walk(node))
+
+
+def _tests_flag(test: ast.expr, key: str) -> bool | None:
+    """True for `not flag` / `flag is False` / `flag == False` (the branch runs where the flag was not set), False for
+    `flag` / `flag is True` / `flag == True`; None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True if _flag_key(test.operand) == key else None
+    if _flag_key(test) == key:
+        return False
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and _flag_key(test.left) == key and \
+            isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.comparators[0], ast.Constant) and \
+            isinstance(test.comparators[0].value, bool):
+        return not test.comparators[0].value
+    return None
+
+
+def _flag_fallbacks(tree: ast.AST) -> list[Guard]:
+    """`patched = False; try: <new spelling>; patched = True / except (ImportError, AttributeError): pass` then
+    `if not patched: <old spelling>` (MarinFold's only-correct structured-output backend, whose `register()` patches
+    `SamplingParams._validate_structured_outputs` on vLLM 0.20+ and `vllm.v1.engine.processor.Processor` only when
+    that failed): the `if` branch runs only where the try body failed with what its handlers catch, as an `except`
+    fallback does. A "fallback" guard, so where the try body certainly fails on the target the branch runs and guards
+    nothing (`guard_at`'s `failing`). Only a flag the try body sets to True at its top level, that no handler stores,
+    and that nothing between the try and the test stores again."""
+    out: list[Guard] = []
+    for block in _statement_blocks(tree):
+        for i, stmt in enumerate(block[:-1]):
+            if not isinstance(stmt, ast.Try) or not stmt.handlers:
+                continue
+            keys = {k for k in map(_set_true, stmt.body) if k}
+            catches: set[str] = set()
+            for h in stmt.handlers:
+                if not _reraises(h):
+                    catches |= _handler_names(h)
+            keys = {k for k in keys if not any(_stores_of(h, k) for h in stmt.handlers)
+                    and not any(_stores_of(s, k) for s in stmt.orelse + stmt.finalbody)}
+            if not keys or not catches:
+                continue
+            for key in keys:
+                for later in block[i + 1:]:
+                    if isinstance(later, ast.If):
+                        where_unset = _tests_flag(later.test, key)
+                        branch = later.body if where_unset else later.orelse if where_unset is False else []
+                        if branch:
+                            start, end = body_span(branch)
+                            out.append(Guard(start, end, "fallback", frozenset(catches), later.lineno,
+                                             body=body_span(stmt.body),
+                                             where=f"under `if {ast.unparse(later.test)}:` (line {later.lineno}), which "
+                                                   f"holds only where the try at line {stmt.lineno} failed before "
+                                                   f"setting `{key}`"))
+                    if _stores_of(later, key):
+                        break
     return out
 
 

@@ -461,7 +461,9 @@ class ValueInference:
         if not nodes_within(self.file.tree, fn, ast.Import, ast.ImportFrom):
             return local  # (most functions: no import statement anywhere in their lines)
         first = len(self.usage.imports)
-        self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local)
+        stand_ins = self.module_stand_ins()
+        self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local,
+                         stood=stand_ins.at_start(fn) if stand_ins.active else None, scope=fn)
         if not record:
             del self.usage.imports[first:]
         settle_absent(local)

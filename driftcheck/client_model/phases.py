@@ -11,6 +11,7 @@ import ast
 from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking, nodes_of, root_name, walk, within
 from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
+from driftcheck.client_model.module_stand_ins import ModuleStandIns
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs, whole_class_appliers, whole_class_pairs
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
@@ -78,7 +79,8 @@ class ClientPhases:
 
     # -------------------------------------------------------------- imports
     def collect_imports(self) -> None:
-        self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env)
+        self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env,
+                         scope=self.file.tree)
         settle_absent(self.module_env)
         # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`); a module
         # `import_module` loads by its whole name
@@ -111,44 +113,71 @@ class ClientPhases:
             if node.name in self.module_env:  # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the client's own wins
                 del self.module_env[node.name]
 
-    def _imports_in(self, body: list[ast.stmt], runtime_only: bool, guarded: bool, type_only: bool, env: dict) -> None:
+    def module_stand_ins(self) -> ModuleStandIns:
+        """The file's replacements of vLLM modules in `sys.modules` (module_stand_ins.py), read once per file."""
+        found = self.__dict__.get("_module_stand_ins")
+        if found is None:
+            found = self.__dict__["_module_stand_ins"] = ModuleStandIns(self.file.tree, self.file.text)
+        return found
+
+    def _imports_in(self, body: list[ast.stmt], runtime_only: bool, guarded: bool, type_only: bool, env: dict,
+                    stood: set[str] | None = None, scope: ast.AST | None = None) -> None:
+        """The imports of `body`; `stood`: the vLLM modules a statement before them has replaced in `sys.modules`
+        (a test's fake vLLM), tracked when `scope` (the function or module whose statements these are) is given."""
+        stand_ins = self.module_stand_ins() if scope is not None else None
+        if stand_ins is not None and not stand_ins.active:
+            stand_ins = None
+        stood = set(stood or ())
         for node in body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._record_import(node, runtime_only, guarded, type_only, env)
-            elif isinstance(node, ast.If):
-                tc = is_type_checking(node.test)
-                self._imports_in(node.body, runtime_only, guarded, type_only or tc, env)
-                self._imports_in(node.orelse, runtime_only, guarded, type_only, env)
-            elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-                g = guarded or _catches_import_error(node.handlers)
-                body_env: dict = {}
-                start = len(self.usage.imports)
-                self._imports_in(node.body, runtime_only, g, type_only, body_env)
-                if g and not guarded and _handlers_raise(node.handlers):
-                    for use in self.usage.imports[start:]:
-                        use.handler_raises = True
-                body_runs = self._imports_resolve(node.body)
-                for h in node.handlers:
-                    handler_env: dict = {}
-                    first = len(self.usage.imports)
-                    self._imports_in(h.body, runtime_only, guarded, type_only, handler_env)
-                    if body_runs:  # the try body's vLLM imports all exist here: this fallback never runs
-                        for use in self.usage.imports[first:]:
-                            use.unreached = True
-                    # The handler's import is the fallback: it binds a name only when the try body's own
-                    # import of it fails on this target (a vLLM name it lacks), never over the client's own.
-                    for name, value in handler_env.items():
-                        if name not in body_env or body_env[name] is ABSENT:
-                            body_env[name] = value
-                env.update({k: (None if v is ABSENT else v) for k, v in body_env.items()})
-                self._imports_in(node.orelse, runtime_only, guarded, type_only, env)
-                self._imports_in(node.finalbody, runtime_only, guarded, type_only, env)
-            elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
-                self._imports_in(node.body, runtime_only, guarded, type_only, env)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not runtime_only:
-                pass  # function bodies are handled with their own environment
-            elif isinstance(node, ast.ClassDef) and not runtime_only:
-                self._imports_in(node.body, runtime_only, guarded, type_only, env)
+            if stand_ins is not None and isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:  # `with patch.dict(sys.modules, {...}):` holds for its body
+                    stood |= stand_ins.installed(item.context_expr, scope)
+            self._imports_in_one(node, runtime_only, guarded, type_only, env, stood, scope)
+            if stand_ins is not None and not isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                                               ast.AsyncFunctionDef, ast.ClassDef)):
+                stood |= stand_ins.installed(node, scope)
+
+    def _imports_in_one(self, node: ast.stmt, runtime_only: bool, guarded: bool, type_only: bool, env: dict,
+                        stood: set[str], scope: ast.AST | None) -> None:
+        def _imports_in(body, runtime_only, guarded, type_only, env):  # nested blocks see what came before them
+            self._imports_in(body, runtime_only, guarded, type_only, env, stood, scope)
+
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._record_import(node, runtime_only, guarded, type_only, env, stood)
+        elif isinstance(node, ast.If):
+            tc = is_type_checking(node.test)
+            _imports_in(node.body, runtime_only, guarded, type_only or tc, env)
+            _imports_in(node.orelse, runtime_only, guarded, type_only, env)
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            g = guarded or _catches_import_error(node.handlers)
+            body_env: dict = {}
+            start = len(self.usage.imports)
+            _imports_in(node.body, runtime_only, g, type_only, body_env)
+            if g and not guarded and _handlers_raise(node.handlers):
+                for use in self.usage.imports[start:]:
+                    use.handler_raises = True
+            body_runs = self._imports_resolve(node.body)
+            for h in node.handlers:
+                handler_env: dict = {}
+                first = len(self.usage.imports)
+                _imports_in(h.body, runtime_only, guarded, type_only, handler_env)
+                if body_runs:  # the try body's vLLM imports all exist here: this fallback never runs
+                    for use in self.usage.imports[first:]:
+                        use.unreached = True
+                # The handler's import is the fallback: it binds a name only when the try body's own
+                # import of it fails on this target (a vLLM name it lacks), never over the client's own.
+                for name, value in handler_env.items():
+                    if name not in body_env or body_env[name] is ABSENT:
+                        body_env[name] = value
+            env.update({k: (None if v is ABSENT else v) for k, v in body_env.items()})
+            _imports_in(node.orelse, runtime_only, guarded, type_only, env)
+            _imports_in(node.finalbody, runtime_only, guarded, type_only, env)
+        elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            _imports_in(node.body, runtime_only, guarded, type_only, env)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not runtime_only:
+            pass  # function bodies are handled with their own environment
+        elif isinstance(node, ast.ClassDef) and not runtime_only:
+            _imports_in(node.body, runtime_only, guarded, type_only, env)
 
     def _imports_resolve(self, body: list[ast.stmt]) -> bool:
         """Whether every import statement directly in `body` is a vLLM import the target has."""
@@ -166,9 +195,11 @@ class ClientPhases:
                     return False
         return True
 
-    def _record_import(self, node: ast.Import | ast.ImportFrom, runtime_only: bool, guarded: bool, type_only: bool, env: dict) -> None:
+    def _record_import(self, node: ast.Import | ast.ImportFrom, runtime_only: bool, guarded: bool, type_only: bool, env: dict,
+                       stood: set[str] | frozenset[str] = frozenset()) -> None:
         """An import of vLLM is a use; anything else binds the client's (or a third party's) names. A module the
-        client ships inside vLLM's package (`Usage.overlay`) is the client's own; a relative import in such a file
+        client ships inside vLLM's package (`Usage.overlay`) is the client's own, and so is one that a statement
+        before it replaced in `sys.modules` (`stood`: a test's fake vLLM); a relative import in such a file
         that reaches the release's modules (`from ..config import X`) is an import of vLLM."""
         loc = loc_of(self.file, node)
         overlay = self.usage.overlay
@@ -176,7 +207,8 @@ class ClientPhases:
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
                 own = in_overlay(overlay, alias.name)
-                if alias.name.split(".")[0] != self.package or (own and alias.asname):
+                stand_in = (alias.name if alias.asname else bound) in stood  # what it binds was put in sys.modules
+                if alias.name.split(".")[0] != self.package or (own and alias.asname) or stand_in:
                     env[bound] = None  # someone else's module: shadows any earlier vLLM binding of the name
                     self.foreign[bound] = alias.name
                     continue
@@ -188,7 +220,7 @@ class ClientPhases:
         module = resolve_relative(self.file.module, is_pkg, node.level, node.module) if node.level else node.module or ""
         into_release = bool(node.level) and in_overlay(overlay, self.file.module) and module.split(".")[0] == self.package
         if (node.level and not into_release) or not module or module.split(".")[0] != self.package \
-                or in_overlay(overlay, module):
+                or in_overlay(overlay, module) or module in stood:  # (a stand-in put into sys.modules before it)
             for alias in node.names:
                 if alias.name != "*":
                     env[alias.asname or alias.name] = None  # the client's own (or a third party's) name

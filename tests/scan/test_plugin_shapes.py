@@ -64,7 +64,12 @@ PB1_ from unified-cache-management
 docs/triage/2026-12-05-patch-libs-28b.md; the rest of a function after an import probe whose `except` raises) and
 PB2_ from MoLink (oldcpple/MoLink f6f77e2) at its pin vLLM 0.11.2 (a DC103 warning: the runner read through the attribute
 where the client stores its own single-phase runner) and PB3_ from llumnix-project/llumnix (8a693b4) at vLLM 0.12.0
-and 0.18.0 (names its `git format-patch` of a vLLM checkout adds, beside a `.gitignore` change, are unknown).
+and 0.18.0 (names its `git format-patch` of a vLLM checkout adds, beside a `.gitignore` change, are unknown), QB1_ from
+banana-smasher-plugin (my-other-github-account/banana-smasher d66eb68) at its pin vLLM 0.24.0 (batch 29b,
+docs/triage/2026-12-05-extension-plugins-29b.md: a test's import after a helper put a fake vLLM module in
+`sys.modules` binds the fake's stub class) and QB2_ from MarinFold's only-correct structured-output backend
+(Open-Athena/MarinFold 19f81b6) at vLLM 0.20.1 (the old spelling under `if not patched:` after a try that sets
+`patched` once the new spelling worked is that try's fallback).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
