@@ -61,6 +61,8 @@ has rules-one "$WORK/rules-one.out" "request-block-hasher"
 expect 1 scan "$dc" scan --vllm 0.16.0 --client speculators==0.3.0 -f json -o "$WORK/scan.json"
 has scan "$WORK/scan.json" '"rule": "DC005"'
 has scan "$WORK/scan.err" "fetched speculators==0.3.0"   # the client came through a real fetch
+expect 0 scan-declared "$dc" scan --vllm declared --client speculators==0.3.0 -f json -o "$WORK/scan-declared.json"
+has scan-declared "$WORK/scan-declared.err" "scanning vLLM 0.11.0"   # its own pin, vllm==0.11.0
 
 mkdir "$WORK/client"
 "$WORK/venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \

@@ -57,6 +57,19 @@ def client_specs(specs: list[str] | None) -> list[str] | None:
     return specs
 
 
+def resolve_targets(vllm_spec: str | None, specs: list[str] | None, cache_dir: Path):
+    """The vLLM target and the clients; `--vllm declared` reads the clients first (the release their requirement
+    lets pip install: sources/declared.py)."""
+    from driftcheck.sources.declared import SPEC, declared_release
+    from driftcheck.sources.targets import resolve_clients, resolve_vllm
+
+    if vllm_spec == SPEC:
+        clients = resolve_clients(specs, cache_dir)
+        return resolve_vllm(declared_release(clients, cache_dir), cache_dir), clients
+    vllm = resolve_vllm(vllm_spec, cache_dir)
+    return vllm, resolve_clients(specs, cache_dir)
+
+
 MAX_SKIP_LINES = 10
 
 

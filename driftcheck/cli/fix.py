@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from driftcheck.cli.common import args_cache_dir, client_specs, emit, require_checked
+from driftcheck.cli.common import args_cache_dir, client_specs, emit, require_checked, resolve_targets
 from driftcheck.errors import EXIT_FINDINGS, EXIT_OK
 
 
@@ -28,13 +28,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from driftcheck.rules.findings import SEVERITY_RANK
     from driftcheck.fix.fixer import FixOptions, apply_locked, plan_fixes
     from driftcheck.rules.selection import resolve_only
-    from driftcheck.sources.targets import resolve_clients, resolve_vllm
 
     if args.only:
         resolve_only(args.only)  # a typo is exit 2 before anything is fetched or read
     cache_dir = args_cache_dir(args)
-    vllm = resolve_vllm(args.vllm, cache_dir)
-    clients = resolve_clients(client_specs([args.client] if args.client is not None else None), cache_dir)
+    vllm, clients = resolve_targets(args.vllm, client_specs([args.client] if args.client is not None else None), cache_dir)
     require_checked(clients, args.allow_empty)
     options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, client_vllm=args.client_vllm)
     fix_options = FixOptions(only=args.only, unsafe=args.unsafe, guard=args.guard)

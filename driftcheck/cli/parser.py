@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     scan = sub.add_parser("scan", help="report where the client's use of vLLM no longer matches a vLLM release")
-    add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, a version such as 0.16.0 (fetched, sources only), nightly, nightly@2026-09-17",
+    add_target_args(scan, "vLLM to check against: omitted = installed; a folder, a .whl, a version such as 0.16.0 (fetched, sources only), nightly, nightly@2026-09-17, declared (the release the client's own requirement lets pip install)",
                      CLIENTS_HELP)
     scan.add_argument("--select", metavar="RULE", action="append", help="only run these rules (id or name, any case; repeatable or comma-separated)")
     scan.add_argument("--jobs", "-j", type=int, action=_Once, help="processes for the client's files (default: $DRIFTCHECK_JOBS or one per core)")
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--no-color", dest="color", action="store_false", help="no colour in text output")
 
     fix = sub.add_parser("fix", help="repair what scan found with codemods (dry run: a unified diff)")
-    add_target_args(fix, "vLLM to fix against (as for scan)",
+    add_target_args(fix, "vLLM to fix against (as for scan, declared too)",
                      "client code to fix: a folder, a .py file or an installed distribution (default: installed speculators)",
                      many_clients=False)
     fix.add_argument("--only", metavar="RULE_OR_FIX", action="append", help="only these rules (DC003, unknown-keyword) or fixes (drop-keyword, add-block-hasher); repeatable or comma-separated")

@@ -7,7 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from driftcheck.cli.common import args_cache_dir, client_specs, emit, exit_code_for, require_checked, write_output
+from driftcheck.cli.common import (args_cache_dir, client_specs, emit, exit_code_for, require_checked, resolve_targets,
+                                   write_output)
 from driftcheck.errors import EXIT_OK, EXIT_USAGE, DriftcheckError
 
 
@@ -15,12 +16,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from driftcheck.scan.pipeline import ScanOptions, scan
     from driftcheck.report import render
     from driftcheck.rules.selection import resolve_rules
-    from driftcheck.sources.targets import resolve_clients, resolve_vllm
 
     only = resolve_rules(args.select)
     cache_dir = args_cache_dir(args)
-    vllm = resolve_vllm(args.vllm, cache_dir)
-    clients = resolve_clients(client_specs(args.client), cache_dir)
+    vllm, clients = resolve_targets(args.vllm, client_specs(args.client), cache_dir)
     coverage = require_checked(clients, args.allow_empty)
     accepted = None
     if args.baseline:  # the flag users know; in the code, the file is "accepted findings" (a baseline is the client's vLLM)

@@ -16,17 +16,9 @@ import pytest
 from conftest import REPO, vllm_sources
 from driftcheck.sources.releases import expand, known_releases, list_releases
 
-from .fetch_helpers import FAKE_PIP, client_folder
+from .fetch_helpers import client_folder
 CPU = ["0.17.0", "0.16.0", "0.15.1", "0.15.0", "0.11.0.post2", "0.11.0", "0.8.5"]
 FULL = ["0.99.0", "0.17.0", "0.16.0", "0.15.1", "0.15.0", "0.12.0rc1", "0.11.0", "0.8.5", "0.5.0", "0.1.0"]
-
-
-@pytest.fixture
-def fake_index(monkeypatch):
-    def use(listing: dict) -> None:
-        monkeypatch.setenv("DRIFTCHECK_PIP", f"{sys.executable} {FAKE_PIP}")
-        monkeypatch.setenv("FAKE_PIP_INDEX", json.dumps(listing))
-    return use
 
 
 def test_union_of_both_names(tmp_path, fake_index):

@@ -1,0 +1,60 @@
+"""`--vllm declared`: the vLLM release the clients' own requirement lets pip install.
+
+A client that declares `vllm==0.11.0` gets 0.11.0; one that declares a range (`vllm>=0.10.0`, `>=0.12,<0.17`) gets the
+newest final release of vLLM the range admits, which is what `pip install` of the client would pull. Several clients:
+the newest release every declared range admits. When the release list cannot be read (no index), the range's own
+top (`<=`) or floor (`>=`) is used, and a line says so: a gate should never pass on a guess it does not name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from driftcheck.errors import DriftcheckError, FetchError
+from driftcheck.report import progress
+from driftcheck.sources.package_metadata import declared_vllm_version
+
+SPEC = "declared"
+
+
+def declared_release(clients, cache_dir: Path) -> str:
+    """The release `--vllm declared` names for these clients, with a line on stderr saying which and why."""
+    declaring = [(c, c.declared_vllm()) for c in clients]
+    declaring = [(c, r) for c, r in declaring if r is not None]
+    if not declaring:
+        raise DriftcheckError("--vllm declared: no client declares a vLLM requirement",
+                              "pass the release to check: --vllm VERSION")
+    said = ", ".join(f"{c.name or c.location} requires {r.name}{r.specifier}" for c, r in declaring)
+    spec = SpecifierSet(",".join(str(r.specifier) for _, r in declaring))
+    pinned = [r for _, r in declaring if any(s.operator in ("==", "===") for s in r.specifier)]
+    pins = {declared_vllm_version(r) for r in pinned}  # `==0.22.0+cpu` pins 0.22.0: a build label names no sources
+    if len(pins) == 1 and all(r.specifier.contains(next(iter(pins)), prereleases=True)
+                              for _, r in declaring if r not in pinned):  # a pin needs no release list
+        (pin,) = pins
+        _say(f"{said}: scanning vLLM {pin}")
+        return pin
+    from driftcheck.sources.releases import known_releases
+
+    try:
+        releases = known_releases(cache_dir)
+    except FetchError as exc:
+        guesses = [declared_vllm_version(r) for _, r in declaring]
+        guess = max((g for g in guesses if g), key=Version, default=None)
+        if guess is None or not spec.contains(guess, prereleases=True):
+            raise DriftcheckError(f"--vllm declared: {exc.message}, and {said} names no release to fall back on",
+                                  "pass the release to check: --vllm VERSION") from None
+        _say(f"{said}: the release list could not be read ({exc.message}); scanning vLLM {guess}, the range's bound")
+        return guess
+    admitted = [v for v in releases if spec.contains(v)]
+    if not admitted:
+        raise DriftcheckError(f"--vllm declared: no vLLM release admits {spec} ({said})",
+                              "pass the release to check: --vllm VERSION")
+    _say(f"{said}: scanning vLLM {admitted[-1]}, the newest release it admits")
+    return admitted[-1]
+
+
+def _say(line: str) -> None:
+    progress.warn(f"--vllm declared: {line}")
