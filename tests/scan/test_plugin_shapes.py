@@ -64,7 +64,10 @@ PB1_ from unified-cache-management
 docs/triage/2026-12-05-patch-libs-28b.md; the rest of a function after an import probe whose `except` raises) and
 PB2_ from MoLink (oldcpple/MoLink f6f77e2) at its pin vLLM 0.11.2 (a DC103 warning: the runner read through the attribute
 where the client stores its own single-phase runner) and PB3_ from llumnix-project/llumnix (8a693b4) at vLLM 0.12.0
-and 0.18.0 (names its `git format-patch` of a vLLM checkout adds, beside a `.gitignore` change, are unknown).
+and 0.18.0 (names its `git format-patch` of a vLLM checkout adds, beside a `.gitignore` change, are unknown),
+QA1_ from Kalorda (vlmOCR/Kalorda 4905f1a) at vLLM 0.13.0 taken from GitHub (batch 29a,
+docs/triage/2026-12-05-model-plugins-29a.md: a model module a plugin imports only when vLLM's registry lacks the
+architecture, which the target's registry lists).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.

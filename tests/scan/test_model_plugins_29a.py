@@ -1,0 +1,49 @@
+"""Batch 29a (out-of-tree model implementations for vLLM at their stored GitHub HEAD,
+docs/triage/2026-12-05-model-plugins-29a.md).
+
+QA1: Kalorda (vlmOCR/Kalorda 4905f1a) ships its own DotsOCR and DeepSeek-OCR model classes for vLLM and imports them
+only when vLLM's registry lacks the architecture (`if "DotsOCRForCausalLM" not in ModelRegistry.get_supported_archs():
+from .modeling_dots_ocr_vllm import ...`, backend/src/kalorda/vllm_infer/dotsocr/modeling_dots_ocr_plugin.py:4-5). On
+vLLM 0.13.0, whose registry lists both, those modules never load, yet their imports of names 0.13.0 dropped were nine
+errors. The target's registry now answers the test (client_model/refusals.py `_registry_probes`); the twins: a registry
+that does not list the architecture, the positive test (`in`), a table the registry is not built from, and the same
+module also imported unguarded, stay errors.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scan.helpers import edited, plugin_shape, scan_trees
+
+PLUGIN = "plug/plugin.py"
+REGISTRY = "vllm/model_executor/models/registry.py"
+MODEL = "plug/modeling_dots_ocr.py"
+SHIPPED = '    "DotsOCRForCausalLM": ("dots_ocr", "DotsOCRForCausalLM"),\n'
+
+
+def test_qa1_module_imported_only_when_the_registry_lacks_the_architecture_is_a_warning(tmp_path):
+    vllm, client = plugin_shape("QA1")
+    found = scan_trees(tmp_path, vllm, client, only=["DC002"]).findings
+    assert [(f.severity, f.client.path, f.client.line) for f in found] == [("warning", MODEL, 2)]
+    assert "plug/plugin.py:6" in found[0].message
+
+
+TWINS = {  # name -> (edits of the fake vLLM's registry, edits of the plugin): each leaves the import running
+    "registry_without_the_architecture": ([(SHIPPED, "")], []),
+    "architecture_only_in_a_table_the_registry_is_not_built_from": (
+        [(SHIPPED, ""), ('"0.9.2"}', '"0.9.2", "DotsOCRForCausalLM": "0.1"}')], []),
+    "import_when_the_registry_has_the_architecture": ([], [('"DotsOCRForCausalLM" not in', '"DotsOCRForCausalLM" in')]),
+    "module_also_imported_unguarded": ([], [("def register():\n", "from . import modeling_dots_ocr  # noqa\n\n\ndef register():\n")]),
+    "registry_whose_list_is_not_its_table": ([("return self.models.keys()", 'return {"Qwen2ForCausalLM"}')], []),
+}
+
+
+@pytest.mark.parametrize("twin", sorted(TWINS))
+def test_qa1_twins_stay_errors(tmp_path, twin):
+    vllm, client = plugin_shape("QA1")
+    vllm_edits, client_edits = TWINS[twin]
+    vllm = edited(vllm, REGISTRY, *vllm_edits) if vllm_edits else vllm
+    client = edited(client, PLUGIN, *client_edits) if client_edits else client
+    found = scan_trees(tmp_path, vllm, client, only=["DC002"]).findings
+    assert [(f.severity, f.client.path, f.client.line) for f in found] == [("error", MODEL, 2)]
