@@ -8,6 +8,13 @@ vLLM 0.13.0, whose registry lists both, those modules never load, yet their impo
 errors. The target's registry now answers the test (client_model/refusals.py `_registry_probes`); the twins: a registry
 that does not list the architecture, the positive test (`in`), a table the registry is not built from, and the same
 module also imported unguarded, stay errors.
+
+QA2: ViLaVT (AntResearchNLP/ViLaVT e5d19bc) keeps vLLM 0.8.5's copy of its model beside the current one as
+vllm_eval/vllm_vilavt/vllm_vilavt/qwen2_5_vl_vilavt_v0.8.5.py. No `import` can load a file whose name has dots, no
+client file names it (only the egg-info's SOURCES.txt lists it), and run as a script its top level only imports,
+defines and registers: the twelve errors in its methods at vLLM 0.11.0 are warnings now (client_model/dead_methods.py
+`script_only_bodies`). Twins: a `__main__` block, a top level that builds one of its classes, another file that loads
+it by path, and the same file under an importable name stay errors.
 """
 
 from __future__ import annotations
@@ -47,3 +54,35 @@ def test_qa1_twins_stay_errors(tmp_path, twin):
     client = edited(client, PLUGIN, *client_edits) if client_edits else client
     found = scan_trees(tmp_path, vllm, client, only=["DC002"]).findings
     assert [(f.severity, f.client.path, f.client.line) for f in found] == [("error", MODEL, 2)]
+
+
+COPY = "plug/model_v0.8.5.py"
+
+
+def _dc003(tmp_path, client: dict[str, str]) -> list[tuple[str, str, int]]:
+    vllm, _ = plugin_shape("QA2")
+    found = scan_trees(tmp_path, vllm, client, only=["DC003"]).findings
+    return [(f.severity, f.client.path, f.client.line) for f in found]
+
+
+def test_qa2_method_of_a_file_no_import_can_load_is_a_warning(tmp_path):
+    vllm, client = plugin_shape("QA2")
+    found = scan_trees(tmp_path, vllm, client, only=["DC003"]).findings
+    assert [(f.severity, f.client.path, f.client.line) for f in found] == [("warning", COPY, 27)]
+    assert "`model_v0.8.5.py` cannot be imported by name" in found[0].message
+
+
+QA2_TWINS = {  # name -> the client as it is changed: each runs the method (or may)
+    "main_block": lambda c: {**c, COPY: c[COPY] + '\n\nif __name__ == "__main__":\n    VisionModel()\n'},
+    "top_level_builds_its_class": lambda c: {**c, COPY: c[COPY] + "\n\nDEFAULT = VisionModel()\n"},
+    "loaded_by_path_elsewhere": lambda c: {**c, "plug/legacy.py": "import runpy\n\n"
+                                           "runpy.run_path(__file__.replace('legacy.py', 'model_v0.8.5.py'))\n"},
+    "importable_name": lambda c: {**{k: v for k, v in c.items() if k != COPY}, "plug/model_v085.py": c[COPY]},
+}
+
+
+@pytest.mark.parametrize("twin", sorted(QA2_TWINS))
+def test_qa2_twins_stay_errors(tmp_path, twin):
+    _, client = plugin_shape("QA2")
+    client = QA2_TWINS[twin](client)
+    assert [sev for sev, _path, line in _dc003(tmp_path, client)] == ["error"]

@@ -67,7 +67,9 @@ where the client stores its own single-phase runner) and PB3_ from llumnix-proje
 and 0.18.0 (names its `git format-patch` of a vLLM checkout adds, beside a `.gitignore` change, are unknown),
 QA1_ from Kalorda (vlmOCR/Kalorda 4905f1a) at vLLM 0.13.0 taken from GitHub (batch 29a,
 docs/triage/2026-12-05-model-plugins-29a.md: a model module a plugin imports only when vLLM's registry lacks the
-architecture, which the target's registry lists).
+architecture, which the target's registry lists) and QA2_ from ViLaVT (AntResearchNLP/ViLaVT e5d19bc) at vLLM 0.11.0 (an
+old copy of a model in a file whose name no `import` can load, never named by the client, whose top level calls none
+of its methods).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
