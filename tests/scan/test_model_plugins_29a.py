@@ -15,6 +15,13 @@ client file names it (only the egg-info's SOURCES.txt lists it), and run as a sc
 defines and registers: the twelve errors in its methods at vLLM 0.11.0 are warnings now (client_model/dead_methods.py
 `script_only_bodies`). Twins: a `__main__` block, a top level that builds one of its classes, another file that loads
 it by path, and the same file under an importable name stay errors.
+
+QA3: avater_voice (feb-co/avater_voice b5c9865, pin vllm==0.7.3, read also at 0.8.5) subclasses vLLM's V0
+`LLMEngine` and calls `self.output_processor.process_prompt_logprob(...)` (infer/avatar_infer/worker/
+avatar_llm_engine.py:242). vLLM 0.8.5 rebinds `LLMEngine = V1LLMEngine` only under `if envs.is_set("VLLM_USE_V1") and
+envs.VLLM_USE_V1`; driftcheck read the attribute on the V1 class alone (an OutputProcessor, which lacks the method):
+an error. The other class's attribute of that name is now what the value is otherwise (vllm_model/classes.py
+`class_member`), as for a method; twins: the V0 attribute's class lacks the method too, or no rebinding.
 """
 
 from __future__ import annotations
@@ -86,3 +93,31 @@ def test_qa2_twins_stay_errors(tmp_path, twin):
     _, client = plugin_shape("QA2")
     client = QA2_TWINS[twin](client)
     assert [sev for sev, _path, line in _dc003(tmp_path, client)] == ["error"]
+
+
+ENGINE_V0 = "vllm/engine/llm_engine.py"
+
+
+def _dc006(tmp_path, vllm: dict[str, str]) -> list[str]:
+    _, client = plugin_shape("QA3")
+    return [f.severity for f in scan_trees(tmp_path, vllm, client, only=["DC006"]).findings if f.severity == "error"]
+
+
+def test_qa3_attribute_of_an_engine_name_an_env_test_rebinds_is_no_error(tmp_path):
+    vllm, _ = plugin_shape("QA3")
+    assert _dc006(tmp_path, vllm) == []
+
+
+QA3_TWINS = {  # name -> the fake vLLM as it is changed: the method is missing whichever engine runs
+    "v0_attribute_lacks_it_too": lambda v: {**v, ENGINE_V0: v[ENGINE_V0].replace(
+        "SequenceGroupOutputProcessor.create_output_processor(scheduler_config)", "OutputProcessor()").replace(
+        "from vllm.engine.output_processor import SequenceGroupOutputProcessor",
+        "from vllm.v1.engine.output_processor import OutputProcessor")},
+    "no_rebinding": lambda v: {**v, ENGINE_V0: "from vllm.v1.engine.llm_engine import LLMEngine  # noqa: F401\n"},
+}
+
+
+@pytest.mark.parametrize("twin", sorted(QA3_TWINS))
+def test_qa3_twins_stay_errors(tmp_path, twin):
+    vllm, _ = plugin_shape("QA3")
+    assert _dc006(tmp_path, QA3_TWINS[twin](vllm)) == ["error"]

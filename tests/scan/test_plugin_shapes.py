@@ -69,7 +69,8 @@ QA1_ from Kalorda (vlmOCR/Kalorda 4905f1a) at vLLM 0.13.0 taken from GitHub (bat
 docs/triage/2026-12-05-model-plugins-29a.md: a model module a plugin imports only when vLLM's registry lacks the
 architecture, which the target's registry lists) and QA2_ from ViLaVT (AntResearchNLP/ViLaVT e5d19bc) at vLLM 0.11.0 (an
 old copy of a model in a file whose name no `import` can load, never named by the client, whose top level calls none
-of its methods).
+of its methods), and QA3_ from avater_voice (feb-co/avater_voice b5c9865) at vLLM 0.8.5 (a subclass of an engine name vLLM
+rebinds to its V1 class under an environment test, reading an attribute the V0 class sets).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
