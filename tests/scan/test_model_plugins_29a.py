@@ -121,3 +121,35 @@ QA3_TWINS = {  # name -> the fake vLLM as it is changed: the method is missing w
 def test_qa3_twins_stay_errors(tmp_path, twin):
     vllm, _ = plugin_shape("QA3")
     assert _dc006(tmp_path, QA3_TWINS[twin](vllm)) == ["error"]
+
+
+QA4_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/processor.py": (
+        "class OutputProcessor:\n    def process(self, group):\n        raise NotImplementedError\n\n\n"
+        "class SingleStep(OutputProcessor):\n    def __init__(self, detokenizer):\n        self.detokenizer = detokenizer\n"),
+}
+QA4_CLIENT = {
+    "plug/__init__.py": "",
+    "plug/step.py": (
+        "from vllm.processor import OutputProcessor\n\n\n"
+        "def prompt_logprobs(proc: OutputProcessor, group):\n"
+        "    assert hasattr(proc, 'detokenizer')\n"
+        "    return proc.detokenizer\n\n\n"
+        "class AvatarStep(OutputProcessor):\n    def __init__(self, detokenizer):\n        self.detokenizer = detokenizer\n"),
+}
+
+
+def test_qa4_member_a_client_subclass_and_a_vllm_subclass_define_names_both_and_the_assert(tmp_path):
+    found = scan_trees(tmp_path, QA4_VLLM, QA4_CLIENT, only=["DC006"]).findings
+    assert [(f.severity, f.client.line) for f in found] == [("warning", 6)]
+    assert "plug.step.AvatarStep and 1 other subclass define it" in found[0].message
+    assert "the `assert hasattr(proc, 'detokenizer')` on line 5 checks it first" in found[0].message
+
+
+def test_qa4_twin_without_the_assert_or_a_vllm_subclass_says_only(tmp_path):
+    vllm = {**QA4_VLLM, "vllm/processor.py": QA4_VLLM["vllm/processor.py"].split("\n\n\nclass SingleStep")[0] + "\n"}
+    client = edited(QA4_CLIENT, "plug/step.py", ("    assert hasattr(proc, 'detokenizer')\n", ""))
+    found = scan_trees(tmp_path, vllm, client, only=["DC006"]).findings
+    assert [(f.severity, f.client.line) for f in found] == [("warning", 5)]
+    assert "only plug.step.AvatarStep defines it, so this line fails with AttributeError" in found[0].message
