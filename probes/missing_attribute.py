@@ -357,6 +357,11 @@ def check(ctx: ScanContext):
                     why = (f"only {sub.subclass} defines it, and the client replaces `{use.owner.cls.name}.__new__` "
                            f"({patched}) with one that builds {sub.subclass.rsplit('.', 1)[-1]}: this line fails with "
                            f"AttributeError only for a {use.owner.cls.name} built before that patch is applied")
+            asserted = _asserted_before(use)
+            if asserted is not None:  # the client checks first: the assert is what fails, not this line
+                why = why.replace("so this line fails with AttributeError when the object is", (
+                    f"and the `{ast.unparse(asserted)}` on line {asserted.lineno} checks it first: AssertionError "
+                    "there (AttributeError here under `python -O`) when the object is"))
             yield ctx.finding(
                 RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}; {why}.",
                 use.loc, ctx.vllm_location(sub.path, sub.line) if sub.path.startswith(ctx.api.package + "/") else None,

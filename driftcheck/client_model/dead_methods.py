@@ -34,7 +34,98 @@ def dead_methods_of(files, api, usage, source) -> dict[str, list[Guard]]:
         found = dead_methods(f, spans, api, usage, source) if spans else []
         if found:
             out[f.rel] = found
+    for rel, guards in script_only_bodies(files, source).items():
+        out[rel] = [*out.get(rel, ()), *guards]
     return out
+
+
+def _stem(rel: str) -> str:
+    return rel.rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def script_only_bodies(files, source) -> dict[str, list[Guard]]:
+    """File -> "dead" guards over its function and method bodies, for each client file that nothing can load but
+    running it as a script, and whose top level, run so, calls none of them (QA2). ViLaVT keeps vLLM 0.8.5's copy of
+    its model beside the current one as `vllm_vilavt/qwen2_5_vl_vilavt_v0.8.5.py`: a name with dots is no Python
+    identifier, so no `import` (nor `python -m`, nor vLLM's `"module:Class"` registry strings) can load it; only a
+    path can, and no file of the client spells its name. Run as a script, its top level only imports, defines and
+    registers (decorators hand its classes to vLLM): the bodies run only if its top level calls them, names one of
+    its classes or functions outside a decorator, or has a `__main__` block. Its top-level lines are still checked
+    (running it as a script runs them)."""
+    stems = {f.rel: _stem(f.rel) for f in files if f.rel.endswith(".py") and not _stem(f.rel).isidentifier()}
+    if not stems:
+        return {}
+    named = _stems_named(source, stems)
+    out: dict[str, list[Guard]] = {}
+    for f in files:
+        if f.rel not in stems or stems[f.rel] in named or _top_level_reaches_own(f.tree):
+            continue
+        where = (f"`{stems[f.rel]}.py` cannot be imported by name (its name is no Python identifier), no client file "
+                 "names it, and run as a script its top level calls none of its functions or classes")
+        out[f.rel] = [Guard(*body_span(fn.body), "dead", frozenset(), fn.lineno, frozenset({fn.name}), where=where)
+                      for fn in _defs_with_bodies(f.tree)]
+    return out
+
+
+def _stems_named(source, stems: dict[str, str]) -> set[str]:
+    """The stems another file of the client spells (a Python loader by path, a shell script, a README's command), but
+    for the lists of packed files in a build's metadata folder."""
+    found: set[str] = set()
+    wanted = set(stems.values())
+    for rel in source.tree.iter_files("", suffix=""):
+        if any(part.endswith((".egg-info", ".dist-info")) for part in rel.split("/")[:-1]):
+            continue  # a build's list of the files it packed (SOURCES.txt, RECORD) loads none of them
+        try:
+            data = source.tree.read_bytes(rel)
+        except Exception:  # unreadable: it names nothing we can see
+            continue
+        found |= {s for s in wanted if s.encode() in data and stems.get(rel) != s}
+        if found == wanted:
+            break
+    return found
+
+
+def _defs_with_bodies(tree: ast.Module) -> list:
+    """The module's top-level functions and the methods of its top-level classes."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(node)
+        elif isinstance(node, ast.ClassDef):
+            out += [fn for fn in node.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.body]
+    return [fn for fn in out if fn.body]
+
+
+def _top_level_reaches_own(tree: ast.Module) -> bool:
+    """Whether the module's top level, run as a script, may call one of its own functions or methods: a `__main__`
+    test, or a name of one of its top-level functions or classes outside the defs' bodies, the decorators and the
+    bases of its classes, type expressions (`X[...]`) and annotations (a call, an argument, an assignment that hands it
+    out), or a class with a metaclass keyword
+    or an `__init_subclass__` (run when a class is defined). Class bodies run at definition: they count."""
+    own = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue  # a body: runs only when called; its decorators and defaults are left out too
+        if isinstance(node, ast.ClassDef):
+            if node.keywords or any(isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name ==
+                                    "__init_subclass__" for fn in node.body):
+                return True  # a metaclass or a hook that runs when a subclass is defined
+            todo += node.body  # (a base of its own is named, not called: `class QA(Attention)`)
+            continue
+        if isinstance(node, ast.Subscript):
+            todo.append(node.value)  # `Union[PixelInputs, EmbeddingInputs]`: a type written with its classes
+            continue
+        if isinstance(node, ast.AnnAssign):
+            todo += [node.target, *([node.value] if node.value is not None else [])]
+            continue
+        if isinstance(node, ast.Name) and node.id in own:
+            return True
+        if isinstance(node, ast.Constant) and node.value == "__main__":
+            return True  # `if __name__ == "__main__":`
+        todo += list(ast.iter_child_nodes(node))
+    return False
 
 
 def dead_methods(file, unreachable: list[Guard], api, usage, source) -> list[Guard]:

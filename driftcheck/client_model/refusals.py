@@ -122,6 +122,11 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         probed = _module_attribute_probes(f, api, package) if api is not None else {}
         ifs += [node for node in nodes_of(f.tree, ast.If) if probed and node not in ifs and any(
             isinstance(n, ast.Call) and _call_key(n) in probed for n in walk(node.test))]
+        # `if "DotsOCRForCausalLM" not in ModelRegistry.get_supported_archs():`: the target's registry answers it (QA1)
+        shipped = _registry_probes(f, api, package) if api is not None else {}
+        probed = {**probed, **shipped}
+        ifs += [node for node in nodes_of(f.tree, ast.If) if shipped and node not in ifs and any(
+            isinstance(n, ast.Compare) and _registry_key(n) in shipped for n in walk(node.test))]
         imported = _imported_predicates(f, predicates, client_modules)
         ifs += [node for node in nodes_of(f.tree, ast.If) if imported and node not in ifs and any(
             isinstance(n, ast.Call) and (dotted_name(n.func) or "") in imported for n in walk(node.test))]
@@ -666,6 +671,10 @@ def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict
         return None if inner is None else not inner
     if not isinstance(test, ast.Compare):
         return None
+    key = _registry_key(test)
+    if key:  # `"Arch" (not) in ModelRegistry.get_supported_archs()`: answered only for an architecture the target ships
+        shipped = (calls or {}).get(key)
+        return None if shipped is None else shipped == isinstance(test.ops[0], ast.In)
     result = True
     sides = [test.left, *test.comparators]
     for op, left, right in zip(test.ops, sides, sides[1:]):
@@ -692,6 +701,127 @@ def _call_key(call: ast.Call) -> str:
     if len(call.args) == 2 and dotted_name(call.args[0]) and isinstance(call.args[1], ast.Constant):
         return f"{dotted_name(call.func)}({dotted_name(call.args[0])}, {call.args[1].value!r})"
     return ""
+
+
+_REGISTRY_LIST = "get_supported_archs"  # `ModelRegistry.get_supported_archs()`: the architectures vLLM knows
+
+
+def _registry_key(test: ast.Compare) -> str:
+    """`"Arch" in X.get_supported_archs()` / `not in`: the key `_decide`'s `calls` holds the answer under (whether the
+    target's registry lists "Arch"); "" for any other comparison."""
+    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.In, ast.NotIn)):
+        return ""
+    left, right = test.left, test.comparators[0]
+    if not (isinstance(left, ast.Constant) and isinstance(left.value, str) and isinstance(right, ast.Call)
+            and not right.args and not right.keywords and isinstance(right.func, ast.Attribute)
+            and right.func.attr == _REGISTRY_LIST and dotted_name(right.func.value)):
+        return ""
+    return f"{dotted_name(right.func.value)}.{_REGISTRY_LIST}()::{left.value}"
+
+
+def _registry_probes(f, api, package: str) -> dict[str, bool]:
+    """`"Arch" not in ModelRegistry.get_supported_archs()` in a file, `ModelRegistry` imported from vLLM (anywhere in
+    the file: a plugin's `register()` imports it in its body) -> True when the target's registry is built with "Arch"
+    among its architectures (`_shipped_architectures`). A plugin that imports its own model class only when vLLM lacks
+    the architecture (Kalorda's `if "DotsOCRForCausalLM" not in ModelRegistry.get_supported_archs(): from
+    .modeling_dots_ocr_vllm import ...`) never loads that module on a release that ships it. An architecture the
+    target does not list is left undecided: the client may have registered it itself before the test runs."""
+    if _REGISTRY_LIST not in f.text:
+        return {}
+    bound: dict[str, str | None] = {}  # local name -> the vLLM dotted name it is bound to (None: bound otherwise too)
+    for node in nodes_of(f.tree, ast.ImportFrom):
+        if node.level or (node.module or "").split(".")[0] != package:
+            continue
+        for a in node.names:
+            name, dotted = a.asname or a.name, f"{node.module}.{a.name}"
+            bound[name] = dotted if bound.get(name, dotted) == dotted else None
+    out: dict[str, bool] = {}
+    for cmp in nodes_of(f.tree, ast.Compare) if bound else ():
+        key = _registry_key(cmp)
+        if not key:
+            continue
+        head, _, rest = dotted_name(cmp.comparators[0].func.value).partition(".")
+        if bound.get(head) is None:
+            continue
+        archs = _shipped_architectures(api, bound[head] + (f".{rest}" if rest else ""))
+        if archs is not None and cmp.left.value in archs:
+            out[key] = True
+    return out
+
+
+def _shipped_architectures(api, dotted: str) -> frozenset[str] | None:
+    """The architectures vLLM's registry object `dotted` is built with: the object is bound at module level to
+    `Cls({... for arch, ... in TABLE.items()})` (or `Cls(TABLE)`), `Cls.get_supported_archs` returns `self.F.keys()`
+    (or `self.F`) with F the first field of the dataclass `Cls`, and TABLE a dict literal of that module, its `**OTHER`
+    entries other such literals (vLLM 0.7.3 to 0.33.0's `_VLLM_MODELS`): the keys `_table_keys` finds there, a part of
+    them at worst. None when any of that does not hold."""
+    from driftcheck.vllm_model.resolved import Resolved
+
+    found = api.resolve(dotted)
+    if not (isinstance(found, Resolved) and found.kind == "value" and found.path):
+        return None
+    tree = api.parse(found.path)
+    if tree is None:
+        return None
+    top: dict[str, ast.AST] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                if isinstance(t, ast.Name):
+                    top[t.id] = stmt.value if t.id not in top else None  # bound twice: not followed
+        elif isinstance(stmt, ast.ClassDef):
+            top[stmt.name] = stmt
+    made = top.get(dotted.rsplit(".", 1)[-1])
+    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and len(made.args) == 1 and not made.keywords):
+        return None
+    cls = top.get(made.func.id)
+    if not isinstance(cls, ast.ClassDef) or not _lists_first_field(cls):
+        return None
+    arg = made.args[0]
+    if isinstance(arg, ast.DictComp) and len(arg.generators) == 1:
+        it = arg.generators[0].iter  # `for arch, ... in TABLE.items()` keyed by `arch`
+        target = arg.generators[0].target
+        first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"
+                and isinstance(it.func.value, ast.Name) and isinstance(first, ast.Name)
+                and isinstance(arg.key, ast.Name) and arg.key.id == first.id) or arg.generators[0].ifs:
+            return None
+        arg = it.func.value
+    return _table_keys(top, arg.id, set()) if isinstance(arg, ast.Name) else None
+
+
+def _lists_first_field(cls: ast.ClassDef) -> bool:
+    """`@dataclass class C: models: dict = ...; def get_supported_archs(self): return self.models.keys()`."""
+    fields = [s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    if not fields or not any(dotted_name(d.func if isinstance(d, ast.Call) else d) in ("dataclass", "dataclasses.dataclass")
+                             for d in cls.decorator_list):
+        return False
+    for fn in cls.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == _REGISTRY_LIST and fn.body:
+            ret = fn.body[-1]
+            value = ret.value if isinstance(ret, ast.Return) else None
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "keys" \
+                    and not value.args:
+                value = value.func.value
+            return len(fn.body) == 1 and dotted_name(value) == f"self.{fields[0]}"
+    return False
+
+
+def _table_keys(top: dict, name: str, seen: set[str]) -> frozenset[str] | None:
+    """String keys the module-level dict literal `name` certainly has: its constant keys and those of each `**OTHER`
+    literal it spreads. A spread or key that is not read so (vLLM 0.13.0's `**{k: v for k, v in ... if ...}`) is left
+    out: what is found is a part of the keys, never a key the dict lacks (a later entry replaces a value, not a key)."""
+    table = top.get(name)
+    if name in seen or not isinstance(table, ast.Dict):
+        return None
+    seen.add(name)
+    keys: set[str] = set()
+    for k, v in zip(table.keys, table.values):
+        if k is None:
+            keys |= (_table_keys(top, v.id, seen) if isinstance(v, ast.Name) else None) or frozenset()
+        elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+            keys.add(k.value)
+    return frozenset(keys)
 
 
 def _module_attribute_probes(f, api, package: str) -> dict[str, bool]:

@@ -410,7 +410,11 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         for c in order:
             where = self.usage.subclass_members.get(c.qualname, {}).get(attr)
             if where is not None:
-                return InSubclass(f"{cls.qualname}.{attr}", *where)
+                # vLLM's own subclasses that define it count too (avater_voice's output processor beside vLLM's
+                # SingleStepOutputProcessor and MultiStepOutputProcessor, which set `detokenizer` as well)
+                theirs = self.api.member_in_subclass(cls, attr)
+                others = 0 if theirs is None else 1 + theirs.others
+                return InSubclass(f"{cls.qualname}.{attr}", *where, others=others)
         found = self.api.member_in_subclass(cls, attr)
         if found is not None:
             return found

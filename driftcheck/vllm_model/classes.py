@@ -216,12 +216,16 @@ class ClassLookup:
         found = self._class_member(cls, name)
         other = cls.otherwise
         if other is not None and other.cls is not None and isinstance(found, Resolved) \
-                and found.kind in ("method", "attribute") and found.func is not None:
+                and found.kind in ("method", "attribute"):
             # the name the class was reached by holds another class when the `if` that rebinds it is not taken
             # (vLLM 0.10.0: `AsyncLLMEngine = AsyncLLM` under `if envs.VLLM_USE_V1`): that class's own method of this
-            # name is what runs then, and what it returns may be another class (`type_of`)
+            # name is what runs then, and what it returns may be another class (`type_of`); so is its own attribute
+            # (vLLM 0.8.5's `LLMEngine = V1LLMEngine` under `if envs.is_set("VLLM_USE_V1") and envs.VLLM_USE_V1`:
+            # the V0 engine's `self.output_processor` is a SequenceGroupOutputProcessor, the V1 one's an
+            # OutputProcessor, QA3)
             theirs = self._class_member(other, name)
-            if isinstance(theirs, Resolved) and theirs.func is not None and theirs.qualname != found.qualname:
+            if isinstance(theirs, Resolved) and theirs.kind in ("method", "attribute") \
+                    and (theirs.func is not None) == (found.func is not None) and theirs.qualname != found.qualname:
                 found.otherwise = theirs
         return found
 

@@ -69,7 +69,13 @@ banana-smasher-plugin (my-other-github-account/banana-smasher d66eb68) at its pi
 docs/triage/2026-12-05-extension-plugins-29b.md: a test's import after a helper put a fake vLLM module in
 `sys.modules` binds the fake's stub class) and QB2_ from MarinFold's only-correct structured-output backend
 (Open-Athena/MarinFold 19f81b6) at vLLM 0.20.1 (the old spelling under `if not patched:` after a try that sets
-`patched` once the new spelling worked is that try's fallback).
+`patched` once the new spelling worked is that try's fallback),
+QA1_ from Kalorda (vlmOCR/Kalorda 4905f1a) at vLLM 0.13.0 taken from GitHub (batch 29a,
+docs/triage/2026-12-05-model-plugins-29a.md: a model module a plugin imports only when vLLM's registry lacks the
+architecture, which the target's registry lists) and QA2_ from ViLaVT (AntResearchNLP/ViLaVT e5d19bc) at vLLM 0.11.0 (an
+old copy of a model in a file whose name no `import` can load, never named by the client, whose top level calls none
+of its methods), and QA3_ from avater_voice (feb-co/avater_voice b5c9865) at vLLM 0.8.5 (a subclass of an engine name vLLM
+rebinds to its V1 class under an environment test, reading an attribute the V0 class sets).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
