@@ -75,6 +75,8 @@ def _stems_named(source, stems: dict[str, str]) -> set[str]:
     for rel in source.tree.iter_files("", suffix=""):
         if any(part.endswith((".egg-info", ".dist-info")) for part in rel.split("/")[:-1]):
             continue  # a build's list of the files it packed (SOURCES.txt, RECORD) loads none of them
+        if not _may_run_a_path(rel):
+            continue  # a data file, a weight, an image: read for nothing (a repository may hold gigabytes of them)
         try:
             data = source.tree.read_bytes(rel)
         except Exception:  # unreadable: it names nothing we can see
@@ -83,6 +85,16 @@ def _stems_named(source, stems: dict[str, str]) -> set[str]:
         if found == wanted:
             break
     return found
+
+
+# what may load or run a file by its path: code, scripts, build and CI files, configs, notebooks, docs with commands
+_PATH_RUNNERS = (".py", ".pyi", ".sh", ".bash", ".zsh", ".ps1", ".bat", ".cmd", ".yaml", ".yml", ".toml", ".cfg",
+                 ".ini", ".mk", ".ipynb", ".md", ".rst", ".txt", ".dockerfile", ".Dockerfile")
+
+
+def _may_run_a_path(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.endswith(_PATH_RUNNERS) or "." not in name or name.startswith(("Dockerfile", "Makefile"))
 
 
 def _defs_with_bodies(tree: ast.Module) -> list:

@@ -85,7 +85,16 @@ QA2_TWINS = {  # name -> the client as it is changed: each runs the method (or m
     "loaded_by_path_elsewhere": lambda c: {**c, "plug/legacy.py": "import runpy\n\n"
                                            "runpy.run_path(__file__.replace('legacy.py', 'model_v0.8.5.py'))\n"},
     "importable_name": lambda c: {**{k: v for k, v in c.items() if k != COPY}, "plug/model_v085.py": c[COPY]},
+    "run_by_a_shell_script": lambda c: {**c, "scripts/legacy.sh": "python plug/model_v0.8.5.py --serve\n"},
 }
+
+
+def test_qa2_a_data_file_that_spells_the_name_runs_nothing(tmp_path):
+    # only files that may run a path are searched for the name: not a dataset, a weight or an image (a repository
+    # may hold gigabytes of them); a file list in data names the script and runs nothing
+    _, client = plugin_shape("QA2")
+    client = {**client, "data/manifest.csv": "plug/model_v0.8.5.py,123\n"}
+    assert [sev for sev, _path, line in _dc003(tmp_path, client)] == ["warning"]
 
 
 @pytest.mark.parametrize("twin", sorted(QA2_TWINS))
