@@ -43,6 +43,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def _run_matrix(args):
     from driftcheck.gate.matrix import run_matrix
     from driftcheck.gate.ranges import compute_range
+    from driftcheck.sources.declared import SPEC as DECLARED, declared_releases
     from driftcheck.sources.releases import expand
     from driftcheck.sources.targets import DEFAULT_CLIENTS, resolve_clients
 
@@ -52,8 +53,13 @@ def _run_matrix(args):
         raise DriftcheckError("no --client given and speculators is not installed", "pass --client speculators==0.4.0")
     if args.jobs is not None and args.jobs < 1:
         raise DriftcheckError("--jobs must be at least 1")
-    versions = expand(args.vllm, cache_dir)
-    require_checked(resolve_clients(specs, cache_dir), args.allow_empty)  # an empty client fits every release
+    if args.vllm == DECLARED:  # the releases the clients' own requirements admit: read the clients first
+        clients = resolve_clients(specs, cache_dir)
+        require_checked(clients, args.allow_empty)
+        versions = declared_releases(clients, cache_dir)
+    else:
+        versions = expand(args.vllm, cache_dir)
+        require_checked(resolve_clients(specs, cache_dir), args.allow_empty)  # an empty client fits every release
     matrix = run_matrix(versions, specs, cache_dir, args.jobs, args.client_vllm, use_cache=not args.no_cache)
     ranges = [compute_range(matrix, c) for c in matrix.clients]
     return matrix, ranges

@@ -84,14 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_args(fix, ["text", "json"], "text")
 
     matrix = sub.add_parser("matrix", help="scan many vLLM releases against the client(s) and compute compatible ranges")
-    add_target_args(matrix, "0.11.0..0.32.0, 0.11.0,0.16.0, or all-releases", "client(s), as for scan (default: installed speculators)",
+    add_target_args(matrix, "0.11.0..0.32.0, 0.11.0,0.16.0, all-releases, or declared (every release the clients' requirements admit)", "client(s), as for scan (default: installed speculators)",
                      vllm_required=True)
     matrix.add_argument("--jobs", "-j", type=int, action=_Once, help="processes (default: one per core)")
     matrix.add_argument("--out", metavar="DIR", default="reports", action=_Once, help="where matrix.{json,md,html,png} go (default: reports/)")
     add_output_args(matrix, ["markdown", "json", "text"], "markdown")
 
     rng = sub.add_parser("range", help="the tightest vllm>=a,<b the client is compatible with (runs a matrix)")
-    add_target_args(rng, "releases to consider (default: all-releases)", "client(s), as for scan", vllm_default="all-releases")
+    add_target_args(rng, "releases to consider (default: all-releases; declared: those the clients' requirements admit)", "client(s), as for scan", vllm_default="all-releases")
     rng.add_argument("--jobs", "-j", type=int, action=_Once)
     rng.add_argument("--json", action="store_const", dest="format", const="json", help="same as -f json")
     add_output_args(rng, ["text", "json"], "text")

@@ -22,12 +22,8 @@ SPEC = "declared"
 
 def declared_release(clients, cache_dir: Path) -> str:
     """The release `--vllm declared` names for these clients, with a line on stderr saying which and why."""
-    declaring = [(c, c.declared_vllm()) for c in clients]
-    declaring = [(c, r) for c, r in declaring if r is not None]
-    if not declaring:
-        raise DriftcheckError("--vllm declared: no client declares a vLLM requirement",
-                              "pass the release to check: --vllm VERSION")
-    said = ", ".join(f"{c.name or c.location} requires {r.name}{r.specifier}" for c, r in declaring)
+    declaring = _declaring(clients, "pass the release to check: --vllm VERSION")
+    said = _said(declaring)
     spec = SpecifierSet(",".join(str(r.specifier) for _, r in declaring))
     pinned = [r for _, r in declaring if any(s.operator in ("==", "===") for s in r.specifier)]
     pins = {declared_vllm_version(r) for r in pinned}  # `==0.22.0+cpu` pins 0.22.0: a build label names no sources
@@ -56,5 +52,41 @@ def declared_release(clients, cache_dir: Path) -> str:
     return admitted[-1]
 
 
+def _declaring(clients, hint: str) -> list:
+    """(client, its vLLM requirement) for each client that declares one; none is an error."""
+    declaring = [(c, c.declared_vllm()) for c in clients]
+    declaring = [(c, r) for c, r in declaring if r is not None]
+    if not declaring:
+        raise DriftcheckError("--vllm declared: no client declares a vLLM requirement", hint)
+    return declaring
+
+
+def _said(declaring: list) -> str:
+    return ", ".join(f"{c.name or c.location} requires {r.name}{r.specifier}" for c, r in declaring)
+
+
+def _has_floor(req) -> bool:
+    return any(s.operator in (">=", ">", "==", "===", "~=") for s in req.specifier)
+
+
 def _say(line: str) -> None:
     progress.warn(f"--vllm declared: {line}")
+
+
+def declared_releases(clients, cache_dir: Path) -> list[str]:
+    """`matrix` / `range --vllm declared`: every final release some client's declared requirement admits (each
+    client's own range, so a row holds the releases that client allows and those another client's range adds), oldest
+    first; a pin is kept even where the list lacks it."""
+    from driftcheck.sources.releases import ALL_RELEASES_FROM, known_releases
+
+    declaring = _declaring(clients, "pass the releases to check: --vllm 0.11.0..0.33.0")
+    releases = known_releases(cache_dir)
+    chosen = {v for _, r in declaring for v in releases if r.specifier.contains(v)
+              and (_has_floor(r) or Version(v) >= ALL_RELEASES_FROM)}  # `<0.17` alone: from 0.8.5, as all-releases
+    chosen |= {declared_vllm_version(r) for _, r in declaring if any(s.operator in ("==", "===") for s in r.specifier)}
+    if not chosen:
+        raise DriftcheckError(f"--vllm declared: no vLLM release admits what the clients declare ({_said(declaring)})",
+                              "pass the releases to check: --vllm 0.11.0..0.33.0")
+    out = sorted(chosen, key=Version)
+    _say(f"{len(out)} release(s), {out[0]} to {out[-1]}")
+    return out

