@@ -234,8 +234,9 @@ def _inspects(fn: ast.AST | None, keywords: list[str]) -> bool:
     if fn is None:
         return False
     text = ast.unparse(fn)
+    # a keyword named as a string: positional overflow has no name, and `""` is in every docstring unparse writes
     return "signature(" in text or "getfullargspec" in text or "supports_kw" in text or \
-        any(f"'{k}'" in text or f'"{k}"' in text for k in keywords)
+        any(f"'{k}'" in text or f'"{k}"' in text for k in keywords if k)
 
 
 def _in_type_error_try(parents: dict, node: ast.AST) -> bool:

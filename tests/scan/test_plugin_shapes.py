@@ -69,7 +69,10 @@ banana-smasher-plugin (my-other-github-account/banana-smasher d66eb68) at its pi
 docs/triage/2026-12-05-extension-plugins-29b.md: a test's import after a helper put a fake vLLM module in
 `sys.modules` binds the fake's stub class) and QB2_ from MarinFold's only-correct structured-output backend
 (Open-Athena/MarinFold 19f81b6) at vLLM 0.20.1 (the old spelling under `if not patched:` after a try that sets
-`patched` once the new spelling worked is that try's fallback).
+`patched` once the new spelling worked is that try's fallback), QC1_ from TriAttention's vLLM runtime
+(WeianMao/triattention c3744ee) at vLLM 0.24.0 and 0.33.0 (batch 29c,
+docs/triage/2026-12-05-research-prototypes-29c.md: a DC109 override vLLM reaches only through a caller that reads its
+signature stays a warning; a caller's docstring is no longer taken for that check).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
