@@ -72,7 +72,8 @@ docs/triage/2026-12-05-extension-plugins-29b.md: a test's import after a helper 
 `patched` once the new spelling worked is that try's fallback), QC1_ from TriAttention's vLLM runtime
 (WeianMao/triattention c3744ee) at vLLM 0.24.0 and 0.33.0 (batch 29c,
 docs/triage/2026-12-05-research-prototypes-29c.md: a DC109 override vLLM reaches only through a caller that reads its
-signature stays a warning; a caller's docstring is no longer taken for that check).
+signature stays a warning; a caller's docstring is no longer taken for that check) and QC2_ from the same runtime
+(an override in a class the client only copies methods from onto vLLM's, never built, is a warning).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.

@@ -11,6 +11,14 @@ docstring `ast.unparse` writes holds `\"\"\"`. A keyword with no name is no long
 that vLLM reaches only through a caller that reads its signature (and has a docstring) runs and stays a warning. The
 twins: the same caller without the signature check is a warning for the other reason (no vLLM of the client's own),
 and on real releases, with the client's own vLLM 0.19.0 (which called `schedule()`), 0.24.0's call is an error.
+
+QC2: with that fixed and TriAttention's vLLM (0.19.0) to compare with, its `TriAttentionScheduler.schedule(self)` became
+a DC109 error at 0.24.0, yet no `TriAttentionScheduler` is ever built: the client only copies its helpers onto vLLM's
+`Scheduler` (`Scheduler._resolve_prefill_len = TriAttentionScheduler._resolve_prefill_len`, integration_monkeypatch.py:434)
+and replaces `Scheduler.schedule` with a function of its own (reported on its own). An override in a class that another
+client file uses as a source of methods for vLLM classes, and that the client never builds, is now a warning that says
+so (DC114 already passed over such classes; the two tests share `grafted_class` and `built_by_the_client`). The twins,
+on real releases: the same class built by the client, and a subclass whose methods are not copied, stay errors.
 """
 
 from __future__ import annotations
@@ -85,3 +93,61 @@ def test_qc1_twin_a_def_that_takes_the_argument_is_quiet(tmp_path):
     text = SCHEDULER.replace("def schedule(self):", "def schedule(self, throttle_prefills=False):").replace(
         "def patched_schedule(self):", "def patched_schedule(self, *args):")
     assert _dc109(tmp_path, text) == []
+
+
+QC2_VLLM, QC2_CLIENT = plugin_shape("QC2")
+
+GRAFTED = {
+    "plug/__init__.py": "",
+    "plug/sched.py": textwrap.dedent("""
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+
+        class CompressingScheduler(Scheduler):
+            def schedule(self):
+                return super().schedule()
+
+            def _compressed(self, batch):
+                return batch
+    """),
+    "plug/patch.py": textwrap.dedent("""
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+        from .sched import CompressingScheduler
+
+
+        def install():
+            Scheduler._compressed = CompressingScheduler._compressed
+    """),
+}
+
+
+def _dc109_files(tmp_path, files: dict[str, str]):
+    root = tmp_path / "client"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    result = scan(resolve_vllm("0.24.0", CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC109"], client_vllm="0.19.0"))
+    assert not result.internal_errors
+    return sorted((f.severity, f.client.path, f.client.line) for f in result.findings if f.rule == "DC109")
+
+
+def test_qc2_shape_override_in_a_class_only_copied_from_is_no_error(tmp_path):
+    found = scan_trees(tmp_path, QC2_VLLM, QC2_CLIENT, only=["DC109"]).findings
+    assert [(f.severity, f.client.path) for f in found] == [("warning", "plug/scheduler.py")]
+
+
+def test_qc2_override_in_a_class_only_copied_from_is_a_warning_on_real_releases(tmp_path):
+    assert _dc109_files(tmp_path, GRAFTED) == [("warning", "plug/sched.py", 6)]
+
+
+def test_qc2_twin_the_class_the_client_also_builds_stays_error(tmp_path):
+    files = {**GRAFTED, "plug/patch.py": GRAFTED["plug/patch.py"] + "\n\nSCHEDULER = CompressingScheduler()\n"}
+    assert _dc109_files(tmp_path, files) == [("error", "plug/sched.py", 6)]
+
+
+def test_qc2_twin_a_subclass_nothing_copies_from_stays_error(tmp_path):
+    files = {**GRAFTED, "plug/patch.py": GRAFTED["plug/patch.py"].replace(
+        "Scheduler._compressed = CompressingScheduler._compressed", "Scheduler._compressed = lambda self, batch: batch")}
+    assert _dc109_files(tmp_path, files) == [("error", "plug/sched.py", 6)]
