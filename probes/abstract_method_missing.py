@@ -35,8 +35,8 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.astnodes import nodes_of
-from driftcheck.client_model.client_classes import client_ancestry, vllm_bases_through
+from driftcheck.client_model.client_classes import (built_by_the_client, client_ancestry, grafted_class,
+                                                      vllm_bases_through)
 from driftcheck.client_model.source_diffs import changed_files
 from driftcheck.client_model.uses import Loc
 from driftcheck.rules.context import ScanContext
@@ -188,20 +188,11 @@ def check(ctx: ScanContext):
 
 def _grafted(ctx: ScanContext, label: str) -> bool:
     """A class whose methods the client copies onto other classes (a patch's source, never built itself)."""
-    return any(key == label or key.endswith("." + label) or label.endswith("." + key) for key in ctx.usage.grafted_classes)
+    return grafted_class(ctx.usage, label)
 
 
 def _built_by_the_client(ctx: ScanContext, module: str, name: str) -> bool:
-    """Whether some client file calls `name(...)` where the name is this class: in its own module, or in a file that
-    imports it from there (`from <module> import name`, relative or absolute)."""
-    def builds(tree: ast.Module, own: bool) -> bool:
-        bound = own or any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[-1] == module.split(".")[-1]
-                           and any(a.name == name and (a.asname or a.name) == name for a in n.names)
-                           for n in nodes_of(tree, ast.ImportFrom))
-        return bound and any(isinstance(c.func, ast.Name) and c.func.id == name for c in nodes_of(tree, ast.Call))
-
-    return any(builds(f.tree, f.module == module) for f in ctx.client.files if name in f.text) or \
-        any(builds(f.tree, f.module == module) for f in ctx.client.other_files(containing=name))
+    return built_by_the_client(ctx.client, module, name)
 
 
 def _defined_up_from(ctx: ScanContext, label: str) -> set[str] | None:

@@ -41,6 +41,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.signatures import check_call, signature_from_args
 from driftcheck.client_model.uses import call_shape, loc_of
+from driftcheck.client_model.client_classes import built_by_the_client, grafted_class
 
 RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
             "error", kind="behaviour", raises=("TypeError",), baseline=True)
@@ -234,8 +235,9 @@ def _inspects(fn: ast.AST | None, keywords: list[str]) -> bool:
     if fn is None:
         return False
     text = ast.unparse(fn)
+    # a keyword named as a string: positional overflow has no name, and `""` is in every docstring unparse writes
     return "signature(" in text or "getfullargspec" in text or "supports_kw" in text or \
-        any(f"'{k}'" in text or f'"{k}"' in text for k in keywords)
+        any(f"'{k}'" in text or f'"{k}"' in text for k in keywords if k)
 
 
 def _in_type_error_try(parents: dict, node: ast.AST) -> bool:
@@ -246,6 +248,17 @@ def _in_type_error_try(parents: dict, node: ast.AST) -> bool:
             return True
         cur = parents.get(id(cur))
     return False
+
+
+def _patch_source(ctx: ScanContext, ov: _Override) -> bool:
+    """A subclass override in a class whose methods another client file copies onto vLLM classes and that the client
+    never builds (TriAttention's `TriAttentionScheduler`, whose helpers are set on vLLM's `Scheduler`): no object of
+    it may exist for vLLM to call the method on."""
+    if ov.how != "subclass" or ov.client_cls is None:
+        return False
+    module = ov.file.module
+    return grafted_class(ctx.usage, f"{module}.{ov.client_cls.name}") and \
+        not built_by_the_client(ctx.client, module, ov.client_cls.name)
 
 
 def _call_sites(ctx: ScanContext, ov: _Override):
@@ -533,6 +546,9 @@ def check(ctx: ScanContext):
             certain = p.kind in ("unknown-keyword", "too-many-positional") or not (shape.star_args or shape.star_kwargs)
             if soft:
                 why = "vLLM checks the signature or catches TypeError around it"
+            elif _patch_source(ctx, ov):
+                why = (f"`{ov.client_cls.name}` is a class whose methods the client copies onto vLLM's classes and "
+                       f"never builds itself, so vLLM may never call its `{ov.name}`")
             elif survived is None and not baseline:
                 why = (f"there is no vLLM of the client's own to tell whether this call is new "
                        f"({ctx.baseline_note or 'unavailable'}), so vLLM may never reach it for this class")

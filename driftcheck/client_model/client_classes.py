@@ -502,3 +502,22 @@ def vllm_bases_through(usage, api, labels: list[str]) -> list[Resolved]:
             if isinstance(found, Resolved) and found.kind == "class" and all(v.qualname != qualname for v in out):
                 out.append(found)
     return out
+
+
+def grafted_class(usage, label: str) -> bool:
+    """Whether the client class `label` is one whose methods another client file copies onto vLLM classes (a
+    patch's source: `Scheduler.schedule_hook = MyScheduler.schedule_hook`), by the table the class phase fills."""
+    return any(key == label or key.endswith("." + label) or label.endswith("." + key) for key in usage.grafted_classes)
+
+
+def built_by_the_client(client, module: str, name: str) -> bool:
+    """Whether some client file calls `name(...)` where the name is this class: in its own module, or in a file that
+    imports it from there (`from <module> import name`, relative or absolute)."""
+    def builds(tree: ast.Module, own: bool) -> bool:
+        bound = own or any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[-1] == module.split(".")[-1]
+                           and any(a.name == name and (a.asname or a.name) == name for a in n.names)
+                           for n in nodes_of(tree, ast.ImportFrom))
+        return bound and any(isinstance(c.func, ast.Name) and c.func.id == name for c in nodes_of(tree, ast.Call))
+
+    return any(builds(f.tree, f.module == module) for f in client.files if name in f.text) or \
+        any(builds(f.tree, f.module == module) for f in client.other_files(containing=name))

@@ -75,7 +75,11 @@ docs/triage/2026-12-05-model-plugins-29a.md: a model module a plugin imports onl
 architecture, which the target's registry lists) and QA2_ from ViLaVT (AntResearchNLP/ViLaVT e5d19bc) at vLLM 0.11.0 (an
 old copy of a model in a file whose name no `import` can load, never named by the client, whose top level calls none
 of its methods), and QA3_ from avater_voice (feb-co/avater_voice b5c9865) at vLLM 0.8.5 (a subclass of an engine name vLLM
-rebinds to its V1 class under an environment test, reading an attribute the V0 class sets).
+rebinds to its V1 class under an environment test, reading an attribute the V0 class sets), QC1_ from TriAttention's vLLM runtime
+(WeianMao/triattention c3744ee) at vLLM 0.24.0 and 0.33.0 (batch 29c,
+docs/triage/2026-12-05-research-prototypes-29c.md: a DC109 override vLLM reaches only through a caller that reads its
+signature stays a warning; a caller's docstring is no longer taken for that check) and QC2_ from the same runtime
+(an override in a class the client only copies methods from onto vLLM's, never built, is a warning).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
