@@ -178,21 +178,12 @@ def check(ctx: ScanContext):
             changed = changed_files(ctx.client.tree, ctx.api.tree)
             if missing and any(c.path in changed for _n, c in missing):
                 continue  # a diff the client ships for the vLLM file may define the method
-            if not missing or _used_as_a_class(missing) or _grafted(ctx, label) or \
-                    (_a_base(ctx, node.name) and not _built_by_the_client(ctx, file.module, node.name)):
+            if not missing or _used_as_a_class(missing) or grafted_class(ctx.usage, label) or \
+                    (_a_base(ctx, node.name) and not built_by_the_client(ctx.client, file.module, node.name)):
                 continue  # a base the client does not build itself is there to derive from
             found = _finding(ctx, file, node, bases, defined, missing)
             if found is not None:
                 yield found
-
-
-def _grafted(ctx: ScanContext, label: str) -> bool:
-    """A class whose methods the client copies onto other classes (a patch's source, never built itself)."""
-    return grafted_class(ctx.usage, label)
-
-
-def _built_by_the_client(ctx: ScanContext, module: str, name: str) -> bool:
-    return built_by_the_client(ctx.client, module, name)
 
 
 def _defined_up_from(ctx: ScanContext, label: str) -> set[str] | None:
@@ -233,7 +224,7 @@ def _finding(ctx: ScanContext, file, node: ast.ClassDef, bases: list[Resolved], 
             return None  # it could not be built on the client's own vLLM either: a base, not drift
         severity = "error"
         then = f" On vLLM {baseline.version}, which the client declares, it had every abstract method defined."
-    elif _built_by_the_client(ctx, file.module, node.name):
+    elif built_by_the_client(ctx.client, file.module, node.name):
         severity = "warning"
         then = (" The client builds it, and " + (f"the class it derives from is not found in vLLM {baseline.version}, "
                 "which the client declares" if baseline is not None else "the client declares no vLLM") +
