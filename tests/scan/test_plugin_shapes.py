@@ -75,7 +75,10 @@ docs/triage/2026-12-05-model-plugins-29a.md: a model module a plugin imports onl
 architecture, which the target's registry lists) and QA2_ from ViLaVT (AntResearchNLP/ViLaVT e5d19bc) at vLLM 0.11.0 (an
 old copy of a model in a file whose name no `import` can load, never named by the client, whose top level calls none
 of its methods), and QA3_ from avater_voice (feb-co/avater_voice b5c9865) at vLLM 0.8.5 (a subclass of an engine name vLLM
-rebinds to its V1 class under an environment test, reading an attribute the V0 class sets).
+rebinds to its V1 class under an environment test, reading an attribute the V0 class sets), QD1_ from bespokelabs-curator
+(bespokelabsai/curator 8f26600) at vLLM 0.13.0 taken from GitHub (batch 29d,
+docs/triage/2026-12-05-engine-embedders-29d.md: a method called on what vLLM annotates as a Protocol, whose signature
+the real object's need not share).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
