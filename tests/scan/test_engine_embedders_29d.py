@@ -11,6 +11,11 @@ against nothing certain: a warning that says so (rules/callcheck.py `_structural
 `is_protocol`). Twins that stay errors: the same class without `Protocol` (a concrete class the value really is), a
 concrete subclass of the Protocol that inherits the method, and the Protocol's method called through `super()` or on
 the class itself.
+
+DC111 on vLLM 0.8.5-0.9.1: their `ServeSubcommand` names itself in `__init__` (`self.name = "serve"`), not in its
+class body, and the serve parser was never found: every `vllm serve` script at those releases was an unknown ("cannot
+find how vLLM 0.8.5 builds the `vllm serve` argument parser", curator's examples/vllm-online/start_vllm_server.sh).
+Now read (vllm_model/serve_parser.py `_subcommand_name`): its flags are checked; another subcommand's name is not it.
 """
 
 from __future__ import annotations
@@ -84,3 +89,35 @@ def test_qd1_twins_through_the_protocol_itself_stay_errors(tmp_path, twin):
     rel = "curate/tok.py"
     client = {**client, rel: SUPER_CLIENT if twin == "super_call" else ON_CLASS_CLIENT}
     assert _calls(tmp_path, vllm, client) == [("warning", "DC005", OFFLINE, 16), ("error", "DC005", rel, 6 if twin == "super_call" else 5)]
+
+
+# The serve parser of vLLM 0.8.5-0.9.1, whose `ServeSubcommand` names itself in `__init__` (`self.name = "serve"`):
+# bespokelabs-curator's examples/vllm-online/start_vllm_server.sh at 0.8.5 was DC111 unknown ("cannot find how vLLM
+# 0.8.5 builds the `vllm serve` argument parser"), so no script's flags were checked on those releases.
+CLASS_NAME = '    name = "serve"\n'
+INIT_NAME = '    def __init__(self):\n        self.name = "serve"\n'
+SERVE = "vllm/entrypoints/cli/serve.py"
+
+
+def _dc111(tmp_path, vllm, flags: str) -> list[tuple[str | None, str, int]]:
+    client = {"serve.sh": f"#!/bin/bash\nvllm serve facebook/opt-125m {flags}\n", "gen.py": "import vllm\n"}
+    result = scan_trees(tmp_path, vllm, client, only=["DC111"])
+    return [(f.severity, f.client.path, f.client.line) for f in [*result.findings, *result.unknown]]
+
+
+@pytest.mark.parametrize("spelling", ["init", "class"])
+def test_serve_subcommand_named_in_init_has_its_flags_checked(tmp_path, spelling):
+    vllm, _ = plugin_shape("CA")
+    if spelling == "init":
+        vllm = edited(vllm, SERVE, (CLASS_NAME, INIT_NAME))
+    assert _dc111(tmp_path / "ok", vllm, "--port 8000") == []
+    assert _dc111(tmp_path / "bad", vllm, "--port 8000 --no-such-flag") == [("error", "serve.sh", 2)]
+
+
+def test_subcommand_of_another_name_in_init_is_no_serve_parser(tmp_path):
+    vllm, _ = plugin_shape("CA")
+    vllm = edited(vllm, SERVE, (CLASS_NAME, INIT_NAME.replace('"serve"', '"chat"')))
+    found = scan_trees(tmp_path, vllm, {"serve.sh": "#!/bin/bash\nvllm serve m --no-such-flag\n", "gen.py": "import vllm\n"},
+                       only=["DC111"])
+    assert [f.severity for f in found.findings] == []
+    assert [u.message.split(" builds")[0] for u in found.unknown] == ["cannot find how vLLM 0.99.0"]
