@@ -66,6 +66,8 @@ class CallUse:
     driven_by_vllm: bool = False  # in a method of a client subclass of a vLLM class: vLLM's engine calls this code
     via_super: bool = False  # `super().m(...)`: the base's own method, whatever subclasses override
     rebound: list[Rebinding] = field(default_factory=list)  # the client's replacements the callee may be at run time
+    # a method called on a value: the vLLM class the value is annotated or built as (a Protocol's method binds nothing certain)
+    receiver: Resolved | None = None
 
 
 @dataclass

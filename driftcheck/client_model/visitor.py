@@ -159,9 +159,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven,
                                             rebound=self._function_rebound(func)))
         elif isinstance(func, BoundMethod):
-            via_super = isinstance(node.func, ast.Attribute) and isinstance(self.infer(node.func.value, env), SuperOf)
+            value = self.infer(node.func.value, env) if isinstance(node.func, ast.Attribute) else None
             self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
-                                            via_super))
+                                            isinstance(value, SuperOf),
+                                            receiver=value.cls if isinstance(value, Instance) else None))
         elif isinstance(func, UnboundMethod):
             self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only, self._driven))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc" and not self._own_dispatch(node.func.value, env):

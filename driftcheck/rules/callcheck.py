@@ -25,10 +25,19 @@ class BoundCall:
     rebound_unread: bool = False  # ...to something driftcheck cannot read
     # a class reached through a name an `if` of vLLM's rebinds (`Resolved.otherwise`), whose other class accepts the call
     otherwise_fits: str | None = None
+    structural: str | None = None  # the receiver's annotated class is a Protocol: the object is any class with the method
 
     def qualify(self, finding):
         """A call that fits a subclass's override of the method is not certain to fail: a warning. A callee the
         client rebinds is never fixed (the codemods know vLLM's signature, not the replacement's)."""
+        if self.structural is not None and finding.severity == "error":
+            finding.severity = "warning"
+            finding.fix = None
+            method = self.use.target.qualname.rsplit(".", 1)[-1]
+            finding.message += (f" `{self.structural.rsplit('.', 1)[-1]}` is a Protocol (a structural type): the object "
+                                f"may be of any class that has `{method}`, whose own signature decides, so this fails "
+                                "only when that class's method rejects the call too.")
+            finding.details["structural"] = self.structural
         if self.fits_override is not None and finding.severity == "error":
             finding.severity = "warning"
             finding.fix = None
@@ -92,8 +101,20 @@ def _bind_all(ctx: ScanContext) -> list[BoundCall]:
             problems, rebound, unread = _through_replacements(ctx, use, problems)
         out.append(BoundCall(use, sig, problems, callee_label(use),
                              _fitting_override(ctx, use) if problems and use.kind == "method" and not use.via_super else None,
-                             rebound, unread, _other_class_fits(ctx, use) if problems else None))
+                             rebound, unread, _other_class_fits(ctx, use) if problems else None,
+                             _structural_receiver(ctx, use) if problems else None))
     return out
+
+
+def _structural_receiver(ctx: ScanContext, use: CallUse) -> str | None:
+    """`tokenizer.apply_chat_template(conversation=...)` on what vLLM 0.13.0's `LLM.get_tokenizer()` annotates as
+    `TokenizerLike`, a Protocol: the object is a Hugging Face tokenizer, which takes `conversation`. A method called on
+    a value whose annotated class lists `Protocol` among its own bases binds against whatever class the object really
+    is; the Protocol's signature is no evidence of failure. The Protocol's qualname, or None. `super()` calls and
+    calls on a concrete class (one deriving from a protocol without listing `Protocol`) keep the target's signature."""
+    if use.kind != "method" or use.via_super or use.receiver is None:
+        return None
+    return use.receiver.qualname if ctx.api.is_protocol(use.receiver) else None
 
 
 def _other_class_fits(ctx: ScanContext, use: CallUse) -> str | None:

@@ -178,6 +178,19 @@ class ClassLookup:
             return False
         return self.names_a_family(cls)
 
+    def is_protocol(self, cls: Resolved) -> bool:
+        """A class that lists `typing.Protocol` (or `typing_extensions.Protocol`, `Protocol[T]`) among its own bases: a
+        structural type. An object annotated with it is any class that has the members it names (vLLM 0.13.0's
+        `TokenizerLike`, which `LLM.get_tokenizer()` returns and the Hugging Face tokenizers it loads do not derive
+        from), so what its methods take says nothing certain about the object's. A class deriving from a protocol
+        without listing `Protocol` itself is a concrete class (Python's own rule)."""
+        for base_expr in cls.cls.bases if cls.cls else []:
+            base_name = re.sub(r"\[.*\]$", "", base_expr).strip()
+            base = self.resolve_in_scope(cls.module, base_name) if cls.module else None
+            if isinstance(base, External) and base.qualname in ("typing.Protocol", "typing_extensions.Protocol"):
+                return True
+        return False
+
     def never_instantiated(self, cls: Resolved) -> bool:
         """An abstract class (an `@abstractmethod` of its own or inherited) that nothing in the tree derives from: no
         object vLLM makes is one. vLLM 0.8.5's `SequenceGroupOutput`, whose implementations say

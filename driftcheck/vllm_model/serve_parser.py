@@ -70,8 +70,7 @@ def entry_points(api: ApiIndex) -> dict:
         if tree is None or mod is None:
             continue
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
-            names = [s for s in cls.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "name" for t in s.targets)]
-            if not any(isinstance(s.value, ast.Constant) and s.value.value == "serve" for s in names):
+            if _subcommand_name(cls) != "serve":
                 continue
             for fn in cls.body:
                 if isinstance(fn, ast.FunctionDef) and fn.name == "subparser_init":
@@ -82,6 +81,18 @@ def entry_points(api: ApiIndex) -> dict:
         if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
             out["api_server"] = (api_server, node)
     return out
+
+
+def _subcommand_name(cls: ast.ClassDef) -> object:
+    """The literal name a CLI subcommand class gives itself: `name = "serve"` in its body (vLLM 0.9.2 on), or
+    `self.name = "serve"` in its `__init__` (0.8.5-0.9.1, whose serve parser was otherwise never found)."""
+    stores = [s for s in cls.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "name" for t in s.targets)]
+    for fn in cls.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+            stores += [s for s in fn.body if isinstance(s, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == "name" and isinstance(t.value, ast.Name) and t.value.id == "self"
+                for t in s.targets)]
+    return next((s.value.value for s in stores if isinstance(s.value, ast.Constant)), None)
 
 
 def reads_underscores(api: ApiIndex) -> bool:

@@ -79,7 +79,12 @@ rebinds to its V1 class under an environment test, reading an attribute the V0 c
 (WeianMao/triattention c3744ee) at vLLM 0.24.0 and 0.33.0 (batch 29c,
 docs/triage/2026-12-05-research-prototypes-29c.md: a DC109 override vLLM reaches only through a caller that reads its
 signature stays a warning; a caller's docstring is no longer taken for that check) and QC2_ from the same runtime
-(an override in a class the client only copies methods from onto vLLM's, never built, is a warning).
+(an override in a class the client only copies methods from onto vLLM's, never built, is a warning), QD1_ from bespokelabs-curator
+(bespokelabsai/curator 8f26600) at vLLM 0.13.0 taken from GitHub (batch 29d,
+docs/triage/2026-12-05-engine-embedders-29d.md: a method called on what vLLM annotates as a Protocol, whose signature
+the real object's need not share), and QD2_ (open) from kaito (kaito-project/kaito 056b828) at its pin vLLM 0.25.1 (a
+test's `"kv_connector"` dict for a user's own connector, handed only to an `argparse.Namespace` and to the client's
+helper that keeps it; no engine starts).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
@@ -109,6 +114,7 @@ OPEN = {  # case -> the cause not fixed yet
     "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
     "MB3_member_read_in_an_override_of_a_method_vllm_no_longer_has_nor_calls": "a client method named as an old vLLM method that neither vLLM nor the client calls any more",
     "PA2_module_loaded_by_a_server_only_when_the_env_enabling_a_refusing_plugin_is_set": "a module a server loads only under the environment test that also turns on a general plugin which refuses the release (vLLM loads that plugin first)",
+    "QD2_kv_config_dict_a_test_hands_to_a_client_helper_that_starts_no_engine": "DC111 checks a test's \"kv_connector\" dict that only an argparse.Namespace stand-in and a client helper that starts no engine receive (AF's cause, through a client function)",
 }
 
 
