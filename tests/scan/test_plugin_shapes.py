@@ -79,7 +79,11 @@ rebinds to its V1 class under an environment test, reading an attribute the V0 c
 (WeianMao/triattention c3744ee) at vLLM 0.24.0 and 0.33.0 (batch 29c,
 docs/triage/2026-12-05-research-prototypes-29c.md: a DC109 override vLLM reaches only through a caller that reads its
 signature stays a warning; a caller's docstring is no longer taken for that check) and QC2_ from the same runtime
-(an override in a class the client only copies methods from onto vLLM's, never built, is a warning).
+(an override in a class the client only copies methods from onto vLLM's, never built, is a warning), QE1_ to QE5_
+from vLLM 0.34.0's own tree scanned against itself (batch 29e, docs/triage/2026-12-05-newest-nightly-29e.md: DC108 on
+another class's same-named method and on a property the engine only defines, a module __getattr__ serving a
+frozenset of names, a member annotated with a foreign base in one branch, members through a base an `if` imports
+from one of two platform modules).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
