@@ -21,6 +21,7 @@ import re
 import weakref
 from dataclasses import dataclass
 
+from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.astnodes import attribute_stores, nodes_of
 from driftcheck.rules.context import ScanContext
@@ -45,6 +46,7 @@ RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core s
 
 _CALLED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> (path, first, last line) -> names
 _LINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> path -> its lines
+_DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> function name -> how many `def`s the tree has
 
 
 def _called_names_in_source(api, target, preconditions: dict) -> list[str]:
@@ -62,6 +64,25 @@ def _called_names_in_source(api, target, preconditions: dict) -> list[str]:
         body = "\n".join(lines) if lines is not None else ""
         answers[key] = [name for name in preconditions if f"{name}(" in body and re.search(rf"\b{re.escape(name)}\(", body)]
     return answers[key]
+
+
+def _defined_once(api, name: str) -> bool:
+    """The tree defines one function of this name: a call found by name in a body's text is that function. vLLM 0.34.0
+    has 70 `def add_request(`; one (a logits guard's) raises unless `eos_token_id` is resolved, and every other
+    class's `add_request` was reported as needing it (QE1)."""
+    counts = _DEFS.setdefault(api, {})
+    if name not in counts:
+        index = bodies.text_index_for(api)
+        needle = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\s*\(")
+        counts[name] = sum(len(needle.findall(index.blob(rel))) for rel in index.files_mentioning(name))
+    return counts[name] == 1
+
+
+def _raised_in(target, entries: list) -> list:
+    """The precondition raises that lie inside the target function itself (the index is keyed by bare name: other
+    classes' methods of that name are other functions)."""
+    func = target.func
+    return [e for e in entries if e[0] == target.path and func.line <= e[1] <= (func.end_line or func.line)]
 
 
 def _lines(api, path: str) -> list[str]:
@@ -108,10 +129,11 @@ def check(ctx: ScanContext):
         if target is None or target.func is None:
             continue
         own = target.qualname.rsplit(".", 1)[-1]
-        candidates = list(preconditions.get(own, []))
+        candidates = _raised_in(target, preconditions.get(own, []))
         if not candidates:
             for name in _called_names_in_source(ctx.api, target, preconditions):
-                candidates += preconditions.get(name, [])
+                if _defined_once(ctx.api, name):  # a name many classes define: which one the body calls is not known
+                    candidates += preconditions.get(name, [])
         for rel, raise_line, text, setup in candidates:
             if setup in client_calls or (use.loc.path, use.loc.line) in done:
                 continue

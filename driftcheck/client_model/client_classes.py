@@ -203,10 +203,13 @@ class ClientClasses(StandIns):
                                 previous = types.get(t.attr)
                                 if t.attr in conflicting:
                                     continue
-                                if value is None and not (isinstance(value_node, ast.Constant) and value_node.value is None) \
-                                        and not isinstance(node, ast.AnnAssign):
+                                stored = node.value if isinstance(node, ast.AnnAssign) else value_node
+                                if value is None and stored is not None \
+                                        and not (isinstance(stored, ast.Constant) and stored.value is None):
                                     # `self.experts = ClientExperts(...)` in one branch, `= vllm.Factory(...)` in
-                                    # another: a value we cannot type makes the attribute's type unknown
+                                    # another: a value we cannot type makes the attribute's type unknown; so does
+                                    # `self.experts: nn.Module = experts_cls(...)`, whose annotation names no vLLM
+                                    # class (QE4; a bare `self.x: T` declaration stores nothing)
                                     conflicting.add(t.attr)
                                     types.pop(t.attr, None)
                                     continue

@@ -39,6 +39,7 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         self._modules: dict[str, ModuleInfo | None] = {}
         self._asts: dict[str, ast.Module] = {}
         self._mro: dict[str, tuple[list[Resolved], bool, list[str]]] = {}
+        self._rebound: dict[str, list[tuple[Resolved, Resolved]]] = {}  # class -> its rebound bases (classes.py)
         self.unreadable: dict[str, str] = {}
         self.parsed_files = 0
         self._subclasses: dict[str, list[Resolved]] = {}

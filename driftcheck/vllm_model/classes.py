@@ -240,6 +240,46 @@ class ClassLookup:
             if isinstance(theirs, Resolved) and theirs.kind in ("method", "attribute") \
                     and (theirs.func is not None) == (found.func is not None) and theirs.qualname != found.qualname:
                 found.otherwise = theirs
+        if isinstance(found, (Resolved, Missing)) and getattr(found, "otherwise", None) is None:
+            found = self._through_rebound_base(cls, name, found)
+        return found
+
+    def _rebound_bases(self, cls: Resolved) -> list[tuple[Resolved, Resolved]]:
+        """(base, the class its name holds otherwise) for each base of the class or of a class above it whose name an
+        `if` of vLLM binds to one of two classes (`if TYPE_CHECKING or not is_rocm(): from .nvidia.model import
+        Layer` / `else: from .amd.model import Layer`; `class DraftLayer(Layer)`, vLLM 0.34.0's muse_spark, QE5)."""
+        key = cls.qualname
+        if key not in self._rebound:
+            out: list[tuple[Resolved, Resolved]] = []
+            for c in self.mro(cls)[0]:
+                for base_expr in c.cls.bases if c.cls is not None and c.module is not None else []:
+                    base = self.resolve_in_scope(c.module, re.sub(r"\[.*\]$", "", base_expr).strip())
+                    other = base.otherwise if isinstance(base, Resolved) and base.kind == "class" else None
+                    if other is not None and other.cls is not None and other.qualname != base.qualname:
+                        out.append((base, other))
+            self._rebound[key] = out
+        return self._rebound[key]
+
+    def _through_rebound_base(self, cls: Resolved, name: str, found: Result) -> Result:
+        """A member found on (or missing from) one of a rebound base's two classes: the other class's member of that
+        name is what runs when the `if` goes the other way (as for `cls.otherwise`); a member only the other class
+        has cannot be told missing."""
+        for base, other in self._rebound_bases(cls):
+            if isinstance(found, Missing):
+                if not isinstance(self.class_member(other, name), Missing):
+                    return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} derives from `{base.qualname}` or, "
+                                   f"depending on a condition checked where that base is bound, `{other.qualname}`, "
+                                   f"which has '{name}': which one this vLLM runs is decided at run time")
+                continue
+            owner = found.owner
+            if found.kind not in ("method", "attribute") or owner is None \
+                    or all(c.qualname != owner.qualname for c in self.mro(base)[0]):
+                continue
+            theirs = self._class_member(other, name)
+            if isinstance(theirs, Resolved) and theirs.kind in ("method", "attribute") \
+                    and (theirs.func is not None) == (found.func is not None) and theirs.qualname != found.qualname:
+                found.otherwise = theirs
+                break
         return found
 
     def _class_member(self, cls: Resolved, name: str) -> Result:

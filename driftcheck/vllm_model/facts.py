@@ -290,8 +290,8 @@ def engine_call_site(api, name: str) -> tuple[str, int] | None:
         data = index.blob(rel)
         for m in re.finditer(re.escape(needle), data):
             line_start = data.rfind(b"\n", 0, m.start()) + 1
-            if data[line_start:m.start()].strip().startswith((b"def ", b"async def ")):
-                continue
+            if data[line_start:m.start()].lstrip().startswith((b"def ", b"async def ")):
+                continue  # `    def eos_token_id(`: its definition (strip() took the space `def ` ends with: QE2)
             if m.start() and (data[m.start() - 1:m.start()].isalnum() or data[m.start() - 1:m.start()] == b"_"):
                 continue  # the tail of a longer name: `get_packed_modules_mapping(` is no call of `packed_modules_mapping` (XC)
             return rel, data.count(b"\n", 0, m.start()) + 1

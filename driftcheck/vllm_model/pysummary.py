@@ -175,6 +175,10 @@ class _Summariser:
                     mapping = _string_dict(value)
                     if mapping is not None:
                         info.dicts[name] = mapping
+                elif value is not None and isinstance(target, ast.Name):
+                    members = _string_collection(value)
+                    if members is not None:  # `_LAZY = frozenset({"warmup"})`, for `if name in _LAZY:` (QE3)
+                        info.dicts[name] = dict.fromkeys(members, "")
                 self._bind(name, Binding(kind, node.lineno, expr, type_only))
 
 
@@ -190,6 +194,19 @@ def _string_list(node: ast.expr) -> list[str] | None:
         if left is not None and right is not None:
             return left + right
     return None
+
+
+def _string_collection(node: ast.expr) -> list[str] | None:
+    """The strings of a literal list, tuple or set of strings, or of `frozenset(...)` / `set(...)` / `tuple(...)` over one;
+    None for anything else (an element that is not a string makes it no name list)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set", "tuple", "list") \
+            and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)) or not node.elts:
+        return None
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return None
+    return [e.value for e in node.elts]
 
 
 def _string_dict(node: ast.Dict) -> dict[str, str] | None:

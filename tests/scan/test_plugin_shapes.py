@@ -84,7 +84,11 @@ signature stays a warning; a caller's docstring is no longer taken for that chec
 docs/triage/2026-12-05-engine-embedders-29d.md: a method called on what vLLM annotates as a Protocol, whose signature
 the real object's need not share), and QD2_ (open) from kaito (kaito-project/kaito 056b828) at its pin vLLM 0.25.1 (a
 test's `"kv_connector"` dict for a user's own connector, handed only to an `argparse.Namespace` and to the client's
-helper that keeps it; no engine starts).
+helper that keeps it; no engine starts), QE1_ to QE5_
+from vLLM 0.34.0's own tree scanned against itself (batch 29e, docs/triage/2026-12-05-newest-nightly-29e.md: DC108 on
+another class's same-named method and on a property the engine only defines, a module __getattr__ serving a
+frozenset of names, a member annotated with a foreign base in one branch, members through a base an `if` imports
+from one of two platform modules).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
