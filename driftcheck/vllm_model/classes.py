@@ -60,6 +60,11 @@ RECORD_BASES = {  # external base -> how `Cls(...)` binds (read from the class's
 EXTERNAL_ALIASES = {"nn.Module": "torch.nn.Module", "torch.nn.modules.module.Module": "torch.nn.Module", "BaseModel": "pydantic.BaseModel"}
 
 
+def base_name_of(base_expr: str) -> str:
+    """A base as written, without its type arguments: `ModelRunnerBase[T]` -> `ModelRunnerBase`."""
+    return re.sub(r"\[.*\]$", "", base_expr).strip()
+
+
 class ClassLookup:
     """MROs, class members and subclasses."""
 
@@ -73,7 +78,7 @@ class ClassLookup:
         is_open = cls.cls.dynamic_attrs if cls.cls else True
         externals: list[str] = []
         for base_expr in cls.cls.bases if cls.cls else []:
-            base_name = re.sub(r"\[.*\]$", "", base_expr).strip()
+            base_name = base_name_of(base_expr)
             base = self.resolve_in_scope(cls.module, base_name) if cls.module else Unknown(base_name, "")
             if isinstance(base, Resolved) and base.qualname == cls.qualname:
                 base = self._name_before_class(cls, base_name)  # `class X(X)`: the base is what `X` named before
@@ -185,8 +190,7 @@ class ClassLookup:
         from), so what its methods take says nothing certain about the object's. A class deriving from a protocol
         without listing `Protocol` itself is a concrete class (Python's own rule)."""
         for base_expr in cls.cls.bases if cls.cls else []:
-            base_name = re.sub(r"\[.*\]$", "", base_expr).strip()
-            base = self.resolve_in_scope(cls.module, base_name) if cls.module else None
+            base = self.resolve_in_scope(cls.module, base_name_of(base_expr)) if cls.module else None
             if isinstance(base, External) and base.qualname in ("typing.Protocol", "typing_extensions.Protocol"):
                 return True
         return False
@@ -253,7 +257,7 @@ class ClassLookup:
             out: list[tuple[Resolved, Resolved]] = []
             for c in self.mro(cls)[0]:
                 for base_expr in c.cls.bases if c.cls is not None and c.module is not None else []:
-                    base = self.resolve_in_scope(c.module, re.sub(r"\[.*\]$", "", base_expr).strip())
+                    base = self.resolve_in_scope(c.module, base_name_of(base_expr))
                     other = base.otherwise if isinstance(base, Resolved) and base.kind == "class" else None
                     if other is not None and other.cls is not None and other.qualname != base.qualname:
                         out.append((base, other))
