@@ -250,8 +250,11 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
         return
     finding.details["guarded"] = guard.describe()
     finding.fix = None
-    # code that never runs handles nothing: it only never fails
-    handled = "" if guard.kind in ("replaced", "unreachable", "dead") else ", so the client handles it"
+    # code that never runs handles nothing: it only never fails; an isinstance test only picks which objects reach the
+    # use (29c: `isinstance(attn_module, ChunkedLocalAttention)` above a constructor call it does not protect)
+    handled = "" if guard.kind in ("replaced", "unreachable", "dead") else \
+        ": whether it runs depends on the class of the object tested there, which driftcheck does not know" \
+        if guard.kind == "isinstance" else ", so the client handles it"
     if finding.severity == "error":
         finding.severity = "warning"
         finding.message += f" The use is {guard.describe()}{handled}."

@@ -151,3 +151,31 @@ def test_qc2_twin_a_subclass_nothing_copies_from_stays_error(tmp_path):
     files = {**GRAFTED, "plug/patch.py": GRAFTED["plug/patch.py"].replace(
         "Scheduler._compressed = CompressingScheduler._compressed", "Scheduler._compressed = lambda self, batch: batch")}
     assert _dc109_files(tmp_path, files) == [("error", "plug/sched.py", 6)]
+
+
+ISINSTANCE_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/spec.py": "class ChunkedLocalAttention:\n    pass\n\n\nclass ChunkedLocalAttentionSpec:\n"
+                    "    def __init__(self, block_size):\n        self.block_size = block_size\n",
+}
+ISINSTANCE_CLIENT = {"plug/__init__.py": "", "plug/runner.py": textwrap.dedent("""
+    from vllm.spec import ChunkedLocalAttention, ChunkedLocalAttentionSpec
+
+
+    def spec_for(attn_module, use_mla):
+        if isinstance(attn_module, ChunkedLocalAttention):
+            return ChunkedLocalAttentionSpec(block_size=16, use_mla=use_mla)
+        return None
+""")}
+
+
+def test_an_isinstance_branch_is_not_said_to_handle_the_drift(tmp_path):
+    """29c's open message: vllm_prefix_ind_rag's `ChunkedLocalAttentionSpec(..., use_mla=)` under `if
+    isinstance(attn_module, ChunkedLocalAttention):` was a warning "so the client handles it"; the test only picks
+    which objects reach the call. Still a warning (which objects reach it is not known), with a reason that says so."""
+    found = [f for f in scan_trees(tmp_path, ISINSTANCE_VLLM, ISINSTANCE_CLIENT, only=["DC003"]).findings]
+    [finding] = found
+    assert (finding.severity, finding.client.path, finding.client.line) == ("warning", "plug/runner.py", 6)
+    assert "under an isinstance check (line 5)" in finding.message
+    assert "depends on the class of the object tested there" in finding.message
+    assert "handles it" not in finding.message
