@@ -45,6 +45,7 @@ class Guard:
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
     body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
     handed_out: bool = False  # `via` hands the function out as a value (`op_func=_impl`) rather than calling it
+    test: str = ""  # kind "dispatched": what the guarding test asks, where it is not vLLM's version (QA1's registry)
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -88,10 +89,10 @@ class Guard:
             return f"in the body of `{name}`, which {by} replaces at import (this body never runs)"
         if self.kind == "dispatched":
             via = next(iter(self.names), "")
+            test = self.test or "a vLLM version check"
             if via:
-                return (f"in a module only {via} imports, itself loaded only under a vLLM version check "
-                        f"({self.where})")
-            return f"in a module the client loads only under a vLLM version check ({self.where})"
+                return f"in a module only {via} imports, itself loaded only under {test} ({self.where})"
+            return f"in a module the client loads only under {test} ({self.where})"
         if self.kind == "rebound":
             return self.where
         if self.kind == "refused":

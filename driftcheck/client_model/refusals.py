@@ -9,6 +9,7 @@ version with a release, and `is None` (vLLM is installed); anything else leaves 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import operator
 import re
 from dataclasses import dataclass
@@ -108,6 +109,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
 
     by_module = {f.module: f for f in files}
     helpers_of: dict[str, dict[str, bool]] = {}
+    registry_spans: dict[str, list[tuple[int, int]]] = {}  # file -> the spans a registry test decides (their wording)
 
     def helpers(module: str) -> dict[str, bool]:  # a client module's top-level functions that return vLLM's version
         if module not in helpers_of:
@@ -162,6 +164,8 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
             elif taken is None and _leaves(node.body) and _refuses_unless(node.test, names, target, calls):
                 decided[id(node)] = True  # (what follows runs on the target only if the user bypasses the check)
         spans += _after_leaving(f.tree, decided)
+        if shipped:
+            registry_spans[f.rel] = _registry_decided(f.tree, ifs, spans, decided, shipped)
         return spans + _constants_used_only_in(f, spans, files, source)
 
     predicates_of: dict[str, dict[str, bool]] = {}
@@ -190,7 +194,22 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         for target_module, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
                                                 spans_of=untaken).items():
             edges.setdefault(target_module, []).extend(where)
-    return _guards_for(_loaded_only_guarded(edges), edges, by_module)
+    guards = _guards_for(_loaded_only_guarded(edges), edges, by_module)
+    for rel, guard in guards.items():
+        load_rel, _, load_line = guard.where.rpartition(":")
+        if any(a <= int(load_line or 0) <= b for a, b in registry_spans.get(load_rel, ())):
+            guards[rel] = dataclasses.replace(guard, test="a test of whether vLLM's model registry lists an architecture")
+    return guards
+
+
+def _registry_decided(tree: ast.Module, ifs: list, spans: list[tuple[int, int]], decided: dict[int, bool],
+                      shipped: dict[str, bool]) -> list[tuple[int, int]]:
+    """Those of `spans` that a registry-membership test decides (its untaken branch, and what follows it when its
+    taken branch leaves the block): a load there is said to wait on the registry, not on a version check (QA1)."""
+    tests = [node for node in ifs if any(isinstance(n, ast.Compare) and _registry_key(n) in shipped for n in walk(node.test))]
+    out = [(b[0].lineno, max(st.end_lineno or st.lineno for st in b)) for node in tests
+           for b in (node.body, node.orelse) if b and (b[0].lineno, max(st.end_lineno or st.lineno for st in b)) in spans]
+    return out + _after_leaving(tree, {id(node): decided[id(node)] for node in tests if id(node) in decided})
 
 
 _NO_RETURN = NO_RETURN  # calls that never return (guards.py)
