@@ -62,7 +62,9 @@ def script_only_bodies(files, source) -> dict[str, list[Guard]]:
             continue
         where = (f"`{stems[f.rel]}.py` cannot be imported by name (its name is no Python identifier), no client file "
                  "names it, and run as a script its top level calls none of its functions or classes")
-        out[f.rel] = [Guard(*body_span(fn.body), "dead", frozenset(), fn.lineno, frozenset({fn.name}), where=where)
+        top = {id(node) for node in f.tree.body}  # a top-level function is no method
+        out[f.rel] = [Guard(*body_span(fn.body), "dead", frozenset(), fn.lineno, frozenset({fn.name}), where=where,
+                            test="function" if id(fn) in top else "")
                       for fn in _defs_with_bodies(f.tree)]
     return out
 

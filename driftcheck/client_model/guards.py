@@ -45,7 +45,8 @@ class Guard:
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
     body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
     handed_out: bool = False  # `via` hands the function out as a value (`op_func=_impl`) rather than calling it
-    test: str = ""  # kind "dispatched": what the guarding test asks, where it is not vLLM's version (QA1's registry)
+    test: str = ""  # kind "dispatched": what the guarding test asks, where it is not vLLM's version (QA1's registry);
+    # kind "dead": "function" for a top-level function (QA2's script-only files), where the default says "method"
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -74,7 +75,7 @@ class Guard:
 
     def describe(self) -> str:
         if self.kind == "dead":
-            return f"in a method that never runs: {self.where}"
+            return f"in a {self.test or 'method'} that never runs: {self.where}"
         if self.kind == "unreachable" and self.names and self.where.endswith("()"):
             return (f"under `if` (line {self.line}) that calls `{self.where}`, a function of this file that only ever "
                     f"returns a false constant: this code runs only if code outside the file rebinds it")

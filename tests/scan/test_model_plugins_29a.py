@@ -82,6 +82,16 @@ def test_qa2_method_of_a_file_no_import_can_load_is_a_warning(tmp_path):
     assert "`model_v0.8.5.py` cannot be imported by name" in found[0].message
 
 
+def test_qa2_says_method_for_a_method_and_function_for_a_top_level_function(tmp_path):
+    # 29a's open wording: a top-level function of such a file was "in a method that never runs" too
+    vllm, client = plugin_shape("QA2")
+    client = {**client, COPY: client[COPY] + "\n\ndef build_backend():\n    return get_vit_attn_backend(support_fa=True)\n"}
+    found = sorted(scan_trees(tmp_path, vllm, client, only=["DC003"]).findings, key=lambda f: f.client.line)
+    assert [(f.severity, f.client.line) for f in found] == [("warning", 27), ("warning", 31)]
+    assert "The use is in a method that never runs: `model_v0.8.5.py`" in found[0].message
+    assert "The use is in a function that never runs: `model_v0.8.5.py`" in found[1].message
+
+
 QA2_TWINS = {  # name -> the client as it is changed: each runs the method (or may)
     "main_block": lambda c: {**c, COPY: c[COPY] + '\n\nif __name__ == "__main__":\n    VisionModel()\n'},
     "top_level_builds_its_class": lambda c: {**c, COPY: c[COPY] + "\n\nDEFAULT = VisionModel()\n"},
