@@ -7,7 +7,9 @@ release's constructor requires. An import of a module that a statement before it
 in `sys.modules` is the client's own (like a module it ships inside vLLM's package): what the names hold is not
 vLLM's. A statement replaces a module by itself or through a function of the same file it calls (a helper such as
 `_install_fake_vllm(monkeypatch)`, a few calls deep); a function's body starts with the modules a pytest fixture of
-the file installs when the function names the fixture as a parameter, or when the fixture is `autouse=True`.
+the file installs when the function names the fixture as a parameter, or when the fixture is `autouse=True`, and with
+those the file's top level installs (a test function runs after its module is imported; not one the top level calls
+itself).
 
 Only exact keys count: Python looks a dotted module up in `sys.modules` by its whole name, so a stub of `vllm`
 alone does not stand in for `vllm.config`. The keys are string constants, or the keys of a dict or the items of a
@@ -123,6 +125,8 @@ class ModuleStandIns:
             if self.active else {}
         self._by_function: dict[str, set[str]] = {}
         self._names: dict[int, tuple[dict[str, ast.expr], dict[str, set[str]]]] = {}
+        self._tree = tree
+        self._module_level: tuple[set[str], set[str]] | None = None
 
     def by_function(self, name: str, depth: int = 0) -> set[str]:
         """What calling the file's function `name` installs (its own stores and its helpers', a few calls deep)."""
@@ -156,13 +160,30 @@ class ModuleStandIns:
                 out |= self.by_function(node.func.id, depth)
         return out
 
+    def module_level(self) -> tuple[set[str], set[str]]:
+        """(what the file's top level installs, the names of its functions that top level calls): once the module is
+        imported its stand-ins are in `sys.modules`, so a function runs with them unless the top level itself calls it
+        (perhaps before the install)."""
+        if self._module_level is None:
+            installed: set[str] = set()
+            called: set[str] = set()
+            for stmt in self._tree.body:
+                if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                installed |= self.installed(stmt, self._tree)
+                called |= {n.func.id for n in walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            self._module_level = (installed, called)
+        return self._module_level
+
     def at_start(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-        """What the pytest fixtures of the file have installed before `fn` runs: those it names as parameters, and
-        every `autouse=True` fixture."""
+        """What is in `sys.modules` before `fn` runs: what the file's top level installed (unless the top level calls
+        `fn`), and what the pytest fixtures of the file installed: those it names as parameters, and every
+        `autouse=True` fixture."""
         if not self.active:
             return set()
         params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-        out: set[str] = set()
+        installed, called = self.module_level()
+        out: set[str] = set(installed) if fn.name not in called else set()
         for name, other in self.functions.items():
             if other is fn or not _is_fixture(other):
                 continue

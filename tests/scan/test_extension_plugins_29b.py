@@ -238,3 +238,43 @@ def test_twin_a_flag_stored_again_after_the_try_says_nothing_of_it(tmp_path):
 def test_twin_the_branch_where_the_flag_is_set_runs_after_the_try_succeeded(tmp_path):
     text = FLAG.replace("if not patched:", "if patched:")
     assert _dc001(_flag(tmp_path, text=text)) == [("error", 9)]
+
+
+MODULE_LEVEL = ("import sys\n"
+                "from types import ModuleType\n"
+                "\n"
+                f"_FAKE = ModuleType(\"{LINEAR}\")\n"
+                "_FAKE.LinearBase = object\n"
+                f"sys.modules[\"{LINEAR}\"] = _FAKE\n"
+                "\n"
+                "\n"
+                "def test_it():\n"
+                f"    from {LINEAR} import LinearBase\n"
+                "    assert LinearBase() is not None\n")
+
+
+def test_a_module_level_stand_in_covers_the_imports_of_the_files_functions(tmp_path):
+    """29b's open item: a test function runs after its module's top level has put the fake in `sys.modules`, so its
+    import binds the fake (`LinearBase()` is `object()`), not the release's constructor that needs two arguments."""
+    assert _dc005(_scan(tmp_path, MODULE_LEVEL)) == []
+
+
+def test_twin_a_function_the_top_level_calls_may_run_before_the_stand_in(tmp_path):
+    # (here the call comes after the install; driftcheck does not order them: a top-level call keeps vLLM's class)
+    test = MODULE_LEVEL + "\n\ntest_it()\n"
+    assert _dc005(_scan(tmp_path, test)) == [("error", "tests/test_quant.py", 11)]
+
+
+def test_twin_a_stand_in_installed_only_inside_another_function_covers_nothing_else(tmp_path):
+    test = ("import sys\n"
+            "from types import ModuleType\n"
+            "\n"
+            "\n"
+            "def test_install():\n"
+            f"    sys.modules[\"{LINEAR}\"] = ModuleType(\"{LINEAR}\")\n"
+            "\n"
+            "\n"
+            "def test_it():\n"
+            f"    from {LINEAR} import LinearBase\n"
+            "    assert LinearBase() is not None\n")
+    assert _dc005(_scan(tmp_path, test)) == [("error", "tests/test_quant.py", 11)]

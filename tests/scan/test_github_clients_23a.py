@@ -36,9 +36,11 @@ def _found(result, rule="DC001") -> list[tuple[str, str, int]]:
 
 
 def test_a_test_files_stand_in_covers_the_tests_own_import(tmp_path):
+    """The test function runs after its module's top level put the stand-in in place: its import finds it (a warning
+    until 2026-12-05's sixth session, when module_stand_ins.py began to carry top-level stand-ins into functions)."""
     client = {"tests/__init__.py": "",
               "tests/test_manager.py": STAND_IN + "\n\ndef test_it():\n    from vllm.v1.kv_offload.abstract import OffloadingManager\n"}
-    assert _found(scan_trees(tmp_path, VLLM, client)) == [("warning", "tests/test_manager.py", 9)]
+    assert _found(scan_trees(tmp_path, VLLM, client)) == []
 
 
 def test_twin_the_packages_import_of_a_module_only_a_test_file_provides_is_an_error(tmp_path):
