@@ -266,15 +266,6 @@ def test_twin_a_function_the_top_level_calls_may_run_before_the_stand_in(tmp_pat
 
 
 def test_twin_a_stand_in_installed_only_inside_another_function_covers_nothing_else(tmp_path):
-    test = ("import sys\n"
-            "from types import ModuleType\n"
-            "\n"
-            "\n"
-            "def test_install():\n"
-            f"    sys.modules[\"{LINEAR}\"] = ModuleType(\"{LINEAR}\")\n"
-            "\n"
-            "\n"
-            "def test_it():\n"
-            f"    from {LINEAR} import LinearBase\n"
-            "    assert LinearBase() is not None\n")
-    assert _dc005(_scan(tmp_path, test)) == [("error", "tests/test_quant.py", 11)]
+    install = f"sys.modules[\"{LINEAR}\"] = _FAKE\n"
+    test = MODULE_LEVEL.replace(install, "\n\ndef test_install():\n    " + install)
+    assert _dc005(_scan(tmp_path, test)) == [("error", "tests/test_quant.py", 14)]
