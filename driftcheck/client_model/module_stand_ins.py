@@ -9,7 +9,8 @@ vLLM's. A statement replaces a module by itself or through a function of the sam
 `_install_fake_vllm(monkeypatch)`, a few calls deep); a function's body starts with the modules a pytest fixture of
 the file installs when the function names the fixture as a parameter, or when the fixture is `autouse=True`, and with
 those the file's top level installs (a test function runs after its module is imported; not one the top level calls
-itself).
+itself). A test file also starts with what the `conftest.py` files of its folder and those above install at their top
+level, and its functions with their fixtures (named, or autouse): pytest imports them first.
 
 Only exact keys count: Python looks a dotted module up in `sys.modules` by its whole name, so a stub of `vllm`
 alone does not stand in for `vllm.config`. The keys are string constants, or the keys of a dict or the items of a
@@ -119,8 +120,10 @@ def installed_directly(stmt: ast.AST, bound: dict[str, ast.expr], loops: dict[st
 class ModuleStandIns:
     """Which vLLM modules a statement of one file has replaced in `sys.modules`, through the file's own functions."""
 
-    def __init__(self, tree: ast.Module, text: str):
-        self.active = "sys.modules" in text
+    def __init__(self, tree: ast.Module, text: str, outer: "list[ModuleStandIns] | None" = None):
+        """`outer`: the `conftest.py` files pytest loads before this test file, nearest first (`conftests_above`)."""
+        self.outer = [c for c in outer or () if c.active]
+        self.active = "sys.modules" in text or bool(self.outer)
         self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} \
             if self.active else {}
         self._by_function: dict[str, set[str]] = {}
@@ -175,21 +178,58 @@ class ModuleStandIns:
             self._module_level = (installed, called)
         return self._module_level
 
+    def at_module_start(self) -> set[str]:
+        """What the `conftest.py` files above a test file have installed at their top level before pytest imports it."""
+        return {m for c in self.outer for m in c.module_level()[0]}
+
     def at_start(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-        """What is in `sys.modules` before `fn` runs: what the file's top level installed (unless the top level calls
-        `fn`), and what the pytest fixtures of the file installed: those it names as parameters, and every
-        `autouse=True` fixture."""
+        """What is in `sys.modules` before `fn` runs: what the file's top level and the conftest files' installed
+        (unless the top level calls `fn`), and what the pytest fixtures installed: those `fn` names as parameters (the
+        file's own, else the nearest conftest's of that name), and every `autouse=True` fixture of them all."""
         if not self.active:
             return set()
         params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
         installed, called = self.module_level()
-        out: set[str] = set(installed) if fn.name not in called else set()
-        for name, other in self.functions.items():
-            if other is fn or not _is_fixture(other):
-                continue
-            if name in params or _is_autouse(other):
-                out |= self.by_function(name)
+        out: set[str] = set(installed) | self.at_module_start() if fn.name not in called else set()
+        named: set[str] = set()
+        for stand_ins in [self, *self.outer]:
+            for name, other in stand_ins.functions.items():
+                if other is fn or not _is_fixture(other):
+                    continue
+                if (name in params and name not in named) or _is_autouse(other):
+                    out |= stand_ins.by_function(name)
+                named.add(name)  # a nearer file's fixture of this name hides a farther one's
         return out
+
+
+def conftests_above(rel: str, source) -> "list[ModuleStandIns]":
+    """The stand-ins of the `conftest.py` files pytest imports before test file `rel` (its folder's and each folder's
+    above it, nearest first; not `rel` itself), read once per client. Only a test file runs under them: the package's
+    own modules are imported without pytest (KA1's twins)."""
+    from driftcheck.client_model.client import is_test_path
+
+    if source is None or not is_test_path(rel):
+        return []
+    cache = source.__dict__.setdefault("_conftest_stand_ins", {})
+    parts = rel.split("/")[:-1]
+    out = []
+    for depth in range(len(parts), -1, -1):
+        path = "/".join([*parts[:depth], "conftest.py"])
+        if path == rel:
+            continue
+        if path not in cache:
+            cache[path] = None
+            file = source.file_at(path)
+            try:
+                text = file.text if file is not None else source.tree.read_text(path)
+                tree = file.tree if file is not None else ast.parse(text)
+            except Exception:  # no conftest there (or none Python reads): nothing installed
+                continue
+            if "sys.modules" in text:
+                cache[path] = ModuleStandIns(tree, text)
+        if cache[path] is not None:
+            out.append(cache[path])
+    return out
 
 
 def _fixture_call(dec: ast.expr) -> ast.expr:

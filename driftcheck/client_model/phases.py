@@ -11,7 +11,7 @@ import ast
 from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking, nodes_of, root_name, walk, within
 from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
-from driftcheck.client_model.module_stand_ins import ModuleStandIns
+from driftcheck.client_model.module_stand_ins import ModuleStandIns, conftests_above
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs, whole_class_appliers, whole_class_pairs
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
@@ -79,8 +79,9 @@ class ClientPhases:
 
     # -------------------------------------------------------------- imports
     def collect_imports(self) -> None:
+        stand_ins = self.module_stand_ins()
         self._imports_in(self.file.tree.body, runtime_only=False, guarded=False, type_only=False, env=self.module_env,
-                         scope=self.file.tree)
+                         stood=stand_ins.at_module_start() if stand_ins.active else None, scope=self.file.tree)
         settle_absent(self.module_env)
         # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`); a module
         # `import_module` loads by its whole name
@@ -117,7 +118,8 @@ class ClientPhases:
         """The file's replacements of vLLM modules in `sys.modules` (module_stand_ins.py), read once per file."""
         found = self.__dict__.get("_module_stand_ins")
         if found is None:
-            found = self.__dict__["_module_stand_ins"] = ModuleStandIns(self.file.tree, self.file.text)
+            outer = conftests_above(self.file.rel, getattr(self, "client_source", None))
+            found = self.__dict__["_module_stand_ins"] = ModuleStandIns(self.file.tree, self.file.text, outer)
         return found
 
     def _imports_in(self, body: list[ast.stmt], runtime_only: bool, guarded: bool, type_only: bool, env: dict,

@@ -269,3 +269,50 @@ def test_twin_a_stand_in_installed_only_inside_another_function_covers_nothing_e
     install = f"sys.modules[\"{LINEAR}\"] = _FAKE\n"
     test = MODULE_LEVEL.replace(install, "\n\ndef test_install():\n    " + install)
     assert _dc005(_scan(tmp_path, test)) == [("error", "tests/test_quant.py", 14)]
+
+
+CONFTEST_TOP = ("import sys\n"
+                "from types import ModuleType\n"
+                "\n"
+                f"_FAKE = ModuleType(\"{LINEAR}\")\n"
+                "_FAKE.LinearBase = object\n"
+                f"sys.modules[\"{LINEAR}\"] = _FAKE\n")
+CONFTEST_FIXTURE = _helper() + ("@pytest.fixture(AUTOUSE)\n"
+                                "def fake_vllm(monkeypatch):\n"
+                                "    _install_fake_vllm(monkeypatch)\n")
+TOP_IMPORT = f"from {LINEAR} import LinearBase\n\nLAYER = LinearBase()\n"
+IN_TEST = "def test_it(PARAM):\n" f"    from {LINEAR} import LinearBase\n" "    assert LinearBase() is not None\n"
+
+
+def _conftest_scan(tmp_path, conftest: str, test: str, where: str = "tests/unit/test_quant.py"):
+    client = {"tests/__init__.py": "", "tests/conftest.py": conftest, "tests/unit/__init__.py": "", where: test,
+              "pkg/__init__.py": "", "pkg/layers.py": f"from {LINEAR} import LinearBase\n\nLAYER = LinearBase()\n"}
+    return _dc005(scan_trees(tmp_path, VLLM, client))
+
+
+def test_a_conftest_fake_vllm_covers_the_tests_below_it(tmp_path):
+    """29b's other open item: pytest imports `conftest.py` (and runs its fixtures) before the tests of its folder and
+    those below it; what it puts in `sys.modules` is what their imports bind. The package's own module is imported
+    without pytest: its call stays an error."""
+    package_error = [("error", "pkg/layers.py", 3)]
+    assert _conftest_scan(tmp_path / "a", CONFTEST_TOP, TOP_IMPORT) == package_error
+    assert _conftest_scan(tmp_path / "b", CONFTEST_TOP, IN_TEST.replace("PARAM", "")) == package_error
+    assert _conftest_scan(tmp_path / "c", CONFTEST_FIXTURE.replace("AUTOUSE", ""), IN_TEST.replace("PARAM", "fake_vllm")) \
+        == package_error
+    assert _conftest_scan(tmp_path / "d", CONFTEST_FIXTURE.replace("AUTOUSE", "autouse=True"), IN_TEST.replace("PARAM", "")) \
+        == package_error
+
+
+def test_twins_a_conftest_fake_vllm_that_does_not_reach_the_test(tmp_path):
+    # a test outside the conftest's folder; a fixture the test does not name; a fixture the test file's own hides;
+    # a module-level import in a test file when the conftest installs its fake only in a fixture
+    outside = _conftest_scan(tmp_path / "a", CONFTEST_TOP, TOP_IMPORT, where="other/test_quant.py")
+    assert ("error", "other/test_quant.py", 3) in outside
+    unnamed = _conftest_scan(tmp_path / "b", CONFTEST_FIXTURE.replace("AUTOUSE", ""), IN_TEST.replace("PARAM", ""))
+    assert ("error", "tests/unit/test_quant.py", 3) in unnamed
+    hidden = _conftest_scan(tmp_path / "c", CONFTEST_FIXTURE.replace("AUTOUSE", ""),
+                            "import pytest\n\n\n@pytest.fixture\ndef fake_vllm():\n    return None\n\n\n"
+                            + IN_TEST.replace("PARAM", "fake_vllm"))
+    assert ("error", "tests/unit/test_quant.py", 11) in hidden
+    top = _conftest_scan(tmp_path / "d", CONFTEST_FIXTURE.replace("AUTOUSE", "autouse=True"), TOP_IMPORT)
+    assert ("error", "tests/unit/test_quant.py", 3) in top
