@@ -22,8 +22,8 @@ import shlex
 from collections import deque
 from dataclasses import dataclass, field
 
-from driftcheck.client_model.client import ClientSource, LaunchFile
-from driftcheck.astnodes import children, first_line, walk
+from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
+from driftcheck.astnodes import children, first_line, nodes_of, walk
 
 CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
 CONFIG_KEYWORDS = {"speculative_config": "speculative", "kv_transfer_config": "kv_transfer"}
@@ -61,6 +61,7 @@ class ConfigUse:
     which: str  # "speculative" | "kv_transfer"
     keys: dict[str, tuple[int, object]] = field(default_factory=dict)  # key -> (line, str value | COMPUTED)
     open: bool = False  # `**other` or computed keys: more keys than these
+    unseen: bool = False  # a test's dict that driftcheck does not see handed to vLLM (`handed_to_vllm`)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Launches:
     launches: list[Launch] = field(default_factory=list)
     configs: list[ConfigUse] = field(default_factory=list)
     kv_dicts: list = field(default_factory=list)  # (file, dict node, scope): dicts with a "kv_connector" key
+    unseen: set = field(default_factory=set)  # id() of those a test builds and driftcheck does not see reach vLLM
 
     def kv_configs(self, fields: set[str]) -> list[ConfigUse]:
         """The `"kv_connector"` dicts that are KV transfer configs: most of their keys (two at least) are fields of the
@@ -80,6 +82,7 @@ class Launches:
             if known >= 2 and known * 2 >= len(keys):
                 use = _dict_config(f, node, "kv_transfer", scope, seen)
                 if use is not None:
+                    use.unseen = id(node) in self.unseen
                     out.append(use)
         return out
 
@@ -176,9 +179,14 @@ def _python(f: LaunchFile, out: Launches) -> None:
     if not _names_vllm(f):
         return
     seen_dicts: set[int] = set()
+    # A test builds config dicts for stand-ins as often as for vLLM (AF: `SimpleNamespace(speculative_config={...})`,
+    # QD2: a dict an `argparse.Namespace` carries to a client helper): there, a dict is certain only where driftcheck
+    # sees it handed to vLLM; in the package's own code, as before, wherever it is.
+    vllm_names = _vllm_bound_names(f.tree) if is_test_path(f.rel) else None
     for scope_node in _scopes(f):
         nodes = _walk_scope(scope_node)
         scope = _Scope(nodes)
+        module = f.tree if scope_node is f.tree else None
         joined: set | None = None
         for node in nodes:
             if isinstance(node, (ast.List, ast.Tuple)):
@@ -199,15 +207,58 @@ def _python(f: LaunchFile, out: Launches) -> None:
                     if k.arg in CONFIG_KEYWORDS:
                         value = scope.value(k.value)
                         if isinstance(value, ast.Dict):
-                            _python_config(f, value, CONFIG_KEYWORDS[k.arg], scope, out, seen_dicts)
+                            use = _python_config(f, value, CONFIG_KEYWORDS[k.arg], scope, out, seen_dicts)
+                            if use is not None and vllm_names is not None:
+                                use.unseen = not (_vllm_callee(node, vllm_names) or
+                                                  handed_to_vllm(value, nodes, scope, vllm_names, module))
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
                 names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else
                          t.slice.value if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) else ""
                          for t in node.targets]
                 if any(isinstance(n, str) and n.endswith("speculative_config") for n in names):
-                    _python_config(f, node.value, "speculative", scope, out, seen_dicts)
+                    use = _python_config(f, node.value, "speculative", scope, out, seen_dicts)
+                    if use is not None and vllm_names is not None:
+                        use.unseen = not handed_to_vllm(node.value, nodes, scope, vllm_names, module)
             if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "kv_connector" for k in node.keys):
                 out.kv_dicts.append((f, node, scope))
+                if vllm_names is not None and not handed_to_vllm(node, nodes, scope, vllm_names, module):
+                    out.unseen.add(id(node))
+
+
+def _vllm_bound_names(tree: ast.Module) -> frozenset[str]:
+    """The names a file binds by importing from vLLM, anywhere in it (`from vllm import LLM`, `import vllm`)."""
+    out: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "vllm":
+            out |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] == "vllm"}
+    return frozenset(out)
+
+
+def _vllm_callee(call: ast.Call, vllm_names: frozenset[str]) -> bool:
+    """Whether a call's callee is reached from a name bound by an import from vLLM (`LLM(...)`, `vllm.LLM(...)`,
+    `EngineArgs.from_cli_args(...)`)."""
+    func = call.func
+    while isinstance(func, (ast.Attribute, ast.Call, ast.Subscript)):
+        func = func.value if not isinstance(func, ast.Call) else func.func
+    return isinstance(func, ast.Name) and func.id in vllm_names
+
+
+def handed_to_vllm(node: ast.expr, nodes: list[ast.AST], scope: "_Scope", vllm_names: frozenset[str],
+                   tree: ast.Module | None = None) -> bool:
+    """Whether a dict literal, or a name of the scope bound to it, is an argument of a call of vLLM's in the scope
+    (`KVTransferConfig(**cfg)`, `LLM(model, kv_transfer_config=cfg)`), directly or inside another literal there.
+    `tree`: the file, when the scope is its top level: a module constant's name may be handed on in any function."""
+    bound = {name for name, value in scope.values.items() if value is node}
+    for call in nodes_of(tree, ast.Call) if tree is not None and bound else nodes:
+        if not (isinstance(call, ast.Call) and _vllm_callee(call, vllm_names)):
+            continue
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            for sub in walk(arg):
+                if sub is node or (isinstance(sub, ast.Name) and sub.id in bound):
+                    return True
+    return False
 
 
 def _names_vllm(f: LaunchFile) -> bool:
@@ -333,10 +384,11 @@ def _command_string(arg: ast.expr) -> str | None:
     return text if SHELL_START.search(text) else None
 
 
-def _python_config(f: LaunchFile, node: ast.Dict, which: str, scope: _Scope, out: Launches, seen: set[int]) -> None:
+def _python_config(f: LaunchFile, node: ast.Dict, which: str, scope: _Scope, out: Launches, seen: set[int]) -> ConfigUse | None:
     use = _dict_config(f, node, which, scope, seen)
     if use is not None:
         out.configs.append(use)
+    return use
 
 
 def _dict_config(f: LaunchFile, node: ast.Dict, which: str, scope: _Scope, seen: set[int]) -> ConfigUse | None:

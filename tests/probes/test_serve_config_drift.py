@@ -281,3 +281,40 @@ def test_rule_is_listed_and_documented():
     proc = run_cli("rules", "DC111")
     assert proc.returncode == 0 and "serve-config-drift" in proc.stdout and "kv_connector_module_path" in proc.stdout
     assert "DC111" in run_cli("rules").stdout
+
+
+# ------------------------------------------------------------------- a test's dicts (AF_, QD2_ plugin shapes)
+TEST_DICT = """
+    from types import SimpleNamespace
+
+    from vllm import LLM
+    from vllm.config import KVTransferConfig
+
+    CFG = {"kv_connector": "MyConnector", "kv_role": "kv_both"}
+
+
+    def test_it():
+        engine_cfg = SimpleNamespace(kv_transfer_config=SimpleNamespace(**CFG))
+        USE
+"""
+
+
+@pytest.mark.parametrize("use,severity", [
+    ("assert engine_cfg.kv_transfer_config.kv_role == 'kv_both'", "warning"),  # only a stand-in receives it
+    ("LLM('m', kv_transfer_config=CFG)", "error"),  # the dict reaches vLLM in the test
+    ("KVTransferConfig(**CFG)", "error"),
+])
+def test_a_test_files_config_dict_is_certain_only_where_it_reaches_vllm(tmp_path, use, severity):
+    """ai-dynamo's (AF) and kaito's (QD2) tests build "kv_connector" dicts for stand-ins (`SimpleNamespace`, an
+    `argparse.Namespace` a client helper reads) that never reach vLLM: a test's dict is an error only where driftcheck
+    sees it handed to a vLLM call in its scope; otherwise a warning that says why."""
+    text = TEST_DICT.replace("USE", use)
+    [f] = dc111(scan_files(tmp_path, "0.16.0", {"tests/test_cfg.py": text}))
+    assert (f.severity, f.symbol, f.client.path) == (severity, "kv_connector=MyConnector", "tests/test_cfg.py")
+    assert ("driftcheck does not see it handed to vLLM" in f.message) == (severity == "warning")
+
+
+def test_twin_the_packages_config_dict_stays_an_error_wherever_it_goes(tmp_path):
+    text = TEST_DICT.replace("USE", "return engine_cfg").replace("def test_it", "def engine_config")
+    [f] = dc111(scan_files(tmp_path, "0.16.0", {"pkg/engine.py": text}))
+    assert (f.severity, f.symbol) == ("error", "kv_connector=MyConnector")
