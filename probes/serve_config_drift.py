@@ -37,11 +37,13 @@ handed only to argument groups and to the original it saved) adds only those: an
 For `LLM(...)` keywords the plugin must also be loaded before the call: EngineArgs loads
 plugins only once it is built, so the file has to call `load_general_plugins()` first (LC1).
 
-A dict in test code (`is_test_path`) is certain only where driftcheck sees it handed to a vLLM call in its scope
-(`LLM(kv_transfer_config=cfg)`, `KVTransferConfig(**cfg)`; a module constant, in any function of the file): tests build
-such dicts for stand-ins as often (ai-dynamo's `SimpleNamespace(speculative_config={...})`, kaito's dict that only an
-`argparse.Namespace` and a client helper receive), so elsewhere in a test a key or connector it lacks is a warning
-that says so. The package's own dicts stay certain wherever they go.
+A dict in test code (`is_test_path`) is certain only where driftcheck sees it handed on to vLLM in its scope (a
+module constant: in any function of the file): as an argument of a vLLM call (`KVTransferConfig(**cfg)`), or as the
+`speculative_config=` / `kv_transfer_config=` of any call but a standard-library stand-in's (`VllmRunner(model,
+speculative_config=cfg)`, the test helper that forwards it to `LLM`). Tests also build such dicts for stand-ins
+(ai-dynamo's `SimpleNamespace(speculative_config={...})` and a `"kv_connector"` dict handed to its own helper that
+wraps it in one): there a key or connector the release lacks is a warning that says so. The package's own dicts stay
+certain wherever they go.
 
 Certainty: an unknown flag is an error only when the parser's flag set was derived completely (every
 `add_argument` reached had a flag driftcheck could read); otherwise it is `unknown` with the reason. A

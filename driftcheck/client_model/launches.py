@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
-from driftcheck.astnodes import children, first_line, nodes_of, walk
+from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
 
 CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
 CONFIG_KEYWORDS = {"speculative_config": "speculative", "kv_transfer_config": "kv_transfer"}
@@ -61,7 +61,7 @@ class ConfigUse:
     which: str  # "speculative" | "kv_transfer"
     keys: dict[str, tuple[int, object]] = field(default_factory=dict)  # key -> (line, str value | COMPUTED)
     open: bool = False  # `**other` or computed keys: more keys than these
-    unseen: bool = False  # a test's dict that driftcheck does not see handed to vLLM (`handed_to_vllm`)
+    unseen: bool = False  # a test's dict that driftcheck does not see handed to vLLM (`reaches_vllm`)
 
 
 @dataclass
@@ -179,10 +179,10 @@ def _python(f: LaunchFile, out: Launches) -> None:
     if not _names_vllm(f):
         return
     seen_dicts: set[int] = set()
-    # A test builds config dicts for stand-ins as often as for vLLM (AF: `SimpleNamespace(speculative_config={...})`,
-    # QD2: a dict an `argparse.Namespace` carries to a client helper): there, a dict is certain only where driftcheck
-    # sees it handed to vLLM; in the package's own code, as before, wherever it is.
-    vllm_names = _vllm_bound_names(f.tree) if is_test_path(f.rel) else None
+    # A test builds config dicts for stand-ins as well as for vLLM (AF: `SimpleNamespace(speculative_config={...})`):
+    # there, a dict is certain only where driftcheck sees it handed on to vLLM (`reaches_vllm`); in the package's own
+    # code, as before, wherever it is.
+    callees = _callee_names(f.tree) if is_test_path(f.rel) else None
     for scope_node in _scopes(f):
         nodes = _walk_scope(scope_node)
         scope = _Scope(nodes)
@@ -208,32 +208,46 @@ def _python(f: LaunchFile, out: Launches) -> None:
                         value = scope.value(k.value)
                         if isinstance(value, ast.Dict):
                             use = _python_config(f, value, CONFIG_KEYWORDS[k.arg], scope, out, seen_dicts)
-                            if use is not None and vllm_names is not None:
-                                use.unseen = not (_vllm_callee(node, vllm_names) or
-                                                  handed_to_vllm(value, nodes, scope, vllm_names, module))
+                            if use is not None and callees is not None:
+                                use.unseen = not reaches_vllm(value, nodes, scope, callees, module)
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
                 names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else
                          t.slice.value if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) else ""
                          for t in node.targets]
                 if any(isinstance(n, str) and n.endswith("speculative_config") for n in names):
                     use = _python_config(f, node.value, "speculative", scope, out, seen_dicts)
-                    if use is not None and vllm_names is not None:
-                        use.unseen = not handed_to_vllm(node.value, nodes, scope, vllm_names, module)
+                    if use is not None and callees is not None:
+                        use.unseen = not reaches_vllm(node.value, nodes, scope, callees, module)
             if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "kv_connector" for k in node.keys):
                 out.kv_dicts.append((f, node, scope))
-                if vllm_names is not None and not handed_to_vllm(node, nodes, scope, vllm_names, module):
+                if callees is not None and not reaches_vllm(node, nodes, scope, callees, module):
                     out.unseen.add(id(node))
 
 
-def _vllm_bound_names(tree: ast.Module) -> frozenset[str]:
-    """The names a file binds by importing from vLLM, anywhere in it (`from vllm import LLM`, `import vllm`)."""
-    out: set[str] = set()
+# The standard library's attribute bags and doubles: a config keyword given to one builds a stand-in, not vLLM's config.
+_STAND_IN_MODULES = {"types": {"SimpleNamespace"}, "argparse": {"Namespace"},
+                     "unittest.mock": {"Mock", "MagicMock", "NonCallableMock", "AsyncMock"}}
+
+
+def _callee_names(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
+    """(the names a file binds by importing from vLLM, the dotted names it calls the standard library's stand-ins
+    by): `from vllm import LLM`, `import vllm`; `SimpleNamespace`, `types.SimpleNamespace`, `mock.MagicMock`."""
+    vllm: set[str] = set()
+    bags: set[str] = set()
     for node in walk(tree):
         if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "vllm":
-            out |= {a.asname or a.name for a in node.names}
+            vllm |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in _STAND_IN_MODULES:
+            bags |= {a.asname or a.name for a in node.names if a.name in _STAND_IN_MODULES[node.module]}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module == "unittest":
+            bags |= {f"{a.asname or a.name}.{c}" for a in node.names if a.name == "mock" for c in _STAND_IN_MODULES["unittest.mock"]}
         elif isinstance(node, ast.Import):
-            out |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] == "vllm"}
-    return frozenset(out)
+            for a in node.names:
+                if a.name.split(".")[0] == "vllm":
+                    vllm.add(a.asname or "vllm")
+                elif a.name in _STAND_IN_MODULES:
+                    bags |= {f"{a.asname or a.name}.{c}" for c in _STAND_IN_MODULES[a.name]}
+    return frozenset(vllm), frozenset(bags)
 
 
 def _vllm_callee(call: ast.Call, vllm_names: frozenset[str]) -> bool:
@@ -245,19 +259,28 @@ def _vllm_callee(call: ast.Call, vllm_names: frozenset[str]) -> bool:
     return isinstance(func, ast.Name) and func.id in vllm_names
 
 
-def handed_to_vllm(node: ast.expr, nodes: list[ast.AST], scope: "_Scope", vllm_names: frozenset[str],
-                   tree: ast.Module | None = None) -> bool:
-    """Whether a dict literal, or a name of the scope bound to it, is an argument of a call of vLLM's in the scope
-    (`KVTransferConfig(**cfg)`, `LLM(model, kv_transfer_config=cfg)`), directly or inside another literal there.
+def reaches_vllm(node: ast.expr, nodes: list[ast.AST], scope: "_Scope", names: tuple[frozenset[str], frozenset[str]],
+                 tree: ast.Module | None = None) -> bool:
+    """Whether a dict literal of a test, or a name of the scope bound to it, is handed on where vLLM gets it: as any
+    argument of a call of vLLM's (`KVTransferConfig(**cfg)`), or as the `speculative_config=` / `kv_transfer_config=`
+    of any call but a standard-library stand-in's (`VllmRunner(model, speculative_config=cfg)`, a test helper that
+    forwards it to `LLM`; not `SimpleNamespace(speculative_config=cfg)`), directly or inside another literal there.
     `tree`: the file, when the scope is its top level: a module constant's name may be handed on in any function."""
+    vllm_names, bags = names
     bound = {name for name, value in scope.values.items() if value is node}
+
+    def holds(arg: ast.expr) -> bool:
+        return any(sub is node or (isinstance(sub, ast.Name) and sub.id in bound) for sub in walk(arg))
+
     for call in nodes_of(tree, ast.Call) if tree is not None and bound else nodes:
-        if not (isinstance(call, ast.Call) and _vllm_callee(call, vllm_names)):
+        if not isinstance(call, ast.Call):
             continue
-        for arg in [*call.args, *(k.value for k in call.keywords)]:
-            for sub in walk(arg):
-                if sub is node or (isinstance(sub, ast.Name) and sub.id in bound):
-                    return True
+        if _vllm_callee(call, vllm_names):
+            if any(holds(arg) for arg in [*call.args, *(k.value for k in call.keywords)]):
+                return True
+        elif (dotted_name(call.func) or "") not in bags and \
+                any(k.arg in CONFIG_KEYWORDS and holds(k.value) for k in call.keywords):
+            return True
     return False
 
 

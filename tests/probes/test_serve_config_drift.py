@@ -303,11 +303,14 @@ TEST_DICT = """
     ("assert engine_cfg.kv_transfer_config.kv_role == 'kv_both'", "warning"),  # only a stand-in receives it
     ("LLM('m', kv_transfer_config=CFG)", "error"),  # the dict reaches vLLM in the test
     ("KVTransferConfig(**CFG)", "error"),
+    ("runner(kv_transfer_config=CFG)", "error"),  # a test helper of that keyword forwards it to vLLM (VllmRunner)
+    ("runner(SimpleNamespace(kv_transfer_config=CFG))", "warning"),  # a stand-in of the standard library's
 ])
 def test_a_test_files_config_dict_is_certain_only_where_it_reaches_vllm(tmp_path, use, severity):
-    """ai-dynamo's (AF) and kaito's (QD2) tests build "kv_connector" dicts for stand-ins (`SimpleNamespace`, an
-    `argparse.Namespace` a client helper reads) that never reach vLLM: a test's dict is an error only where driftcheck
-    sees it handed to a vLLM call in its scope; otherwise a warning that says why."""
+    """ai-dynamo's tests (AF) build "kv_connector" dicts for stand-ins (`SimpleNamespace`, a client helper that wraps
+    one) that never reach vLLM: a test's dict is an error only where driftcheck sees it handed on to vLLM (an argument
+    of a vLLM call, or the `kv_transfer_config=` of a call that is no standard-library stand-in); otherwise a warning
+    that says why."""
     text = TEST_DICT.replace("USE", use)
     [f] = dc111(scan_files(tmp_path, "0.16.0", {"tests/test_cfg.py": text}))
     assert (f.severity, f.symbol, f.client.path) == (severity, "kv_connector=MyConnector", "tests/test_cfg.py")

@@ -82,10 +82,9 @@ signature stays a warning; a caller's docstring is no longer taken for that chec
 (an override in a class the client only copies methods from onto vLLM's, never built, is a warning), QD1_ from bespokelabs-curator
 (bespokelabsai/curator 8f26600) at vLLM 0.13.0 taken from GitHub (batch 29d,
 docs/triage/2026-12-05-engine-embedders-29d.md: a method called on what vLLM annotates as a Protocol, whose signature
-the real object's need not share), and QD2_ from kaito (kaito-project/kaito 056b828) at its pin vLLM 0.25.1 (a
+the real object's need not share), and QD2_ (open) from kaito (kaito-project/kaito 056b828) at its pin vLLM 0.25.1 (a
 test's `"kv_connector"` dict for a user's own connector, handed only to an `argparse.Namespace` and to the client's
-helper that keeps it; no engine starts; fixed with AF_ in 2026-12-05's sixth session: a test's config dict
-is certain only where driftcheck sees it handed to vLLM), QE1_ to QE5_
+helper that keeps it; no engine starts), QE1_ to QE5_
 from vLLM 0.34.0's own tree scanned against itself (batch 29e, docs/triage/2026-12-05-newest-nightly-29e.md: DC108 on
 another class's same-named method and on a property the engine only defines, a module __getattr__ serving a
 frozenset of names, a member annotated with a foreign base in one branch, members through a base an `if` imports
@@ -115,6 +114,7 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 OPEN = {  # case -> the cause not fixed yet
     "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
+    "QD2_kv_config_dict_a_test_hands_to_a_client_helper_that_starts_no_engine": "DC111 checks a test's \"kv_connector\" dict handed as `kv_transfer_config=` to a client helper, which puts it on an argparse.Namespace and starts no engine (a helper named so usually forwards it to vLLM: VllmRunner)",
     "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
     "MB3_member_read_in_an_override_of_a_method_vllm_no_longer_has_nor_calls": "a client method named as an old vLLM method that neither vLLM nor the client calls any more",
     "PA2_module_loaded_by_a_server_only_when_the_env_enabling_a_refusing_plugin_is_set": "a module a server loads only under the environment test that also turns on a general plugin which refuses the release (vLLM loads that plugin first)",
