@@ -190,7 +190,8 @@ class ModuleStandIns:
             return set()
         params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
         installed, called = self.module_level()
-        out: set[str] = set(installed) | self.at_module_start() if fn.name not in called else set()
+        # the conftest files ran before this module was imported, even for a function its top level calls
+        out: set[str] = (set(installed) if fn.name not in called else set()) | self.at_module_start()
         named: set[str] = set()
         for stand_ins in [self, *self.outer]:
             for name, other in stand_ins.functions.items():
