@@ -45,6 +45,11 @@ def _other_copy_defines(ctx: ScanContext, module: str, name: str) -> bool:
 
 def _other_copy(ctx: ScanContext, symbol: str) -> str:
     module = symbol.rsplit(".", 1)[0]
+    if module in ctx.usage.redirected:
+        copy, where = ctx.usage.redirected[module]
+        return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client's import "
+                f"hook ({where}) maps that module to its own `{copy}`, which may; whether an import runs after the hook "
+                "is installed cannot be known")
     if module in ctx.usage.mounted:
         copy, where = ctx.usage.mounted[module]
         return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client copies "

@@ -19,6 +19,7 @@ from driftcheck.client_model.client import ClientSource
 from driftcheck.client_model.client_classes import DOTTED_CLASS
 from driftcheck.client_model.client_stores import credit_client_stores
 from driftcheck.client_model.open_extensions import open_extensions
+from driftcheck.client_model.import_hooks import import_hook_redirects
 from driftcheck.client_model.overlay import mounted_copies, overlay_modules
 from driftcheck.client_model.uses import Loc, Usage
 from driftcheck.client_model.visitor import FileAnalyzer
@@ -44,7 +45,8 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     usage = Usage(files=client.files)
     usage.overlay, usage.shadowed = overlay_modules(client, api)
     usage.mounted = mounted_copies(client, api)
-    for module, (copy, _where) in usage.mounted.items():
+    usage.redirected = import_hook_redirects(client, api.package)
+    for module, (copy, _where) in [*usage.mounted.items(), *usage.redirected.items()]:
         usage.shadowed.setdefault(module, (copy, ""))
     for module in usage.overlay:  # importing it sets it on the vLLM package above it, as any submodule
         parent, _, leaf = module.rpartition(".")

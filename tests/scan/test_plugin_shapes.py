@@ -112,7 +112,6 @@ from driftcheck.sources.targets import resolve_client, resolve_vllm
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 
 OPEN = {  # case -> the cause not fixed yet
-    "V_import_hook_module_redirect": "a builtins.__import__ hook that maps vLLM modules to the plugin's own",
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
     "QD2_kv_config_dict_a_test_hands_to_a_client_helper_that_starts_no_engine": "DC111 checks a test's \"kv_connector\" dict handed as `kv_transfer_config=` to a client helper, which puts it on an argparse.Namespace and starts no engine (a helper named so usually forwards it to vLLM: VllmRunner)",
     "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
