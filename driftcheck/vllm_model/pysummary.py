@@ -257,11 +257,38 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                         for alias in inner.names:
                             if (alias.asname or alias.name) == right.value or alias.name == right.value:
                                 result.names[right.value] = f"{module}.{alias.name}"
+                if result.names.get(right.value) is None:
+                    # `if name == "Old": warn(...); return New` with `New` bound at module level (its top-level
+                    # `from m import New`): the alias serves that binding, so it lives where `New` does (SA1).
+                    served = _returned_module_name(sub.body, fn)
+                    if served is not None and served != right.value:
+                        result.names[right.value] = f"{info.name}.{served}"
     result.names = {k: v for k, v in result.names.items() if not k.startswith("@dict:")}
     last = fn.body[-1] if fn.body else None
     result.closed = _always_raises(last)
     # `elif name in globals()` means "anything defined here"; it does not open the module further.
     return result
+
+
+def _returned_module_name(body: list[ast.stmt], fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The name a branch of a module `__getattr__` returns, when it is the module's own (bound nowhere in the
+    function: no assignment, import, loop or `global` there), else None."""
+    last = body[-1] if body else None
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
+        return None
+    name = last.value.id
+    for node in walk(fn):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return None
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return None
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not fn and node.name == name:
+            return None
+    if name in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}:
+        return None
+    return name
 
 
 def _always_raises(stmt: ast.stmt | None) -> bool:

@@ -88,7 +88,9 @@ helper that keeps it; no engine starts), QE1_ to QE5_
 from vLLM 0.34.0's own tree scanned against itself (batch 29e, docs/triage/2026-12-05-newest-nightly-29e.md: DC108 on
 another class's same-named method and on a property the engine only defines, a module __getattr__ serving a
 frozenset of names, a member annotated with a foreign base in one branch, members through a base an `if` imports
-from one of two platform modules).
+from one of two platform modules), SA1_ from cohere-ai/melody (333ae6a, its vLLM parser) at vLLM 0.13.0 taken from
+GitHub (batch 30a, docs/triage/2026-12-05-server-extensions-30a.md: a deprecated alias a module __getattr__ serves by
+returning the module's own top-level import of another name; a DC009 warning that names the new class and offers no move).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.

@@ -1,0 +1,98 @@
+"""Batch 30a (extensions of vLLM's OpenAI-compatible server: tool-call and reasoning parsers, serving subclasses, API
+server wrappers; each at the vLLM it declares and newer; docs/triage/2026-12-05-server-extensions-30a.md).
+
+SA1: a module `__getattr__` branch that returns a name the module binds at top level (`from vllm.tokenizers import
+TokenizerLike` ... `if name == "AnyTokenizer": warn(...); return TokenizerLike`, vLLM 0.13.0's
+`vllm/transformers_utils/tokenizer.py`) serves that binding. driftcheck took such a branch for an opaque value of the
+alias module itself, so DC009 told cohere-ai/melody (333ae6a) that `AnyTokenizer` "lives in
+`vllm.transformers_utils.tokenizer`", the module it was imported from, and its move-import rewrote the line to itself.
+Now the alias resolves to the class it returns: DC009 names `vllm.tokenizers.protocol.TokenizerLike` and, as the names
+differ, offers no move (importing `AnyTokenizer` from the new module would fail); an alias of the same name moves to
+the module that defines it. The twins: a `__getattr__` that refuses the name stays a DC002 error, and a branch that
+returns a name bound inside the function keeps the old reading.
+"""
+
+from __future__ import annotations
+
+from scan.helpers import by_rule, scan_trees
+
+TOKENIZERS = {"vllm/tokenizers/__init__.py": "from vllm.tokenizers.protocol import TokenizerLike\n",
+              "vllm/tokenizers/protocol.py": ("from typing import Protocol\n"
+                                              "\n"
+                                              "\n"
+                                              "class TokenizerLike(Protocol):\n"
+                                              "    def decode(self, ids: list[int]) -> str: ...\n")}
+
+SERVING = ("import warnings\n"
+           "\n"
+           "from vllm.tokenizers import TokenizerLike as _TokenizerLike\n"
+           "\n"
+           "\n"
+           "def __getattr__(name: str):\n"
+           "    if name == \"AnyTokenizer\":\n"
+           "        warnings.warn(\"moved to vllm.tokenizers.TokenizerLike\", DeprecationWarning, stacklevel=2)\n"
+           "        return _TokenizerLike\n"
+           "    if name == \"TokenizerLike\":\n"
+           "        warnings.warn(\"moved to vllm.tokenizers.TokenizerLike\", DeprecationWarning, stacklevel=2)\n"
+           "        return _TokenizerLike\n"
+           "    raise AttributeError(name)\n")
+
+CLIENT = {"plug/__init__.py": "",
+          "plug/parser.py": ("from vllm.transformers_utils.tokenizer import AnyTokenizer\n"
+                             "\n"
+                             "\n"
+                             "def text_of(tokenizer: AnyTokenizer, ids: list[int]) -> str:\n"
+                             "    return tokenizer.decode(ids)\n")}
+
+
+def _scan(tmp_path, tokenizer_py: str, client: dict[str, str] = CLIENT):
+    return scan_trees(tmp_path, {**TOKENIZERS, "vllm/transformers_utils/tokenizer.py": tokenizer_py}, client)
+
+
+def test_alias_of_another_name_names_the_class_it_returns_and_offers_no_move(tmp_path):
+    result = _scan(tmp_path, SERVING)
+    assert [f for f in result.findings if f.severity == "error"] == []
+    (dc009,) = by_rule(result, "DC009")
+    assert dc009.severity == "warning"
+    assert "`vllm.tokenizers.protocol.TokenizerLike`" in dc009.message
+    assert "lives in `vllm.transformers_utils.tokenizer`" not in dc009.message
+    assert dc009.fix is None and "moved_to" not in dc009.details
+    assert dc009.details["renamed_to"] == "vllm.tokenizers.protocol.TokenizerLike"
+    assert dc009.vllm.path == "vllm/tokenizers/protocol.py"
+
+
+def test_alias_of_the_same_name_moves_to_the_module_that_defines_it(tmp_path):
+    client = {"plug/__init__.py": "",
+              "plug/parser.py": "from vllm.transformers_utils.tokenizer import TokenizerLike\n"}
+    (dc009,) = by_rule(_scan(tmp_path, SERVING, client), "DC009")
+    assert dc009.details["moved_to"] == "vllm.tokenizers.protocol"
+    assert dc009.fix == "move-import"
+
+
+def test_the_alias_reaches_the_class_it_serves(tmp_path):
+    """What the alias resolves to is checked: a member the returned class lacks is reported through the old name (a
+    warning here, as the class is a Protocol)."""
+    client = {"plug/__init__.py": "",
+              "plug/parser.py": ("from vllm.transformers_utils.tokenizer import AnyTokenizer\n"
+                                 "\n"
+                                 "\n"
+                                 "class Mine(AnyTokenizer):\n"
+                                 "    def text_of(self, ids):\n"
+                                 "        return self.detokenize(ids)\n")}
+    result = _scan(tmp_path, SERVING, client)
+    assert [(f.client.line, "`TokenizerLike` has no attribute 'detokenize'" in f.message)
+            for f in by_rule(result, "DC006")] == [(6, True)]
+
+
+def test_twin_a_getattr_that_refuses_the_name_stays_an_error(tmp_path):
+    refusing = SERVING.replace("\"AnyTokenizer\"", "\"get_tokenizer\"")
+    result = _scan(tmp_path, refusing)
+    assert [(f.rule, f.severity, f.client.line) for f in by_rule(result, "DC002")] == [("DC002", "error", 1)]
+
+
+def test_twin_a_name_bound_inside_the_function_keeps_the_old_reading(tmp_path):
+    local = SERVING.replace("        return _TokenizerLike\n    if name == \"TokenizerLike\"",
+                            "        _TokenizerLike = object\n        return _TokenizerLike\n    if name == \"TokenizerLike\"")
+    (dc009,) = by_rule(_scan(tmp_path, local), "DC009")
+    assert dc009.details.get("moved_to") == "vllm.transformers_utils.tokenizer"
+    assert "renamed_to" not in dc009.details
