@@ -266,8 +266,34 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
     result.names = {k: v for k, v in result.names.items() if not k.startswith("@dict:")}
     last = fn.body[-1] if fn.body else None
     result.closed = _always_raises(last)
+    result.none_otherwise = not result.closed and _falls_through_for_other_names(fn, param)
     # `elif name in globals()` means "anything defined here"; it does not open the module further.
     return result
+
+
+def _falls_through_for_other_names(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Whether a name none of the function's tests names runs off its end (an implicit `return None`): every statement
+    is a docstring or an `if` with no `else` whose test is `param == "x"` or `param in ("x", ...)` (vLLM 0.14.0's
+    `vllm/transformers_utils/tokenizer.py` keeps only `if name == "get_tokenizer": ... return get_tokenizer`)."""
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not body:
+        return False
+    for stmt in body:
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Compare)):
+            return False
+        test = stmt.test
+        if not (isinstance(test.left, ast.Name) and test.left.id == param and len(test.ops) == 1):
+            return False
+        right = test.comparators[0]
+        literal = lambda node: isinstance(node, ast.Constant) and isinstance(node.value, str)  # noqa: E731
+        if isinstance(test.ops[0], ast.Eq) and literal(right):
+            continue
+        if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and all(map(literal, right.elts)):
+            continue
+        return False
+    return True
 
 
 def _returned_module_name(body: list[ast.stmt], fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

@@ -10,6 +10,13 @@ Now the alias resolves to the class it returns: DC009 names `vllm.tokenizers.pro
 differ, offers no move (importing `AnyTokenizer` from the new module would fail); an alias of the same name moves to
 the module that defines it. The twins: a `__getattr__` that refuses the name stays a DC002 error, and a branch that
 returns a name bound inside the function keeps the old reading.
+
+SA2: a module `__getattr__` whose every statement is an `if name == "x":` with no `else` and no final `raise` (vLLM
+0.14.0's `vllm/transformers_utils/tokenizer.py`, which kept only `get_tokenizer`) returns None for any other name, so
+`from vllm.transformers_utils.tokenizer import AnyTokenizer` binds None instead of failing; melody uses it only in
+annotations. That was an unknown saying the `__getattr__` "may serve" the name; the unknown now says it returns None.
+The twins: a final `raise` makes the import a DC002 error, and a test that may match other names (`startswith`) keeps
+the old reason.
 """
 
 from __future__ import annotations
@@ -96,3 +103,40 @@ def test_twin_a_name_bound_inside_the_function_keeps_the_old_reading(tmp_path):
     (dc009,) = by_rule(_scan(tmp_path, local), "DC009")
     assert dc009.details.get("moved_to") == "vllm.transformers_utils.tokenizer"
     assert "renamed_to" not in dc009.details
+
+
+FALLS_THROUGH = ("import warnings\n"
+                 "\n"
+                 "\n"
+                 "def __getattr__(name: str):\n"
+                 "    # Keep until lm-eval is updated\n"
+                 "    if name == \"get_tokenizer\":\n"
+                 "        from vllm.tokenizers import TokenizerLike as get_tokenizer\n"
+                 "\n"
+                 "        warnings.warn(\"moved\", DeprecationWarning, stacklevel=2)\n"
+                 "        return get_tokenizer\n")
+
+
+def _dc002(result) -> tuple[list, list]:
+    return ([(f.severity, f.client.line) for f in by_rule(result, "DC002")],
+            [u.message for u in result.unknown if u.rule == "DC002"])
+
+
+def test_getattr_running_off_its_end_says_the_import_binds_none(tmp_path):
+    findings, unknowns = _dc002(_scan(tmp_path, FALLS_THROUGH))
+    assert findings == []
+    assert len(unknowns) == 1
+    assert "serves only 'get_tokenizer' and runs off its end for 'AnyTokenizer'" in unknowns[0]
+    assert "importing 'AnyTokenizer' binds None" in unknowns[0]
+
+
+def test_twin_a_final_raise_makes_the_import_an_error(tmp_path):
+    closed = FALLS_THROUGH + "    raise AttributeError(name)\n"
+    assert _dc002(_scan(tmp_path, closed)) == ([("error", 1)], [])
+
+
+def test_twin_a_test_that_may_match_other_names_keeps_may_serve(tmp_path):
+    loose = FALLS_THROUGH.replace("if name == \"get_tokenizer\":", "if name.startswith(\"get_\"):")
+    findings, unknowns = _dc002(_scan(tmp_path, loose))
+    assert findings == [] and len(unknowns) == 1
+    assert "may serve 'AnyTokenizer'" in unknowns[0]
