@@ -111,6 +111,7 @@ class GetattrInfo:
     closed: bool = False
     deprecated: bool = False
     none_otherwise: bool = False  # every statement an `if name == "x":` with no else: other names fall through to None
+    served_tables: list[str] = field(default_factory=list)  # module-level names it serves the keys of (`name in T`)
 
 
 @dataclass

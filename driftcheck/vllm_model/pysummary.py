@@ -240,6 +240,8 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                 elif isinstance(op, ast.In) and isinstance(right, ast.Name):
                     result.names.update({k: ("map:" + v) if v else None for k, v in info.dicts.get(right.id, {}).items()})
                     result.names.setdefault(f"@dict:{right.id}", None)
+                    if right.id not in result.served_tables:
+                        result.served_tables.append(right.id)
                 elif isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                     for elt in right.elts:
                         if isinstance(elt, ast.Constant) and isinstance(elt.value, str):

@@ -17,6 +17,15 @@ SA2: a module `__getattr__` whose every statement is an `if name == "x":` with n
 annotations. That was an unknown saying the `__getattr__` "may serve" the name; the unknown now says it returns None.
 The twins: a final `raise` makes the import a DC002 error, and a test that may match other names (`startswith`) keeps
 the old reason.
+
+SA3: a plugin that adds its own variables to vLLM's `vllm.envs.environment_variables` (the table whose keys the module's
+`__getattr__` serves: `if name in environment_variables: return environment_variables[name]()`) and then reads them as
+`envs.APP_NAME`. MonadKai/vllm-kubernetes-plugin (3302b10) does it with `envs.environment_variables.update(extra)`,
+`extra` a dict display bound in the same function; driftcheck took the table's literal keys for every name the module
+has: 10 DC002 errors at 0.9.2 and 0.10.1, all false. Keys added by `.update(<dict display, a name bound to one, or
+keywords>)`, `.setdefault("X", ...)` or `table["X"] = ...` on a table the module's `__getattr__` serves are now names the
+client sets on the module, as `envs.X = ...` is. The twins: a key added to a table the `__getattr__` does not serve, a
+key the client does not add, and an update with a non-literal mapping stay errors.
 """
 
 from __future__ import annotations
@@ -140,3 +149,77 @@ def test_twin_a_test_that_may_match_other_names_keeps_may_serve(tmp_path):
     findings, unknowns = _dc002(_scan(tmp_path, loose))
     assert findings == [] and len(unknowns) == 1
     assert "may serve 'AnyTokenizer'" in unknowns[0]
+
+
+ENVS = {"vllm/envs.py": ("import os\n"
+                         "\n"
+                         "environment_variables = {\n"
+                         "    \"VLLM_CONFIGURE_LOGGING\": lambda: int(os.getenv(\"VLLM_CONFIGURE_LOGGING\", \"1\")),\n"
+                         "}\n"
+                         "OTHER_TABLE = {\"A\": 1}\n"
+                         "\n"
+                         "\n"
+                         "def __getattr__(name: str):\n"
+                         "    if name in environment_variables:\n"
+                         "        return environment_variables[name]()\n"
+                         "    raise AttributeError(name)\n")}
+
+
+def _envs_errors(tmp_path, plugin: str) -> list[tuple[str, int, str]]:
+    result = scan_trees(tmp_path, ENVS, {"plug/__init__.py": "", "plug/logs.py": plugin})
+    return [(f.rule, f.client.line, f.symbol) for f in result.findings if f.severity == "error"]
+
+
+def test_names_added_to_the_served_table_exist(tmp_path):
+    plugin = ("import os\n"
+              "import vllm.envs as envs\n"
+              "\n"
+              "\n"
+              "def add_env_vars():\n"
+              "    extra = {\"APP_NAME\": lambda: os.getenv(\"APP_NAME\", \"vllm\")}\n"
+              "    envs.environment_variables.update(extra)\n"
+              "    envs.environment_variables.update({\"LOG_ROOT\": lambda: \"vllm\"}, LOG_LEVEL=lambda: \"INFO\")\n"
+              "    envs.environment_variables[\"TRACE\"] = lambda: False\n"
+              "    envs.environment_variables.setdefault(\"LOG_FILE\", lambda: \"api.log\")\n"
+              "\n"
+              "\n"
+              "def read():\n"
+              "    add_env_vars()\n"
+              "    return envs.APP_NAME, envs.LOG_ROOT, envs.LOG_LEVEL, envs.TRACE, envs.LOG_FILE, envs.VLLM_CONFIGURE_LOGGING\n")
+    assert _envs_errors(tmp_path, plugin) == []
+
+
+def test_twin_a_key_the_client_does_not_add_stays_an_error(tmp_path):
+    plugin = ("import vllm.envs as envs\n"
+              "\n"
+              "envs.environment_variables.update({\"APP_NAME\": lambda: \"vllm\"})\n"
+              "\n"
+              "\n"
+              "def read():\n"
+              "    return envs.APP_NAME, envs.LOG_ROOT\n")
+    assert _envs_errors(tmp_path, plugin) == [("DC002", 7, "vllm.envs.LOG_ROOT")]
+
+
+def test_twin_a_table_the_getattr_does_not_serve_stays_an_error(tmp_path):
+    plugin = ("import vllm.envs as envs\n"
+              "\n"
+              "envs.OTHER_TABLE.update({\"APP_NAME\": lambda: \"vllm\"})\n"
+              "envs.OTHER_TABLE[\"LOG_ROOT\"] = 1\n"
+              "\n"
+              "\n"
+              "def read():\n"
+              "    return envs.APP_NAME, envs.LOG_ROOT\n")
+    assert _envs_errors(tmp_path, plugin) == [("DC002", 8, "vllm.envs.APP_NAME"), ("DC002", 8, "vllm.envs.LOG_ROOT")]
+
+
+def test_twin_an_update_with_a_mapping_it_cannot_read_stays_an_error(tmp_path):
+    plugin = ("import vllm.envs as envs\n"
+              "\n"
+              "\n"
+              "def add(extra):\n"
+              "    envs.environment_variables.update(extra)\n"
+              "\n"
+              "\n"
+              "def read():\n"
+              "    return envs.APP_NAME\n")
+    assert _envs_errors(tmp_path, plugin) == [("DC002", 9, "vllm.envs.APP_NAME")]
