@@ -23,6 +23,18 @@ def check(ctx: ScanContext):
         result = ctx.api.resolve(f"{imp.module}.{imp.name}")
         if isinstance(result, Resolved) and result.deprecated:
             real_module = result.qualname.rsplit(".", 1)[0] if result.kind != "module" else result.qualname
+            real_name = result.qualname.rsplit(".", 1)[-1]
+            if result.kind != "module" and real_name != imp.name:
+                # the alias serves another name (`AnyTokenizer` -> `TokenizerLike`): importing the old name from the
+                # new module would fail, so this says the new name and offers no move (SA1)
+                yield ctx.finding(
+                    RULE,
+                    f"`{imp.module}.{imp.name}` is a deprecated alias in {ctx.version_label()} for "
+                    f"`{result.qualname}` (another name); import that instead: the alias may be removed in a later release.",
+                    imp.loc, ctx.location_of(result), f"{imp.module}.{imp.name}", when="import", fix=False,
+                    renamed_to=result.qualname,
+                )
+                continue
             yield ctx.finding(
                 RULE,
                 f"`{imp.module}.{imp.name}` is a deprecated alias in {ctx.version_label()}; it lives in `{real_module}`"

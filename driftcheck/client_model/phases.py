@@ -55,6 +55,22 @@ def _setattr_names(node: ast.Call, tree: ast.Module) -> list[str]:
     return (loop_names(tree, node, name.id) or []) if isinstance(name, ast.Name) else []
 
 
+def _literal_dict_keys(arg: ast.expr, tree: ast.Module) -> list[str]:
+    """The literal string keys of a dict display, of `dict(k=...)`, or of every dict display the file assigns to the
+    name `arg` is (`extra = {...}; table.update(extra)`)."""
+    def keys_of(value: ast.expr) -> list[str]:
+        if isinstance(value, ast.Dict):
+            return [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+            return [k.arg for k in value.keywords if k.arg]
+        return []
+    if isinstance(arg, ast.Name):
+        return [key for n in nodes_of(tree, ast.Assign, ast.AnnAssign)
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                if isinstance(t, ast.Name) and t.id == arg.id and n.value is not None for key in keys_of(n.value)]
+    return keys_of(arg)
+
+
 PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` makes
 
 
@@ -275,6 +291,8 @@ class ClientPhases:
                 if names:
                     value = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
                     pairs += [(node.args[0], name, value) for name in names]
+            for module, key in self._served_table_keys(node, scopes):
+                self.usage.patched.add((module, key))
             if isinstance(node, ast.Call):
                 created = self._attribute_created_by(node)
                 if created:
@@ -301,6 +319,41 @@ class ClientPhases:
                     self.usage.patched.add((base.cls.qualname, attr))
                     if isinstance(base, ClassRef):
                         self._graft(value, base.cls, attr)
+
+    def _served_table_keys(self, node: ast.AST, scopes: dict[int, dict]) -> list[tuple[str, str]]:
+        """The keys the client adds to a vLLM module's table that the module's `__getattr__` serves by name (`if name in
+        environment_variables: return environment_variables[name]()`, vllm/envs.py): `envs.environment_variables.update(
+        {"APP_NAME": ...})` (or a dict literal bound to a name the call is handed, or keywords), `...["X"] = ...`,
+        `.setdefault("X", ...)`. Each is an attribute of that module from then on, as a name set on it is (SA3)."""
+        if isinstance(node, ast.Call):
+            func = node.func
+            if not (isinstance(func, ast.Attribute) and func.attr in ("update", "setdefault", "__setitem__")):
+                return []
+            holder = func.value
+            if func.attr == "update":
+                keys = [k.arg for k in node.keywords if k.arg]
+                keys += [key for arg in node.args[:1] for key in _literal_dict_keys(arg, self.file.tree)]
+            else:
+                first = node.args[0] if node.args else None
+                keys = [first.value] if isinstance(first, ast.Constant) and isinstance(first.value, str) else []
+        elif isinstance(node, ast.Assign):
+            subscripts = [t for t in node.targets if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
+                          and isinstance(t.slice.value, str)]
+            if len(subscripts) != 1:
+                return []
+            holder, keys = subscripts[0].value, [subscripts[0].slice.value]
+        else:
+            return []
+        if not keys or not isinstance(holder, ast.Attribute):
+            return []
+        base = self.infer(holder.value, self.module_env)
+        if base is None and not self._bound_as_before(holder.value, node):
+            base = self.infer(holder.value, self._patching_scope(node, scopes))
+        if not isinstance(base, ModRef):
+            return []
+        mod = self.api.module(base.module)
+        served = mod.getattr.served_tables if mod is not None and mod.getattr is not None else ()
+        return [(base.module, key) for key in keys] if holder.attr in served else []
 
     def _bound_as_before(self, obj: ast.expr, node: ast.AST) -> bool:
         """`self.x = v` in a method without imports of its own: the function's scope binds `self` no otherwise than the

@@ -110,6 +110,8 @@ class GetattrInfo:
     names: dict[str, str | None] = field(default_factory=dict)  # name -> dotted target, or None if opaque
     closed: bool = False
     deprecated: bool = False
+    none_otherwise: bool = False  # every statement an `if name == "x":` with no else: other names fall through to None
+    served_tables: list[str] = field(default_factory=list)  # module-level names it serves the keys of (`name in T`)
 
 
 @dataclass

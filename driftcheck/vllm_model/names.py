@@ -129,6 +129,11 @@ class NameResolution:
                         result.deprecated = mod.getattr.deprecated
                         return result
                 return Resolved("value", qual, mod.path, mod.getattr.line, module=mod, deprecated=mod.getattr.deprecated)
+            if mod.getattr.none_otherwise:
+                # an import of it succeeds and binds None: what the client does with it decides (SA2)
+                served = ", ".join(f"'{n}'" for n in sorted(mod.getattr.names)) or "no name"
+                return Unknown(qual, f"{mod.path}'s module __getattr__ serves only {served} and runs off its end for "
+                                     f"'{name}' without raising: it returns None, so importing '{name}' binds None")
             if not mod.getattr.closed:
                 return Unknown(qual, f"{mod.path} has a module __getattr__ that may serve '{name}'")
         if name in MODULE_DUNDERS:

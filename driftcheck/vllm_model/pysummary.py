@@ -240,6 +240,8 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                 elif isinstance(op, ast.In) and isinstance(right, ast.Name):
                     result.names.update({k: ("map:" + v) if v else None for k, v in info.dicts.get(right.id, {}).items()})
                     result.names.setdefault(f"@dict:{right.id}", None)
+                    if right.id not in result.served_tables:
+                        result.served_tables.append(right.id)
                 elif isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                     for elt in right.elts:
                         if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
@@ -257,11 +259,64 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                         for alias in inner.names:
                             if (alias.asname or alias.name) == right.value or alias.name == right.value:
                                 result.names[right.value] = f"{module}.{alias.name}"
+                if result.names.get(right.value) is None:
+                    # `if name == "Old": warn(...); return New` with `New` bound at module level (its top-level
+                    # `from m import New`): the alias serves that binding, so it lives where `New` does (SA1).
+                    served = _returned_module_name(sub.body, fn)
+                    if served is not None and served != right.value:
+                        result.names[right.value] = f"{info.name}.{served}"
     result.names = {k: v for k, v in result.names.items() if not k.startswith("@dict:")}
     last = fn.body[-1] if fn.body else None
     result.closed = _always_raises(last)
+    result.none_otherwise = not result.closed and _falls_through_for_other_names(fn, param)
     # `elif name in globals()` means "anything defined here"; it does not open the module further.
     return result
+
+
+def _falls_through_for_other_names(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """Whether a name none of the function's tests names runs off its end (an implicit `return None`): every statement
+    is a docstring or an `if` with no `else` whose test is `param == "x"` or `param in ("x", ...)` (vLLM 0.14.0's
+    `vllm/transformers_utils/tokenizer.py` keeps only `if name == "get_tokenizer": ... return get_tokenizer`)."""
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not body:
+        return False
+    for stmt in body:
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Compare)):
+            return False
+        test = stmt.test
+        if not (isinstance(test.left, ast.Name) and test.left.id == param and len(test.ops) == 1):
+            return False
+        right = test.comparators[0]
+        literal = lambda node: isinstance(node, ast.Constant) and isinstance(node.value, str)  # noqa: E731
+        if isinstance(test.ops[0], ast.Eq) and literal(right):
+            continue
+        if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and all(map(literal, right.elts)):
+            continue
+        return False
+    return True
+
+
+def _returned_module_name(body: list[ast.stmt], fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The name a branch of a module `__getattr__` returns, when it is the module's own (bound nowhere in the
+    function: no assignment, import, loop or `global` there), else None."""
+    last = body[-1] if body else None
+    if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Name)):
+        return None
+    name = last.value.id
+    for node in walk(fn):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return None
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return None
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not fn and node.name == name:
+            return None
+    if name in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}:
+        return None
+    return name
 
 
 def _always_raises(stmt: ast.stmt | None) -> bool:

@@ -88,7 +88,12 @@ helper that keeps it; no engine starts), QE1_ to QE5_
 from vLLM 0.34.0's own tree scanned against itself (batch 29e, docs/triage/2026-12-05-newest-nightly-29e.md: DC108 on
 another class's same-named method and on a property the engine only defines, a module __getattr__ serving a
 frozenset of names, a member annotated with a foreign base in one branch, members through a base an `if` imports
-from one of two platform modules).
+from one of two platform modules), SA1_ from cohere-ai/melody (333ae6a, its vLLM parser) at vLLM 0.13.0 taken from
+GitHub (batch 30a, docs/triage/2026-12-05-server-extensions-30a.md: a deprecated alias a module __getattr__ serves by
+returning the module's own top-level import of another name; a DC009 warning that names the new class and offers no move)
+and SA2_ from the same parser at vLLM 0.14.0 (an old name a module __getattr__ with no final raise returns None for:
+an unknown that says so), SA3_ from vllm-kubernetes-plugin (MonadKai/vllm-kubernetes-plugin 3302b10) at vLLM 0.10.1 (names
+a plugin adds to the table `vllm.envs`' __getattr__ serves, `envs.environment_variables.update(...)`, then reads).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
