@@ -88,7 +88,9 @@ helper that keeps it; no engine starts), QE1_ to QE5_
 from vLLM 0.34.0's own tree scanned against itself (batch 29e, docs/triage/2026-12-05-newest-nightly-29e.md: DC108 on
 another class's same-named method and on a property the engine only defines, a module __getattr__ serving a
 frozenset of names, a member annotated with a foreign base in one branch, members through a base an `if` imports
-from one of two platform modules).
+from one of two platform modules), SC1_ from Comb (shijuzhao/Comb 25bb508) at vLLM 0.33.0 against its
+environment.yml's 0.12.0 (batch 30c, docs/triage/2026-12-05-multimodal-pooling-30c.md: a DC109 call site in a method vLLM
+reaches for the client's object only from an `apply` the client replaces without super()).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
