@@ -16,6 +16,9 @@ super(), a vLLM call of the method on another receiver, and a client method call
 releases (0.33.0 against the client's 0.12.0) the `apply` calls stay errors and, without the `apply` override,
 `_call_hf_processor` is an error.
 
+Conda environment files: Comb declares its vLLM only in environment.yml's `pip:` list (`- vllm==0.12.0`); driftcheck
+said it "declares no vLLM requirement". `project_requires` reads the `pip:` items of environment*.yml when the
+pyproject and requirements files name no vLLM.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pytest
 
 from conftest import CACHE_DIR, vllm_sources  # noqa: F401
 from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.package_metadata import project_requires
 from driftcheck.sources.targets import resolve_client, resolve_vllm
 from scan.helpers import edited, plugin_shape, scan_trees
 
@@ -108,3 +112,48 @@ def test_sc1_twin_on_real_releases_without_the_apply_override_the_hf_call_is_an_
 
 """, "")
     assert _dc109(tmp_path, text) == [("error", 6, "missing-argument")]
+
+
+ENVIRONMENT = """\
+name: comb
+channels:
+  - defaults
+dependencies:
+  - python=3.10
+  - vllm=0.11.0  # conda's match syntax, not a pip requirement
+  - pip:
+      - addict==2.4.0
+      - vllm==0.12.0  # the engine
+      - --extra-index-url https://download.pytorch.org/whl/cu128
+      - "xformers==0.0.31"
+prefix: /opt/conda/envs/comb
+"""
+
+
+def test_conda_environment_pip_list_declares_the_vllm(tmp_path):
+    (tmp_path / "environment.yml").write_text(ENVIRONMENT)
+    assert project_requires(tmp_path) == (["addict==2.4.0", "vllm==0.12.0", "xformers==0.0.31"], None, None)
+
+
+def test_conda_environment_read_only_when_requirements_name_no_vllm(tmp_path):
+    (tmp_path / "environment.yml").write_text(ENVIRONMENT)
+    (tmp_path / "requirements.txt").write_text("vllm==0.16.0\n")
+    assert project_requires(tmp_path) == (["vllm==0.16.0"], None, None)
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    assert project_requires(tmp_path)[0] == ["torch", "addict==2.4.0", "vllm==0.12.0", "xformers==0.0.31"]
+
+
+def test_conda_environment_twin_conda_entries_and_different_pins_declare_none(tmp_path):
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - python=3.10\n  - vllm=0.12.0\n  - pip\n")
+    assert project_requires(tmp_path) == ([], None, None)
+    (tmp_path / "environment.yml").write_text(ENVIRONMENT)
+    (tmp_path / "environment-cu118.yaml").write_text("dependencies:\n  - pip:\n    - vllm==0.10.2\n")
+    assert project_requires(tmp_path)[0] == ["addict==2.4.0", "xformers==0.0.31"]
+
+
+def test_conda_environment_gives_a_folder_client_its_vllm(tmp_path):
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / "__init__.py").write_text("import vllm\n")
+    (tmp_path / "environment.yml").write_text(ENVIRONMENT)
+    client = resolve_client(str(tmp_path / "plug"), tmp_path / "cache")
+    assert [r for r in client.requires if "vllm" in r] == ["vllm==0.12.0"]
