@@ -206,6 +206,10 @@ def _method_of(parents: dict, tree: ast.Module, node: ast.AST):
     return None, None
 
 
+def _only_through_answers(ctx: ScanContext) -> dict:
+    return {}
+
+
 def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped: set[str],
                           seen: frozenset = frozenset()) -> bool:
     """Whether vLLM's `method` (the one a call to the override sits in) runs for the client's object only from
@@ -217,9 +221,13 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
     `_apply_hf_processor_main` < `_apply_hf_processor` < `_cached_apply_hf_processor` < `apply`."""
     if method in skipped:
         return True
-    if method in seen:
-        return True  # a cycle among these methods gives no way in from outside
-    if len(seen) >= _ONLY_THROUGH_DEPTH or method.startswith("__"):
+    if not seen:  # the answer for a method asked first, kept per override class and replaced set
+        memo = ctx.once(_only_through_answers)
+        key = (ov.owner.qualname, frozenset(skipped), method)
+        if key not in memo:
+            memo[key] = _reached_only_through(ctx, ov, method, skipped, frozenset({method}))
+        return memo[key]
+    if len(seen) > _ONLY_THROUGH_DEPTH or method.startswith("__"):
         return False
     call = re.compile(rf"\.{re.escape(method)}\s*\(")
     if any(call.search(f.text) for f in ctx.client.files):
@@ -253,7 +261,9 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
                 return False
             if f"{mod.name}.{cls_node.name}" not in holders:
                 continue  # another class's object (a sibling subclass calling its own method)
-            if not _reached_only_through(ctx, ov, caller.name, skipped, seen | {method}):
+            if caller.name in seen:
+                continue  # a cycle among these methods gives no way in from outside
+            if not _reached_only_through(ctx, ov, caller.name, skipped, seen | {caller.name}):
                 return False
     return True
 
@@ -586,9 +596,6 @@ def check(ctx: ScanContext):
         for rel, node, fn, typed, parents, via_self in sites:
             if via_self and fn is not None and fn.name in skipped:
                 continue  # the client replaces the method this call is in
-            caller = _method_of(parents, ctx.api.parse(rel), node)[0] if via_self and skipped else None
-            if caller is not None and _reached_only_through(ctx, ov, caller.name, skipped):
-                continue  # the method this call is in runs only from methods the client replaces
             if via_self and fn is not None and any(_never_set_for_client(ctx, ov, typed, attr, skipped)
                                                    for attr in _none_guards(fn, node)):
                 continue  # past `if self.X is None: return`, where only methods the client replaces store X
@@ -598,6 +605,9 @@ def check(ctx: ScanContext):
                 continue
             if own_sig is None or [p for p in check_call(own_sig, shape) if p.kind != "duplicate-argument"]:
                 continue  # vLLM's own method would fail too: this call is not made on objects of this class
+            caller = _method_of(parents, ctx.api.parse(rel), node)[0] if via_self and skipped else None
+            if caller is not None and _reached_only_through(ctx, ov, caller.name, skipped):
+                continue  # the method this call is in runs only from methods the client replaces
             if baseline is None:
                 baseline = ctx.baseline() or False
             qual = _enclosing_qualname(parents, ctx.api.parse(rel), fn)
