@@ -1,6 +1,6 @@
 """What a target declares about itself: a distribution's metadata (Name, Version, Requires-Dist) in a wheel
-or a site-packages folder, a checkout's pyproject.toml or requirements*.txt, and the vLLM version a
-declared requirement points at.
+or a site-packages folder, a checkout's pyproject.toml, requirements*.txt or conda environment file (its `pip:`
+list), and the vLLM version a declared requirement points at.
 """
 
 from __future__ import annotations
@@ -113,13 +113,60 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
             if not any(names_vllm(r) for r in reqs):
                 # no vLLM in it (a setup.py project's build settings, or vLLM kept in requirements-vllm.txt)
                 reqs += _requirement_files(path)
+            if not any(names_vllm(r) for r in reqs):
+                reqs += _environment_files(path)
             if reqs or name:
                 return reqs, name, version
             return _dist_info_requires(path)
     found = _requirement_files(path)
+    if not any(names_vllm(r) for r in found):
+        found += _environment_files(path)
     if found:
         return found, None, None
     return _dist_info_requires(path)
+
+
+def has_project_files(path: Path) -> bool:
+    """Whether a folder holds a file project_requires reads (pyproject.toml, requirements*.txt, environment*.yml)."""
+    return ((path / "pyproject.toml").is_file() or any(path.glob("requirements*.txt"))
+            or bool(_environment_paths(path)))
+
+
+def _environment_paths(path: Path) -> list[Path]:
+    return sorted({*path.glob("environment*.yml"), *path.glob("environment*.yaml")})
+
+
+def _environment_files(path: Path) -> list[str]:
+    """The pip requirements of conda environment files (`environment.yml`): the items of a `- pip:` list under
+    `dependencies:` (Comb, batch 30c: `- vllm==0.12.0` there and nowhere else). Read line by line, without a YAML
+    parser: an item is a `- ...` line more indented than the `- pip:` line that opens its list, until a line that is
+    not. Conda's own entries (`- python=3.10`, conda's match syntax, not PEP 508) are left out, and so are pip options
+    (`- --extra-index-url ...`). Files that pin different vLLMs declare none, as requirements files do."""
+    reqs: list[str] = []
+    for env_file in _environment_paths(path):
+        try:
+            lines = env_file.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        pip_indent: int | None = None
+        for line in lines:
+            body = line.split(" #", 1)[0].rstrip()
+            item = body.strip()
+            if not item or item.startswith("#"):
+                continue
+            indent = len(body) - len(body.lstrip())
+            if pip_indent is not None and indent <= pip_indent:
+                pip_indent = None
+            if pip_indent is None:
+                if item.startswith("-") and item[1:].strip() in ("pip:", '"pip":', "'pip':"):
+                    pip_indent = indent
+                continue
+            if item.startswith("- "):
+                entry = item[2:].strip().strip("'\"").strip()
+                if entry and not entry.startswith("-"):
+                    reqs.append(entry)
+    vllm_lines = {ln.replace(" ", "") for ln in reqs if names_vllm(ln)}
+    return [ln for ln in reqs if not names_vllm(ln)] if len(vllm_lines) > 1 else reqs
 
 
 def _requirement_files(path: Path) -> list[str]:
@@ -199,12 +246,12 @@ def package_requires(root: Path, package: str) -> tuple[list[str], str | None, s
     """A package folder's declared requirements, read from beside it: the project's pyproject.toml or requirements
     when the folder's parent is a checkout (or the checkout's `src/`: chatterbox-vllm's `src/chatterbox_vllm/`), else
     the dist-info that installed that package (its top_level.txt, or its name), never another distribution's (a package folder in site-packages has hundreds beside it)."""
-    if (root / "pyproject.toml").is_file() or any(root.glob("requirements*.txt")):
+    if has_project_files(root):
         found = project_requires(root)
         if found[0]:
             return found
     project = root.parent
-    if root.name == "src" and project != root and ((project / "pyproject.toml").is_file() or any(project.glob("requirements*.txt"))):
+    if root.name == "src" and project != root and has_project_files(project):
         found = project_requires(project)  # the src layout (`project/src/pkg/`): the project's files are one level up
         if found[0]:
             return found

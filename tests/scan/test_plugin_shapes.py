@@ -93,7 +93,9 @@ GitHub (batch 30a, docs/triage/2026-12-05-server-extensions-30a.md: a deprecated
 returning the module's own top-level import of another name; a DC009 warning that names the new class and offers no move)
 and SA2_ from the same parser at vLLM 0.14.0 (an old name a module __getattr__ with no final raise returns None for:
 an unknown that says so), SA3_ from vllm-kubernetes-plugin (MonadKai/vllm-kubernetes-plugin 3302b10) at vLLM 0.10.1 (names
-a plugin adds to the table `vllm.envs`' __getattr__ serves, `envs.environment_variables.update(...)`, then reads).
+a plugin adds to the table `vllm.envs`' __getattr__ serves, `envs.environment_variables.update(...)`, then reads), SC1_ from Comb (shijuzhao/Comb 25bb508) at vLLM 0.33.0 against its
+environment.yml's 0.12.0 (batch 30c, docs/triage/2026-12-05-multimodal-pooling-30c.md: a DC109 call site in a method vLLM
+reaches for the client's object only from an `apply` the client replaces without super()).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
