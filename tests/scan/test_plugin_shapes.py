@@ -88,7 +88,9 @@ helper that keeps it; no engine starts), QE1_ to QE5_
 from vLLM 0.34.0's own tree scanned against itself (batch 29e, docs/triage/2026-12-05-newest-nightly-29e.md: DC108 on
 another class's same-named method and on a property the engine only defines, a module __getattr__ serving a
 frozenset of names, a member annotated with a foreign base in one branch, members through a base an `if` imports
-from one of two platform modules).
+from one of two platform modules), SD1_ from ArcticInference (snowflakedb/ArcticInference) and vllm-plugin-FL at vLLM
+0.34.0 (batch 30d, docs/triage/2026-12-05-sweep-0.34.0-sample-30d.md: a DC109 override vLLM calls only from a classmethod that it calls on
+classes its own selectors pick, never through the client's class, is a warning).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
