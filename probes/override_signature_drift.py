@@ -22,7 +22,10 @@ reached a rejected call for it). A keyword the client's `def` does not take (and
 many positional arguments or a required parameter vLLM no longer passes is then an `error`: TypeError
 when vLLM reaches that line. Without a vLLM of the client's own to compare with it is a warning. A call site inside a method the client itself overrides without calling
 `super()` is never reached and is skipped; one whose function inspects signatures (`inspect.signature`,
-the keyword as a string) or sits in a `try` catching `TypeError` is a warning. Each finding names
+the keyword as a string) or sits in a `try` catching `TypeError` is a warning. So is a call on `cls` inside another
+classmethod of the base that vLLM itself calls only on classes its own code picks (`backend_class.validate_configuration`
+in a platform's selector, never `cls.`/`self.`/`super().` of a class the client's derives from) and that the client
+never calls: vLLM reaches it only if its selector picks the client's class. Each finding names
 the vLLM call line and the client `def`.
 """
 
