@@ -22,7 +22,10 @@ reached a rejected call for it). A keyword the client's `def` does not take (and
 many positional arguments or a required parameter vLLM no longer passes is then an `error`: TypeError
 when vLLM reaches that line. Without a vLLM of the client's own to compare with it is a warning. A call site inside a method the client itself overrides without calling
 `super()` is never reached and is skipped; one whose function inspects signatures (`inspect.signature`,
-the keyword as a string) or sits in a `try` catching `TypeError` is a warning. Each finding names
+the keyword as a string) or sits in a `try` catching `TypeError` is a warning. So is a call on `cls` inside another
+classmethod of the base that vLLM itself calls only on classes its own code picks (`backend_class.validate_configuration`
+in a platform's selector, never `cls.`/`self.`/`super().` of a class the client's derives from) and that the client
+never calls: vLLM reaches it only if its selector picks the client's class. Each finding names
 the vLLM call line and the client `def`.
 """
 
@@ -338,6 +341,24 @@ def _patch_source(ctx: ScanContext, ov: _Override) -> bool:
         not built_by_the_client(ctx.client, module, ov.client_cls.name)
 
 
+def _enclosing(api, mod, tree: ast.Module, parents: dict, node: ast.AST):
+    """(the innermost function around a call, the class around that, the class as vLLM's summary knows it when it
+    is a top-level class of the module)."""
+    fn, cls_node = None, None
+    cur = parents.get(id(node))
+    while cur is not None:
+        if fn is None and isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = cur
+        if isinstance(cur, ast.ClassDef):
+            cls_node = cur
+            break
+        cur = parents.get(id(cur))
+    scope_cls = None
+    if cls_node is not None and mod is not None and cls_node.name in mod.classes and parents.get(id(cls_node)) is tree:
+        scope_cls = _class(api, f"{mod.name}.{cls_node.name}")
+    return fn, cls_node, scope_cls
+
+
 def _call_sites(ctx: ScanContext, ov: _Override):
     """(path, call node, enclosing function, owner class name, parents) of the target's calls that reach the override."""
     api = ctx.api
@@ -360,18 +381,7 @@ def _call_sites(ctx: ScanContext, ov: _Override):
             recv = node.func.value
             if isinstance(recv, ast.Call):
                 continue  # super().m(...): a vLLM subclass calling its parent, not the client's object
-            fn, cls_node = None, None
-            cur = parents.get(id(node))
-            while cur is not None:
-                if fn is None and isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    fn = cur
-                if isinstance(cur, ast.ClassDef):
-                    cls_node = cur
-                    break
-                cur = parents.get(id(cur))
-            scope_cls = None
-            if cls_node is not None and mod is not None and cls_node.name in mod.classes and parents.get(id(cls_node)) is tree:
-                scope_cls = _class(api, f"{mod.name}.{cls_node.name}")
+            fn, _cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
             for typed in _receiver_classes(api, mod, scope_cls, fn, recv):
                 reaches = typed.qualname in holders
                 if not reaches and ov.how == "patch" and ov.owner.qualname in _mro_names(api, typed):
@@ -456,6 +466,66 @@ def _calls_of(tree: ast.Module, name: str, lines: list[int] | None, parents: dic
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == name:
             calls.append(parent)
     return calls
+
+
+def _params(fn) -> set[str]:
+    args = getattr(fn, "args", None)
+    return {a.arg for a in (args.posonlyargs + args.args + args.kwonlyargs)} if args is not None else set()
+
+
+def _imported_in(fn, name: str) -> bool:
+    """Whether the function binds `name` by an import of its own (`from .x import SomeBackend` inside it)."""
+    return fn is not None and any(
+        (a.asname or a.name.split(".")[0]) == name
+        for node in walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names)
+
+
+def _picked_by_vllm(ctx: ScanContext, ov: _Override, fn) -> str | None:
+    """Where vLLM calls the classmethod `fn` (which holds the call of the override on `cls`), when none of its calls
+    goes on through the client's class: every `X.fn(...)` of the target is on a class its own code picks (a selector's
+    `backend_cls`, a class it names) and none on `cls`/`self`/`super()` of a class the client's class derives from,
+    nor on an attribute typed as one; and the client itself never calls `fn`. Then vLLM reaches the override only if
+    its selector picks the client's class (a class the client only keeps beside its own, or hands to a platform of
+    its own that selects without validating, is never picked): not certain. None when a call goes on through the
+    client's class, or when there are too many to read."""
+    if not _decorated(fn, "classmethod") or fn.name == ov.name:
+        return None
+    call = re.compile(rf"\.{re.escape(fn.name)}\s*\(")
+    if any(call.search(f.text) for f in ctx.usage.files):
+        return None  # the client calls it itself, perhaps on its own class
+    api = ctx.api
+    index = text_index_for(api)
+    holders = {c.qualname for c in api.mro(ov.owner)[0]}
+    files = _files_calling(api, index, fn.name)
+    if len(files) > MAX_CALL_FILES:
+        return None
+    first = None
+    for rel in files:
+        tree = api.parse(rel)
+        if tree is None:
+            return None
+        parents, calls = _file_calls(api, rel, tree, index.blob(rel), fn.name)
+        mod = api.module(_module_of(rel))
+        for node in calls:
+            recv = node.func.value
+            caller, cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
+            if isinstance(recv, ast.Call):  # super().fn(...): goes on through the class it is written in
+                if cls_node is None or scope_cls is None or scope_cls.qualname in holders:
+                    return None
+                continue
+            typed = _receiver_classes(api, mod, scope_cls, caller, recv)
+            if any(t.qualname in holders for t in typed):
+                return None  # `cls.fn(...)` in a class the client's derives from, or a typed attribute
+            if typed:
+                continue  # on another class of vLLM's (its own subclass's `cls`), never the client's
+            if isinstance(recv, ast.Name) and mod is not None and recv.id not in _params(caller):
+                named = api.module_member(mod, recv.id)
+                if (isinstance(named, Resolved) and named.kind == "class") or _imported_in(caller, recv.id):
+                    continue  # `SomeBackend.fn(...)`: the class it names, never the client's
+            if isinstance(recv, ast.Name) and caller is not None and scope_cls is None and cls_node is not None:
+                return None  # a method of a class this file does not summarise: cannot tell what `cls` is
+            first = first or f"{rel}:{node.lineno}"
+    return first or "nowhere"
 
 
 def _vllm_signature(api, ov: _Override):
@@ -629,6 +699,10 @@ def check(ctx: ScanContext):
             elif _patch_source(ctx, ov):
                 why = (f"`{ov.client_cls.name}` is a class whose methods the client copies onto vLLM's classes and "
                        f"never builds itself, so vLLM may never call its `{ov.name}`")
+            elif via_self and fn is not None and (picked := _picked_by_vllm(ctx, ov, fn)) is not None:
+                where = "never calls it," if picked == "nowhere" else f"calls it only on classes its own code picks, as at {picked},"
+                why = (f"the call is in the classmethod `{fn.name}`, and vLLM {where} never through the client's class: "
+                       f"it reaches this call only if its selector picks the client's class")
             elif survived is None and not baseline:
                 why = (f"there is no vLLM of the client's own to tell whether this call is new "
                        f"({ctx.baseline_note or 'unavailable'}), so vLLM may never reach it for this class")

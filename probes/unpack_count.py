@@ -12,7 +12,8 @@ statement of the function itself must return a tuple display of one length M (no
 at least, and the function must be no generator; when the function is annotated with a fixed-length tuple, the
 annotation must say M as well. It is an error when the client unpacks into another number of names. It says
 nothing where the call may reach the client's own code instead (a replacement of the function, an override of
-the method in a client subclass, a diff the client ships for the function's vLLM file), nor of a function whose returns are not all tuple displays of one length.
+the method in a client subclass, a diff the client ships for the function's vLLM file), nor of a function whose returns are not all tuple displays of one length, nor of a call the target's signature
+rejects (it raises TypeError before returning, which DC003/DC004/DC005 report).
 No fix: which of the values the client needs is for its author to decide (the message gives the target's return
 line).
 """
@@ -24,6 +25,7 @@ import ast
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.source_diffs import changed_files
 from driftcheck.client_model.uses import loc_of
+from driftcheck.rules.callcheck import bound_calls
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
@@ -119,8 +121,22 @@ def _may_reach_the_client(ctx: ScanContext, call) -> bool:
     return False
 
 
+def _raises_before_returning(ctx: ScanContext) -> set[int]:
+    """id(call node) of each call the target's signature certainly rejects (DC003/DC004/DC005 report it): it raises
+    TypeError before the function returns anything, so no ValueError of the unpacking can follow. A rejection that a
+    subclass's override, the other class of an `if`, a Protocol or a replacement may accept is not certain."""
+    out: set[int] = set()
+    for bc in bound_calls(ctx):
+        if bc.fits_override or bc.otherwise_fits or bc.structural or bc.rebound or bc.rebound_unread:
+            continue
+        if any(p.kind in ("too-many-positional", "unknown-keyword", "missing-argument") for p in bc.problems):
+            out.add(id(bc.use.node))
+    return out
+
+
 def check(ctx: ScanContext):
     by_file: dict[str, dict[int, int]] = {}
+    rejected: set[int] | None = None
     for call in ctx.usage.calls:
         if call.kind not in ("function", "method") or call.target.func is None:
             continue
@@ -137,6 +153,10 @@ def check(ctx: ScanContext):
         counted = returned_count(fn) if fn is not None else None
         if counted is None or counted[0] == names:
             continue
+        if rejected is None:
+            rejected = _raises_before_returning(ctx)
+        if id(call.node) in rejected:
+            continue  # the call raises TypeError first (reported by the call rules): the unpacking never runs
         count, first = counted
         what = call.target.qualname.rsplit(".", 2)
         shown = ".".join(what[-2:]) if call.kind == "method" else what[-1]

@@ -2,7 +2,8 @@
 not return.
 
 Real releases: `GPUModelRunner._prepare_inputs` returns 8 values in 0.11.0, 2 in 0.16.0 and 3 in 0.32.0, each a
-tuple display in every `return`. Fake trees: the plugin shapes NE1 (the client's subclass overrides the method) and
+tuple display in every `return` (0.16.0's also takes a required `num_scheduled_tokens`, so a call without it raises
+TypeError before any unpacking, and DC115 says nothing of it). Fake trees: the plugin shapes NE1 (the client's subclass overrides the method) and
 NE2 (a function whose returns are not all tuple displays of one length; a function the client replaces) and their
 twins.
 """
@@ -30,7 +31,7 @@ def _dc115(result) -> list[tuple[str, int]]:
     return [(f.severity, f.client.line) for f in result.findings if f.rule == "DC115"]
 
 
-@pytest.mark.parametrize("vllm, returned", [("0.11.0", 8), ("0.16.0", 2)])
+@pytest.mark.parametrize("vllm, returned", [("0.11.0", 8)])
 def test_dc115_prepare_inputs_unpacked_into_three_names(tmp_path, vllm, returned):
     result = scan_files(tmp_path, {"runner.py": RUNNER}, vllm=vllm, only=["DC115"])
     assert _dc115(result) == [("error", 6)]  # `first, *rest = ...` takes any length
@@ -39,6 +40,13 @@ def test_dc115_prepare_inputs_unpacked_into_three_names(tmp_path, vllm, returned
     assert f.vllm.path == "vllm/v1/worker/gpu_model_runner.py" and f.vllm.code.startswith("return")
     expected = "too many values to unpack (expected 3)" if returned > 3 else "not enough values to unpack (expected 3, got 2)"
     assert expected in f.message
+
+
+def test_dc115_absent_where_the_call_raises_type_error_first(tmp_path):
+    """0.16.0's `_prepare_inputs(scheduler_output, num_scheduled_tokens)` returns 2 values, but this call lacks its
+    required second argument: TypeError (DC005) before anything is returned, so no unpack error (batch 30d)."""
+    result = scan_files(tmp_path, {"runner.py": RUNNER}, vllm="0.16.0", only=["DC115", "DC005"])
+    assert sorted((f.rule, f.client.line) for f in result.findings) == [("DC005", 6), ("DC005", 7)]
 
 
 def test_dc115_absent_on_0_32_which_returns_three(tmp_path):

@@ -95,7 +95,9 @@ and SA2_ from the same parser at vLLM 0.14.0 (an old name a module __getattr__ w
 an unknown that says so), SA3_ from vllm-kubernetes-plugin (MonadKai/vllm-kubernetes-plugin 3302b10) at vLLM 0.10.1 (names
 a plugin adds to the table `vllm.envs`' __getattr__ serves, `envs.environment_variables.update(...)`, then reads), SC1_ from Comb (shijuzhao/Comb 25bb508) at vLLM 0.33.0 against its
 environment.yml's 0.12.0 (batch 30c, docs/triage/2026-12-05-multimodal-pooling-30c.md: a DC109 call site in a method vLLM
-reaches for the client's object only from an `apply` the client replaces without super()).
+reaches for the client's object only from an `apply` the client replaces without super()), SD1_ from ArcticInference (snowflakedb/ArcticInference) and vllm-plugin-FL at vLLM
+0.34.0 (batch 30d, docs/triage/2026-12-05-sweep-0.34.0-sample-30d.md: a DC109 override vLLM calls only from a classmethod that it calls on
+classes its own selectors pick, never through the client's class, is a warning).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
