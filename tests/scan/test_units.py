@@ -255,6 +255,7 @@ def test_every_global_fact_of_usage_is_in_the_units_digest(tmp_path):
         "rebound": {("vllm.m", "f"): [Rebinding("a.py:1", "m.f", "pkg.a.g", "g")]}, "union_stores": [(None, "x", "a.py:1")],
         "overlay": {"vllm.own": "vllm/own.py"}, "shadowed": {"vllm.logger": ("vllm/logger.py", "0" * 40)},
         "mounted": {"vllm.v1.x": ("pkg/x.py", "pkg/launch.py:1")},
+        "redirected": {"vllm.v1.y": ("pkg/y.py", "pkg/__init__.py:1")},
         "stand_ins": {"vllm.C": {"m": ("pkg.D", "a.py:1")}},
         "open_extensions": [("reads the configured `c.worker_extension_cls`", Loc("a.py", 1, 1, "x"))],
     }
