@@ -86,7 +86,70 @@ def _python_configs(ctx: ScanContext):
                 scope = _enclosing_statement(file.tree, node) or _enclosing_call(file.tree, node) or node
                 text = ast.unparse(scope)
                 off = bool(re.search(r"enable_prefix_caching['\"]?\s*[:=]\s*False", text)) or bool(CLI_OFF.search(text))
+                if not off and isinstance(scope, (ast.Assign, ast.AnnAssign)):
+                    off = _turned_off_after(file.tree, scope)
                 yield loc_of(file, node), off, text
+
+
+def _turned_off_after(tree: ast.AST, assign: ast.Assign | ast.AnnAssign) -> bool:
+    """Whether the dict a config statement binds to a name (`kwargs = {"speculative_config": {...}, ...}`) has prefix
+    caching turned off by a later statement of the same block, run whenever the assignment is: `kwargs[
+    "enable_prefix_caching"] = False` or `kwargs.update(enable_prefix_caching=False)` (TorchSpec's engine builds its
+    `LLM(**engine_kwargs)` so; SB1). The last such store decides; one under an `if`, a loop or a `try` does not count."""
+    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+    if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+        return False
+    name, state = targets[0].id, None
+    for stmt in _later_in_block(tree, assign):
+        if any(isinstance(t, ast.Name) and t.id == name for t in _bound_names(stmt)):
+            break  # the name is bound anew: later stores go to another object
+        setting = _prefix_caching_store(stmt, name)
+        if setting is not None:
+            state = setting
+    return state is False
+
+
+def _later_in_block(tree: ast.AST, stmt: ast.stmt) -> list[ast.stmt]:
+    for node in walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                return block[next(i for i, s in enumerate(block) if s is stmt) + 1:]
+    return []
+
+
+def _bound_names(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return [stmt.target]
+    return []
+
+
+def _prefix_caching_store(stmt: ast.stmt, name: str) -> bool | None:
+    """The literal a top-level statement stores as `name`'s enable_prefix_caching, or None when it stores none."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name \
+                and bodies.literal(target.slice) == "enable_prefix_caching":
+            value = bodies.literal(stmt.value)
+            return value if isinstance(value, bool) else True  # a value not known: maybe on
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "update" \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == name:
+            found = None
+            for arg in call.args:  # `kwargs.update({"enable_prefix_caching": False})`
+                if isinstance(arg, ast.Dict):
+                    for key, value in zip(arg.keys, arg.values):
+                        if key is not None and bodies.literal(key) == "enable_prefix_caching":
+                            found = bodies.literal(value)
+            for kw in call.keywords:
+                if kw.arg == "enable_prefix_caching":
+                    found = bodies.literal(kw.value)
+            if found is not None:
+                return found if isinstance(found, bool) else True
+    return None
 
 
 def _enclosing_statement(tree: ast.AST, target: ast.AST) -> ast.stmt | None:
