@@ -14,7 +14,9 @@ scripts) while prefix caching is left on, unless the target turns it off
 itself for that path (it reads the target's config code for such a switch). In a script, a comment line names the path
 but configures nothing; a shell command runs on over backslash continuations and quotes left open (a JSON config over
 several lines), and a variable assigned the config counts as off where every command that expands it turns caching off
-(NB3). Fix:
+(NB3). In Python, the statement that holds the path's name turns caching off, or, where that statement binds a dict to
+a name, a later statement of the same block stores False into it (`kwargs["enable_prefix_caching"] = False`,
+`kwargs.update(enable_prefix_caching=False)`; the last such store decides, one under an `if` does not count; SB1). Fix:
 `disable-prefix-caching` (or `--no-enable-prefix-caching` on the command line).
 """
 

@@ -32,6 +32,7 @@ def dead_methods_of(files, api, usage, source) -> dict[str, list[Guard]]:
     for f in files:
         spans = unreachable_branches(f.tree)
         found = dead_methods(f, spans, api, usage, source) if spans else []
+        found += uncalled_private_overrides(f, api, usage, source, {g.start for g in found})
         if found:
             out[f.rel] = found
     for rel, guards in script_only_bodies(files, source).items():
@@ -170,6 +171,44 @@ def dead_methods(file, unreachable: list[Guard], api, usage, source) -> list[Gua
             start, end = body_span(fn.body)
             out.append(Guard(start, end, "dead", frozenset(), guard.line, frozenset({fn.name}),
                              where=f"`{fn.name}` is named only in code that never runs ({guard.describe()})"))
+    return out
+
+
+def uncalled_private_overrides(file, api, usage, source, done: set[int] = frozenset()) -> list[Guard]:
+    """Guards ("dead") over the bodies of private methods of `file`'s classes with a vLLM base that nothing calls on
+    the target: the file names the method nowhere outside its own body, no other client file names it, and the
+    target's vLLM names it only as `self.<name>` in classes that are not the client class's vLLM bases (SB2).
+
+    DeepSpec's `MooncakeHiddenStatesConnector(ExampleHiddenStatesConnector)` overrides `_submit_async_write`, whose
+    body reads `self._is_tp_rank_zero`; both came with a later vLLM's connector. On a release whose connector has
+    neither, nothing calls the override, so its reads never run. Only a private name (one leading underscore, no
+    dunder) counts: a public method may be called by the client's users, from code the scan never sees."""
+    tree = file.tree
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    candidates = [(cls, fn) for cls in classes for fn in cls.body
+                  if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.body and not fn.decorator_list
+                  and fn.name.startswith("_") and not fn.name.startswith("__") and fn.lineno not in done]
+    if not candidates:
+        return []
+    mentions: dict[str, list[int]] = {}
+    for node in nodes_of(tree, ast.Attribute, ast.Name, ast.Constant):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else \
+            node.value if isinstance(node.value, str) else None
+        if name is not None:
+            mentions.setdefault(name, []).append(node.lineno)
+    out: list[Guard] = []
+    for cls, fn in candidates:
+        own = (fn.lineno, fn.end_lineno or fn.lineno)
+        if any(not own[0] <= line <= own[1] for line in mentions.get(fn.name, ())):
+            continue  # named outside its own body (a call, a callback handed out, a string): may run
+        label = f"{file.module}.{cls.name}"
+        if not vllm_bases_through(usage, api, [label]) or _vllm_may_call(api, usage, label, fn.name) or \
+                _named_elsewhere(source, file, fn.name):
+            continue  # (the text of every other client file is read last: the dearest question)
+        start, end = body_span(fn.body)
+        out.append(Guard(start, end, "dead", frozenset(), fn.lineno, frozenset({fn.name}),
+                         where=(f"`{cls.name}.{fn.name}` is a private method that no client code calls and that this "
+                                "vLLM neither defines on its base nor calls")))
     return out
 
 

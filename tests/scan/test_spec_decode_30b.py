@@ -10,13 +10,24 @@ times that prefix caching was left on. A later statement of the same block that 
 is bound to (a subscript store, `.update(enable_prefix_caching=False)` or `.update({...: False})`) now turns it off;
 the last store decides. The twins: a store under an `if`, a store of True or of a value not known, a store that a later
 store of True undoes, a store after the name is bound anew, and no store at all still warn.
+
+SB2: DeepSpec's `MooncakeHiddenStatesConnector(ExampleHiddenStatesConnector)` (xlm-research/DeepSpec,
+deepspec/pipeline/connector.py @ 589c8b8) overrides `_submit_async_write`, `_on_write_done` and `_write_tensors`,
+written for the asynchronous writer of vLLM's connector (0.27.1 and 0.33.0 have it; the client fits both). Scanned at
+0.19.1 and 0.23.0, DC006 called `self._is_tp_rank_zero` at :38 (in `_submit_async_write`, which neither release defines
+nor calls) and at :91 (in `_write_tensors`, which 0.19.1 neither defines nor calls) errors: those bodies never run. A
+private method of a class with a vLLM base that the client names nowhere outside its own body, no other client file
+names, and the target's vLLM names only as `self.<name>` in classes outside the client class's vLLM bases is now a
+method that never runs (`dead_methods.uncalled_private_overrides`): its findings are warnings that say so. The twins
+stay errors: the vLLM base calls it, another client file calls it, the same file names it outside its body, vLLM
+calls it on another receiver, and a public name (the client's users may call it).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from scan.helpers import scan_trees
+from scan.helpers import edited, plugin_shape, scan_trees
 
 ENGINE = '''\
 from vllm import LLM
@@ -74,3 +85,48 @@ def test_sb1_twin_later_store_of_true_undoes_it(tmp_path):
 def test_sb1_twin_store_after_the_name_is_bound_anew_warns(tmp_path):
     engine = ENGINE.replace(STORE, "    engine_kwargs = dict(extra)\n" + STORE)
     assert _dc102(tmp_path, engine) == BOTH
+
+
+SB2_VLLM, SB2_CLIENT = plugin_shape("SB2")
+BASE = "vllm/connectors/hidden_states.py"
+CONNECTOR = "plug/connector.py"
+
+
+def _sb2(tmp_path: Path, vllm: dict[str, str] = SB2_VLLM, client: dict[str, str] = SB2_CLIENT) -> list:
+    """(severity, client file, line) of each DC006 finding."""
+    findings = scan_trees(tmp_path, vllm, client, only=["DC006"]).findings
+    return sorted((f.severity, f.client.path, f.client.line) for f in findings)
+
+
+def test_sb2_read_in_a_private_override_the_vllm_base_neither_has_nor_calls_is_a_warning(tmp_path):
+    assert _sb2(tmp_path) == [("warning", CONNECTOR, 15)]
+
+
+def test_sb2_twin_the_vllm_base_calls_it_stays_error(tmp_path):
+    vllm = edited(SB2_VLLM, BASE, ("        self.saved.append(len(self.cache_layers))",
+                                   "        self.saved.append(len(self.cache_layers))\n        self._submit_async_write(None)"))
+    assert _sb2(tmp_path, vllm) == [("error", CONNECTOR, 15)]
+
+
+def test_sb2_twin_vllm_calls_it_on_another_receiver_stays_error(tmp_path):
+    vllm = {**SB2_VLLM, "vllm/connectors/writer.py": "def flush(connector):\n    connector._submit_async_write(None)\n"}
+    assert _sb2(tmp_path, vllm) == [("error", CONNECTOR, 15)]
+
+
+def test_sb2_twin_another_client_file_calls_it_stays_error(tmp_path):
+    client = {**SB2_CLIENT, "plug/driver.py": "import vllm\n\n\ndef drain(connector):\n    connector._submit_async_write(None)\n"}
+    assert _sb2(tmp_path, client=client) == [("error", CONNECTOR, 15)]
+
+
+def test_sb2_twin_the_same_file_names_it_outside_its_body_stays_error(tmp_path):
+    client = edited(SB2_CLIENT, CONNECTOR, ("        self.write_slots = threading.BoundedSemaphore(2)",
+                                            "        self.write_slots = threading.BoundedSemaphore(2)\n"
+                                            "        self.flush = self._submit_async_write"))
+    assert _sb2(tmp_path, client=client) == [("error", CONNECTOR, 16)]
+
+
+def test_sb2_twin_a_public_override_stays_error(tmp_path):
+    client = edited(SB2_CLIENT, CONNECTOR,
+                    ("    def _submit_async_write(self, pending):", "    def submit_async_write(self, pending):"),
+                    ("super()._submit_async_write(pending)", "super().submit_async_write(pending)"))
+    assert _sb2(tmp_path, client=client) == [("error", CONNECTOR, 15)]
