@@ -22,6 +22,7 @@ from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.guards import Guard, body_span, unreachable_branches
 from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.facts import mro_defines_any
 
 
 def dead_methods_of(files, api, usage, source) -> dict[str, list[Guard]]:
@@ -177,7 +178,9 @@ def dead_methods(file, unreachable: list[Guard], api, usage, source) -> list[Gua
 def uncalled_private_overrides(file, api, usage, source, done: set[int] = frozenset()) -> list[Guard]:
     """Guards ("dead") over the bodies of private methods of `file`'s classes with a vLLM base that nothing calls on
     the target: the file names the method nowhere outside its own body, no other client file names it, and the
-    target's vLLM names it only as `self.<name>` in classes that are not the client class's vLLM bases (SB2).
+    target's vLLM names it only as `self.<name>` in classes that are not the client class's vLLM bases, whose MROs
+    driftcheck reads whole (bases outside vLLM but `object`, `ABC`, `Generic` may call private hooks: `nn.Module`'s
+    `_load_from_state_dict`) and define no method of that name (SB2).
 
     DeepSpec's `MooncakeHiddenStatesConnector(ExampleHiddenStatesConnector)` overrides `_submit_async_write`, whose
     body reads `self._is_tp_rank_zero`; both came with a later vLLM's connector. On a release whose connector has
@@ -202,8 +205,10 @@ def uncalled_private_overrides(file, api, usage, source, done: set[int] = frozen
         if any(not own[0] <= line <= own[1] for line in mentions.get(fn.name, ())):
             continue  # named outside its own body (a call, a callback handed out, a string): may run
         label = f"{file.module}.{cls.name}"
-        if not vllm_bases_through(usage, api, [label]) or _vllm_may_call(api, usage, label, fn.name) or \
-                _named_elsewhere(source, file, fn.name):
+        bases = vllm_bases_through(usage, api, [label])
+        if not bases or any(mro_defines_any(api, b, (fn.name,)) is not False for b in bases):
+            continue  # an override of the target's method, or a base it cannot see all of (nn.Module calls hooks)
+        if _vllm_may_call(api, usage, label, fn.name) or _named_elsewhere(source, file, fn.name):
             continue  # (the text of every other client file is read last: the dearest question)
         start, end = body_span(fn.body)
         out.append(Guard(start, end, "dead", frozenset(), fn.lineno, frozenset({fn.name}),

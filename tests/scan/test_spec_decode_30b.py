@@ -17,10 +17,12 @@ written for the asynchronous writer of vLLM's connector (0.27.1 and 0.33.0 have 
 0.19.1 and 0.23.0, DC006 called `self._is_tp_rank_zero` at :38 (in `_submit_async_write`, which neither release defines
 nor calls) and at :91 (in `_write_tensors`, which 0.19.1 neither defines nor calls) errors: those bodies never run. A
 private method of a class with a vLLM base that the client names nowhere outside its own body, no other client file
-names, and the target's vLLM names only as `self.<name>` in classes outside the client class's vLLM bases is now a
-method that never runs (`dead_methods.uncalled_private_overrides`): its findings are warnings that say so. The twins
-stay errors: the vLLM base calls it, another client file calls it, the same file names it outside its body, vLLM
-calls it on another receiver, and a public name (the client's users may call it).
+names, and the target's vLLM names only as `self.<name>` in classes outside the client class's vLLM bases (whose MROs
+are read whole and define no method of that name) is now a method that never runs
+(`dead_methods.uncalled_private_overrides`): its findings are warnings that say so. The twins stay errors: the vLLM
+base calls it or defines it, a base outside vLLM (`torch.nn.Module`, which calls private hooks) is in the MRO, another
+client file calls it, the same file names it outside its body, vLLM calls it on another receiver, and a public name
+(the client's users may call it).
 """
 
 from __future__ import annotations
@@ -130,3 +132,14 @@ def test_sb2_twin_a_public_override_stays_error(tmp_path):
                     ("    def _submit_async_write(self, pending):", "    def submit_async_write(self, pending):"),
                     ("super()._submit_async_write(pending)", "super().submit_async_write(pending)"))
     assert _sb2(tmp_path, client=client) == [("error", CONNECTOR, 15)]
+
+
+def test_sb2_twin_the_vllm_base_defines_it_stays_error(tmp_path):
+    vllm = edited(SB2_VLLM, BASE, ("    def wait_for_save(self):",
+                                   "    def _submit_async_write(self, pending):\n        pass\n\n    def wait_for_save(self):"))
+    assert _sb2(tmp_path, vllm) == [("error", CONNECTOR, 15)]
+
+
+def test_sb2_twin_a_base_outside_vllm_may_call_private_hooks_stays_error(tmp_path):
+    vllm = edited(SB2_VLLM, BASE, ("class HiddenStatesConnector:", "import torch\n\n\nclass HiddenStatesConnector(torch.nn.Module):"))
+    assert _sb2(tmp_path, vllm) == [("error", CONNECTOR, 15)]
