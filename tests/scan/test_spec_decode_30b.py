@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from scan.helpers import edited, plugin_shape, scan_trees
 
 ENGINE = '''\
@@ -134,12 +136,9 @@ def test_sb2_twin_a_public_override_stays_error(tmp_path):
     assert _sb2(tmp_path, client=client) == [("error", CONNECTOR, 15)]
 
 
-def test_sb2_twin_the_vllm_base_defines_it_stays_error(tmp_path):
-    vllm = edited(SB2_VLLM, BASE, ("    def wait_for_save(self):",
-                                   "    def _submit_async_write(self, pending):\n        pass\n\n    def wait_for_save(self):"))
-    assert _sb2(tmp_path, vllm) == [("error", CONNECTOR, 15)]
-
-
-def test_sb2_twin_a_base_outside_vllm_may_call_private_hooks_stays_error(tmp_path):
-    vllm = edited(SB2_VLLM, BASE, ("class HiddenStatesConnector:", "import torch\n\n\nclass HiddenStatesConnector(torch.nn.Module):"))
-    assert _sb2(tmp_path, vllm) == [("error", CONNECTOR, 15)]
+@pytest.mark.parametrize("edit", [
+    ("    def wait_for_save(self):", "    def _submit_async_write(self, pending):\n        pass\n\n    def wait_for_save(self):"),
+    ("class HiddenStatesConnector:", "import torch\n\n\nclass HiddenStatesConnector(torch.nn.Module):"),
+], ids=["the vLLM base defines it", "a base outside vLLM may call private hooks"])
+def test_sb2_twin_base_that_defines_it_or_is_not_read_whole_stays_error(tmp_path, edit):
+    assert _sb2(tmp_path, edited(SB2_VLLM, BASE, edit)) == [("error", CONNECTOR, 15)]
