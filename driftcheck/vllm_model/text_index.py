@@ -26,6 +26,7 @@ _CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 _CLASS_HEADER_AFTER_NEWLINE = re.compile(rb"\n[ \t]*class\s+(\w+)\s*\(([^)]*)\)")
 _BASE_WORD = re.compile(rb"\w+")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
+_FOREIGN_LOGGER = re.compile(rb"""=\s*(?:[\w.]+\.)?(?:getLogger|init_logger)\(\s*(['"])([\w.-]+)\1\s*[,)]""")  # a named logger
 _OWN_CALL_START = re.compile(rb"[A-Za-z_]\w*\s*(?::[^=\n]*)?=\s*[A-Za-z_][\w.]*\s*\(")  # `name = f.g(`
 
 
@@ -236,7 +237,8 @@ class TextIndex:
         that module): a call handed `__name__` or `__file__` (`logger = init_logger(__name__)`) is made for its own
         module, one handed a dotted name of the package as a literal for the module it names (0.27.1's
         `entrypoints/serve/utils/server_utils.py`: `logger = init_logger("vllm.entrypoints.openai.server_utils")`, the
-        logger of the module that code left). None for any other line. Every module that binds one has its own, so
+        logger of the module that code left), or a logger named for another package (`logging.getLogger("minimax")`,
+        as that name). None for any other line. Every module that binds one has its own, so
         such a name is where a name of a gone module went only when it was made for that module (NA1: `from
         vllm.worker.worker import logger` is not answered by the EC connector's `worker.logger`); one shared by a name
         that is no module's (`logging.getLogger("vllm")`) is the same object everywhere."""
@@ -252,6 +254,13 @@ class TextIndex:
             depth += more.count(b"(") - more.count(b")")
         made = re.search(rb"""[(,=]\s*(?:(__name__|__file__)|(['"])(""" + re.escape(self.package.encode())
                          + rb"""\.[\w.]+)\2)\s*[,)]""", text[text.index(b"("):])
+        if depth == 0 and made is None:
+            # `logger = logging.getLogger("minimax")` in a vendored kernel (0.34.0's third_party/fmha_sm100): a logger
+            # named for another package is that name's own, never a vLLM module's (30a)
+            made = _FOREIGN_LOGGER.search(text)
+            if made is not None and made.group(2).decode().split(".")[0] != self.package:
+                return " ".join(text.decode("utf-8", errors="replace").split()), made.group(2).decode()
+            return None
         if depth != 0 or made is None:
             return None
         module = made.group(3).decode() if made.group(3) else \

@@ -106,6 +106,17 @@ def test_na1_twin_a_logger_shared_by_name_is_the_same_object_and_still_moves(tmp
     assert change.new == "from vllm.v1.worker.worker import logger\n"
 
 
+def test_a_logger_named_for_another_package_is_no_new_home(tmp_path):
+    """30a: `from vllm.entrypoints.openai.api_server import logger` at 0.34.0 was told "It is defined in
+    `vllm.third_party.fmha_sm100.cute.src.common.cute_dsl_utils` now", whose `logger = logging.getLogger("minimax")`
+    is the logger named "minimax", no vLLM module's. A logger shared by vLLM's own name still moves (the twin above)."""
+    vendored = {**VLLM, "vllm/utils/platform_utils.py": "def f():\n    pass\n",
+                "vllm/third_party/kernels/utils.py": "import logging\n\nlogger = logging.getLogger(\"minimax\")\n"}
+    (f,) = _scan(tmp_path, "from vllm.utils import logger\n", vendored)
+    assert (f.rule, f.severity) == ("DC002", "error")
+    assert "third_party" not in f.message and "It is defined in" not in f.message
+
+
 # ----------------------------------------------------------------------------------------- NA2
 # torchforge @ 6e77f0b at vLLM 0.10.0 (`src/forge/actors/generator.py:625-669`) builds `WorkerWrapperBase(vllm_config,
 # rank)` and calls `load_model()`, `execute_model(...)`, reads `model_runner`: 7 unknowns, each saying
