@@ -232,8 +232,7 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
         return memo[key]
     if len(seen) > _ONLY_THROUGH_DEPTH or method.startswith("__"):
         return False
-    call = re.compile(rf"\.{re.escape(method)}\s*\(")
-    if any(call.search(f.text) for f in ctx.client.files):
+    if _called_in(ctx.client.files, method):
         return False
     api = ctx.api
     index = text_index_for(api)
@@ -269,6 +268,12 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
             if not _reached_only_through(ctx, ov, caller.name, skipped, seen | {caller.name}):
                 return False
     return True
+
+
+def _called_in(files, method: str) -> bool:
+    """Whether any of these client files calls a method of that name (`.method(`), on whatever object."""
+    call = re.compile(rf"\.{re.escape(method)}\s*\(")
+    return any(call.search(f.text) for f in files)
 
 
 def _mro_names(api, cls: Resolved) -> set[str]:
@@ -490,12 +495,11 @@ def _picked_by_vllm(ctx: ScanContext, ov: _Override, fn) -> str | None:
     client's class, or when there are too many to read."""
     if not _decorated(fn, "classmethod") or fn.name == ov.name:
         return None
-    call = re.compile(rf"\.{re.escape(fn.name)}\s*\(")
-    if any(call.search(f.text) for f in ctx.usage.files):
+    if _called_in(ctx.usage.files, fn.name):
         return None  # the client calls it itself, perhaps on its own class
     api = ctx.api
     index = text_index_for(api)
-    holders = {c.qualname for c in api.mro(ov.owner)[0]}
+    holders = _mro_names(api, ov.owner)
     files = _files_calling(api, index, fn.name)
     if len(files) > MAX_CALL_FILES:
         return None

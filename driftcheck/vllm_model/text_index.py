@@ -252,20 +252,20 @@ class TextIndex:
                 break
             text += b"\n" + more
             depth += more.count(b"(") - more.count(b")")
+        if depth != 0:
+            return None
+        source = " ".join(text.decode("utf-8", errors="replace").split())
         made = re.search(rb"""[(,=]\s*(?:(__name__|__file__)|(['"])(""" + re.escape(self.package.encode())
                          + rb"""\.[\w.]+)\2)\s*[,)]""", text[text.index(b"("):])
-        if depth == 0 and made is None:
+        if made is None:
             # `logger = logging.getLogger("minimax")` in a vendored kernel (0.34.0's third_party/fmha_sm100): a logger
             # named for another package is that name's own, never a vLLM module's (30a)
-            made = _FOREIGN_LOGGER.search(text)
-            if made is not None and made.group(2).decode().split(".")[0] != self.package:
-                return " ".join(text.decode("utf-8", errors="replace").split()), made.group(2).decode()
-            return None
-        if depth != 0 or made is None:
-            return None
+            named = _FOREIGN_LOGGER.search(text)
+            foreign = named.group(2).decode() if named is not None else None
+            return (source, foreign) if foreign is not None and foreign.split(".")[0] != self.package else None
         module = made.group(3).decode() if made.group(3) else \
             rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
-        return " ".join(text.decode("utf-8", errors="replace").split()), module
+        return source, module
 
     def defining_modules(self, name: str, near: str) -> list[str]:
         """The package's modules that define `name` at top level, the likeliest new home of a name that left module
