@@ -127,9 +127,10 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
 
 
 def has_project_files(path: Path) -> bool:
-    """Whether a folder holds a file project_requires reads (pyproject.toml, requirements*.txt, environment*.yml)."""
+    """Whether a folder holds a file project_requires reads (pyproject.toml, requirements*.txt, requirements/*.txt,
+    environment*.yml)."""
     return ((path / "pyproject.toml").is_file() or any(path.glob("requirements*.txt"))
-            or bool(_environment_paths(path)))
+            or any((path / "requirements").glob("*.txt")) or bool(_environment_paths(path)))
 
 
 def _environment_paths(path: Path) -> list[Path]:
@@ -170,11 +171,22 @@ def _environment_files(path: Path) -> list[str]:
 
 
 def _requirement_files(path: Path) -> list[str]:
-    """The lines of requirements*.txt. Files that pin different vLLMs (ROLL's `requirements_torch260_vllm.txt` with
+    """The lines of requirements*.txt, and of the .txt files of a `requirements/` folder when those name no vLLM
+    (AngelSlim, batch 30b: `vllm` only in requirements/requirements_benchmark.txt)."""
+    reqs = _requirement_lines(sorted(path.glob("requirements*.txt")))
+    if not any(names_vllm(r) for r in reqs):
+        reqs += _requirement_lines(sorted((path / "requirements").glob("*.txt")))
+    return reqs
+
+
+def _requirement_lines(req_files: list[Path]) -> list[str]:
+    """The requirement lines of these files. Files that pin different vLLMs (ROLL's `requirements_torch260_vllm.txt` with
     `vllm==0.8.4` beside `requirements_torch280_vllm.txt` with `vllm==0.10.2`) declare no one vLLM: their vLLM lines
     are left out, as if none were declared, rather than the first file's taken for the client's."""
     reqs: list[str] = []
-    for req_file in sorted(path.glob("requirements*.txt")):
+    for req_file in req_files:
+        if not req_file.is_file():
+            continue
         try:
             reqs += [ln.split("#")[0].strip() for ln in req_file.read_text(errors="replace").splitlines()
                      if ln.strip() and not ln.lstrip().startswith(("#", "-"))]

@@ -157,3 +157,20 @@ def test_conda_environment_gives_a_folder_client_its_vllm(tmp_path):
     (tmp_path / "environment.yml").write_text(ENVIRONMENT)
     client = resolve_client(str(tmp_path / "plug"), tmp_path / "cache")
     assert [r for r in client.requires if "vllm" in r] == ["vllm==0.12.0"]
+
+
+def test_requirements_folder_declares_the_vllm_when_top_level_files_do_not(tmp_path):
+    """AngelSlim (batch 30b) keeps `vllm` only in requirements/requirements_benchmark.txt."""
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "requirements_benchmark.txt").write_text("# bench\nvllm==0.10.1\nlm-eval\n")
+    (tmp_path / "requirements" / "notes.md").write_text("vllm==0.1.0\n")
+    assert project_requires(tmp_path) == (["vllm==0.10.1", "lm-eval"], None, None)
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    assert project_requires(tmp_path)[0] == ["torch", "vllm==0.10.1", "lm-eval"]
+    # a top-level pin wins; the folder is not read
+    (tmp_path / "requirements.txt").write_text("vllm==0.16.0\n")
+    assert project_requires(tmp_path)[0] == ["vllm==0.16.0"]
+    # two different pins in the folder declare none
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    (tmp_path / "requirements" / "requirements_serve.txt").write_text("vllm==0.12.0\n")
+    assert project_requires(tmp_path)[0] == ["torch", "lm-eval"]
