@@ -90,9 +90,24 @@ def _read_through(ctx: ScanContext, rel: str, module: str) -> set[str]:
     return out
 
 
-def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int] | None:
+def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int, str] | None:
     """Where vLLM's own code imports `module`: then some build ships it (a compiled extension or files a
-    build copies in, such as `vllm._C` or `vllm.vllm_flash_attn`), though the sources read here lack it."""
+    build copies in, such as `vllm._C` or `vllm.vllm_flash_attn`), though the sources read here lack it. Also where it
+    imports a package above `module` that these sources lack as well: the build that copies in the package has its
+    submodules (a CUDA build's `vllm.third_party.deep_gemm`, which the CPU wheel lacks; vLLM's own test imports
+    `vllm.third_party.deep_gemm.utils`). (path, line, the module imported there)."""
+    parts = module.split(".")
+    for depth in range(len(parts), 1, -1):
+        above = ".".join(parts[:depth])
+        if depth < len(parts) and ctx.api.module(above) is not None:
+            return None  # a package these sources have: its submodules are all here
+        found = _imports_of(ctx, above)
+        if found is not None:
+            return found[0], found[1], above
+    return None
+
+
+def _imports_of(ctx: ScanContext, module: str) -> tuple[str, int] | None:
     import re
 
     from driftcheck.vllm_model.bodies import text_index_for
@@ -256,11 +271,12 @@ def check(ctx: ScanContext):
             continue
         if provided is not None:
             build = ctx.api.build or "the build read here"
-            message = (f"`{imp.module}` is absent from {build}, but vLLM's own code imports it ({provided[0]}:{provided[1]}): "
-                       "other builds provide it (a compiled extension or files copied in at build time). It fails here "
-                       "only if this build is the one that runs.")
+            what = "it" if provided[2] == imp.module else f"`{provided[2]}`, the package above it, which is absent too"
+            message = (f"`{imp.module}` is absent from {build}, but vLLM's own code imports {what} ({provided[0]}:"
+                       f"{provided[1]}): other builds provide it (a compiled extension or files copied in at build time). "
+                       "It fails here only if this build is the one that runs.")
             severity = "warning"
-            yield ctx.finding(RULE, message, imp.loc, ctx.vllm_location(*provided), imp.module,
+            yield ctx.finding(RULE, message, imp.loc, ctx.vllm_location(provided[0], provided[1]), imp.module,
                               when="call" if imp.runtime_only else "import", severity=severity, fix=False, build_variant=build)
             continue
         message += imp.guard_note()

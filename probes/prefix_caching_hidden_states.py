@@ -313,7 +313,7 @@ def check(ctx: ScanContext):
     capture = [b for b in ctx.usage.bound if _stores_hidden_states(b.node)]
     if not capture:
         return
-    state, cache_call, why = prefix_caching_state(ctx)
+    state, cache_call, why = prefix_caching_state(ctx, any_call=True)
     if state == "off":
         return
     first = capture[0]

@@ -43,7 +43,9 @@ module constant: in any function of the file): as an argument of a vLLM call (`K
 speculative_config=cfg)`, the test helper that forwards it to `LLM`). Tests also build such dicts for stand-ins
 (ai-dynamo's `SimpleNamespace(speculative_config={...})` and a `"kv_connector"` dict handed to its own helper that
 wraps it in one): there a key or connector the release lacks is a warning that says so. The package's own dicts stay
-certain wherever they go.
+certain wherever they go. Likewise a test's `["vllm", "serve", ...]` list that is only inspected, never run (compared
+in an `assert`, or handed to vLLM, as vLLM's own sweep tests hand one to `ParameterSweepItem.apply_to_cmd`, which edits
+it; `launches.only_inspected`): an unknown flag there is a warning.
 
 Certainty: an unknown flag is an error only when the parser's flag set was derived completely (every
 `add_argument` reached had a flag driftcheck could read); otherwise it is `unknown` with the reason. A
@@ -88,7 +90,12 @@ def check(ctx: ScanContext):
         taken = {(c.rel, c.line) for c in configs}
         configs += [c for c in found.kv_configs(set(kv.fields)) if (c.rel, c.line) not in taken]
     for launch in found.launches:
-        yield from _check_launch(ctx, model, launch, configs, told)
+        for item in _check_launch(ctx, model, launch, configs, told):
+            if launch.unseen and isinstance(item, Finding) and item.severity == "error":
+                item.severity = "warning"  # a test's command list that is only inspected (compared, handed to vLLM)
+                item.message += (" The command is in test code, and driftcheck does not see it run there (the test "
+                                 "compares it or hands it to vLLM, which may only read it).")
+            yield item
     for use in configs:
         for item in _check_config(ctx, model, use, told):
             if use.unseen and isinstance(item, Finding) and item.severity == "error":

@@ -6,9 +6,10 @@ worker extensions named by string (or by a parameter's default value).
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 
-from driftcheck.astnodes import attribute_stores, dotted_name, nodes_of, walk
+from driftcheck.astnodes import attribute_stores, attribute_stores_within, dotted_name, first_line, nodes_of, nodes_within, walk
 from driftcheck.client_model.computed_names import computed_names, string_constants
 from driftcheck.client_model.replacements import registered_with, registrations
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
@@ -46,9 +47,58 @@ def _members_set_from_outside(tree: ast.AST, classes: set[str]) -> dict[str, set
                     names = _names_passed(calls, fn.name, params.index(loop.iter.id), loop.iter.id)
                 for cls in by_variable[loop.target.id] if names else ():
                     out.setdefault(cls, set()).update(names)
-    for target, _line in attribute_stores(tree):
+    stores = attribute_stores(tree)
+    for target, _line in stores:
         if isinstance(target.value, ast.Name) and target.value.id in classes:
             out.setdefault(target.value.id, set()).add(target.attr)
+    for cls_name, attr in _set_on_built_instances(tree, classes, stores):
+        out.setdefault(cls_name, set()).add(attr)
+    return out
+
+
+def _set_on_built_instances(tree: ast.AST, classes: set[str], stores: list) -> list[tuple[str, str]]:
+    """(class, member) for `w.x = ...` in a function that binds `w` once to an instance of a class of this file: `C(...)`,
+    `object.__new__(C)` / `C.__new__(C)`, or in a classmethod of C `cls(...)` / `object.__new__(cls)` (vLLM's test
+    stub `fresh()` builds a worker without `__init__` and sets its fields; its other methods read them on `self`)."""
+    names = {t.value.id for t, _ in stores if isinstance(t.value, ast.Name) and t.value.id not in ("self", "cls")}
+    if not names:
+        return []
+    lines = sorted(line for t, line in stores if isinstance(t.value, ast.Name) and t.value.id in names)
+    out: list[tuple[str, str]] = []
+    owner_of: dict[int, str] = {}  # a classmethod of a file class -> that class
+    for cls in nodes_of(tree, ast.ClassDef):
+        if cls.name in classes:
+            for stmt in cls.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        any(dotted_name(d) == "classmethod" for d in stmt.decorator_list):
+                    owner_of[id(stmt)] = cls.name
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        i = bisect.bisect_left(lines, first_line(fn))
+        if i == len(lines) or lines[i] > (fn.end_lineno or fn.lineno):
+            continue  # no store on such a name in its lines
+        params = fn.args.posonlyargs + fn.args.args
+        first = params[0].arg if params and id(fn) in owner_of else None
+
+        def class_of(expr: ast.expr) -> str | None:
+            if isinstance(expr, ast.Name):
+                return expr.id if expr.id in classes else owner_of[id(fn)] if expr.id == first else None
+            return None
+
+        built: dict[str, str | None] = {}
+        for node in nodes_within(tree, fn, ast.Assign):
+            if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node.targets[0].id in names):
+                continue
+            value, found = node.value, None
+            if isinstance(value, ast.Call):
+                if isinstance(value.func, ast.Attribute) and value.func.attr == "__new__" and value.args:
+                    found = class_of(value.args[0])
+                else:
+                    found = class_of(value.func)
+            key = node.targets[0].id
+            built[key] = found if key not in built else None  # bound twice: not one class
+        for target, _line in attribute_stores_within(tree, fn):
+            if isinstance(target.value, ast.Name) and built.get(target.value.id):
+                out.append((built[target.value.id], target.attr))
     return out
 
 
@@ -419,6 +469,14 @@ class ClientClasses(StandIns):
             return self._strings_of(value.body) + self._strings_of(value.orelse)
         if isinstance(value, ast.BoolOp):
             return [text for part in value.values for text in self._strings_of(part)]
+        if isinstance(value, ast.JoinedStr):
+            # f"{__name__}.MonoProbe": a class of this very module (vLLM's own DeepSeek test names its extension so)
+            parts = value.values
+            if len(parts) == 2 and isinstance(parts[0], ast.FormattedValue) and isinstance(parts[0].value, ast.Name) \
+                    and parts[0].value.id == "__name__" and parts[0].format_spec is None and parts[0].conversion == -1 \
+                    and isinstance(parts[1], ast.Constant) and isinstance(parts[1].value, str):
+                return [self.file.module + parts[1].value]
+            return []
         if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.Attribute):
             return string_constants(value, self.file.tree)
         if isinstance(value, ast.Name):

@@ -12,7 +12,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, walk
+from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, source_text, walk
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.preconditions import checked_rests, try_check
@@ -34,7 +34,7 @@ class Guard:
     start: int
     end: int
     kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability | precondition
-    # | rebound | refused | unreachable | dead
+    # | rebound | refused | unreachable | dead | expected (a test's `with pytest.raises(E):` body)
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
@@ -69,7 +69,7 @@ class Guard:
             # `v = getattr(spec, "new", None); if v is not None: return v; return spec.old` guards spec's other spelling
             return any(re.search(rf"\b{re.escape(n)}\b", text) for n in self.names) or \
                 any(re.search(rf"(?<![\w.]){re.escape(r)}\s*\.", code) for r in self.receivers)
-        if self.kind not in ("try", "fallback"):
+        if self.kind not in ("try", "fallback", "expected"):
             return True  # version, isinstance, dispatched
         return ANY in self.catches or bool(self.catches & set(raises))
 
@@ -116,6 +116,10 @@ class Guard:
         names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
         if self.kind == "try":
             return f"inside a try (line {self.line}) that catches {names}"
+        if self.kind == "expected" and _SUPPRESSING.search(self.where.partition("(")[0]):
+            return f"inside `{self.where}` (line {self.line}), which suppresses {names}"
+        if self.kind == "expected":
+            return f"inside `{self.where}` (line {self.line}), where the test expects {names} to be raised"
         if self.kind == "fallback" and self.where:
             return self.where  # `if not patched:` after the try that sets `patched` (`_flag_fallbacks`)
         if self.kind == "fallback":
@@ -230,7 +234,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
     out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
-    out += _flag_fallbacks(tree)
+    out += _flag_fallbacks(tree) + _expected_failures(tree, tuples)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -243,6 +247,38 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                           f"in a try (line {at}) that catches its failure and records it")
               for line, obj, attr, at in asserted_probes(tree)]
     return out + _caller_guards(tree, out, reached) + probed
+
+
+# `with pytest.raises(E):`, `with raises(E):` (from pytest), `with self.assertRaises(E):` (and the Regex forms); and
+# `with contextlib.suppress(E, ...):`
+_EXPECTING = re.compile(r"(?:^|\.)(?:raises|assertRaises|assertRaisesRegex|assertRaisesRegexp)$")
+_SUPPRESSING = re.compile(r"(?:^|\.)suppress$")
+
+
+def _expected_failures(tree: ast.AST, tuples: dict[str, list[ast.expr]] | None) -> list[Guard]:
+    """The body of a test's `with pytest.raises(E):` (or `self.assertRaises(E)`): the test expects the call there to
+    raise E, so a drift that raises E is what it checks for (vLLM's own test `with pytest.raises(ValidationError):
+    SchedulerConfig()`). It covers what E catches, as an `except E:` would; so does `with contextlib.suppress(E):`
+    (vLLM's test `with contextlib.suppress(Exception): llm.shutdown()`, on a release whose LLM has no `shutdown`)."""
+    out: list[Guard] = []
+    for node in nodes_of(tree, ast.With, ast.AsyncWith):
+        for item in node.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call) or not call.args:
+                continue
+            callee = dotted_name(call.func) or ""
+            if not (_EXPECTING.search(callee) or _SUPPRESSING.search(callee)):
+                continue
+            if tuples is None:
+                tuples = exception_tuples(tree)
+            kinds = call.args if _SUPPRESSING.search(callee) else call.args[:1]
+            elts = [x for k in kinds for x in (k.elts if isinstance(k, ast.Tuple) else [k])]
+            catches = _handler_names(ast.ExceptHandler(type=ast.Tuple(elts=elts), name=None, body=[]), tuples)
+            if catches and node.body:
+                start, end = body_span(node.body)
+                out.append(Guard(start, end, "expected", frozenset(catches), node.lineno,
+                                 where=f"{callee}({', '.join(source_text(k) for k in kinds)})"))
+    return out
 
 
 def _if_chain(node: ast.If) -> list[tuple[ast.expr | None, list[ast.stmt]]]:
@@ -596,7 +632,7 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         # a function handed out inside a try (`try: register_op(op_func=_impl) except Exception: ...`) runs later,
         # where whoever calls it calls it: the try caught only what the hand-out itself raised
         covering = [min((g for g in guards if g.start <= n <= g.end
-                         and not ((fn.name, n) in handed and g.kind == "try")),
+                         and not ((fn.name, n) in handed and g.kind in ("try", "expected"))),
                         key=lambda g: g.end - g.start, default=None) for n in lines]
         if not lines or any(g is None for g in covering) or not fn.body:
             continue

@@ -84,6 +84,7 @@ NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "built
 BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
 ELEMENTS = "\0elements"  # env key: loop variable -> the class of the elements it iterates (evidence about callers only)
 UNIONS = "\0unions"  # env key: parameter annotated `A | B` -> the vLLM classes it may hold (evidence for stores only)
+STORED = "\0stored"  # env key: "name.attr" -> what the function stores there (None: values of different types)
 ABSENT = object()  # a vLLM import the target lacks: a fallback import of the same name may take its place
 
 
@@ -155,6 +156,8 @@ class ValueInference:
         if isinstance(node, ast.NamedExpr):
             return self.infer(node.value, env)
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and env.get(STORED) and f"{node.value.id}.{node.attr}" in env[STORED]:
+                return env[STORED][f"{node.value.id}.{node.attr}"]  # what this function stored there itself
             base = self.infer(node.value, env)
             return self._member_value(base, node.attr)
         if isinstance(node, ast.Call):
@@ -174,7 +177,7 @@ class ValueInference:
                 t = self.api.type_of(func.method)
                 return Instance(t) if t else None
             if isinstance(func, ClientFunc) and func.node.returns is not None:
-                return self._annotation_value(func.node.returns)
+                return self._annotation_value(func.node.returns) if self._returns_one_class(func.node) else None
             return None
         if isinstance(node, ast.Await):
             return self.infer(node.value, env)
@@ -185,6 +188,36 @@ class ValueInference:
                 return Instance(value.cls)  # `AttentionBackendEnum["FLASHINFER"]`: an Enum's member, by name (LA)
             return value if isinstance(value, ClassRef) else None
         return None
+
+    def _client_subclass_built(self, value: ast.expr) -> bool:
+        """`Cls(...)` of a client class of this file that derives from vLLM classes."""
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+            bool(self.client_class_vllm_bases.get(value.func.id))
+
+    def _returns_one_class(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether the client function's own returns agree with its return annotation, as far as they can be read: not
+        where it returns a name its body binds to values of different classes (vLLM's own test helper `_create_proposer(
+        ...) -> EagleProposer` returns a DFlashProposer, a sibling class, for "dflash"), nor an object of another
+        class than the annotation names. Python does not check the annotation; the code decides."""
+        cache = self.__dict__.setdefault("_return_checks", {})
+        if id(fn) not in cache:
+            cache[id(fn)] = True  # while it is worked out (a function returning its own call)
+            annotated = self._annotation_value(fn.returns)
+            env = self.build_env(fn, self.module_env, None)
+            conflicted = env.get(BINDINGS, {})
+            agrees = True
+            for node in self._scope(fn.body):
+                if isinstance(node, ast.Return) and node.value is not None:
+                    if isinstance(node.value, ast.Name) and node.value.id in conflicted:
+                        agrees = False
+                        break
+                    value = self.infer(node.value, env)
+                    if isinstance(value, Instance) and isinstance(annotated, Instance) and \
+                            value.cls.qualname != annotated.cls.qualname:
+                        agrees = False
+                        break
+            cache[id(fn)] = agrees
+        return cache[id(fn)]
 
     def _loaded_module(self, call: ast.Call) -> ModRef | None:
         """`importlib.import_module("vllm.v1.core.block_pool")`, the whole name given as a constant: that release module,
@@ -250,7 +283,7 @@ class ValueInference:
                 return FuncRef(value.func, (base.module, attr, "", 0)) if isinstance(value, FuncRef) else None  # against both
             return self._value_of(self.api.module_member(mod, attr))
         if isinstance(base, Instance):
-            if self._patched_on(base.cls, attr) or self._replaced(base.cls):
+            if self._patched_on(base.cls, attr) or self._replaced(base.cls, base.built):
                 return None
             result = self.api.class_member(base.cls, attr)
             if isinstance(result, Resolved):
@@ -305,13 +338,26 @@ class ValueInference:
         source = self.foreign.get(first)
         return source is not None and source.split(".")[0] not in NOT_PATCH_MODULES
 
-    def _replaced(self, cls: Resolved) -> bool:
+    def _replaced(self, cls: Resolved, built: bool = False) -> bool:
         """The client puts its own class in the place of this vLLM class in the module that defines it (`request.
-        StreamingUpdate = OmniStreamingUpdate`, or on every loaded module): a value of it may be the client's class."""
+        StreamingUpdate = OmniStreamingUpdate`, or on every loaded module): a value of it may be the client's class.
+        `built`: the client builds the value itself (`Cls(...)` through its own import of the class)."""
         if not self.usage.patched:
             return False
         name = cls.qualname.rsplit(".", 1)[-1]
-        return (cls.qualname.rsplit(".", 1)[0], name) in self.usage.patched or (ANY_MODULE, name) in self.usage.patched
+        if (cls.qualname.rsplit(".", 1)[0], name) in self.usage.patched or (ANY_MODULE, name) in self.usage.patched:
+            return True
+        # the name replaced by this file in a module that imports the class (a test's `monkeypatch.setattr("vllm.v1.
+        # worker.gpu.eplb_utils.EplbState", Fake)`): what that module builds may be the file's class while its test
+        # runs. Not another file's patch (a test patches for its own run: vLLM's test_nixl_desc_geometry replaces
+        # `base_worker.TransferTopology`, test_nixl_connector builds the real one), nor what the client builds through
+        # its own import of the class (vLLM's benchmark builds `InputBatch(...)`)
+        return not built and any(attr == name and self._binds(owner, attr, cls)
+                                 for owner, attr in getattr(self, "file_patches", ()))
+
+    def _binds(self, module: str, attr: str, cls: Resolved) -> bool:
+        found = self.api.resolve(f"{module}.{attr}")
+        return isinstance(found, Resolved) and found.qualname == cls.qualname
 
     def _patched_on(self, cls: Resolved, attr: str) -> bool:
         """The client sets `attr` on this class (or one of its bases) itself."""
@@ -510,6 +556,7 @@ class ValueInference:
         local_imports = self.local_imports(fn, record)
         env.update(local_imports)
         narrowed: list[str] = []
+        stored: dict[str, list[object]] = {}
         elements: dict[str, object] = {}
         outside: dict[str, str] = {}  # a name `isinstance` narrows to a third party's class -> that class
         for node in self._binding_nodes(fn.body):
@@ -525,6 +572,15 @@ class ValueInference:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         target_value.append((target.id, self.infer(node.value, env)))
+                    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                            not isinstance(env.get(target.value.id), ClientSelf):
+                        # `scheduler.client = _StubLookupClient(...)` on a vLLM object: reads of `scheduler.client` in
+                        # this function hold the stub, not what vLLM annotates (its own test of the mooncake store)
+                        value = self.infer(node.value, env)
+                        if value is None and self._client_subclass_built(node.value):
+                            continue  # `connector.connector_worker = FakeWorker(...)`, a subclass of vLLM's worker:
+                            # what vLLM annotates still holds (its members, and those the subclass adds)
+                        stored.setdefault(f"{target.value.id}.{target.attr}", []).append(value)
                     else:  # `result, _, *rest = args`: names bound to values we do not type
                         target_value += [(n, None) for n in _bound_names(target)]
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -541,6 +597,10 @@ class ValueInference:
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 target_value += [(n, None) for item in node.items if item.optional_vars is not None
                                  for n in _bound_names(item.optional_vars)]
+            elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node is not fn:
+                # a class or function the body defines is its own, whatever the module imports under that name (vLLM's
+                # test defines `class FusedMoE3DWithLoRA(BaseLayerWithLoRA)` inside itself over the imported one)
+                target_value.append((node.name, None))
             for name, value in target_value:
                 assigned_types.setdefault(name, []).append(value)
                 bindings.setdefault(name, []).append((node.lineno, value))
@@ -556,6 +616,8 @@ class ValueInference:
         env[BINDINGS] = conflicted
         env[ELEMENTS] = elements
         env[UNIONS] = {name: members for name, members in unions.items() if len(assigned_types.get(name, ())) < 2}
+        env[STORED] = {path: values[0] if all(same_value(v, values[0]) for v in values) else None
+                       for path, values in stored.items()}
         for name in narrowed:  # `isinstance(x, Sub)` narrows x to a type we do not track: stop guessing x's type
             env[name] = None
         return env
@@ -572,7 +634,7 @@ def _third_party_element(iterable: ast.expr, outside: dict[str, str]) -> object:
 
 # every node type build_env's loop acts on; any other node leaves the environment as it is
 _BINDING_KINDS = (ast.Call, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension,
-                  ast.With, ast.AsyncWith)
+                  ast.With, ast.AsyncWith, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _walk_scope(body: list[ast.stmt]) -> list[ast.AST]:

@@ -51,6 +51,7 @@ class Launch:
     kind: str  # python | shell | yaml | dockerfile
     args: list[Arg] = field(default_factory=list)
     command: str = ""  # the executable that starts it when it is run by name (`vllm serve`): "vllm"; "" for `-m`
+    unseen: bool = False  # a test's command list that driftcheck never sees run (`only_inspected`)
 
 
 @dataclass
@@ -197,6 +198,8 @@ def _python(f: LaunchFile, out: Launches) -> None:
                     name = next((n for n, v in scope.values.items() if v is node), None)
                     if id(node) in joined or (name is not None and name in joined):
                         launch.args = _shell_words(f, launch.args)
+                    if callees is not None:
+                        launch.unseen = only_inspected(node, nodes, scope, callees[0], module)
                     out.launches.append(launch)
             elif isinstance(node, ast.Call):
                 for arg in node.args[:1]:
@@ -282,6 +285,58 @@ def reaches_vllm(node: ast.expr, nodes: list[ast.AST], scope: "_Scope", names: t
                 any(k.arg in CONFIG_KEYWORDS and holds(k.value) for k in call.keywords):
             return True
     return False
+
+
+# Calls that read a list without running it
+_INSPECTING_BUILTINS = frozenset({"print", "len", "repr", "str", "sorted", "list", "tuple", "set", "isinstance", "any",
+                                  "all", "enumerate", "zip"})
+
+
+def only_inspected(node: ast.expr, nodes: list[ast.AST], scope: "_Scope", vllm_names: frozenset[str],
+                   tree: ast.Module | None = None) -> bool:
+    """Whether a test's `["vllm", "serve", ...]` list is only looked at, never run: every use of it (the literal, or a
+    name of the scope bound to it) is an argument of a vLLM call (vLLM's sweep tests hand one to
+    `ParameterSweepItem.apply_to_cmd`, which edits the list), an operand of a comparison or an `assert`, a builtin
+    that reads it (`len`, `print`), or a method or index on the list itself (`cmd.index(...)`, `cmd[1]`). Any other use
+    (a subprocess call, a client helper, `sys.argv = ...`, `return cmd`, `cmd + extra`) may run it. `tree`: the file,
+    when the scope is its top level: a module constant's name may be used in any function."""
+    bound = {name for name, value in scope.values.items() if value is node}
+    walked = list(walk(tree)) if tree is not None and bound else nodes
+    holders = [node] + [sub for sub in walked if isinstance(sub, ast.Name) and sub.id in bound and isinstance(sub.ctx, ast.Load)]
+    parents: dict[int, ast.AST] = {}
+    for sub in walked:
+        for child in ast.iter_child_nodes(sub):
+            parents[id(child)] = sub
+    for holder in holders:
+        parent = parents.get(id(holder))
+        if isinstance(parent, ast.keyword):
+            parent = parents.get(id(parent))
+        if holder is node and isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            if all(isinstance(t, ast.Name) and t.id in bound for t in targets):
+                continue  # `cmd = [...]`: its uses are the name's
+            return False  # `sys.argv = [...]`, or a name bound twice whose uses are not followed
+        if isinstance(parent, ast.Call) and parent.func is not holder:
+            if _vllm_callee(parent, vllm_names) or _vllm_receiver(parent, scope, vllm_names) or \
+                    dotted_name(parent.func) in _INSPECTING_BUILTINS:
+                continue
+            return False
+        if isinstance(parent, (ast.Compare, ast.Assert)):
+            continue
+        if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is holder:
+            continue
+        return False
+    return True
+
+
+def _vllm_receiver(call: ast.Call, scope: "_Scope", vllm_names: frozenset[str]) -> bool:
+    """`item.apply_to_cmd(...)` where the scope binds `item` once to what a vLLM call returns
+    (`item = ParameterSweepItem.from_record(...)`)."""
+    func = call.func
+    while isinstance(func, (ast.Attribute, ast.Subscript)):
+        func = func.value
+    value = scope.values.get(func.id) if isinstance(func, ast.Name) else None
+    return isinstance(value, ast.Call) and _vllm_callee(value, vllm_names)
 
 
 def _names_vllm(f: LaunchFile) -> bool:

@@ -55,6 +55,24 @@ def _setattr_names(node: ast.Call, tree: ast.Module) -> list[str]:
     return (loop_names(tree, node, name.id) or []) if isinstance(name, ast.Name) else []
 
 
+# Calls that replace a member named by its dotted path: `monkeypatch.setattr("vllm.m.Cls", Fake)`, `mock.patch("vllm.m.f")`
+# (also as a decorator or a `with`), pytest-mock's `mocker.patch("vllm.m.f")`
+_PATCH_BY_PATH = ("monkeypatch.setattr", "patch", "mock.patch", "unittest.mock.patch", "mocker.patch")
+
+
+def _patched_by_path(node: ast.AST, package: str) -> tuple[str, str] | None:
+    """(owner, name) of a patch that names its target by a dotted string in vLLM: the test's stand-in (or a MagicMock)
+    is that member while the test runs (vLLM's own test replaces `vllm.v1.worker.gpu.eplb_utils.EplbState` with its
+    FakeEplbState, whose `add_model_calls` the real class lacks)."""
+    if not (isinstance(node, ast.Call) and node.args and dotted_name(node.func) in _PATCH_BY_PATH):
+        return None
+    path = node.args[0]
+    if not (isinstance(path, ast.Constant) and isinstance(path.value, str) and path.value.startswith(package + ".")):
+        return None
+    owner, _, name = path.value.rpartition(".")
+    return (owner, name) if name.isidentifier() else None
+
+
 def _literal_dict_keys(arg: ast.expr, tree: ast.Module) -> list[str]:
     """The literal string keys of a dict display, of `dict(k=...)`, or of every dict display the file assigns to the
     name `arg` is (`extra = {...}; table.update(extra)`)."""
@@ -267,6 +285,7 @@ class ClientPhases:
         those names exist at run time, and a function set on a class is that class's method. A name set on each
         module of a loop over `sys.modules` is set on every vLLM module (`ANY_MODULE`)."""
         loaded = _sys_modules_loop_names(self.file.tree)
+        self.file_patches: set[tuple[str, str]] = set()  # (module, name) this file sets: `_replaced` reads them here
         scopes: dict[int, dict] = {}  # function -> the module's names and its own imports
         # a patch class's listed members, set onto the target its decorator is handed (patch_classes.py, ZT)
         def is_target(e: ast.expr) -> bool:
@@ -293,6 +312,12 @@ class ClientPhases:
                     pairs += [(node.args[0], name, value) for name in names]
             for module, key in self._served_table_keys(node, scopes):
                 self.usage.patched.add((module, key))
+            target = _patched_by_path(node, self.package)
+            if target is not None and isinstance(self.api.resolve(".".join(target)), Resolved):
+                # only a member the release has: patching a missing one fails itself (mock and monkeypatch raise unless
+                # told to create it), so it makes no missing name exist for the client's other files
+                self.usage.patched.add(target)
+                self.file_patches.add(target)
             if isinstance(node, ast.Call):
                 created = self._attribute_created_by(node)
                 if created:
@@ -315,6 +340,7 @@ class ClientPhases:
                         ast.unparse(value)[:80]))
                 if isinstance(base, ModRef):
                     self.usage.patched.add((base.module, attr))
+                    self.file_patches.add((base.module, attr))
                 elif isinstance(base, (ClassRef, Instance)):
                     self.usage.patched.add((base.cls.qualname, attr))
                     if isinstance(base, ClassRef):

@@ -151,7 +151,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         shape = call_shape(node)
         # `Cls(...)` runs a `__new__` that may build a registered replacement; `super().__init__(...)` builds nothing
         built = not (isinstance(node.func, ast.Attribute) and node.func.attr == "__init__")
-        if isinstance(func, ClassRef) and not self._replaced(func.cls) \
+        if isinstance(func, ClassRef) and not self._replaced(func.cls, built=True) \
                 and not (built and built_as_replacement(self.api, self.usage, func.cls, shape)):
             self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven,
                                             rebound=self._init_rebound(func.cls)))
@@ -221,7 +221,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return
         if isinstance(base, Instance):
             self.reported.add(key)
-            if self._patched_on(base.cls, node.attr) or self._replaced(base.cls):
+            if self._patched_on(base.cls, node.attr) or self._replaced(base.cls, base.built):
                 return
             result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
             stand_in = self.usage.stand_ins.get(base.cls.qualname, {}).get(node.attr) \

@@ -24,7 +24,7 @@ import re
 
 from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import Resolved
-from driftcheck.astnodes import walk
+from driftcheck.astnodes import nodes_of, walk
 
 # ------------------------------------------------------------------------------------------------ anchors
 BLOCK_POOL = "vllm.v1.core.block_pool.BlockPool"
@@ -65,8 +65,11 @@ def prefix_caching_default(api) -> "bodies.FieldDefault | None":
     return bodies.constructor_default(api, CACHE_CONFIG, "enable_prefix_caching")
 
 
-def prefix_caching_state(ctx) -> tuple[str, object, str]:
-    """('on'|'off'|'maybe', the client's CacheConfig call or None, explanation): is prefix caching on for this client?"""
+def prefix_caching_state(ctx, any_call: bool = False) -> tuple[str, object, str]:
+    """('on'|'off'|'maybe', the client's CacheConfig call or None, explanation): is prefix caching on for this client?
+    `any_call`: with no CacheConfig of the client's, a call anywhere that passes `enable_prefix_caching=False` turns it
+    off (for DC102's in-process capture, which runs in the engine those calls build; DC104 asks about the client's own
+    block pools, which such a call does not reach)."""
     default = prefix_caching_default(ctx.api)
     default_value = bodies.literal_src(default.value) if default and default.param else bodies.NOT_LITERAL
     calls = [c for c in ctx.usage.calls if c.kind == "construct" and c.target.qualname.endswith(".CacheConfig")]
@@ -81,6 +84,15 @@ def prefix_caching_state(ctx) -> tuple[str, object, str]:
             return "maybe", call, f"the client passes enable_prefix_caching={ast.unparse(kw.value)}"
         if call.shape.star_kwargs:
             return "maybe", call, "the client passes **kwargs to CacheConfig"
+    if not calls and any_call:
+        # no CacheConfig of its own: the engine is built from `LLM(..., enable_prefix_caching=False)`, EngineArgs, or
+        # a test helper that forwards its keywords (vLLM's own test hands it to its `vllm_runner` fixture)
+        for file in ctx.usage.files:
+            if "enable_prefix_caching" not in file.text:
+                continue
+            for node in nodes_of(file.tree, ast.keyword):
+                if node.arg == "enable_prefix_caching" and bodies.literal(node.value) is False:
+                    return "off", None, "the client passes enable_prefix_caching=False"
     where = "the client's CacheConfig(...) leaves" if calls else "the client builds no CacheConfig; the target's"
     if default_value is True:
         return "on", calls[0] if calls else None, f"{where} enable_prefix_caching at its default, True"

@@ -142,3 +142,31 @@ def test_dc102_the_same_binding_that_appends_hidden_states_is_a_capture(tmp_path
                             "        self._captured_states.setdefault(0, []).append(activation)\n        return hidden_states\n")
     [f] = scan_files(tmp_path / "3", {"c.py": named}, only=["DC102"], vllm="0.16.0").findings
     assert f.details["capture"] == "_forward_linear"
+
+
+EXTENSION_CAPTURE = """
+    from vllm import LLM
+
+
+    class Probe:
+        def capture(self, layer):
+            self.captured = []
+            hidden_states = layer.output
+            self.captured.append(hidden_states.cpu())
+
+
+    def run(helper):
+        llm = LLM("m", worker_extension_cls="c.Probe")
+        helper("m", worker_extension_cls="c.Probe", enable_prefix_caching=False)
+        return llm.collective_rpc("capture", args=(None,))
+"""
+
+
+def test_dc102_an_engine_call_that_turns_prefix_caching_off(tmp_path):
+    # vLLM 0.32.0's own test (tests/models/test_dsv41_mono_layers.py) captures in a worker extension and hands
+    # `enable_prefix_caching=False` to its `vllm_runner` fixture; it builds no CacheConfig of its own
+    assert scan_files(tmp_path, {"c.py": EXTENSION_CAPTURE}, only=["DC102"], vllm="0.16.0").findings == []
+    # the twin: no call turns it off, so the capture is a warning as before
+    on = EXTENSION_CAPTURE.replace(", enable_prefix_caching=False", "")
+    [f] = scan_files(tmp_path / "on", {"c.py": on}, only=["DC102"], vllm="0.16.0").findings
+    assert f.severity == "warning" and "builds no CacheConfig" in f.message

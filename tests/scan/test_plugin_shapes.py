@@ -99,7 +99,12 @@ reaches for the client's object only from an `apply` the client replaces without
 0.34.0 (batch 30d, docs/triage/2026-12-05-sweep-0.34.0-sample-30d.md: a DC109 override vLLM calls only from a classmethod that it calls on
 classes its own selectors pick, never through the client's class, is a warning), SB2_ from DeepSpec's hidden-states connector (xlm-research/DeepSpec 589c8b8, read through the file
 index) at vLLM 0.19.1 and 0.23.0 (batch 30b, docs/triage/2026-12-05-spec-decode-30b.md: a private override of a method
-that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs).
+that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs),
+TK1_-TK8_ from vLLM's own tests/ of the 0.16.0, 0.24.0, 0.32.0 and 0.33.0 sdists scanned against their own release
+(docs/triage/2026-12-05-vllm-own-tests-tk.md: a test's `vllm serve` list only inspected, `pytest.raises` and
+`contextlib.suppress` bodies, a class a test replaces by its dotted path, members set on an instance built with
+`object.__new__`, an `f"{__name__}.X"` worker extension, a stub stored then read in one function, a helper annotated
+with one class that returns a sibling, a class a test function defines over an imported name).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
