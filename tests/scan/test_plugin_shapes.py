@@ -99,7 +99,10 @@ reaches for the client's object only from an `apply` the client replaces without
 0.34.0 (batch 30d, docs/triage/2026-12-05-sweep-0.34.0-sample-30d.md: a DC109 override vLLM calls only from a classmethod that it calls on
 classes its own selectors pick, never through the client's class, is a warning), SB2_ from DeepSpec's hidden-states connector (xlm-research/DeepSpec 589c8b8, read through the file
 index) at vLLM 0.19.1 and 0.23.0 (batch 30b, docs/triage/2026-12-05-spec-decode-30b.md: a private override of a method
-that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs).
+that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs),
+TH1_ and TH2_ from vLLM-metax's 0.8.5 plugin (lianjiezh/vLLM-metax 652e9f0) at vLLM 0.8.5 taken from GitHub (batch 31c,
+docs/triage/2026-12-05-old-internals-31c.md: an imported vLLM module name rebound at top level to a logger; vLLM's
+environment table rebound to a merge with the plugin's own variables).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
