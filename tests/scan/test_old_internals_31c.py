@@ -16,6 +16,16 @@ the module's table, so `envs.MACA_VLLM_USE_TN_2_NN` works in every module the pl
 warnings). SA3 read `.update(...)`, `[...] =` and `.setdefault(...)` on the table; a rebinding of the module's table to
 a merge (`a | b`, `{**a, **b}`, `dict(a, **b)`) now adds the merged literal keys as well. The twins: a key the merge
 does not bring in, and a merge bound to a name of the client's own module (vLLM's table unchanged), stay errors.
+
+TH3: the same plugin at 9b0ed3a (vLLM 0.9.1) ships copies of vLLM 0.9.2 modules in patch/vllm_substitution/ and its
+`vllm_metax_init` console script (`post_installation`, vllm_metax/__init__.py:44) copies them over the installed
+release: `"patch/vllm_substitution/utils.py" : vllm_dist_path / "v1/attention/backends/utils.py"` with
+`vllm_dist_path = importlib.metadata.distribution("vllm").locate_file("vllm")`. The plugin's own files import
+`AttentionMetadataBuilder` from that module and build/read `CommonAttentionMetadata(num_reqs=..., ...)`: 33 errors
+(DC002, DC003, DC006) against 0.9.1's original file. `mounted_copies` read only a path that spells `vllm/` (a mount,
+`cp`, `COPY`); it now also reads a join onto a name the file binds to the installed package's folder (`locate_file(
+"vllm")`, `vllm.__file__`, `vllm.__path__`), so the module is shadowed by the client's copy as a mount is. The
+twins: the same table joined onto a folder that is not vLLM's, and a copy onto another module, keep the errors.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from scan.helpers import edited, plugin_shape, scan_trees
 
 TH1_VLLM, TH1_CLIENT = plugin_shape("TH1")
 TH2_VLLM, TH2_CLIENT = plugin_shape("TH2")
+TH3_VLLM, TH3_CLIENT = plugin_shape("TH3")
 UTILS = "metax_plugin/utils_patch.py"
 ENV_PATCH = "metax_plugin/patch/env_patch.py"
 
@@ -89,3 +100,23 @@ def test_th2_twin_a_merge_bound_in_the_clients_own_module_leaves_vllms_table(tmp
     client = edited(TH2_CLIENT, ENV_PATCH, ("vllm.envs.environment_variables = ", "environment_variables = "))
     assert [(sev, symbol) for sev, _, _, symbol in _dc002(tmp_path, TH2_VLLM, client)] == [
         ("error", "vllm.envs.MACA_VLLM_USE_TN_2_NN")]
+
+
+def _th3(tmp_path, client_files=TH3_CLIENT):
+    found = scan_trees(tmp_path, TH3_VLLM, client_files).findings
+    return sorted((f.severity, f.rule, f.client.line) for f in found if f.severity == "error")
+
+
+def test_th3_module_an_install_helper_copies_over_is_the_clients_copy(tmp_path):
+    assert _th3(tmp_path) == []
+
+
+def test_th3_twin_a_folder_that_is_not_vllms(tmp_path):
+    client = edited(TH3_CLIENT, "metax/__init__.py", (
+        'importlib.metadata.distribution(\n        "vllm").locate_file("vllm")', 'Path("/tmp/backup")'))
+    assert [rule for _, rule, _ in _th3(tmp_path, client)] == ["DC002", "DC003", "DC003", "DC003", "DC006", "DC006"]
+
+
+def test_th3_twin_a_copy_onto_another_module(tmp_path):
+    client = edited(TH3_CLIENT, "metax/__init__.py", ('"v1/attention/backends/utils.py"', '"v1/attention/utils.py"'))
+    assert len(_th3(tmp_path, client)) == 6

@@ -102,7 +102,8 @@ index) at vLLM 0.19.1 and 0.23.0 (batch 30b, docs/triage/2026-12-05-spec-decode-
 that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs),
 TH1_ and TH2_ from vLLM-metax's 0.8.5 plugin (lianjiezh/vLLM-metax 652e9f0) at vLLM 0.8.5 taken from GitHub (batch 31c,
 docs/triage/2026-12-05-old-internals-31c.md: an imported vLLM module name rebound at top level to a logger; vLLM's
-environment table rebound to a merge with the plugin's own variables).
+environment table rebound to a merge with the plugin's own variables), and TH3_ from the same plugin (9b0ed3a) at vLLM 0.9.1
+(its own copies of vLLM modules that its install helper copies onto the installed vLLM folder by a path join).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
