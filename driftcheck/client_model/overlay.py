@@ -154,8 +154,7 @@ def _folder_joins(text: str, package: str):
         return
     join = re.compile(r"[\"']((?:[\w.-]*/)*)(\w+\.py)[\"']\s*[:,]\s*(?:" + "|".join(map(re.escape, names))
                       + r")\s*/\s*[\"']((?:\w+/)*)\2[\"']")
-    for name in names:
-        yield from _matches_on_lines_with(join, text, name)
+    yield from join.finditer(text)  # the whole text: a formatter may put the destination on the next line
 
 
 def _names_package_folder(value: ast.expr, package: str) -> bool:

@@ -120,3 +120,11 @@ def test_th3_twin_a_folder_that_is_not_vllms(tmp_path):
 def test_th3_twin_a_copy_onto_another_module(tmp_path):
     client = edited(TH3_CLIENT, "metax/__init__.py", ('"v1/attention/backends/utils.py"', '"v1/attention/utils.py"'))
     assert len(_th3(tmp_path, client)) == 6
+
+
+def test_th3_destination_on_the_next_line(tmp_path):
+    """9b0ed3a's successor (5501944) formats each entry over two lines: the source, then `vllm_dist_path / "..."`."""
+    client = edited(TH3_CLIENT, "metax/__init__.py", (
+        '"patch/vllm_substitution/utils.py" : vllm_dist_path / "v1/attention/backends/utils.py",',
+        '"patch/vllm_substitution/utils.py":\n        vllm_dist_path /\n        "v1/attention/backends/utils.py",'))
+    assert _th3(tmp_path, client) == []
