@@ -113,9 +113,11 @@ def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     mounts = [(rel, text, m) for rel, text in [*texts, *_read_texts(client, launch, needle)]
               for m in _matches_on_lines_with(pattern, text, needle)]
+    words = ("locate_file", f"{package}.__file__", f"{package}.__path__")  # what reads the installed package's folder
+    trees = {f.rel: f.tree for f in client.files}
     helpers = [*texts, *_read_texts(client, [r for r in launch if r.endswith(".py")], package)]
-    mounts += [(rel, text, m) for rel, text in helpers if "locate_file" in text or f"{package}.__" in text
-               for m in _folder_joins(text, package)]
+    mounts += [(rel, text, m) for rel, text in helpers if any(w in text for w in words)
+               for m in _folder_joins(text, package, trees.get(rel))]
     for rel, text, m in mounts:
         folder, name, inside = m.group(1), m.group(2), m.group(3)
         copies = by_name.get(name)
@@ -138,16 +140,17 @@ def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _folder_joins(text: str, package: str):
+def _folder_joins(text: str, package: str, tree: ast.Module | None = None):
     """Copies a Python install helper makes onto the installed release by joining a name bound to the package's
     folder (`vllm_dist_path = importlib.metadata.distribution("vllm").locate_file("vllm")`, `Path(vllm.__file__).parent`,
     `os.path.dirname(vllm.__file__)`) with a path below it: `"patch/subst/utils.py": vllm_dist_path /
     "v1/attention/backends/utils.py"` in a table of source -> destination (TH3). Matches with the groups of
     `_mount_line`: the source's folder, the file's name, the path below the package folder."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return
     names = sorted({t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _names_package_folder(n.value, package)
                     for t in n.targets if isinstance(t, ast.Name)})
     if not names:
