@@ -10,6 +10,7 @@ A client file its launcher copies or mounts over a release file (`mounted_copies
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 
@@ -110,27 +111,66 @@ def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
               and (rel.endswith(_LAUNCH_SUFFIXES) or rel.rsplit("/", 1)[-1].startswith("Dockerfile") or rel.endswith(".py"))]
     pattern, needle = _mount_line(package), f"{package}/"
     out: dict[str, tuple[str, str]] = {}
-    for rel, text in [*texts, *_read_texts(client, launch, needle)]:
-        for m in _matches_on_lines_with(pattern, text, needle):
-            folder, name, inside = m.group(1), m.group(2), m.group(3)
-            copies = by_name.get(name)
-            if not copies or name == "__init__.py":
+    mounts = [(rel, text, m) for rel, text in [*texts, *_read_texts(client, launch, needle)]
+              for m in _matches_on_lines_with(pattern, text, needle)]
+    words = ("locate_file", f"{package}.__file__", f"{package}.__path__")  # what reads the installed package's folder
+    trees = {f.rel: f.tree for f in client.files}
+    helpers = [*texts, *_read_texts(client, [r for r in launch if r.endswith(".py")], package)]
+    mounts += [(rel, text, m) for rel, text in helpers if any(w in text for w in words)
+               for m in _folder_joins(text, package, trees.get(rel))]
+    for rel, text, m in mounts:
+        folder, name, inside = m.group(1), m.group(2), m.group(3)
+        copies = by_name.get(name)
+        if not copies or name == "__init__.py":
+            continue
+        module = _release_module(api, inside, name)
+        if module is None or module in out:
+            continue
+        spelled = [c for c in copies if folder and c.rsplit("/", 1)[0].endswith(folder.strip("/").rsplit("/", 1)[-1])]
+        copy = (spelled or copies)[0]
+        released = api.module_path(module)
+        try:
+            mine = client.tree.read_bytes(copy)
+            if released is not None and mine == api.tree.read_bytes(released[0]):
                 continue
-            module = _release_module(api, inside, name)
-            if module is None or module in out:
-                continue
-            spelled = [c for c in copies if folder and c.rsplit("/", 1)[0].endswith(folder.strip("/").rsplit("/", 1)[-1])]
-            copy = (spelled or copies)[0]
-            released = api.module_path(module)
-            try:
-                mine = client.tree.read_bytes(copy)
-                if released is not None and mine == api.tree.read_bytes(released[0]):
-                    continue
-            except SourceError:
-                continue
-            line = text.count("\n", 0, m.start()) + 1
-            out[module] = (copy, f"{rel}:{line}")
+        except SourceError:
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        out[module] = (copy, f"{rel}:{line}")
     return out
+
+
+def _folder_joins(text: str, package: str, tree: ast.Module | None = None):
+    """Copies a Python install helper makes onto the installed release by joining a name bound to the package's
+    folder (`vllm_dist_path = importlib.metadata.distribution("vllm").locate_file("vllm")`, `Path(vllm.__file__).parent`,
+    `os.path.dirname(vllm.__file__)`) with a path below it: `"patch/subst/utils.py": vllm_dist_path /
+    "v1/attention/backends/utils.py"` in a table of source -> destination (TH3). Matches with the groups of
+    `_mount_line`: the source's folder, the file's name, the path below the package folder."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return
+    names = sorted({t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _names_package_folder(n.value, package)
+                    for t in n.targets if isinstance(t, ast.Name)})
+    if not names:
+        return
+    join = re.compile(r"[\"']((?:[\w.-]*/)*)(\w+\.py)[\"']\s*[:,]\s*(?:" + "|".join(map(re.escape, names))
+                      + r")\s*/\s*[\"']((?:\w+/)*)\2[\"']")
+    yield from join.finditer(text)  # the whole text: a formatter may put the destination on the next line
+
+
+def _names_package_folder(value: ast.expr, package: str) -> bool:
+    """Whether an expression reads the installed package's folder: `....locate_file("vllm")`, `vllm.__file__`,
+    `vllm.__path__` anywhere in it."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "locate_file" and n.args \
+                and isinstance(n.args[0], ast.Constant) and n.args[0].value == package:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in ("__file__", "__path__") and isinstance(n.value, ast.Name) \
+                and n.value.id == package:
+            return True
+    return False
 
 
 def _matches_on_lines_with(pattern: re.Pattern, text: str, needle: str):

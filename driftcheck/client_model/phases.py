@@ -89,6 +89,44 @@ def _literal_dict_keys(arg: ast.expr, tree: ast.Module) -> list[str]:
     return keys_of(arg)
 
 
+def _merged_literal_keys(value: ast.expr, tree: ast.Module) -> list[str]:
+    """The literal string keys a dict merge brings in: each operand of `a | b`, each `**x` and key of a display, each
+    argument and keyword of `dict(...)`; an operand's keys as `_literal_dict_keys` reads them (a display, `dict(k=...)`,
+    or a name the file binds to one). Empty for anything else, a plain display included (that replaces the table)."""
+    def operands(v: ast.expr) -> list[ast.expr] | None:
+        if isinstance(v, ast.BinOp) and isinstance(v.op, ast.BitOr):
+            return [*(operands(v.left) or [v.left]), *(operands(v.right) or [v.right])]
+        if isinstance(v, ast.Dict) and any(k is None for k in v.keys):
+            return [ast.Dict(keys=[k], values=[x]) if k is not None else x for k, x in zip(v.keys, v.values)]
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" and v.args:
+            return [*v.args, *(k.value if k.arg is None else ast.Dict(keys=[ast.Constant(k.arg)], values=[k.value])
+                               for k in v.keywords)]
+        return None
+    parts = operands(value)
+    return [key for part in parts or () for key in _literal_dict_keys(part, tree)]
+
+
+def _top_level_bindings(stmt: ast.stmt) -> list[tuple[str, bool]]:
+    """The module-level names one top-level statement binds, each with whether an import binds it (names bound in the
+    statement's nested blocks count: a `try`'s import; a function's or class's body does not)."""
+    out: list[tuple[str, bool]] = []
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out += [((a.asname or a.name.split(".")[0]), True) for a in node.names if a.name != "*"]
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append((node.name, False))
+            continue
+        if isinstance(node, (ast.Lambda, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.append((node.id, False))
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
 PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` makes
 
 
@@ -138,6 +176,7 @@ class ClientPhases:
                 loaded = self._loaded_module(values[0])  # `m = importlib.import_module("vllm.x")`, bound once
                 if loaded is not None:
                     self.module_env[name] = loaded
+        self._settle_rebound_imports()
         for node in self.file.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
@@ -147,6 +186,28 @@ class ClientPhases:
                 continue
             if node.name in self.module_env:  # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the client's own wins
                 del self.module_env[node.name]
+
+    def _settle_rebound_imports(self) -> None:
+        """`from vllm import envs, logger` then `logger = init_logger(__name__)`: an imported name whose last binding in
+        the module's top-level statements is a plain assignment holds that assignment's value from then on, and a
+        function reads it only after the import ran: the module's own class or module when the value is one, else
+        nothing known (TH1)."""
+        last: dict[str, ast.stmt] = {}
+        imported: set[str] = set()
+        for stmt in self.file.tree.body:
+            for name, by_import in _top_level_bindings(stmt):
+                last[name] = stmt
+                if by_import:
+                    imported.add(name)
+        for name in imported & self.module_env.keys():
+            stmt = last[name]
+            if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+                continue
+            found = self.infer(stmt.value, self.module_env)
+            if isinstance(found, (ClassRef, ModRef)):
+                self.module_env[name] = found
+            else:
+                del self.module_env[name]
 
     def module_stand_ins(self) -> ModuleStandIns:
         """The file's replacements of vLLM modules in `sys.modules` (module_stand_ins.py), read once per file."""
@@ -365,9 +426,16 @@ class ClientPhases:
         elif isinstance(node, ast.Assign):
             subscripts = [t for t in node.targets if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
                           and isinstance(t.slice.value, str)]
-            if len(subscripts) != 1:
+            rebound = [t for t in node.targets if isinstance(t, ast.Attribute)]
+            if len(subscripts) == 1:
+                holder, keys = subscripts[0].value, [subscripts[0].slice.value]
+            elif len(rebound) == 1 and len(node.targets) == 1:
+                # `vllm.envs.environment_variables = environment_variables | extra` (or `{**environment_variables,
+                # **extra}`, `dict(environment_variables, **extra)`): the module's table is now a merge holding the
+                # literal keys of what it merges in (TH2)
+                holder, keys = rebound[0], _merged_literal_keys(node.value, self.file.tree)
+            else:
                 return []
-            holder, keys = subscripts[0].value, [subscripts[0].slice.value]
         else:
             return []
         if not keys or not isinstance(holder, ast.Attribute):

@@ -104,7 +104,11 @@ TK1_-TK8_ from vLLM's own tests/ of the 0.16.0, 0.24.0, 0.32.0 and 0.33.0 sdists
 (docs/triage/2026-12-05-vllm-own-tests-tk.md: a test's `vllm serve` list only inspected, `pytest.raises` and
 `contextlib.suppress` bodies, a class a test replaces by its dotted path, members set on an instance built with
 `object.__new__`, an `f"{__name__}.X"` worker extension, a stub stored then read in one function, a helper annotated
-with one class that returns a sibling, a class a test function defines over an imported name).
+with one class that returns a sibling, a class a test function defines over an imported name),
+TH1_ and TH2_ from vLLM-metax's 0.8.5 plugin (lianjiezh/vLLM-metax 652e9f0) at vLLM 0.8.5 taken from GitHub (batch 31c,
+docs/triage/2026-12-05-old-internals-31c.md: an imported vLLM module name rebound at top level to a logger; vLLM's
+environment table rebound to a merge with the plugin's own variables), and TH3_ from the same plugin (9b0ed3a) at vLLM 0.9.1
+(its own copies of vLLM modules that its install helper copies onto the installed vLLM folder by a path join).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
