@@ -14,6 +14,14 @@ TG2: DC004's "gets 'x' both by position and by keyword" said "(a parameter was i
 calls `get_attn_backend(head_size, dtype, kv_cache_dtype, block_size, use_mla=False, ...)` (`moba.py:180`), and
 vLLM 0.18 removed `block_size`: an inserted parameter pushes `use_mla` back and never causes this; a removed one does.
 The message now says which positional argument reaches the parameter and why.
+
+TG3: the same client reads `forward_context.virtual_engine` (`sse_swa_h.py:608`), which vLLM 0.19 dropped from
+`ForwardContext`. The unknown said the client imports `sse_swa_moba_hf` (test_precision_compare.py:92), "which
+driftcheck does not read ...: a plugin the client runs under may set 'virtual_engine'": `sse_swa_moba_hf` is a package
+of the client's own tree whose files import no vLLM (the Hugging Face twin of its model), so it cannot reach what vLLM
+hands out from its module state. The top-level names of every module of the client's tree are now its own
+(`Usage.own_packages`) for that question (`unread_code.plugin_may_set`); a package outside the tree (`fla` there) is
+still unread and named, so vllm_for_sp2's read stays unknown, for the right reason.
 """
 
 from __future__ import annotations
@@ -129,3 +137,48 @@ def test_tg2_the_first_parameter_says_no_parameter_comes_before_it(tmp_path):
             "def pick():\n    return get_attn_backend(128, head_size=64, dtype='bf16', kv_cache_dtype='auto')\n")
     (f,) = _dc004(tmp_path, code)
     assert f.severity == "error" and "1st positional argument binds it, since no parameter comes before it" in f.message
+
+
+# ----------------------------------------------------------------------------------------------------------- TG3
+TG3 = SHAPES / "TG3_package_of_the_client_tree_without_vllm_is_its_own_not_an_unread_plugin"
+UNGUARDED_READ = """\
+from vllm.forward_context import get_forward_context
+
+from helpers.shapes import first_cache
+
+
+def kv_for(layer_caches):
+    return layer_caches[get_forward_context().virtual_engine]
+"""
+
+
+def _dc006(tmp_path: Path, code: str, extra: dict[str, str] | None = None):
+    client = {"plugin/__init__.py": "", "plugin/attn.py": code, "helpers/__init__.py": "",
+              "helpers/shapes.py": (TG3 / "client" / "helpers" / "shapes.py").read_text(), **(extra or {})}
+    result = scan_trees(tmp_path, _tree(TG3 / "vllm_src"), client)
+    return [f for f in result.findings if f.rule == "DC006"], [u for u in result.unknown if u.rule == "DC006"]
+
+
+def test_tg3_guarded_as_in_the_shape_a_warning_not_an_unknown_naming_the_clients_own_package(tmp_path):
+    found, unknown = _dc006(tmp_path, (TG3 / "client" / "plugin" / "attn.py").read_text())
+    assert unknown == []
+    assert [f.severity for f in found] == ["warning"] and "hasattr" in found[0].message
+
+
+def test_tg3_unguarded_the_read_fails_an_error(tmp_path):
+    found, unknown = _dc006(tmp_path, UNGUARDED_READ)
+    assert unknown == [] and [(f.severity, f.client.line) for f in found] == [("error", 7)]
+
+
+def test_tg3_a_module_of_the_tree_under_src_is_its_own_too(tmp_path):
+    code = UNGUARDED_READ.replace("from helpers.shapes", "from hfmodel.shapes")
+    found, unknown = _dc006(tmp_path, code, {"src/hfmodel/__init__.py": "", "src/hfmodel/shapes.py": "def first_cache(c):\n"
+                                                                                                      "    return c[0]\n"})
+    assert unknown == [] and [f.severity for f in found] == ["error"]
+
+
+def test_tg3_twin_a_package_outside_the_tree_is_still_unread_and_named(tmp_path):
+    code = UNGUARDED_READ + "\n\ndef kernels():\n    import fla\n\n    return fla\n"
+    found, unknown = _dc006(tmp_path, code)
+    assert found == [] and len(unknown) == 1
+    assert "imports `fla`" in unknown[0].message and "helpers" not in unknown[0].message

@@ -100,10 +100,11 @@ reaches for the client's object only from an `apply` the client replaces without
 classes its own selectors pick, never through the client's class, is a warning), SB2_ from DeepSpec's hidden-states connector (xlm-research/DeepSpec 589c8b8, read through the file
 index) at vLLM 0.19.1 and 0.23.0 (batch 30b, docs/triage/2026-12-05-spec-decode-30b.md: a private override of a method
 that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs),
-TG1_ and TG2_ from FAndromedA/vllm_for_sp2 (2131526, its MoBA attention layer) at vLLM 0.20.2 against its 0.17.1
+TG1_ to TG3_ from FAndromedA/vllm_for_sp2 (2131526, its MoBA attention layer) at vLLM 0.20.2 against its 0.17.1
 (batch 31b, docs/triage/2026-12-05-attention-backends-31b.md: a same-named kernel launcher whose signature rejects the
 client's call is no new home for the wrapper it imported; a keyword the call's positional arguments also reach once a
-parameter before it was removed, said as such).
+parameter before it was removed, said as such; a package of the client's tree that imports no vLLM is its own, not an
+unread plugin that may set members on what vLLM hands out).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
