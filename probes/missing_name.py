@@ -9,8 +9,12 @@ the `move-import` fix rewrites the import.
 
 from __future__ import annotations
 
+import ast
+
 from driftcheck.client_model.overlay import copy_may_define
 from driftcheck.client_model.source_diffs import diff_may_define
+from driftcheck.client_model.uses import call_shape
+from driftcheck.vllm_model.signatures import check_call
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 from driftcheck.vllm_model.same_named import same_named_modules
 from driftcheck.rules.context import ScanContext, once_per_client
@@ -24,6 +28,64 @@ def _moved_to(ctx: ScanContext, name: str, module: str) -> list[str]:
     from driftcheck.vllm_model.bodies import text_index_for
 
     return text_index_for(ctx.api).defining_modules(name, near=module)[:3]
+
+
+def _calls_through(ctx: ScanContext, imp) -> tuple[list, int]:
+    """The calls the importing file makes of what the import binds (`f(...)` through its local name), and the line of
+    the first: none when the file binds that name in any other way too (a `def`, an assignment, another import), so
+    what a call reaches is not certainly the imported function."""
+    file = ctx.usage.file_at(imp.loc.path)
+    if file is None or file.tree is None:
+        return [], 0
+    local = next((alias.asname or alias.name for node in ast.walk(file.tree) if isinstance(node, ast.ImportFrom)
+                  and node.lineno <= imp.loc.line <= (node.end_lineno or node.lineno)
+                  for alias in node.names if alias.name == imp.name), None)
+    if local is None:
+        return [], 0
+    bindings = 0
+    calls = []
+    for node in ast.walk(file.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == local:
+            return [], 0
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bindings += sum(1 for a in node.names if (a.asname or a.name.split(".")[0]) == local)
+        elif isinstance(node, (ast.Name)) and node.id == local and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return [], 0
+        elif isinstance(node, ast.arg) and node.arg == local:
+            return [], 0
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == local:
+            calls.append(node)
+    if bindings != 1:
+        return [], 0
+    calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    return [call_shape(c) for c in calls], (calls[0].lineno if calls else 0)
+
+
+def _homes_taking_the_calls(ctx: ScanContext, imp, moved: list[str]) -> tuple[list[str], str | None]:
+    """`moved` less the modules whose function of that name rejects every call the importing file makes of it: a
+    same-named `def` that takes other arguments is another function, no new home (0.20.2 dropped the custom-op wrapper
+    `unified_attention(query, key, value, layer_name)` from `vllm.model_executor.layers.attention.attention`; the
+    `unified_attention(q, k, v, out, cu_seqlens_q, ...)` of `vllm.v1.attention.ops.triton_unified_attention` is a
+    Triton kernel's launcher). With why the first dropped one is not it, for the message. A candidate that is not a
+    plain function, or whose decorator may reshape its arguments, and a file that never calls the name, keep the
+    hint: only a call proves another function."""
+    shapes, line = _calls_through(ctx, imp)
+    if not shapes:
+        return moved, None
+    kept: list[str] = []
+    why = None
+    for module in moved:
+        mod = ctx.api.module(module)
+        found = ctx.api.module_member(mod, imp.name) if mod is not None else None
+        if not isinstance(found, Resolved) or found.kind != "function" or found.func is None \
+                or found.func.decorators or any(not check_call(found.func.signature, s) for s in shapes):
+            kept.append(module)
+        elif why is None:
+            params = [prm.name for prm in found.func.signature.params]
+            shown = ", ".join(params[:5]) + (", ..." if len(params) > 5 else "")
+            why = (f" `{module}` defines a `{imp.name}({shown})` too, but that is another function: it rejects how "
+                   f"this file calls the name (line {line}), so no new home is named.")
+    return kept, why
 
 
 def _submodule_elsewhere(ctx: ScanContext, mod, module: str, name: str) -> str | None:
@@ -118,12 +180,14 @@ def check(ctx: ScanContext):
                 "module itself, so this import-time import works only if that assignment ran first." + imp.guard_note(),
                 imp.loc, ctx.vllm_location(mod.path, 1), symbol, when="import", severity="warning", fix=False)
             continue
-        moved = _moved_to(ctx, imp.name, imp.module)
+        moved, other_function = _homes_taking_the_calls(ctx, imp, _moved_to(ctx, imp.name, imp.module))
         message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
         message += " when this function runs." if imp.runtime_only else " at import time."
-        submodule = None if moved else _submodule_elsewhere(ctx, mod, imp.module, imp.name)
+        submodule = None if moved or other_function else _submodule_elsewhere(ctx, mod, imp.module, imp.name)
         if moved:
             message += f" It is defined in `{moved[0]}` now."
+        elif other_function:
+            message += other_function
         elif submodule:
             message += f" A module of that name is at `{submodule}`; check it has what the client uses from it."
         elif result.near:

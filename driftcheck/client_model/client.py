@@ -139,6 +139,20 @@ def module_name_for(rel: str) -> str:
     return ".".join(parts)
 
 
+def own_packages(client: ClientSource) -> set[str]:
+    """The top-level names the client's own modules are imported by, from the paths of all its .py files (nothing is
+    read): a package of the tree whose files import no vLLM (vllm_for_sp2's `sse_swa_moba_hf`, the Hugging Face twin
+    of its vLLM model) is the client's, not a third party's; a module under `src/` is known by the name below it."""
+    out: set[str] = set()
+    for rel in client.tree.iter_files(""):
+        parts = module_name_for(rel).split(".")
+        if parts[0] == "src" and len(parts) > 1:
+            out.add(parts[1])
+        elif parts[0]:
+            out.add(parts[0])
+    return out
+
+
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")[:-1]
     return any(p in SKIP_DIRS or p.startswith(".") or p.endswith(".dist-info") for p in parts)

@@ -81,7 +81,10 @@ def plugin_may_set(analyzer, node: ast.Attribute, result: object, env: dict, cls
     if not isinstance(result, Missing) or isinstance(node.ctx, (ast.Store, ast.Del)):
         return None
     required = analyzer.api.required_distributions()
-    unread = unread_packages(analyzer.usage, analyzer.package, required)
+    # a package of the client's own tree whose modules import no vLLM is no plugin vLLM loads: it cannot reach what
+    # vLLM hands out from its module state (vllm_for_sp2's `sse_swa_moba_hf`, the Hugging Face twin of its model)
+    unread = {top: where for top, where in unread_packages(analyzer.usage, analyzer.package, required).items()
+              if top not in analyzer.usage.own_packages}
     if not unread or not takes_new_attributes(analyzer.api, cls):
         return None
     tree = analyzer.file.tree

@@ -15,7 +15,7 @@ import ast
 import re
 
 from driftcheck.astnodes import nodes_of
-from driftcheck.client_model.client import ClientSource
+from driftcheck.client_model.client import ClientSource, own_packages
 from driftcheck.client_model.client_classes import DOTTED_CLASS
 from driftcheck.client_model.client_stores import credit_client_stores
 from driftcheck.client_model.open_extensions import open_extensions
@@ -43,6 +43,7 @@ def finish_client(usage: Usage, api: ApiIndex) -> None:
 def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str, "FileAnalyzer"]]:
     """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
     usage = Usage(files=client.files)
+    usage.own_packages = own_packages(client)
     usage.overlay, usage.shadowed = overlay_modules(client, api)
     usage.mounted = mounted_copies(client, api)
     usage.redirected = import_hook_redirects(client, api.package)

@@ -164,6 +164,8 @@ class Usage:
     union_stores: list[tuple[Resolved, str, str]] = field(default_factory=list)
     # packages the client imports that may depend on vLLM and that driftcheck does not read (unread_code.py)
     unread_packages: dict[str, str] | None = None
+    # the top-level names of every module of the client's tree, whether or not it imports vLLM: its own packages
+    own_packages: set[str] = field(default_factory=set)
     # vLLM class -> member -> (client class, "file:line" where the client hands one where the vLLM class is expected):
     # an object of a client class that does not derive from it, annotated or passed as it (duck typing)
     stand_ins: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
