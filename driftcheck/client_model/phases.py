@@ -120,13 +120,14 @@ class ClientPhases:
                 loaded = self._loaded_module(values[0])  # `m = importlib.import_module("vllm.x")`, bound once
                 if loaded is not None:
                     self.module_env[name] = loaded
-        for node in self.file.tree.body:
+        top = {id(n) for n in self.file.tree.body}
+        for node in module_definitions(self.file.tree):
+            if id(node) not in top and node.name in self.module_env:
+                continue  # `try: from vllm.x import f / except ImportError: def f(...)`: the import's name stays vLLM's
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
-            elif isinstance(node, ast.ClassDef):
-                self.classes[node.name] = node
             else:
-                continue
+                self.classes[node.name] = node
             if node.name in self.module_env:  # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the client's own wins
                 del self.module_env[node.name]
 
@@ -589,3 +590,40 @@ class ClientPhases:
                                            and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == first}
         self.client_class_vllm_bases[name] = [cls]
         return name
+
+
+def module_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """The functions and classes a module defines: its top-level ones, and those a module-level `if` / `try` /
+    `with` defines (`try: from vllm... import Sampler; HAS_VLLM = True / except ImportError: ...` then
+    `if HAS_VLLM: class ControlSampler(Sampler): ...`), which run like top-level ones whenever their block does.
+    A nested one counts only where no other definition in the module binds its name (`if new: class A(B) /
+    else: class A(C)` keeps neither: which one runs is the block's choice), and never under `if TYPE_CHECKING:`. The
+    caller also leaves out a nested one named as a module-level import (`except ImportError: def f(...)`, the
+    fallback for the import of `f` from vLLM: calls of `f` stay checked against vLLM's)."""
+    top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    nested: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = []
+
+    def collect(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                nested.append(stmt)
+            elif isinstance(stmt, ast.If):
+                if not is_type_checking(stmt.test):
+                    collect(stmt.body)
+                collect(stmt.orelse)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                collect(stmt.body)
+            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                collect(stmt.body)
+                for handler in stmt.handlers:
+                    collect(handler.body)
+                collect(stmt.orelse)
+                collect(stmt.finalbody)
+
+    tops = {id(n) for n in top}
+    collect([stmt for stmt in tree.body if id(stmt) not in tops])
+    counts: dict[str, int] = {}
+    for node in top + nested:
+        counts[node.name] = counts.get(node.name, 0) + 1
+    return top + [n for n in nested if counts[n.name] == 1]
+

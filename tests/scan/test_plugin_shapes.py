@@ -99,7 +99,11 @@ reaches for the client's object only from an `apply` the client replaces without
 0.34.0 (batch 30d, docs/triage/2026-12-05-sweep-0.34.0-sample-30d.md: a DC109 override vLLM calls only from a classmethod that it calls on
 classes its own selectors pick, never through the client's class, is a warning), SB2_ from DeepSpec's hidden-states connector (xlm-research/DeepSpec 589c8b8, read through the file
 index) at vLLM 0.19.1 and 0.23.0 (batch 30b, docs/triage/2026-12-05-spec-decode-30b.md: a private override of a method
-that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs).
+that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs), TF1_ from
+genlm-backend's vLLM backend (genlm/genlm-backend, the ControlSampler version of genlm/backend/llm/vllm.py, read through
+the file index) at vLLM 0.26.0 and 0.11.0 (batch 31a, docs/triage/2026-12-05-sampling-lora-31a.md: a `Sampler` subclass
+and a helper defined under a module-level `if` after a guarded import, which are now read; a name both branches of a
+split define, and a class under `if TYPE_CHECKING:`, are not).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
