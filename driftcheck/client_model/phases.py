@@ -593,8 +593,8 @@ class ClientPhases:
 
 
 def module_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-    """The functions and classes a module defines: its top-level ones, and those a module-level `if` / `try` /
-    `with` defines (`try: from vllm... import Sampler; HAS_VLLM = True / except ImportError: ...` then
+    """The functions and classes a module defines: its top-level ones, and those a module-level `if` / `try` (its
+    body, `else` and `finally`, not its handlers) / `with` defines (`try: from vllm... import Sampler; HAS_VLLM = True / except ImportError: ...` then
     `if HAS_VLLM: class ControlSampler(Sampler): ...`), which run like top-level ones whenever their block does.
     A nested one counts only where no other definition in the module binds its name (`if new: class A(B) /
     else: class A(C)` keeps neither: which one runs is the block's choice), and never under `if TYPE_CHECKING:`. The
@@ -614,10 +614,8 @@ def module_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunc
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
                 collect(stmt.body)
             elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-                collect(stmt.body)
-                for handler in stmt.handlers:
-                    collect(handler.body)
-                collect(stmt.orelse)
+                collect(stmt.body)  # not the handlers: an `except` runs only where its body failed, which the
+                collect(stmt.orelse)  # target may never do (`except ImportError: def old_way(): ...`)
                 collect(stmt.finalbody)
 
     tops = {id(n) for n in top}

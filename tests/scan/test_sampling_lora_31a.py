@@ -12,7 +12,15 @@ defines are now the module's too (`phases.module_definitions`), unless another d
 name (a version split's two `class A` keep neither) or they sit under `if TYPE_CHECKING:`; the uses in them keep the
 guards of the blocks around them (a version check, a `hasattr`) as top-level code does. A nested definition named
 as a module-level import (`except ImportError: class Sampler: ...`, the stand-in where vLLM is absent) is left out:
-the name stays vLLM's, as before.
+the name stays vLLM's, as before; so are the definitions in an `except` (it runs only where its try body failed).
+
+TF2: reading those definitions also reads what sits in a try body below an import the target lacks (`try: from
+vllm.v1.sample.fused import ...; class TunedSampler(Sampler): ...; DEFAULT = Sampler(..., fused=True) / except
+ImportError: DEFAULT = Sampler()`): that import raises, the `except` takes over, and nothing below it in the body runs.
+driftcheck reported such a line as an error already for plain statements (`DEFAULT = Sampler(..., fused=True)`, a
+certain TypeError only where the import works). A use below an import of the same try body's top level that fails on
+the target with an error the try catches is now guarded as code that never runs (`guards._after_failing_import`, kind
+"unreachable": a warning); where the import works, or the try does not catch its error, it stays an error.
 """
 
 from __future__ import annotations
@@ -25,8 +33,10 @@ from driftcheck.sources.targets import resolve_client, resolve_vllm
 from scan.helpers import edited, plugin_shape, scan_trees
 
 TF1_VLLM, TF1_CLIENT = plugin_shape("TF1")
+TF2_VLLM, TF2_CLIENT = plugin_shape("TF2")
 SAMPLER = "vllm/v1/sample/sampler.py"
 BACKEND = "plug/backend.py"
+SAMPLERS = "plug/samplers.py"
 
 
 def _found(tmp_path, vllm_files=TF1_VLLM, client_files=TF1_CLIENT):
@@ -159,3 +169,35 @@ def test_tf1_on_real_releases_the_sampler_subclass_is_checked(tmp_path):
 
 def test_tf1_twin_on_real_releases_a_release_that_fits_gives_nothing(tmp_path):
     assert _real(tmp_path, "0.20.0") == []
+
+
+def _tf2(tmp_path, vllm_files=TF2_VLLM, client_files=TF2_CLIENT):
+    result = scan_trees(tmp_path, vllm_files, client_files)  # every rule: the guard reads DC001's certain failure
+    assert not result.internal_errors
+    return sorted((f.severity, f.client.line) for f in result.findings if f.client.path == SAMPLERS and f.rule == "DC003")
+
+
+def test_tf2_uses_below_an_import_the_release_lacks_never_run(tmp_path):
+    text = TF2_CLIENT[SAMPLERS]
+    assert _tf2(tmp_path) == [("warning", _line(text, "return super().forward(")),
+                              ("warning", _line(text, 'DEFAULT = Sampler(logprobs_mode="processed_logprobs"'))]
+
+
+def test_tf2_twin_where_the_import_works_the_body_runs(tmp_path):
+    vllm = {**TF2_VLLM, "vllm/v1/sample/fused.py": "def apply_fused_penalties(logits):\n    return logits\n"}
+    text = TF2_CLIENT[SAMPLERS]
+    assert _tf2(tmp_path, vllm_files=vllm) == [("error", _line(text, "return super().forward(")),
+                                               ("error", _line(text, 'DEFAULT = Sampler(logprobs_mode="processed_logprobs"'))]
+
+
+def test_tf2_twin_a_use_above_the_failing_import_runs(tmp_path):
+    client = edited(TF2_CLIENT, SAMPLERS, ("try:\n", "try:\n    EARLY = Sampler(fused=False)\n"))
+    assert ("error", _line(client[SAMPLERS], "EARLY = Sampler(fused=False)")) in _tf2(tmp_path, client_files=client)
+
+
+def test_tf2_twin_a_try_that_does_not_catch_the_import_error_guards_nothing(tmp_path):
+    client = edited(TF2_CLIENT, SAMPLERS, ("except ImportError:\n", "except KeyError:\n"))
+    text = client[SAMPLERS]
+    assert _tf2(tmp_path, client_files=client) == [
+        ("error", _line(text, "return super().forward(")),
+        ("error", _line(text, 'DEFAULT = Sampler(logprobs_mode="processed_logprobs"'))]
