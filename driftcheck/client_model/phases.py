@@ -84,6 +84,20 @@ def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
     return False
 
 
+def _only_imports(body: list[ast.stmt]) -> bool:
+    """A try body of imports, constant assignments (`HAS_VLLM = True`) and `pass`: what it can raise is their
+    ImportError."""
+    return all(isinstance(n, (ast.Import, ast.ImportFrom, ast.Pass)) or
+               (isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and
+                all(isinstance(t, ast.Name) for t in n.targets)) for n in body)
+
+
+def _only_import_errors(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` / `except (ImportError, ModuleNotFoundError):`, nothing broader."""
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type else []
+    return bool(types) and all(dotted_name(t) in ("ImportError", "ModuleNotFoundError") for t in types)
+
+
 def _handlers_raise(handlers: list[ast.ExceptHandler]) -> bool:
     """Every handler that catches an ImportError ends by raising: the try refuses, it does not fall back."""
     catching = [h for h in handlers if _catches_import_error([h])]
@@ -183,6 +197,9 @@ class ClientPhases:
                 if body_runs:  # the try body's vLLM imports all exist here: this fallback never runs
                     for use in self.usage.imports[first:]:
                         use.unreached = True
+                    if h.body and _only_imports(node.body) and _only_import_errors(h):
+                        # nor does anything else in it (TF3): the body can raise nothing the handler catches
+                        self.unreached_handlers.add((h.body[0].lineno, max(n.end_lineno or n.lineno for n in h.body)))
                 # The handler's import is the fallback: it binds a name only when the try body's own
                 # import of it fails on this target (a vLLM name it lacks), never over the client's own.
                 for name, value in handler_env.items():

@@ -104,7 +104,8 @@ genlm-backend's vLLM backend (genlm/genlm-backend, the ControlSampler version of
 the file index) at vLLM 0.26.0 and 0.11.0 (batch 31a, docs/triage/2026-12-05-sampling-lora-31a.md: a `Sampler` subclass
 and a helper defined under a module-level `if` after a guarded import, which are now read; a name both branches of a
 split define, and a class under `if TYPE_CHECKING:`, are not) and TF2_ (written with it: what sits in a try body below an
-import the release lacks never runs, the `except` taking over; a plain statement there was an error before).
+import the release lacks never runs, the `except` taking over; a plain statement there was an error before) and TF3_
+(an `except ImportError:` whose try body only imports what the release has never runs: its statements were errors).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.

@@ -21,6 +21,13 @@ driftcheck reported such a line as an error already for plain statements (`DEFAU
 certain TypeError only where the import works). A use below an import of the same try body's top level that fails on
 the target with an error the try catches is now guarded as code that never runs (`guards._after_failing_import`, kind
 "unreachable": a warning); where the import works, or the try does not catch its error, it stays an error.
+
+TF3: the other half of such a try. `try: from vllm.v1.sample.metadata import SamplingMetadata; HAS_METADATA = True /
+except ImportError: ...; LEGACY_SAMPLER = Sampler(legacy_mode="raw")`: where the try body's imports all exist, its
+`except ImportError:` never runs. Its imports were already `unreached` (never reported); its other uses were errors.
+They are not visited now when the try body holds only imports, constant assignments and `pass`, and the handler
+catches only ImportError / ModuleNotFoundError (`FileAnalyzer.unreached_handlers`). Where the import fails, or the
+body does something else, or the handler catches more, they are read as before.
 """
 
 from __future__ import annotations
@@ -34,9 +41,11 @@ from scan.helpers import edited, plugin_shape, scan_trees
 
 TF1_VLLM, TF1_CLIENT = plugin_shape("TF1")
 TF2_VLLM, TF2_CLIENT = plugin_shape("TF2")
+TF3_VLLM, TF3_CLIENT = plugin_shape("TF3")
 SAMPLER = "vllm/v1/sample/sampler.py"
 BACKEND = "plug/backend.py"
 SAMPLERS = "plug/samplers.py"
+COMPAT = "plug/compat.py"
 
 
 def _found(tmp_path, vllm_files=TF1_VLLM, client_files=TF1_CLIENT):
@@ -201,3 +210,32 @@ def test_tf2_twin_a_try_that_does_not_catch_the_import_error_guards_nothing(tmp_
     assert _tf2(tmp_path, client_files=client) == [
         ("error", _line(text, "return super().forward(")),
         ("error", _line(text, 'DEFAULT = Sampler(logprobs_mode="processed_logprobs"'))]
+
+
+def _tf3(tmp_path, vllm_files=TF3_VLLM, client_files=TF3_CLIENT):
+    result = scan_trees(tmp_path, vllm_files, client_files)
+    assert not result.internal_errors
+    return sorted((f.severity, f.rule, f.client.line) for f in result.findings if f.client.path == COMPAT)
+
+
+LEGACY = 'LEGACY_SAMPLER = Sampler(legacy_mode="raw")'
+
+
+def test_tf3_a_fallback_the_release_never_takes_says_nothing(tmp_path):
+    assert _tf3(tmp_path) == []
+
+
+def test_tf3_twin_where_the_import_fails_the_fallback_runs(tmp_path):
+    vllm = {k: v for k, v in TF3_VLLM.items() if k != "vllm/v1/sample/metadata.py"}
+    found = _tf3(tmp_path, vllm_files=vllm)
+    assert ("error", "DC003", _line(TF3_CLIENT[COMPAT], LEGACY)) in found
+
+
+def test_tf3_twin_a_try_body_that_does_more_than_import_keeps_the_fallback_read(tmp_path):
+    client = edited(TF3_CLIENT, COMPAT, ("    HAS_METADATA = True\n", "    HAS_METADATA = SamplingMetadata() is not None\n"))
+    assert _tf3(tmp_path, client_files=client) == [("error", "DC003", _line(client[COMPAT], LEGACY))]
+
+
+def test_tf3_twin_a_broader_handler_keeps_the_fallback_read(tmp_path):
+    client = edited(TF3_CLIENT, COMPAT, ("except ImportError:", "except (ImportError, AttributeError):"))
+    assert _tf3(tmp_path, client_files=client) == [("error", "DC003", _line(client[COMPAT], LEGACY))]
