@@ -46,7 +46,9 @@ class Guard:
     body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
     handed_out: bool = False  # `via` hands the function out as a value (`op_func=_impl`) rather than calling it
     test: str = ""  # kind "dispatched": what the guarding test asks, where it is not vLLM's version (QA1's registry);
-    # kind "dead": "function" for a top-level function (QA2's script-only files), where the default says "method"
+    # kind "dead": "function" for a top-level function (QA2's script-only files), where the default says "method";
+    # kind "unreachable": "import" after an import of the same try body that fails on the target (TF2)
+    imports: tuple[tuple[int, int], ...] = ()  # kind "try": the spans of the import statements at the body's top level
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -82,6 +84,9 @@ class Guard:
         if self.kind == "unreachable" and self.names:
             return (f"under `if` (line {self.line}) that tests `{self.where}`, which this file only ever sets to a "
                     f"false constant: this code runs only if code outside the file sets it")
+        if self.kind == "unreachable" and self.test == "import":
+            return (f"in the try at line {self.where}, after its import at line {self.line}, which fails on this vLLM "
+                    f"(the try's `except` takes over): this code never runs")
         if self.kind == "unreachable":
             return f"after `{self.where}` (line {self.line}), which always raises or exits: this code never runs"
         if self.kind == "replaced":
@@ -196,7 +201,9 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                     catches |= _handler_names(h, tuples)
             if catches and node.body:
                 start, end = body_span(node.body)
-                out.append(Guard(start, end, "try", frozenset(catches), node.lineno))
+                imports = tuple((n.lineno, n.end_lineno or n.lineno) for n in node.body
+                                if isinstance(n, (ast.Import, ast.ImportFrom)))
+                out.append(Guard(start, end, "try", frozenset(catches), node.lineno, imports=imports))
             for h in node.handlers:
                 names = _handler_names(h, tuples)
                 if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
@@ -996,11 +1003,30 @@ def guard_at(guards: list[Guard], line: int, raises: tuple[str, ...], text: str 
     fallback whose try body holds one of them (of a kind the handler catches) runs on this vLLM, so it guards
     nothing (`try: from vllm.utils import f / except ImportError: from vllm.utils.import_utils import f` where
     neither module has `f`); a precondition check whose try body holds one raises before anything after its call."""
+    after = _after_failing_import(guards, line, failing)
+    if after is not None:
+        return after
     for g in guards:
         if g.kind == "precondition" and g.start <= line <= g.end and fallback_runs(g, failing):
             return g  # the check itself fails on this vLLM: it raises before this line
         if g.covers(line, raises, text, code) and not (g.kind == "fallback" and fallback_runs(g, failing)):
             return g
+    return None
+
+
+def _after_failing_import(guards: list[Guard], line: int, failing: list[tuple[int, tuple[str, ...]]]) -> Guard | None:
+    """A use in a try body below an import of that body's top level that certainly fails on this vLLM, with an
+    error the try catches (`try: from vllm.gone import X; class Y(X): ... / except ImportError: ...`): the import
+    raises before the use is reached, and the `except` runs instead, so the use never runs here (TF2)."""
+    for g in guards:
+        if g.kind != "try" or not g.imports or not g.start <= line <= g.end:
+            continue
+        for start, end in g.imports:
+            if end >= line:
+                break
+            for failed, raises in failing:
+                if start <= failed <= end and (ANY in g.catches or g.catches & set(raises)):
+                    return Guard(end + 1, g.end, "unreachable", frozenset(), failed, where=str(g.line), test="import")
     return None
 
 

@@ -140,6 +140,20 @@ def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
     return False
 
 
+def _only_imports(body: list[ast.stmt]) -> bool:
+    """A try body of imports, constant assignments (`HAS_VLLM = True`) and `pass`: what it can raise is their
+    ImportError."""
+    return all(isinstance(n, (ast.Import, ast.ImportFrom, ast.Pass)) or
+               (isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and
+                all(isinstance(t, ast.Name) for t in n.targets)) for n in body)
+
+
+def _only_import_errors(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` / `except (ImportError, ModuleNotFoundError):`, nothing broader."""
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type else []
+    return bool(types) and all(dotted_name(t) in ("ImportError", "ModuleNotFoundError") for t in types)
+
+
 def _handlers_raise(handlers: list[ast.ExceptHandler]) -> bool:
     """Every handler that catches an ImportError ends by raising: the try refuses, it does not fall back."""
     catching = [h for h in handlers if _catches_import_error([h])]
@@ -177,13 +191,14 @@ class ClientPhases:
                 if loaded is not None:
                     self.module_env[name] = loaded
         self._settle_rebound_imports()
-        for node in self.file.tree.body:
+        top = {id(n) for n in self.file.tree.body}
+        for node in module_definitions(self.file.tree):
+            if id(node) not in top and node.name in self.module_env:
+                continue  # `try: from vllm.x import f / except ImportError: def f(...)`: the import's name stays vLLM's
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions[node.name] = node
-            elif isinstance(node, ast.ClassDef):
-                self.classes[node.name] = node
             else:
-                continue
+                self.classes[node.name] = node
             if node.name in self.module_env:  # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the client's own wins
                 del self.module_env[node.name]
 
@@ -261,6 +276,9 @@ class ClientPhases:
                 if body_runs:  # the try body's vLLM imports all exist here: this fallback never runs
                     for use in self.usage.imports[first:]:
                         use.unreached = True
+                    if h.body and _only_imports(node.body) and _only_import_errors(h):
+                        # nor does anything else in it (TF3): the body can raise nothing the handler catches
+                        self.unreached_handlers.add((h.body[0].lineno, max(n.end_lineno or n.lineno for n in h.body)))
                 # The handler's import is the fallback: it binds a name only when the try body's own
                 # import of it fails on this target (a vLLM name it lacks), never over the client's own.
                 for name, value in handler_env.items():
@@ -683,3 +701,38 @@ class ClientPhases:
                                            and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == first}
         self.client_class_vllm_bases[name] = [cls]
         return name
+
+
+def module_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """The functions and classes a module defines: its top-level ones, and those a module-level `if` / `try` (its
+    body, `else` and `finally`, not its handlers) / `with` defines (`try: from vllm... import Sampler; HAS_VLLM = True / except ImportError: ...` then
+    `if HAS_VLLM: class ControlSampler(Sampler): ...`), which run like top-level ones whenever their block does.
+    A nested one counts only where no other definition in the module binds its name (`if new: class A(B) /
+    else: class A(C)` keeps neither: which one runs is the block's choice), and never under `if TYPE_CHECKING:`. The
+    caller also leaves out a nested one named as a module-level import (`except ImportError: def f(...)`, the
+    fallback for the import of `f` from vLLM: calls of `f` stay checked against vLLM's)."""
+    top = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    nested: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = []
+
+    def collect(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                nested.append(stmt)
+            elif isinstance(stmt, ast.If):
+                if not is_type_checking(stmt.test):
+                    collect(stmt.body)
+                collect(stmt.orelse)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                collect(stmt.body)
+            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                collect(stmt.body)  # not the handlers: an `except` runs only where its body failed, which the
+                collect(stmt.orelse)  # target may never do (`except ImportError: def old_way(): ...`)
+                collect(stmt.finalbody)
+
+    tops = {id(n) for n in top}
+    collect([stmt for stmt in tree.body if id(stmt) not in tops])
+    counts: dict[str, int] = {}
+    for node in top + nested:
+        counts[node.name] = counts.get(node.name, 0) + 1
+    return top + [n for n in nested if counts[n.name] == 1]
+

@@ -46,6 +46,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         # prepare_client shares between the files' analyzers for the class phases (replacements.registrations)
         self.registered_classes: dict[str, list[tuple[str, str]]] = {}
         self.foreign: dict[str, str] = {}  # name -> module, for names imported from outside vLLM
+        # (start, end) of `except ImportError:` bodies whose try body only imports what the target has: they never run
+        self.unreached_handlers: set[tuple[int, int]] = set()
         self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
         self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
         self._driven = False  # visiting a method of a client class derived from a vLLM class
@@ -83,6 +85,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _visit_scope(self, body: list[ast.stmt], env: dict, runtime_only: bool) -> None:
         for node in self._scope(body):
+            if self.unreached_handlers and isinstance(node, (ast.Call, ast.Attribute)) and any(
+                    start <= node.lineno <= end for start, end in self.unreached_handlers):
+                continue  # the `except` of a try whose imports all work here (TF3), as its imports are `unreached`
             if isinstance(node, ast.Call):
                 self._visit_call(node, env, runtime_only)
                 store = self._literal_setattr(node, env)

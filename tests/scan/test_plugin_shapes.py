@@ -108,12 +108,18 @@ with one class that returns a sibling, a class a test function defines over an i
 TH1_ and TH2_ from vLLM-metax's 0.8.5 plugin (lianjiezh/vLLM-metax 652e9f0) at vLLM 0.8.5 taken from GitHub (batch 31c,
 docs/triage/2026-12-05-old-internals-31c.md: an imported vLLM module name rebound at top level to a logger; vLLM's
 environment table rebound to a merge with the plugin's own variables), and TH3_ from the same plugin (9b0ed3a) at vLLM 0.9.1
-(its own copies of vLLM modules that its install helper copies onto the installed vLLM folder by a path join), and
+(its own copies of vLLM modules that its install helper copies onto the installed vLLM folder by a path join),
 TG1_ to TG3_ from FAndromedA/vllm_for_sp2 (2131526, its MoBA attention layer) at vLLM 0.20.2 against its 0.17.1
 (batch 31b, docs/triage/2026-12-05-attention-backends-31b.md: a same-named kernel launcher whose signature rejects the
 client's call is no new home for the wrapper it imported; a keyword the call's positional arguments also reach once a
 parameter before it was removed, said as such; a package of the client's tree that imports no vLLM is its own, not an
-unread plugin that may set members on what vLLM hands out).
+unread plugin that may set members on what vLLM hands out), TF1_ from
+genlm-backend's vLLM backend (genlm/genlm-backend, the ControlSampler version of genlm/backend/llm/vllm.py, read through
+the file index) at vLLM 0.26.0 and 0.11.0 (batch 31a, docs/triage/2026-12-05-sampling-lora-31a.md: a `Sampler` subclass
+and a helper defined under a module-level `if` after a guarded import, which are now read; a name both branches of a
+split define, and a class under `if TYPE_CHECKING:`, are not) and TF2_ (written with it: what sits in a try body below an
+import the release lacks never runs, the `except` taking over; a plain statement there was an error before) and TF3_
+(an `except ImportError:` whose try body only imports what the release has never runs: its statements were errors).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
