@@ -1,0 +1,134 @@
+"""Batch 31d (vLLM's own trees 0.13.0-0.34.0 scanned against themselves, docs/triage/2026-12-05-self-scans-31d.md).
+
+TJ1: the 0.30.0 self-scan's DC008 unknowns on `vllm/platforms/xpu.py` (`torch.accelerator.get_memory_info =
+get_mem_info_wrapper`), `vllm/utils/gpu_sync_debug.py` (`torch.Tensor.copy_ = _checked_copy_`) and
+`vllm/env_override.py` (`PythonWrapperCodegen.memory_plan_reuse = ...`, `Scheduler.get_graph_partition_signature =
+...`, `GraphLowering._update_scheduler = ...`, all imported from `torch._inductor`) treated each function as one
+"whose `self` is a vLLM object driftcheck cannot type" and asked the client's own vLLM about the names it reads on
+`self`. With a baseline, DC008 looks for vLLM classes that had every such name and lost one in the target: a client
+that patches `transformers.PreTrainedModel.resize_token_embeddings` with a function reading
+`self.get_input_embeddings()` got a certain error ("2 of 2 vLLM classes that match this receiver defined
+'get_input_embeddings' in 0.98.0 and no longer do"; vLLM renamed its models' method to `embed_input_ids` in 0.11.1),
+though the object is a transformers model. A function whose every store is on an object of a package the target
+vLLM itself requires (its METADATA's Requires-Dist: torch, transformers, ...) or of the standard library, named
+through a name the file binds only by imports of that package, has no vLLM `self`: DC008 says nothing about it.
+The twins: the same function bound to an untyped object with `types.MethodType`, one stored on a class of a package
+vLLM does not require (a platform plugin, which may derive from vLLM's classes), and a target without metadata (no
+requirement is known) stay errors.
+
+TJ2: the same scan's DC002 unknowns "cannot tell whether `vllm.ir.ops` exists: import chain too deep (an import
+cycle?)" (compilation/passes/fusion/add_rms_fusion.py:32, `import vllm.ir.ops` ... `vllm.ir.ops.rms_norm(...)`) and
+`lmcache_integration.vllm_v1_adapter` (lmcache_connector.py:101): a package `__init__` that binds a submodule by
+`from . import ops` was followed back to its own binding until the depth limit, so a client's use of the submodule
+through the package was never checked. Such a self-import is now what Python's from-import finds without it: the
+submodule (or the package's star imports and `__getattr__`). The twins: a wrong call through the package is an error
+now, and a package whose `from . import name` has no such submodule gives a certain DC002.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scan.helpers import edited, line_of, plugin_shape, scan_trees, vllm_tree, write_tree
+
+TJ1_VLLM, TJ1_CLIENT = plugin_shape("TJ1")
+PATCH = "plugin/hf_patch.py"
+LINE = line_of(TJ1_CLIENT[PATCH], "self.get_input_embeddings()")
+METADATA = ("Metadata-Version: 2.1\nName: vllm\nVersion: 0.99.0\nRequires-Dist: torch==2.9.0\n"
+            "Requires-Dist: transformers>=4.56.0\n")
+OLD_LLAMA = TJ1_VLLM["vllm/model_executor/models/llama.py"].replace("def embed_input_ids", "def get_input_embeddings") \
+    .replace("self.embed_input_ids(", "self.get_input_embeddings(")
+
+
+def _dc008(tmp_path: Path, client: dict[str, str], metadata: bool = True) -> list[tuple[str, str, int]]:
+    """DC008's findings on `client` at the TJ1 vLLM (0.99.0), compared with a 0.98.0 whose LlamaModel still has
+    `get_input_embeddings`."""
+    old = vllm_tree(tmp_path / "old", {"vllm/model_executor/models/llama.py": OLD_LLAMA,
+                                       "vllm/_version.py": '__version__ = "0.98.0"\n'})
+    vllm = dict(TJ1_VLLM)
+    if not metadata:
+        vllm["vllm/_version.py"] = '__version__ = "0.99.0"\n'
+    result = _scan(tmp_path, vllm, client, str(old), metadata)
+    return sorted((f.severity, f.client.path, f.client.line) for f in result.findings)
+
+
+def _scan(tmp_path, vllm, client, client_vllm, metadata):
+    if metadata:  # the dist-info beside the package, as an installed wheel has it
+        write_tree(tmp_path / "vllm-src", {"vllm-0.99.0.dist-info/METADATA": METADATA})
+    return scan_trees(tmp_path, vllm, client, only=["DC008"], client_vllm=client_vllm)
+
+
+def test_tj1_function_stored_on_a_required_package_class_is_no_dc008(tmp_path):
+    assert _dc008(tmp_path, TJ1_CLIENT) == []
+
+
+def test_tj1_stored_on_a_torch_class_through_the_module_is_no_dc008(tmp_path):
+    client = edited(TJ1_CLIENT, PATCH, ("from transformers import PreTrainedModel\n",
+                                        "import transformers\nfrom transformers import PreTrainedModel\n"),
+                    ("PreTrainedModel.resize_token_embeddings = _resize",
+                     "transformers.PreTrainedModel.resize_token_embeddings = _resize"))
+    assert _dc008(tmp_path, client) == []
+
+
+def test_tj1_stored_on_a_standard_library_class_is_no_dc008_without_metadata(tmp_path):
+    client = edited(TJ1_CLIENT, PATCH, ("PreTrainedModel.resize_token_embeddings = _resize",
+                                        "import argparse\nargparse.Namespace.resize_token_embeddings = _resize"))
+    assert _dc008(tmp_path, client, metadata=False) == []
+
+
+def test_tj1_twin_bound_to_an_untyped_object_stays_error(tmp_path):
+    client = edited(TJ1_CLIENT, PATCH, ("PreTrainedModel.resize_token_embeddings = _resize",
+                                        "import types\n\n\ndef install(model):\n"
+                                        "    model.resize_token_embeddings = types.MethodType(_resize, model)"))
+    assert _dc008(tmp_path, client) == [("error", PATCH, LINE)]
+
+
+def test_tj1_twin_also_stored_on_an_untyped_object_stays_error(tmp_path):
+    client = edited(TJ1_CLIENT, PATCH, ("PreTrainedModel.resize_token_embeddings = _resize",
+                                        "PreTrainedModel.resize_token_embeddings = _resize\n\n\ndef install(model):\n"
+                                        "    type(model).resize_token_embeddings = _resize"))
+    assert _dc008(tmp_path, client) == [("error", PATCH, LINE)]
+
+
+def test_tj1_twin_class_of_a_package_vllm_does_not_require_stays_error(tmp_path):
+    client = edited(TJ1_CLIENT, PATCH, ("from transformers import PreTrainedModel\n",
+                                        "from vllm_npu.models import PreTrainedModel\n"))
+    assert _dc008(tmp_path, client) == [("error", PATCH, LINE)]
+
+
+def test_tj1_twin_name_also_a_parameter_stays_error(tmp_path):
+    client = edited(TJ1_CLIENT, PATCH, ("PreTrainedModel.resize_token_embeddings = _resize",
+                                        "def install(PreTrainedModel):\n    PreTrainedModel.resize_token_embeddings = _resize"))
+    assert _dc008(tmp_path, client) == [("error", PATCH, LINE)]
+
+
+def test_tj1_twin_target_without_metadata_stays_error(tmp_path):
+    assert _dc008(tmp_path, TJ1_CLIENT, metadata=False) == [("error", PATCH, LINE)]
+
+
+TJ2_VLLM, TJ2_CLIENT = plugin_shape("TJ2")
+FUSION = "plugin/fusion.py"
+
+
+def _tj2(tmp_path: Path, vllm: dict[str, str], client: dict[str, str]) -> tuple[list, list]:
+    result = scan_trees(tmp_path, vllm, client)
+    return (sorted((f.rule, f.severity, f.client.line) for f in result.findings),
+            sorted((u.rule, u.client.line) for u in result.unknown))
+
+
+def test_tj2_submodule_a_package_imports_from_itself_resolves(tmp_path):
+    assert _tj2(tmp_path, TJ2_VLLM, TJ2_CLIENT) == ([], [])
+
+
+def test_tj2_twin_wrong_call_through_the_package_is_an_error(tmp_path):
+    client = edited(TJ2_CLIENT, FUSION, ("return vllm.ir.ops.rms_norm(out, weight, epsilon)",
+                                         "return vllm.ir.ops.rms_norm(out, weight, eps=epsilon)"))
+    findings, unknown = _tj2(tmp_path, TJ2_VLLM, client)
+    line = line_of(client[FUSION], "eps=epsilon")
+    assert ("DC003", "error", line) in findings and unknown == []
+
+
+def test_tj2_twin_self_import_of_no_submodule_is_missing(tmp_path):
+    vllm = {k: v for k, v in TJ2_VLLM.items() if not k.startswith("vllm/ir/ops/")}
+    findings, _unknown = _tj2(tmp_path, vllm, TJ2_CLIENT)
+    assert any(rule in ("DC001", "DC002") and severity == "error" for rule, severity, _line in findings)
