@@ -25,6 +25,7 @@ from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
 )
 from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.bodies import enclosing_function
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Unknown
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 
@@ -506,13 +507,14 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         for node in nodes_of(self.file.tree, ast.Call, ast.Assign):
             if isinstance(node, ast.Call) and dotted_name(node.func) in ("types.MethodType", "MethodType") and node.args:
                 first = node.args[0]
-                if isinstance(first, ast.Name) and first.id in self.functions:
+                if isinstance(first, ast.Name) and first.id in self.functions and not self._shadowed_at(first):
                     found.setdefault(first.id, ("method-type", node))
                     onto.setdefault(first.id, []).append(None)
                     foreign_onto.setdefault(first.id, []).append(None)
             if isinstance(node, ast.Assign):
                 for t in node.targets:
-                    if isinstance(t, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.functions:
+                    if isinstance(t, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.functions \
+                            and not self._shadowed_at(node.value):
                         found.setdefault(node.value.id, ("forward-assignment", node))
                         if instance_targets is None:
                             instance_targets = self._instance_self_targets()
@@ -531,6 +533,28 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 objects = foreign_onto.get(name, [])
                 bound.onto_foreign = objects[0] if objects and all(objects) and bound.onto_class is None else None
             self.usage.bound.append(bound)
+
+    def _shadowed_at(self, name: ast.Name) -> bool:
+        """Whether the function around `name` binds that name itself (a parameter, a store, an import or a nested
+        definition; the module's `global` aside), so that it holds that value there, not the file's top-level function
+        of the same name: vLLM's `init_app_state(engine_client, state)` stores its parameter with
+        `state.engine_client = engine_client` beside the module's `def engine_client(request)` (TJ3)."""
+        fn = enclosing_function(self.file.tree, name)
+        if fn is None:
+            return False
+        args = fn.args
+        if name.id in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}:
+            return True
+        local = False
+        for n in walk(fn):
+            if isinstance(n, ast.Global) and name.id in n.names:
+                return False
+            if isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store) \
+                    or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn and n.name == name.id \
+                    or isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+                        (a.asname or a.name.split(".")[0]) == name.id for a in n.names):
+                local = True
+        return local
 
     def _required_package_object(self, node: ast.expr) -> str | None:
         """The object `node` names (as written, `transformers.PreTrainedModel`) where the file binds its first name

@@ -100,9 +100,10 @@ reaches for the client's object only from an `apply` the client replaces without
 classes its own selectors pick, never through the client's class, is a warning), SB2_ from DeepSpec's hidden-states connector (xlm-research/DeepSpec 589c8b8, read through the file
 index) at vLLM 0.19.1 and 0.23.0 (batch 30b, docs/triage/2026-12-05-spec-decode-30b.md: a private override of a method
 that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs),
-TJ1_ and TJ2_ from vLLM 0.30.0's own tree scanned against itself (batch 31d, docs/triage/2026-12-05-self-scans-31d.md:
-a function stored on a class of a package vLLM itself requires has no vLLM `self` for DC008; a submodule a package
-`__init__` binds by `from . import name` resolves to the submodule, not round its own binding).
+TJ1_ to TJ3_ from vLLM 0.13.0-0.34.0's own trees scanned against themselves (batch 31d,
+docs/triage/2026-12-05-self-scans-31d.md: a function stored on a class of a package vLLM itself requires has no vLLM
+`self` for DC008; a submodule a package `__init__` binds by `from . import name` resolves to the submodule, not round
+its own binding; a parameter named like a module-level function, stored on an object, is not that function).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.

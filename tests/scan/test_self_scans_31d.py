@@ -23,6 +23,14 @@ cycle?)" (compilation/passes/fusion/add_rms_fusion.py:32, `import vllm.ir.ops` .
 through the package was never checked. Such a self-import is now what Python's from-import finds without it: the
 submodule (or the package's star imports and `__getattr__`). The twins: a wrong call through the package is an error
 now, and a package whose `from . import name` has no such submodule gives a certain DC002.
+
+TJ3: every self-scan's DC008 unknown on vllm/entrypoints/openai/api_server.py `def engine_client(request)` ("reads
+`request.app` on `request`, its `self` where the object it is stored on (... `state.engine_client = engine_client`)
+is a class"): the store is in `init_app_state(engine_client: EngineClient, state: State, ...)`, whose parameter
+`engine_client` shadows the module's function, so the value stored is the engine client. With a baseline whose
+class had the name the function reads, DC008 called it an error. A name the enclosing function binds itself (a
+parameter, a store, an import or a nested definition, unless declared `global`) is not the file's top-level
+function. The twins: the same store in a function without that parameter, or under `global`, stays an error.
 """
 
 from __future__ import annotations
@@ -132,3 +140,31 @@ def test_tj2_twin_self_import_of_no_submodule_is_missing(tmp_path):
     vllm = {k: v for k, v in TJ2_VLLM.items() if not k.startswith("vllm/ir/ops/")}
     findings, _unknown = _tj2(tmp_path, vllm, TJ2_CLIENT)
     assert any(rule in ("DC001", "DC002") and severity == "error" for rule, severity, _line in findings)
+
+
+TJ3_VLLM, TJ3_CLIENT = plugin_shape("TJ3")
+SERVER = "plugin/server.py"
+OLD_HTTP = TJ3_VLLM["vllm/entrypoints/http.py"].replace("application", "app")
+
+
+def _tj3(tmp_path: Path, client: dict[str, str]) -> list[tuple[str, str, int]]:
+    """DC008's findings on `client` at the TJ3 vLLM, compared with a 0.98.0 whose RequestContext had `app`."""
+    old = vllm_tree(tmp_path / "old", {"vllm/entrypoints/http.py": OLD_HTTP,
+                                       "vllm/_version.py": '__version__ = "0.98.0"\n'})
+    result = scan_trees(tmp_path, TJ3_VLLM, client, only=["DC008"], client_vllm=str(old))
+    return sorted((f.severity, f.client.path, f.client.line) for f in result.findings)
+
+
+def test_tj3_parameter_named_like_a_module_function_is_not_that_function(tmp_path):
+    assert _tj3(tmp_path, TJ3_CLIENT) == []
+
+
+def test_tj3_twin_the_module_function_itself_stored_stays_error(tmp_path):
+    client = edited(TJ3_CLIENT, SERVER, ("def init_app_state(engine_client, state):", "def init_app_state(client, state):"))
+    assert _tj3(tmp_path, client) == [("error", SERVER, line_of(client[SERVER], "request.app.state"))]
+
+
+def test_tj3_twin_global_declaration_stays_error(tmp_path):
+    client = edited(TJ3_CLIENT, SERVER, ("def init_app_state(engine_client, state):\n",
+                                         "def init_app_state(client, state):\n    global engine_client\n"))
+    assert _tj3(tmp_path, client) == [("error", SERVER, line_of(client[SERVER], "request.app.state"))]
