@@ -168,3 +168,15 @@ def test_tj3_twin_global_declaration_stays_error(tmp_path):
     client = edited(TJ3_CLIENT, SERVER, ("def init_app_state(engine_client, state):\n",
                                          "def init_app_state(client, state):\n    global engine_client\n"))
     assert _tj3(tmp_path, client) == [("error", SERVER, line_of(client[SERVER], "request.app.state"))]
+
+
+def test_unknown_names_a_base_reached_twice_once(tmp_path):
+    # 0.13.0's GroupQuantScaleParameter(_ColumnvLLMParameter, RowvLLMParameter) reaches torch.nn.Parameter through both
+    # bases: the unknown said "inherits from torch.nn.Parameter, torch.nn.Parameter"
+    vllm = {"vllm/parameter.py": "from torch.nn import Parameter\n\n\nclass Base(Parameter):\n    pass\n\n\n"
+                                 "class Column(Base):\n    pass\n\n\nclass Row(Base):\n    pass\n\n\n"
+                                 "class GroupScale(Column, Row):\n    pass\n"}
+    client = {"plug/use.py": "from vllm.parameter import GroupScale\n\n\ndef size(p: GroupScale):\n    return p.shape\n"}
+    result = scan_trees(tmp_path, vllm, client, only=["DC006"])
+    [u] = result.unknown
+    assert "inherits from torch.nn.Parameter, which" in u.message
