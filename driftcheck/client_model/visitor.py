@@ -574,18 +574,25 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         required = self.api.required_distributions()
         if top not in sys.stdlib_module_names and (required is None or top.lower() not in required):
             return None
-        for n in walk(self.file.tree):  # bound only by imports of that package: no store, parameter or definition
+        known = self.__dict__.setdefault("_only_imported", {})  # root -> answer: one walk of the file a name
+        if root not in known:
+            known[root] = self._bound_only_by_imports_of(root, top)
+        return dotted if known[root] else None
+
+    def _bound_only_by_imports_of(self, root: str, top: str) -> bool:
+        """Whether the file binds `root` only by imports from the package `top` (no store, parameter or definition)."""
+        for n in walk(self.file.tree):
             if isinstance(n, (ast.Import, ast.ImportFrom)):
                 for a in n.names:
                     binds = a.asname or (a.name.split(".")[0] if isinstance(n, ast.Import) else a.name)
                     module = a.name if isinstance(n, ast.Import) else (n.module or "") if not n.level else ""
                     if binds == root and module.split(".")[0] != top:
-                        return None
+                        return False
             elif isinstance(n, ast.Name) and n.id == root and not isinstance(n.ctx, ast.Load) \
                     or isinstance(n, ast.arg) and n.arg == root \
                     or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == root:
-                return None
-        return dotted
+                return False
+        return True
 
     def _alias_value(self, name: str) -> ast.expr | None:
         """What a module-level name holds when the file binds it once, by one plain assignment (`_kv_cache_manager =
