@@ -180,3 +180,61 @@ def test_unknown_names_a_base_reached_twice_once(tmp_path):
     result = scan_trees(tmp_path, vllm, client, only=["DC006"])
     [u] = result.unknown
     assert "inherits from torch.nn.Parameter, which" in u.message
+
+
+# TJ1 for DC106: a forward stored on a transformers class replays that package's model, not vLLM's; vLLM's layers
+# gaining an argument says nothing about it. The twin bound to an untyped model with types.MethodType keeps its finding.
+DC106_LLAMA = '''class LlamaDecoderLayer:
+    def forward(self, positions, hidden_states, residual{extra}):
+        return hidden_states, residual
+
+
+class LlamaModel:
+    def __init__(self):
+        self.layers = []
+        self.start_layer = 0
+        self.end_layer = 0
+
+    def forward(self, input_ids, positions):
+        hidden_states = self.embed_tokens(input_ids)
+        residual = None
+        for layer in self.layers[self.start_layer:self.end_layer]:
+            hidden_states, residual = layer(positions, hidden_states, residual{arg})
+        return hidden_states
+'''
+DC106_CLIENT = '''import types
+
+from transformers import PreTrainedModel
+
+import vllm
+
+
+def _patched_forward(self, input_ids, positions):
+    hidden_states = self.embed_tokens(input_ids)
+    residual = None
+    for layer in self.layers[self.start_layer:self.end_layer]:
+        hidden_states, residual = layer(positions, hidden_states, residual)
+    return hidden_states
+
+
+{store}
+'''
+
+
+def _dc106(tmp_path: Path, store: str) -> list[tuple[str, int]]:
+    old = vllm_tree(tmp_path / "old", {"vllm/model_executor/models/llama.py": DC106_LLAMA.format(extra="", arg=""),
+                                       "vllm/_version.py": '__version__ = "0.98.0"\n'})
+    write_tree(tmp_path / "vllm-src", {"vllm-0.99.0.dist-info/METADATA": METADATA})
+    result = scan_trees(tmp_path, {"vllm/model_executor/models/llama.py": DC106_LLAMA.format(extra=", scale",
+                                                                                            arg=", self.scale")},
+                        {"plug/f.py": DC106_CLIENT.format(store=store)}, only=["DC106"], client_vllm=str(old))
+    return sorted((f.severity, f.client.line) for f in result.findings)
+
+
+def test_tj1_forward_stored_on_a_required_package_class_is_no_dc106(tmp_path):
+    assert _dc106(tmp_path, "PreTrainedModel.forward = _patched_forward") == []
+
+
+def test_tj1_twin_forward_bound_to_an_untyped_model_keeps_dc106(tmp_path):
+    found = _dc106(tmp_path, "def install(model):\n    model.forward = types.MethodType(_patched_forward, model)")
+    assert found == [("warning", line_of(DC106_CLIENT, "hidden_states, residual = layer("))]
