@@ -219,7 +219,9 @@ def _layer_arguments(index, path: str, cls, wanted: list[str]):
 
 
 def check(ctx: ScanContext):
-    bound = [b for b in ctx.usage.bound if b.how != "worker-extension"]
+    # a forward stored only on a class of a package vLLM requires (`transformers.PreTrainedModel.forward = fn`) replays
+    # that package's model, not vLLM's (TJ1)
+    bound = [b for b in ctx.usage.bound if b.how != "worker-extension" and b.onto_foreign is None]
     calls = [(b, c) for b in bound for c in client_layer_calls(b)]
     if not calls:
         return

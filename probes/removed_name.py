@@ -93,7 +93,10 @@ def check(ctx: ScanContext):
     # merely share its names say nothing about it
     # a function stored only where it is not bound (a module: `mamba_utils.batch_memcpy = fn`; an instance attribute:
     # `self.native_impl = fn`) has no `self`: its first parameter is an argument like the others (batch 21c's YF)
-    bound = [b for b in ctx.usage.bound if b.self_names and b.onto_class is None and b.stored_unbound is None]
+    # a function stored only on objects of a package vLLM requires (`PreTrainedModel.m = fn`, `torch.Tensor.copy_ = fn`)
+    # has that package's object as `self`, never a vLLM one: vLLM's classes that share its names say nothing (TJ1)
+    bound = [b for b in ctx.usage.bound if b.self_names and b.onto_class is None and b.stored_unbound is None
+             and b.onto_foreign is None]
     if not bound:
         return
     baseline = ctx.baseline()

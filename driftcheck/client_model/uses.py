@@ -117,6 +117,10 @@ class BoundFunction:
     # others, no object's `self`; where (the first such target, as written)
     stored_unbound: str | None = None
     site: Loc | None = None  # where it is bound or stored (`types.MethodType(fn, obj)`, `obj.attr = fn`): for messages
+    # every forward-assignment stores it on an object of a package vLLM itself requires or of the standard library
+    # (`PreTrainedModel.resize_token_embeddings = fn`, `torch.Tensor.copy_ = fn`): its `self` is that package's object,
+    # which cannot be a vLLM class; the object as written (TJ1)
+    onto_foreign: str | None = None
 
 
 @dataclass

@@ -25,6 +25,7 @@ from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
 )
 from driftcheck.vllm_model.api_index import ApiIndex
+from driftcheck.vllm_model.bodies import enclosing_function
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Unknown
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 
@@ -506,21 +507,25 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def _find_bound_functions(self) -> None:
         found: dict[str, tuple[str, ast.AST]] = {}
         onto: dict[str, list[str | None]] = {}  # function -> where each of its assignments stores it unbound (or None)
+        foreign_onto: dict[str, list[str | None]] = {}  # function -> the required package's object each stores it on
         instance_targets: set[int] | None = None  # read only for a function assigned somewhere (most files assign none)
         for node in nodes_of(self.file.tree, ast.Call, ast.Assign):
             if isinstance(node, ast.Call) and dotted_name(node.func) in ("types.MethodType", "MethodType") and node.args:
                 first = node.args[0]
-                if isinstance(first, ast.Name) and first.id in self.functions:
+                if isinstance(first, ast.Name) and first.id in self.functions and not self._shadowed_at(first):
                     found.setdefault(first.id, ("method-type", node))
                     onto.setdefault(first.id, []).append(None)
+                    foreign_onto.setdefault(first.id, []).append(None)
             if isinstance(node, ast.Assign):
                 for t in node.targets:
-                    if isinstance(t, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.functions:
+                    if isinstance(t, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in self.functions \
+                            and not self._shadowed_at(node.value):
                         found.setdefault(node.value.id, ("forward-assignment", node))
                         if instance_targets is None:
                             instance_targets = self._instance_self_targets()
                         onto.setdefault(node.value.id, []).append(
                             dotted_name(t) if id(t) in instance_targets else self._module_named(t.value))
+                        foreign_onto.setdefault(node.value.id, []).append(self._required_package_object(t.value))
         for name, (how, site) in found.items():
             fn = self.functions[name]
             bound = self._bound(fn, how, name)
@@ -530,7 +535,69 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                                          for c in [self._target_class(t.value)] if c), None)
                 places = onto.get(name, [])
                 bound.stored_unbound = places[0] if places and all(places) else None
+                objects = foreign_onto.get(name, [])
+                bound.onto_foreign = objects[0] if objects and all(objects) and bound.onto_class is None else None
             self.usage.bound.append(bound)
+
+    def _shadowed_at(self, name: ast.Name) -> bool:
+        """Whether the function around `name` binds that name itself (a parameter, a store, an import or a nested
+        definition; the module's `global` aside), so that it holds that value there, not the file's top-level function
+        of the same name: vLLM's `init_app_state(engine_client, state)` stores its parameter with
+        `state.engine_client = engine_client` beside the module's `def engine_client(request)` (TJ3)."""
+        fn = enclosing_function(self.file.tree, name)
+        if fn is None:
+            return False
+        args = fn.args
+        if name.id in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}:
+            return True
+        local = False
+        for n in walk(fn):
+            if isinstance(n, ast.Global) and name.id in n.names:
+                return False
+            if isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store) \
+                    or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn and n.name == name.id \
+                    or isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+                        (a.asname or a.name.split(".")[0]) == name.id for a in n.names):
+                local = True
+        return local
+
+    def _required_package_object(self, node: ast.expr) -> str | None:
+        """The object `node` names (as written, `transformers.PreTrainedModel`) where the file binds its first name
+        only by imports of one package that vLLM itself requires (its metadata's Requires-Dist: torch, transformers)
+        or of the standard library: such a package cannot import vLLM, so none of its classes is a vLLM class, and a
+        function stored on one has no vLLM `self` (TJ1). None otherwise: a vLLM name, the client's own, a package
+        that may depend on vLLM (a platform plugin's runner class), a name the file also binds another way, or a
+        target without metadata (nothing is known to be required)."""
+        dotted = dotted_name(node)
+        if not dotted:
+            return None
+        root = dotted.split(".")[0]
+        source = self.foreign.get(root)
+        top = (source or "").split(".")[0]
+        if not top or top == self.package or top in self.usage.client_packages() or top.startswith("_"):
+            return None
+        required = self.api.required_distributions()
+        if top not in sys.stdlib_module_names and (required is None or top.lower() not in required):
+            return None
+        known = self.__dict__.setdefault("_only_imported", {})  # root -> answer: one walk of the file a name
+        if root not in known:
+            known[root] = self._bound_only_by_imports_of(root, top)
+        return dotted if known[root] else None
+
+    def _bound_only_by_imports_of(self, root: str, top: str) -> bool:
+        """Whether the file binds `root` only by imports from the package `top` (no store, parameter or definition)."""
+        for n in walk(self.file.tree):
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                for a in n.names:
+                    binds = a.asname or (a.name.split(".")[0] if isinstance(n, ast.Import) else a.name)
+                    module = a.name if isinstance(n, ast.Import) else (n.module or "") if not n.level else ""
+                    if binds == root and module.split(".")[0] != top:
+                        return False
+            elif isinstance(n, ast.Name) and n.id == root and not isinstance(n.ctx, ast.Load) \
+                    or isinstance(n, ast.arg) and n.arg == root \
+                    or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == root:
+                return False
+        return True
 
     def _alias_value(self, name: str) -> ast.expr | None:
         """What a module-level name holds when the file binds it once, by one plain assignment (`_kv_cache_manager =

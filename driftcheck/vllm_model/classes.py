@@ -327,7 +327,9 @@ class ClassLookup:
             dynamic = self._dynamic_lookup(order, name)
             if dynamic is not None:
                 return Unknown(f"{cls.qualname}.{name}", dynamic)
-            why = ", ".join(externals) or "a dynamic __getattr__"
+            # once a base: a diamond reaches `torch.nn.Parameter` through two vLLM bases ("inherits from
+            # torch.nn.Parameter, torch.nn.Parameter", 0.13.0's GroupQuantScaleParameter)
+            why = ", ".join(dict.fromkeys(externals)) or "a dynamic __getattr__"
             return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {why}, which driftcheck does not read")
         other = cls.otherwise
         if other is not None and other.cls is not None and not isinstance(self.class_member(other, name), Missing):

@@ -119,7 +119,11 @@ the file index) at vLLM 0.26.0 and 0.11.0 (batch 31a, docs/triage/2026-12-05-sam
 and a helper defined under a module-level `if` after a guarded import, which are now read; a name both branches of a
 split define, and a class under `if TYPE_CHECKING:`, are not) and TF2_ (written with it: what sits in a try body below an
 import the release lacks never runs, the `except` taking over; a plain statement there was an error before) and TF3_
-(an `except ImportError:` whose try body only imports what the release has never runs: its statements were errors).
+(an `except ImportError:` whose try body only imports what the release has never runs: its statements were errors),
+TJ1_ to TJ3_ from vLLM 0.13.0-0.34.0's own trees scanned against themselves (batch 31d,
+docs/triage/2026-12-05-self-scans-31d.md: a function stored on a class of a package vLLM itself requires has no vLLM
+`self` for DC008; a submodule a package `__init__` binds by `from . import name` resolves to the submodule, not round
+its own binding; a parameter named like a module-level function, stored on an object, is not that function).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
