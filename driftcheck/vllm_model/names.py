@@ -183,6 +183,10 @@ class NameResolution:
                                f"not in the sources read (a compiled extension, or another build's module)")
             if target_mod is None:
                 return Missing(binding.target, f"re-exported from missing module '{module}'", mod.path, binding.line)
+            if target_mod.name == mod.name and attr == name:
+                # `from . import ops` in the package's own __init__: the package has no attribute `ops` yet, so
+                # Python imports the submodule and binds it; looking the name up in the package again would loop
+                return self._runtime_member(mod, name, _depth + 1, frozenset())
             return self.module_member(target_mod, attr, _depth + 1)
         if binding.kind == "alias" and binding.target:
             result = self.resolve_in_scope(mod, binding.target, _depth + 1)

@@ -99,7 +99,9 @@ reaches for the client's object only from an `apply` the client replaces without
 0.34.0 (batch 30d, docs/triage/2026-12-05-sweep-0.34.0-sample-30d.md: a DC109 override vLLM calls only from a classmethod that it calls on
 classes its own selectors pick, never through the client's class, is a warning), SB2_ from DeepSpec's hidden-states connector (xlm-research/DeepSpec 589c8b8, read through the file
 index) at vLLM 0.19.1 and 0.23.0 (batch 30b, docs/triage/2026-12-05-spec-decode-30b.md: a private override of a method
-that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs).
+that the target's vLLM base neither defines nor calls, and that no client code names elsewhere, never runs), TL1_ from
+vLLM 0.28.0's own tests as a client (batch 31e, docs/triage/2026-12-05-vllm-own-tests-31e.md: a submodule a package's
+`__init__` binds by `from . import ops`, no import cycle).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
