@@ -8,6 +8,12 @@ they showed wrong were unknowns and their reasons:
   `vllm/ir/__init__.py` says `from . import ops`. A package that imports its own submodule by a relative import
   binds the submodule; looking `ops` up in the package again went round until the depth limit. Now the name is the
   submodule, so what the client reads on it is checked (`names._binding_result`).
+- TL2 (DC006 warning "this assignment creates a new attribute that vLLM never reads"): `linear.is_bmm = True` (0.30.0
+  tests/quantization/test_fp8.py), which vLLM reads as `getattr(layer, "is_bmm", False)`, and `self.attn._k_scale =
+  ...` (0.13.0 tests/compile/test_fusion_attn.py) on an `Attention` whose `__init__` hands itself to
+  `_init_kv_cache_quant(self, ...)`, which sets `layer._k_scale`. A store of a member vLLM reads by its name
+  (`getattr`/`hasattr` with the literal) or, on a torch module, creates from outside the class (as reads of it are
+  taken since before) is read by vLLM: no warning (`missing_attribute._read_by_vllm`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 from scan.helpers import by_rule, edited, errors, plugin_shape, scan_trees
 
 TL1_VLLM, TL1_CLIENT = plugin_shape("TL1")
+TL2_VLLM, TL2_CLIENT = plugin_shape("TL2")
 
 
 # ----------------------------------------------------------------------------------------------------------- TL1
@@ -41,3 +48,32 @@ def test_tl1_twin_a_from_dot_import_of_a_submodule_the_package_lacks_stays_missi
     client = edited(TL1_CLIENT, "tests/test_ir.py", ("from vllm.ir import ops\n", "from vllm.ir import ops, passes\n"))
     result = scan_trees(tmp_path, vllm, client)
     assert [f.symbol for f in by_rule(result, "DC002") if f.severity == "error"] == ["vllm.ir.passes"]
+
+
+# ----------------------------------------------------------------------------------------------------------- TL2
+def _stores(result) -> list[str]:
+    return sorted(f"{f.severity} {f.symbol.rsplit('.', 1)[-1]}" for f in by_rule(result, "DC006"))
+
+
+def test_tl2_stores_of_members_vllm_reads_by_name_or_sets_from_outside_are_no_finding(tmp_path):
+    result = scan_trees(tmp_path, TL2_VLLM, TL2_CLIENT, only=["DC006"])
+    assert errors(result) == []
+    assert _stores(result) == []
+
+
+def test_tl2_twin_a_store_vllm_never_reads_stays_a_warning(tmp_path):
+    rel = "tests/test_layers.py"
+    client = edited(TL2_CLIENT, rel, ("    linear.is_bmm = True\n", "    linear.is_bmm = True\n    linear.is_bnm = True\n"),
+                    ("        self.attn._v_scale = scale\n", "        self.attn._v_scale = scale\n        self.attn._w_scale = scale\n"))
+    result = scan_trees(tmp_path, TL2_VLLM, client, only=["DC006"])
+    assert _stores(result) == ["warning _w_scale", "warning is_bnm"]
+    assert all("vLLM never reads" in f.message for f in by_rule(result, "DC006"))
+
+
+def test_tl2_twin_set_from_outside_counts_only_on_torch_modules(tmp_path):
+    # vLLM's helper sets `_k_scale` on what it is handed; a class that is no torch module is not what it is handed
+    vllm = {**TL2_VLLM, "vllm/attention/layer.py": TL2_VLLM["vllm/attention/layer.py"].replace(
+        "class Attention(nn.Module):", "class Attention:").replace("        super().__init__()\n", "")}
+    result = scan_trees(tmp_path, vllm, TL2_CLIENT, only=["DC006"])
+    assert _stores(result) == ["warning _k_scale", "warning _v_scale"]
+
