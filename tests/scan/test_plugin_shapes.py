@@ -103,7 +103,8 @@ that the target's vLLM base neither defines nor calls, and that no client code n
 vLLM 0.28.0's own tests as a client (batch 31e, docs/triage/2026-12-05-vllm-own-tests-31e.md: a submodule a package's
 `__init__` binds by `from . import ops`, no import cycle) and TL2_ from vLLM 0.13.0's and 0.30.0's own tests (a store of a
 member vLLM reads by its name, `getattr(layer, "is_bmm", False)`, or sets on its torch modules from outside the class,
-is no new attribute vLLM never reads).
+is no new attribute vLLM never reads) and TL3_ from 0.28.0's (an unknown member of a class whose base vLLM binds to what
+`make_adapters(...)` returns names that binding).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.

@@ -14,6 +14,10 @@ they showed wrong were unknowns and their reasons:
   `_init_kv_cache_quant(self, ...)`, which sets `layer._k_scale`. A store of a member vLLM reads by its name
   (`getattr`/`hasattr` with the literal) or, on a torch module, creates from outside the class (as reads of it are
   taken since before) is read by vLLM: no warning (`missing_attribute._read_by_vllm`).
+- TL3 (DC006 unknown, reason): `MistralToolParser(MistralParserToolAdapter)`, where vLLM binds the base as
+  `(..., MistralParserToolAdapter) = make_adapters(MistralParser)`, said the class "inherits from
+  MistralParserToolAdapter, which driftcheck does not read", as of a third-party base. It now names the binding and
+  says it is a value computed at import time (`classes._computed_bases`); a third-party base keeps its reason.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from scan.helpers import by_rule, edited, errors, plugin_shape, scan_trees
 
 TL1_VLLM, TL1_CLIENT = plugin_shape("TL1")
 TL2_VLLM, TL2_CLIENT = plugin_shape("TL2")
+TL3_VLLM, TL3_CLIENT = plugin_shape("TL3")
 
 
 # ----------------------------------------------------------------------------------------------------------- TL1
@@ -77,3 +82,22 @@ def test_tl2_twin_set_from_outside_counts_only_on_torch_modules(tmp_path):
     result = scan_trees(tmp_path, vllm, TL2_CLIENT, only=["DC006"])
     assert _stores(result) == ["warning _k_scale", "warning _v_scale"]
 
+
+# ----------------------------------------------------------------------------------------------------------- TL3
+def test_tl3_a_base_a_factory_call_returns_is_named_as_such_in_the_unknown(tmp_path):
+    result = scan_trees(tmp_path, TL3_VLLM, TL3_CLIENT, only=["DC006"])
+    assert errors(result) == []
+    reasons = [u.message for u in result.unknown if u.rule == "DC006"]
+    assert reasons and all("`vllm.parser.engine.registered_adapters.MistralParserToolAdapter` "
+                           "(vllm/parser/engine/registered_adapters.py:9), a name vLLM binds to a value computed at "
+                           "import time" in r for r in reasons)
+    assert not any("which driftcheck does not read" in r for r in reasons)
+
+
+def test_tl3_twin_a_third_party_base_keeps_its_reason(tmp_path):
+    vllm = {**TL3_VLLM, "vllm/tool_parsers/mistral_tool_parser.py": TL3_VLLM["vllm/tool_parsers/mistral_tool_parser.py"]
+            .replace("from vllm.parser.engine.registered_adapters import MistralParserToolAdapter",
+                     "from mistral_common.adapters import MistralParserToolAdapter")}
+    result = scan_trees(tmp_path, vllm, TL3_CLIENT, only=["DC006"])
+    reasons = [u.message for u in result.unknown if u.rule == "DC006"]
+    assert reasons and all("which driftcheck does not read" in r and "computed at import time" not in r for r in reasons)
