@@ -186,7 +186,12 @@ class NameResolution:
             if target_mod.name == mod.name and attr == name:
                 # `from . import ops` in the package's own __init__: the package has no attribute `ops` yet, so
                 # Python imports the submodule and binds it; looking the name up in the package again would loop
-                return self._runtime_member(mod, name, _depth + 1, frozenset())
+                result = self._runtime_member(mod, name, _depth + 1, frozenset())
+                if isinstance(result, Missing):  # the sources hold no such module: a compiled one may be it
+                    return Unknown(qual, f"`{mod.name}` imports `{name}` from itself (`from . import {name}`, "
+                                   f"{mod.path}:{binding.line}) and no module `{qual}` is in the sources read: a "
+                                   "compiled extension or another build's module may be it")
+                return result
             return self.module_member(target_mod, attr, _depth + 1)
         if binding.kind == "alias" and binding.target:
             result = self.resolve_in_scope(mod, binding.target, _depth + 1)
