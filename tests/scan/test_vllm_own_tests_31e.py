@@ -2,9 +2,9 @@
 docs/triage/2026-12-05-vllm-own-tests-31e.md).
 
 Every error those scans gave was real (stale benchmarks, ROCm/CUDA-only tests, helpers no test calls any more); what
-they showed wrong were unknowns and their reasons:
+they showed wrong were the reasons of unknowns and the claim of a warning:
 
-- TL1 (DC002/DC006 unknown "import chain too deep (an import cycle?)"): `from vllm.ir import ops` where
+- TL1 (DC002 unknown "import chain too deep (an import cycle?)"): `from vllm.ir import ops` where
   `vllm/ir/__init__.py` says `from . import ops`. A package that imports its own submodule by a relative import
   binds the submodule; looking `ops` up in the package again went round until the depth limit. Now the name is the
   submodule, so what the client reads on it is checked (`names._binding_result`); where the sources hold no such
