@@ -19,6 +19,11 @@ they showed wrong were the reasons of unknowns and the claim of a warning:
   `(..., MistralParserToolAdapter) = make_adapters(MistralParser)`, said the class "inherits from
   MistralParserToolAdapter, which driftcheck does not read", as of a third-party base. It now names the binding and
   says it is a value computed at import time (`classes._computed_bases`); a third-party base keeps its reason.
+- TL4 (DC006): `rejection_sampler.sampler.return_value = ...` (0.13.0, 0.30.0 tests/v1/sample/test_rejection_sampler.py,
+  a warning "vLLM never reads"), where the fixture handed `Mock(spec=Sampler)` to `RejectionSampler(sampler: Sampler)`;
+  reads of `.assert_called_once_with` / `.call_count` there were errors. A member only unittest.mock's mocks have
+  (read from the running Python's `AsyncMock`), used on a vLLM-typed value in a file that makes mocks (imports
+  unittest.mock or takes `mocker`), is an unknown that says why (`visitor.MOCK_MEMBERS`, `_makes_mocks`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from scan.helpers import by_rule, edited, errors, plugin_shape, scan_trees
 TL1_VLLM, TL1_CLIENT = plugin_shape("TL1")
 TL2_VLLM, TL2_CLIENT = plugin_shape("TL2")
 TL3_VLLM, TL3_CLIENT = plugin_shape("TL3")
+TL4_VLLM, TL4_CLIENT = plugin_shape("TL4")
 
 
 # ----------------------------------------------------------------------------------------------------------- TL1
@@ -107,3 +113,25 @@ def test_tl3_twin_a_third_party_base_keeps_its_reason(tmp_path):
     result = scan_trees(tmp_path, vllm, TL3_CLIENT, only=["DC006"])
     reasons = [u.message for u in result.unknown if u.rule == "DC006"]
     assert reasons and all("which driftcheck does not read" in r and "computed at import time" not in r for r in reasons)
+
+
+# ----------------------------------------------------------------------------------------------------------- TL4
+def test_tl4_mock_members_on_a_vllm_member_a_test_filled_with_a_mock_are_unknown(tmp_path):
+    result = scan_trees(tmp_path, TL4_VLLM, TL4_CLIENT, only=["DC006"])
+    assert errors(result) == []
+    assert by_rule(result, "DC006") == []
+    unknown = sorted(u.symbol.rsplit(".", 1)[-1] for u in result.unknown if u.rule == "DC006")
+    assert unknown == ["assert_called_once_with", "call_count", "return_value"]
+    assert all("a member of unittest.mock's mocks, and this file makes mocks" in u.message for u in result.unknown)
+
+
+def test_tl4_twin_without_mocks_in_the_file_or_for_another_name_stays_an_error(tmp_path):
+    rel = "tests/test_rejection_sampler.py"
+    no_mock = edited(TL4_CLIENT, rel, ("from unittest.mock import Mock\n", ""),
+                     ("    mock_sampler = Mock(spec=Sampler)\n", "    mock_sampler = Sampler()\n"))
+    result = scan_trees(tmp_path / "no_mock", TL4_VLLM, no_mock, only=["DC006"])
+    assert sorted(f.symbol.rsplit(".", 1)[-1] for f in errors(result)) == ["assert_called_once_with", "call_count"]
+    other = edited(TL4_CLIENT, rel, ("    assert sampler.sampler.call_count == 1\n",
+                                     "    assert sampler.sampler.call_count == 1\n    assert sampler.sampler.temperature\n"))
+    result = scan_trees(tmp_path / "other", TL4_VLLM, other, only=["DC006"])
+    assert [f.symbol.rsplit(".", 1)[-1] for f in errors(result)] == ["temperature"]
