@@ -390,6 +390,8 @@ def check(ctx: ScanContext):
                        f"msgspec.Struct that {why}, so this assignment raises AttributeError when this line runs.")
             severity = None
         elif use.store:
+            if _read_by_vllm(ctx, use) is not None:
+                continue  # vLLM looks for it on the objects it is handed: the store is what turns it on
             message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: this assignment "
                        "creates a new attribute that vLLM never reads.")
             severity = "warning"
@@ -416,6 +418,17 @@ def check(ctx: ScanContext):
             RULE, message, use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call",
             severity=severity, fix=False, similar=near or None,
         )
+
+
+def _read_by_vllm(ctx: ScanContext, use) -> tuple[str, int] | None:
+    """Where vLLM's own code reads the member a client store creates though no class body defines it: by its name,
+    as an optional member of what it is handed (`getattr(layer, "is_bmm", False)`, a flag the caller sets), or, on
+    a torch module, where other vLLM code creates it from outside the class (`_init_kv_cache_quant(self, ...)` sets
+    `layer._k_scale`; a quantization method registers `w13_weight_scale_inv`), as reads of it are taken (TL2)."""
+    found = ctx.api.read_by_name(use.attr)
+    if found is None and "torch.nn.Module" in ctx.api.mro(use.owner)[2]:
+        found = ctx.api.assigned_from_outside(use.attr)
+    return found
 
 
 def _new_builds(ctx: ScanContext, owner: str, subclass: str) -> str | None:

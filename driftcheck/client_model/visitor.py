@@ -29,6 +29,11 @@ from driftcheck.vllm_model.bodies import enclosing_function
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Unknown
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 
+# What unittest.mock's Mock / MagicMock / AsyncMock have and a vLLM class would not: a client that reads or sets one on
+# a vLLM-typed value treats it as a mock (`rejection_sampler.sampler.return_value = ...` after the fixture handed
+# `Mock(spec=Sampler)` to vLLM's constructor), read from the running Python's own unittest.mock
+MOCK_MEMBERS = frozenset(n for n in dir(__import__("unittest.mock", fromlist=["AsyncMock"]).AsyncMock) if not n.startswith("_"))
+
 
 class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def __init__(self, api: ApiIndex, file: ClientFile, usage: Usage, package: str):
@@ -245,6 +250,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` is abstract and nothing in vLLM derives from it, "
                                  f"so no object vLLM makes is one: `{ast.unparse(node.value)}` holds another class (an "
                                  f"annotation is not checked at run time), and whether it has '{node.attr}' is not known")
+            if isinstance(result, Missing) and not base.built and node.attr in MOCK_MEMBERS and self._makes_mocks():
+                result = Unknown(result.qualname, f"'{node.attr}' is a member of unittest.mock's mocks, and this file "
+                                 f"makes mocks: `{ast.unparse(node.value)}` may hold one the client put where vLLM "
+                                 f"expects a `{base.cls.cls.name}` (an annotation is not checked at run time)")
             sibling = self._sibling_defining(base.cls, node.attr) if isinstance(result, Missing) and not store \
                 and not base.built else None
             if sibling is not None:
@@ -300,6 +309,22 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _makes_mocks(self) -> bool:
+        """Whether the file imports unittest.mock (or the `mock` backport) or takes pytest-mock's `mocker` fixture:
+        its code may put a mock wherever a vLLM object is expected (TL4)."""
+        if "_mocks" not in self.__dict__:
+            found = False
+            for node in walk(self.file.tree):
+                if isinstance(node, ast.ImportFrom) and node.module in ("unittest.mock", "mock") \
+                        or isinstance(node, ast.ImportFrom) and node.module == "unittest" \
+                        and any(a.name == "mock" for a in node.names) \
+                        or isinstance(node, ast.Import) and any(a.name in ("unittest.mock", "mock") for a in node.names) \
+                        or isinstance(node, ast.arg) and node.arg == "mocker":
+                    found = True
+                    break
+            self._mocks = found
+        return self._mocks
 
     def _sibling_defining(self, cls: Resolved, attr: str) -> str | None:
         """A client class of the same kind as vLLM's `cls` (its name ends in the same word: the platform's

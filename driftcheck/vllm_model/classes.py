@@ -327,6 +327,11 @@ class ClassLookup:
             dynamic = self._dynamic_lookup(order, name)
             if dynamic is not None:
                 return Unknown(f"{cls.qualname}.{name}", dynamic)
+            computed = self._computed_bases(order)
+            if computed:
+                return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {computed}, a name vLLM binds to a "
+                               "value computed at import time, not to a class statement: "
+                               "driftcheck cannot list its members")
             # once a base: a diamond reaches `torch.nn.Parameter` through two vLLM bases ("inherits from
             # torch.nn.Parameter, torch.nn.Parameter", 0.13.0's GroupQuantScaleParameter)
             why = ", ".join(dict.fromkeys(externals)) or "a dynamic __getattr__"
@@ -342,6 +347,20 @@ class ClassLookup:
             members += list(ci.methods) + [f.name for f in ci.fields] + list(ci.class_attrs) + list(ci.instance_attrs)
         return Missing(f"{cls.qualname}.{name}", f"'{cls.cls.name}' has no attribute '{name}'", cls.path, cls.line,
                        tuple(members))
+
+    def _computed_bases(self, order: list[Resolved]) -> str:
+        """The bases in the MRO that vLLM binds to a computed value rather than a class statement
+        (`(ReasoningAdapter, ToolAdapter) = make_adapters(MistralParser)`, vLLM 0.28.0's tool parsers), as
+        "`qualname` (path:line)"; empty when there is none (TL3)."""
+        out: list[str] = []
+        for c in order:
+            for base_expr in c.cls.bases if c.cls is not None and c.module is not None else []:
+                base = self.resolve_in_scope(c.module, base_name_of(base_expr))
+                binding = base.module.bindings.get(base.qualname.rsplit(".", 1)[-1]) \
+                    if isinstance(base, Resolved) and base.kind == "value" and base.module is not None else None
+                if binding is not None and binding.kind == "assign":
+                    out.append(f"`{base.qualname}` ({base.path}:{binding.line})")
+        return ", ".join(dict.fromkeys(out))
 
     def _dynamic_lookup(self, order: list[Resolved], name: str) -> str | None:
         """Why a member of a class whose MRO defines `__getattr__` / `__getattribute__` cannot be told, naming that

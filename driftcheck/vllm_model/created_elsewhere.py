@@ -58,6 +58,28 @@ class CreatedElsewhere:
         self._outside[name] = found
         return found
 
+    def read_by_name(self, name: str) -> tuple[str, int] | None:
+        """Where vLLM's own code reads attribute `name` by its string, as a member the object it is handed may or
+        may not have (`getattr(layer, "is_bmm", False)`, `hasattr(layer, "is_bmm")`): a flag a caller sets on the
+        object for vLLM to find, so a store of it is read."""
+        cache = self.__dict__.setdefault("_read_by_name", {})
+        if name not in cache:
+            from driftcheck.vllm_model.bodies import text_index_for
+
+            index = text_index_for(self)
+            pattern = re.compile(rb"(?<!\w)(?:getattr|hasattr)\(\s*[\w.]+\s*,\s*[\"']" + re.escape(name.encode()) + rb"[\"']")
+            found = None
+            for rel in index.files_mentioning(name):
+                if rel.split("/")[0] != self.package:
+                    continue
+                data = index.blob(rel)
+                m = pattern.search(data)
+                if m is not None:
+                    found = (rel, data.count(b"\n", 0, m.start()) + 1)
+                    break
+            cache[name] = found
+        return cache[name]
+
     def _aliases_of(self, cls: Resolved) -> list[str]:
         mod = cls.module
         short = cls.qualname.rsplit(".", 1)[-1]

@@ -184,10 +184,15 @@ class NameResolution:
             if target_mod is None:
                 return Missing(binding.target, f"re-exported from missing module '{module}'", mod.path, binding.line)
             if target_mod.name == mod.name and attr == name:
-                # `from . import ops` in the package's own __init__ (vllm/ir, 0.30.0): the name is what the import
-                # finds without this binding, the submodule it loads; asking the binding again went round until
-                # "import chain too deep" (TJ2)
-                return self._runtime_member(mod, name, _depth + 1, frozenset())
+                # `from . import ops` in the package's own __init__ (vllm/ir, 0.30.0): the package has no attribute
+                # `ops` yet, so Python imports the submodule and binds it; asking the binding again went round until
+                # "import chain too deep" (TJ2, TL1)
+                result = self._runtime_member(mod, name, _depth + 1, frozenset())
+                if isinstance(result, Missing):  # the sources hold no such module: a compiled one may be it
+                    return Unknown(qual, f"`{mod.name}` imports `{name}` from itself (`from . import {name}`, "
+                                   f"{mod.path}:{binding.line}) and no module `{qual}` is in the sources read: a "
+                                   "compiled extension or another build's module may be it")
+                return result
             return self.module_member(target_mod, attr, _depth + 1)
         if binding.kind == "alias" and binding.target:
             result = self.resolve_in_scope(mod, binding.target, _depth + 1)

@@ -123,7 +123,14 @@ import the release lacks never runs, the `except` taking over; a plain statement
 TJ1_ to TJ3_ from vLLM 0.13.0-0.34.0's own trees scanned against themselves (batch 31d,
 docs/triage/2026-12-05-self-scans-31d.md: a function stored on a class of a package vLLM itself requires has no vLLM
 `self` for DC008; a submodule a package `__init__` binds by `from . import name` resolves to the submodule, not round
-its own binding; a parameter named like a module-level function, stored on an object, is not that function).
+its own binding; a parameter named like a module-level function, stored on an object, is not that function),
+TL1_ from
+vLLM 0.28.0's own tests as a client (batch 31e, docs/triage/2026-12-05-vllm-own-tests-31e.md: a submodule a package's
+`__init__` binds by `from . import ops`, no import cycle) and TL2_ from vLLM 0.13.0's and 0.30.0's own tests (a store of a
+member vLLM reads by its name, `getattr(layer, "is_bmm", False)`, or sets on its torch modules from outside the class,
+is no new attribute vLLM never reads) and TL3_ from 0.28.0's (an unknown member of a class whose base vLLM binds to what
+`make_adapters(...)` returns names that binding) and TL4_ from 0.13.0's and 0.30.0's (unittest.mock's own members used on a
+vLLM member a test filled with a mock are unknown in a file that makes mocks).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
