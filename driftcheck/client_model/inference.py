@@ -342,29 +342,31 @@ class ValueInference:
         """The client puts its own class in the place of this vLLM class in the module that defines it (`request.
         StreamingUpdate = OmniStreamingUpdate`, or on every loaded module): a value of it may be the client's class.
         `built`: the client builds the value itself (`Cls(...)` through its own import of the class)."""
-        if not self.usage.patched:
+        own = getattr(self, "file_patches", ())
+        if not self.usage.patched and not own:
             return False
-        name = cls.qualname.rsplit(".", 1)[-1]
-        if (cls.qualname.rsplit(".", 1)[0], name) in self.usage.patched or (ANY_MODULE, name) in self.usage.patched:
+        where, _, name = cls.qualname.rpartition(".")
+        if (where, name) in self.usage.patched or (where, name) in own or (ANY_MODULE, name) in self.usage.patched:
             return True
         # the name replaced by this file in a module that imports the class (a test's `monkeypatch.setattr("vllm.v1.
         # worker.gpu.eplb_utils.EplbState", Fake)`): what that module builds may be the file's class while its test
         # runs. Not another file's patch (a test patches for its own run: vLLM's test_nixl_desc_geometry replaces
         # `base_worker.TransferTopology`, test_nixl_connector builds the real one), nor what the client builds through
         # its own import of the class (vLLM's benchmark builds `InputBatch(...)`)
-        return not built and any(attr == name and self._binds(owner, attr, cls)
-                                 for owner, attr in getattr(self, "file_patches", ()))
+        return not built and any(attr == name and self._binds(owner, attr, cls) for owner, attr in own)
 
     def _binds(self, module: str, attr: str, cls: Resolved) -> bool:
         found = self.api.resolve(f"{module}.{attr}")
         return isinstance(found, Resolved) and found.qualname == cls.qualname
 
     def _patched_on(self, cls: Resolved, attr: str) -> bool:
-        """The client sets `attr` on this class (or one of its bases) itself."""
-        if not self.usage.patched:
+        """The client sets `attr` on this class (or one of its bases) itself: anywhere, or (a test's patch by path)
+        in this file."""
+        own = getattr(self, "file_patches", ())
+        if not self.usage.patched and not own:
             return False
         order, _, _ = self.api.mro(cls)
-        return any((c.qualname, attr) in self.usage.patched for c in order)
+        return any((c.qualname, attr) in self.usage.patched or (c.qualname, attr) in own for c in order)
 
     def _client_base_first(self, cls_name: str, attr: str, _seen: frozenset = frozenset()) -> bool:
         """Whether a client base from another file (itself or a client ancestor of its) defines `attr` before any vLLM

@@ -122,6 +122,13 @@ def test_tk3_twin_a_patch_of_another_name_or_a_missing_one_changes_nothing(tmp_p
     unpatched["tests/test_other.py"] = ("from unittest import mock\n\n\ndef test_other():\n"
                                         '    with mock.patch("vllm.worker.eplb_utils.EplbState", object):\n        pass\n')
     assert [f.rule for f in errors(scan_trees(tmp_path / "unpatched", TK3_VLLM, unpatched, only=["DC006"]))] == ["DC006"]
+    # a test's patch of a method by path lasts for that test: the package's own call of it is still checked (tpu-inference's
+    # test mocks `MLAAttention.process_weights_after_loading`, its layer calls it with an argument the release refuses)
+    package = {**TK3_CLIENT, "pkg/__init__.py": "", "pkg/layer.py": ("from vllm.worker.eplb_utils import EPLBController\n\n\n"
+                                                                    "def build():\n    return EPLBController(None).register()\n")}
+    package["tests/test_mocked.py"] = ('from unittest import mock\n\n\n@mock.patch("vllm.worker.eplb_utils.EPLBController.register")\n'
+                                       "def test_mocked(register):\n    pass\n")
+    assert [f.rule for f in errors(scan_trees(tmp_path / "package", TK3_VLLM, package, only=["DC005"]))] == ["DC005"]
     # patching a name the release lacks fails itself (mock raises AttributeError): the name does not come to exist
     missing = edited(TK3_CLIENT, rel, ("from vllm.worker.eplb_utils import EPLBController\n",
                                        "from vllm.worker.eplb_utils import EPLBController\n"
