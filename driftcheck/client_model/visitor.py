@@ -162,7 +162,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         shape = call_shape(node)
         # `Cls(...)` runs a `__new__` that may build a registered replacement; `super().__init__(...)` builds nothing
         built = not (isinstance(node.func, ast.Attribute) and node.func.attr == "__init__")
-        if isinstance(func, ClassRef) and not self._replaced(func.cls, built=True) \
+        # a replacement of the class by name changes what `Cls(...)` builds, not the base `super().__init__` reaches
+        # (vllm-gcu replaces `multiproc_executor.WorkerProc` with its subclass, whose own `super().__init__` is vLLM's)
+        if isinstance(func, ClassRef) and not (built and self._replaced(func.cls, built=True)) \
                 and not (built and built_as_replacement(self.api, self.usage, func.cls, shape)):
             self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven,
                                             rebound=self._init_rebound(func.cls)))

@@ -129,6 +129,14 @@ def test_tk3_twin_a_patch_of_another_name_or_a_missing_one_changes_nothing(tmp_p
     package["tests/test_mocked.py"] = ('from unittest import mock\n\n\n@mock.patch("vllm.worker.eplb_utils.EPLBController.register")\n'
                                        "def test_mocked(register):\n    pass\n")
     assert [f.rule for f in errors(scan_trees(tmp_path / "package", TK3_VLLM, package, only=["DC005"]))] == ["DC005"]
+    # a package replacing the class by name with its subclass: the subclass's own `super().__init__` reaches vLLM's
+    # (vllm-gcu's AsyncWorkerProc at 0.34.0)
+    subclass = {"main.py": "", "pkg/__init__.py": "", "pkg/proc.py": (
+        "from unittest.mock import patch\n\nfrom vllm.worker.eplb_utils import EPLBController\n\n\n"
+        "class Mine(EPLBController):\n    def __init__(self):\n        super().__init__()\n\n\n"
+        'patch("vllm.worker.eplb_utils.EPLBController", Mine).start()\n')}
+    [f] = errors(scan_trees(tmp_path / "subclass", TK3_VLLM, subclass, only=["DC005"]))
+    assert (f.client.path, f.client.line) == ("pkg/proc.py", 8)
     # patching a name the release lacks fails itself (mock raises AttributeError): the name does not come to exist
     missing = edited(TK3_CLIENT, rel, ("from vllm.worker.eplb_utils import EPLBController\n",
                                        "from vllm.worker.eplb_utils import EPLBController\n"
