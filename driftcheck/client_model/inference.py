@@ -342,7 +342,7 @@ class ValueInference:
         """The client puts its own class in the place of this vLLM class in the module that defines it (`request.
         StreamingUpdate = OmniStreamingUpdate`, or on every loaded module): a value of it may be the client's class.
         `built`: the client builds the value itself (`Cls(...)` through its own import of the class)."""
-        own = getattr(self, "file_patches", ())
+        own = self.file_patches
         if not self.usage.patched and not own:
             return False
         where, _, name = cls.qualname.rpartition(".")
@@ -362,7 +362,7 @@ class ValueInference:
     def _patched_on(self, cls: Resolved, attr: str) -> bool:
         """The client sets `attr` on this class (or one of its bases) itself: anywhere, or (a test's patch by path)
         in this file."""
-        own = getattr(self, "file_patches", ())
+        own = self.file_patches
         if not self.usage.patched and not own:
             return False
         order, _, _ = self.api.mro(cls)

@@ -365,7 +365,7 @@ class ClientPhases:
         those names exist at run time, and a function set on a class is that class's method. A name set on each
         module of a loop over `sys.modules` is set on every vLLM module (`ANY_MODULE`)."""
         loaded = _sys_modules_loop_names(self.file.tree)
-        self.file_patches: set[tuple[str, str]] = set()  # (module, name) this file sets: `_replaced` reads them here
+        self.file_patches.clear()
         scopes: dict[int, dict] = {}  # function -> the module's names and its own imports
         # a patch class's listed members, set onto the target its decorator is handed (patch_classes.py, ZT)
         def is_target(e: ast.expr) -> bool:

@@ -44,6 +44,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self.module_env: dict[str, object] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
+        # (module or class, name) this file's own patches set (collect_patches): a test's patch by path lasts for
+        # its test, so `_replaced` / `_patched_on` read it here and not from `usage.patched`
+        self.file_patches: set[tuple[str, str]] = set()
         self.self_types: dict[str, dict[str, object]] = {}  # client class -> attr -> inferred
         self.client_class_members: dict[str, set[str]] = {}
         self.client_class_vllm_bases: dict[str, list[Resolved]] = {}
