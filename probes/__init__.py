@@ -42,6 +42,8 @@ PROBE_MODULES = [
     "abstract_method_missing",
     "unpack_count",
     "not_callable",
+    # silent drift: what the client customises stops running
+    "orphaned_override",
 ]
 
 

@@ -39,6 +39,7 @@ from collections import deque
 
 from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, walk, within
 from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.vllm_model.receivers import decorated_with, receiver_classes
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -258,7 +259,7 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
             params = caller.args.posonlyargs + caller.args.args
             via_super = isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super"
             via_self = isinstance(recv, ast.Name) and bool(params) and recv.id == params[0].arg and \
-                not _decorated(caller, "staticmethod")
+                not decorated_with(caller, "staticmethod")
             if not (via_super or via_self):
                 return False
             if f"{mod.name}.{cls_node.name}" not in holders:
@@ -279,41 +280,6 @@ def _called_in(files, method: str) -> bool:
 def _mro_names(api, cls: Resolved) -> set[str]:
     order, _, _ = api.mro(cls)
     return {c.qualname for c in order}
-
-
-def _receiver_classes(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, recv: ast.expr) -> list[Resolved]:
-    """Each class the receiver may be (`self.model_runner`, built by a factory, is either runner)."""
-    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and scope_cls is not None and fn is not None:
-        args = getattr(fn, "args", None)
-        params = (args.posonlyargs + args.args) if args is not None else []
-        if params and recv.value.id == params[0].arg:
-            member = api.class_member(scope_cls, recv.attr)
-            if isinstance(member, Resolved) and member.kind == "attribute":
-                return api.possible_types(member)
-    one = _receiver_class(api, mod, scope_cls, fn, recv)
-    return [one] if one is not None else []
-
-
-def _receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, recv: ast.expr) -> Resolved | None:
-    """The vLLM class a receiver is typed as: self, an annotated parameter, a typed self attribute."""
-    args = (fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
-    first = args[0].arg if args else None
-    if isinstance(recv, ast.Name):
-        if scope_cls is not None and recv.id == first and not _decorated(fn, "staticmethod"):
-            return scope_cls
-        for a in args:
-            if a.arg == recv.id and a.annotation is not None and mod is not None:
-                return api.class_from_annotation(mod, ast.unparse(a.annotation))
-        return None
-    if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == first and scope_cls is not None:
-        member = api.class_member(scope_cls, recv.attr)
-        if isinstance(member, Resolved) and member.kind == "attribute":
-            return next(iter(api.possible_types(member)), None)  # `self.model_runner`: the first class assigned
-    return None
-
-
-def _decorated(fn, name: str) -> bool:
-    return any(ast.unparse(d).endswith(name) for d in getattr(fn, "decorator_list", []))
 
 
 def _inspects(fn: ast.AST | None, keywords: list[str]) -> bool:
@@ -387,7 +353,7 @@ def _call_sites(ctx: ScanContext, ov: _Override):
             if isinstance(recv, ast.Call):
                 continue  # super().m(...): a vLLM subclass calling its parent, not the client's object
             fn, _cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
-            for typed in _receiver_classes(api, mod, scope_cls, fn, recv):
+            for typed in receiver_classes(api, mod, scope_cls, fn, recv):
                 reaches = typed.qualname in holders
                 if not reaches and ov.how == "patch" and ov.owner.qualname in _mro_names(api, typed):
                     member = api.class_member(typed, ov.name)
@@ -493,7 +459,7 @@ def _picked_by_vllm(ctx: ScanContext, ov: _Override, fn) -> str | None:
     its selector picks the client's class (a class the client only keeps beside its own, or hands to a platform of
     its own that selects without validating, is never picked): not certain. None when a call goes on through the
     client's class, or when there are too many to read."""
-    if not _decorated(fn, "classmethod") or fn.name == ov.name:
+    if not decorated_with(fn, "classmethod") or fn.name == ov.name:
         return None
     if _called_in(ctx.usage.files, fn.name):
         return None  # the client calls it itself, perhaps on its own class
@@ -517,7 +483,7 @@ def _picked_by_vllm(ctx: ScanContext, ov: _Override, fn) -> str | None:
                 if cls_node is None or scope_cls is None or scope_cls.qualname in holders:
                     return None
                 continue
-            typed = _receiver_classes(api, mod, scope_cls, caller, recv)
+            typed = receiver_classes(api, mod, scope_cls, caller, recv)
             if any(t.qualname in holders for t in typed):
                 return None  # `cls.fn(...)` in a class the client's derives from, or a typed attribute
             if typed:

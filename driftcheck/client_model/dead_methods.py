@@ -21,14 +21,17 @@ import ast
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.guards import Guard, body_span, unreachable_branches
+from driftcheck.client_model.orphaned_overrides import orphaned_overrides
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.facts import mro_defines_any
 
 
-def dead_methods_of(files, api, usage, source) -> dict[str, list[Guard]]:
+def dead_methods_of(files, api, usage, source, baseline=None) -> dict[str, list[Guard]]:
     """File -> its dead-method guards, for every client file with a branch that never runs (a flag the file only sets
-    false, a helper that only returns false: guards.unreachable_branches). A cross-file fact: another file naming a
-    method keeps it alive, so it is worked out with the other cross-file facts and goes into the units' digest."""
+    false, a helper that only returns false: guards.unreachable_branches), a private method nothing calls, or a method
+    nothing calls on the target that is one of vLLM's hooks (with the client's own vLLM as `baseline`, an override the
+    target orphans: orphaned_overrides). A cross-file fact: another file naming a method keeps it alive, so it is
+    worked out with the other cross-file facts and goes into the units' digest."""
     out: dict[str, list[Guard]] = {}
     for f in files:
         spans = unreachable_branches(f.tree)
@@ -36,6 +39,10 @@ def dead_methods_of(files, api, usage, source) -> dict[str, list[Guard]]:
         found += uncalled_private_overrides(f, api, usage, source, {g.start for g in found})
         if found:
             out[f.rel] = found
+    for o in orphaned_overrides(files, api, baseline, usage, source):
+        if all(g.start != o.body[0] for g in out.get(o.rel, ())):
+            out.setdefault(o.rel, []).append(Guard(o.body[0], o.body[1], "dead", frozenset(), o.line,
+                                                   frozenset({o.method}), where=o.describe()))
     for rel, guards in script_only_bodies(files, source).items():
         out[rel] = [*out.get(rel, ()), *guards]
     return out

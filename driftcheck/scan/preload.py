@@ -85,12 +85,13 @@ class Preload:
 def preload_text(api, probes, loader) -> Preload:
     """Start reading the target's text, and that of the client's own vLLM when a selected rule compares with it
     (`Rule.baseline`). The baseline is loaded here, in this process, so a fetch it needs reports its progress and
-    its errors as it would from the rule."""
+    its errors as it would from the rule; it is loaded whatever the rules, since the client model reads it too (an
+    override the target orphans never runs: orphaned_overrides), and a `--select` must not change a finding."""
     from driftcheck.vllm_model.bodies import text_index_for
 
     indexes = [text_index_for(api)]
-    if loader is not None and any(p.RULE.baseline for p in probes):
+    if loader is not None:
         baseline = loader()
-        if baseline is not None and not isinstance(baseline, str):  # a string: why it could not be loaded
-            indexes.append(text_index_for(baseline))
+        if baseline is not None and not isinstance(baseline, str) and any(p.RULE.baseline for p in probes):
+            indexes.append(text_index_for(baseline))  # a string: why it could not be loaded
     return Preload(indexes)

@@ -380,11 +380,18 @@ def _cross_file_facts(digest: bool, run: _Run | None = None) -> tuple:
     reached = reached_names(f.tree for f in source.files)
     replaced = replaced_elsewhere(source.files)
     version_imports = imported_version_aliases(source.files, source)
-    dead = dead_methods_of(source.files, api, run.usage, source)
+    dead = dead_methods_of(source.files, api, run.usage, source, _baseline(run))
     bodies = {rel: [*replaced.get(rel, ()), *dead.get(rel, ())] for rel in {*replaced, *dead}}  # both: bodies that never run
     gdigest = global_digest(run.usage, source, [f.rel for f in source.files], dispatched, reached, bodies, api,
                             version_imports) if digest else ""
     return dispatched, reached, replaced, version_imports, dead, gdigest
+
+
+def _baseline(run: _Run):
+    """The client's own vLLM as preload_text loaded it (before any fork), or None."""
+    loader = getattr(run.make_ctx, "loader", None)
+    found = loader() if loader is not None else None
+    return None if isinstance(found, str) else found
 
 
 def _adopt(run: _Run, facts: tuple) -> str:

@@ -1,0 +1,213 @@
+"""Methods of client classes on vLLM bases that nothing calls on the target, chiefly overrides the target orphans.
+
+vllm-plugin-FL's `FusedMoEFL(FusedMoE)` overrides `select_experts`, which an older vLLM's FusedMoE had and called. By
+0.19.0 FusedMoE has no such method: routing goes through `self.router.select_experts(...)`, on a router object, and
+the plugin calls its own method nowhere. The override never runs, so what it customises silently stops (DC117 says
+so, where the client's own vLLM shows it was an override), and its body's reads of members the new FusedMoE lacks
+never fail (a "dead" guard: they are warnings, not errors; batch 25b's MB3).
+
+A method counts only when all of these hold:
+- it is a plain method of a top-level client class with vLLM bases (no decorator but `@override`,
+  `@torch.no_grad()`, `@torch.inference_mode()`; no dunder);
+- the target finds it on none of those bases, nor on the external bases whose members driftcheck knows (a
+  `torch.nn.Module` hook still runs);
+- no other line of its file and no other client file reads it as an attribute or holds it as a string (a bare
+  name outside the class is a function of that module, never the method);
+- every mention of the name in the target's sources is vLLM's own `def`, or an attribute read on a receiver typed
+  as a vLLM class that is not in the client class's MRO (`self.router.select_experts(...)`, `self.m()` in an
+  unrelated class): a string (a `getattr`), an untyped receiver, a Protocol or an external class may be the
+  client's object, and so may any of a name more than MAX_FILES files mention;
+- and it is one of vLLM's hooks: the client's own vLLM (the baseline, when it is another release) finds it on one of
+  those bases, as vLLM's own method (an orphaned override, which DC117 reports), or the target calls a method of that
+  name on other classes' objects (the hook moved there; SB2 in dead_methods.py covers private names vLLM never calls).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import itertools
+from dataclasses import dataclass
+
+from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.client_classes import vllm_bases_through
+from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.receivers import receiver_classes
+from driftcheck.vllm_model.resolved import Missing, Resolved
+
+_PASSIVE_DECORATORS = ("override", "no_grad", "inference_mode")  # they neither register nor rename a method
+MAX_FILES = 40  # vLLM files naming the method read at most (DC109 reads up to 80 files of calls of one override)
+
+
+@dataclass(frozen=True)
+class Orphan:
+    rel: str  # the client file
+    cls: str  # the client class
+    method: str
+    line: int  # its `def`
+    col: int  # 1-based, as findings count
+    body: tuple[int, int]
+    base: str  # the vLLM class whose method it overrode, as the baseline has it ("" when no baseline shows one)
+    base_path: str  # the baseline's definition
+    base_line: int
+    baseline_version: str
+    called_on: tuple[str, str, int] | None = None  # one call vLLM still makes of the name: (receiver's class, file, line)
+
+    @property
+    def overrode(self) -> bool:
+        """Whether the client's own vLLM shows it was an override (DC117 reports only those)."""
+        return bool(self.base)
+
+    def describe(self) -> str:
+        now = (f"vLLM calls `{self.method}` only on `{self.called_on[0].rsplit('.', 1)[-1]}` objects now (as at "
+               f"{self.called_on[1]}:{self.called_on[2]})") if self.called_on else ""
+        if not self.overrode:
+            return (f"`{self.cls}.{self.method}` is a method no client code calls and this vLLM does not call on the "
+                    f"client's objects: its vLLM bases do not define it, and {now}")
+        short = self.base.rsplit(".", 1)[-1]
+        return (f"`{self.cls}.{self.method}` overrides `{short}.{self.method}` of the client's vLLM "
+                f"{self.baseline_version}, which this vLLM neither defines on `{short}` nor calls on the client's "
+                f"objects{' (' + now + ')' if now else ''}, and no client code calls it")
+
+
+def orphaned_overrides(files, api, baseline, usage, source) -> list[Orphan]:
+    """Every method of a client class on vLLM bases that nothing calls on the target, in file order: an override the
+    target orphans (the client's own vLLM, `baseline`, has it on the base), or a method named as one vLLM now calls
+    only on other classes' objects (`baseline` the target itself, or none)."""
+    compare = baseline if baseline is not None and baseline.version != api.version else None
+    out: list[Orphan] = []
+    for f in files:
+        mentions = None
+        for cls in f.tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            methods = [fn for fn in cls.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.body
+                       and not (fn.name.startswith("__") and fn.name.endswith("__")) and _passive(fn)]
+            bases = vllm_bases_through(usage, api, [f"{f.module}.{cls.name}"]) if methods else []
+            for fn in methods if bases else ():
+                if not all(isinstance(api.class_member(b, fn.name), Missing) for b in bases):
+                    continue  # still an override on the target (or not known to be gone)
+                old = _overridden_in(compare, bases, fn.name) if compare is not None else None
+                if mentions is None:
+                    mentions = _member_mentions(f.tree)
+                if _mentioned_outside(mentions, f.tree, cls, fn):
+                    continue  # named outside its own body: it may be called
+                mro = {c.qualname for b in bases for c in api.mro(b)[0]}
+                others = _other_receivers(api, mro, fn.name)
+                if others is None or (old is None and not others):
+                    continue  # vLLM may call it on the client's object; or nothing says it is one of vLLM's hooks
+                if _member_elsewhere(source, f, fn.name):
+                    continue  # (every other client file is read last: the dearest question)
+                start = fn.body[0].lineno
+                end = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in fn.body)
+                out.append(Orphan(f.rel, cls.name, fn.name, fn.lineno, fn.col_offset + 1, (start, end),
+                                  old.owner.qualname if old is not None else "", old.path if old is not None else "",
+                                  old.line if old is not None else 0, compare.version or "?" if old is not None else "",
+                                  others[0] if others else None))
+    return out
+
+
+def _passive(fn) -> bool:
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+        if name not in _PASSIVE_DECORATORS:
+            return False
+    return True
+
+
+def _member_mentions(tree: ast.Module) -> dict[str, list[int]]:
+    """Name -> the lines where the file reads it as an attribute or holds it as a string: what may call a method."""
+    out: dict[str, list[int]] = {}
+    for node in nodes_of(tree, ast.Attribute, ast.Constant):
+        name = node.attr if isinstance(node, ast.Attribute) else node.value if isinstance(node.value, str) else None
+        if name is not None:
+            out.setdefault(name, []).append(node.lineno)
+    return out
+
+
+def _mentioned_outside(mentions: dict[str, list[int]], tree: ast.Module, cls: ast.ClassDef, fn) -> bool:
+    """Whether the file names the method outside its own lines: as an attribute or a string anywhere, or as a bare
+    name in its class's body (`alias = method`). A bare name elsewhere is a function of the module, never the method."""
+    start, end = fn.lineno, fn.end_lineno or fn.lineno
+    if any(not start <= line <= end for line in mentions.get(fn.name, ())):
+        return True
+    first, last = cls.lineno, cls.end_lineno or cls.lineno
+    return any(n.id == fn.name and first <= n.lineno <= last and not start <= n.lineno <= end
+               for n in nodes_of(tree, ast.Name))
+
+
+def _member_elsewhere(source, file, name: str) -> bool:
+    """Another client file (importing vLLM or not) reads the name as an attribute or holds it as a string; its
+    bare names are its own functions (vllm-plugin-FL's vendor module `select_experts(...)`, a function beside the
+    `FusedMoEFL.select_experts` override)."""
+    others = (f for f in source.files if f is not file and name in f.text)
+    for f in itertools.chain(others, source.other_files(containing=name)):
+        if name in _member_mentions(f.tree):
+            return True
+    return False
+
+
+def _overridden_in(baseline, bases: list[Resolved], name: str) -> Resolved | None:
+    """The baseline's method `name` on the first of `bases` (named as the target names them) that has one of vLLM's."""
+    for b in bases:
+        old_cls = baseline.resolve(b.qualname)
+        if not (isinstance(old_cls, Resolved) and old_cls.kind == "class" and old_cls.cls is not None):
+            continue
+        member = baseline.class_member(old_cls, name)
+        if isinstance(member, Resolved) and member.kind == "method" and member.owner is not None:
+            return member
+    return None
+
+
+def _other_receivers(api, mro: set[str], name: str) -> list[tuple[str, str, int]] | None:
+    """None when some mention of `name` in the target's sources may call it on an object of the client's class; else
+    the calls vLLM makes of it on other classes' objects: (the receiver's class, file, line)."""
+    others: list[tuple[str, str, int]] = []
+    files = text_index_for(api).files_mentioning(name)
+    if len(files) > MAX_FILES:
+        return None  # a name that common is called on untyped objects somewhere: not worth reading every file
+    for rel in files:
+        tree = api.parse(rel)
+        if tree is None:
+            return None
+        module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        mod = api.module(module)
+        classes = [(n.lineno, n.end_lineno or n.lineno, n.name) for n in tree.body if isinstance(n, ast.ClassDef)]
+        functions = sorted(((n.lineno, n.end_lineno or n.lineno, n)
+                            for n in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)), key=lambda t: t[0])
+        starts = [s for s, _e, _n in functions]
+        for node in nodes_of(tree, ast.Attribute, ast.Constant):
+            if isinstance(node, ast.Constant):
+                if node.value == name:
+                    return None  # `getattr(obj, "name")`, a table of method names: any object
+                continue
+            if node.attr != name:
+                continue
+            line = node.lineno
+            cls_name = next((c for s, e, c in classes if s <= line <= e), None)
+            scope = api.resolve(f"{module}.{cls_name}") if cls_name and mod is not None else None
+            scope = scope if isinstance(scope, Resolved) and scope.kind == "class" else None
+            recv = node.value
+            if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Name) and recv.func.id == "super":
+                if scope is None or scope.qualname in mro:
+                    return None
+                continue  # `super().name(...)` in a class the client's object is not
+            fn = _innermost(functions, starts, line)
+            typed = receiver_classes(api, mod, scope, fn, recv) if mod is not None else []
+            if not typed or any(not (isinstance(t, Resolved) and t.kind == "class") or t.qualname in mro
+                                or api.is_protocol(t) for t in typed):
+                return None
+            others.append((typed[0].qualname, rel, line))
+    return others
+
+
+def _innermost(functions: list, starts: list[int], line: int):
+    """The innermost function whose lines hold `line` (the latest-starting one that does)."""
+    i = bisect.bisect_right(starts, line)
+    while i > 0:
+        i -= 1
+        start, end, node = functions[i]
+        if start <= line <= end:
+            return node
+    return None
