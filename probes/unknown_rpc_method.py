@@ -7,7 +7,9 @@ target's worker classes (`vllm/v1/worker/*worker*.py`), on the client's own work
 (`worker_extension_cls="pkg.mod.Class"`) and on a worker a platform plugin names (`worker_cls="pkg.mod.Worker"`,
 built by vLLM's worker wrapper whatever its bases). A client that names no extension but, in the file that sends
 the rpc, reads the configured `worker_extension_cls` or passes on its caller's (client_model/open_extensions.py)
-gets unknown: the class is chosen by whoever builds the engine. A read elsewhere is not enough (vLLM's own worker
+gets unknown: the class is chosen by whoever builds the engine. `self.collective_rpc(...)` in a client subclass of a
+vLLM class whose own `collective_rpc` replaces vLLM's without handing the call on sends to the workers the client
+picks: a method the client defines is served, any other is unknown (VC1). A read elsewhere is not enough (vLLM's own worker
 wrapper reads it to mix the class in, and its executors' rpcs to methods no worker has are real).
 A release whose own platform list names a platform class from outside its tree (`vllm/platforms/tpu.py`'s
 `TpuPlatform = tpu_inference.platforms.TpuPlatform`, picked by `tpu_platform_plugin()`) runs on a worker driftcheck
@@ -176,11 +178,22 @@ def check(ctx: ScanContext):
             extension.update(ctx.usage.subclass_members.get(c.qualname, {}))
     outside: list[tuple[str, str, int]] | None = None
     own: set[str] | None = None
+    own_overridden: set[str] | None = None
     for r in rpcs:
         if r.method in extension:
             continue
         found = [w for w in workers if isinstance(ctx.api.class_member(w, r.method), Resolved)]
         if found:
+            continue
+        if r.own_override is not None:  # the client's own `collective_rpc` picks the workers (VC1)
+            if own_overridden is None:
+                own_overridden = _client_defines(ctx, {x.method for x in rpcs if x.own_override is not None})
+            if r.method not in own_overridden:
+                where = r.own_override
+                yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: `collective_rpc` here is the "
+                                  f"client's own ({where.path}:{where.line}), which replaces vLLM's and does not call "
+                                  "it, so its workers are the ones it picks, and no client code defines the method",
+                                  r.loc, r.method)
             continue
         unknown = [w for w in workers if not isinstance(ctx.api.class_member(w, r.method), Resolved) and ctx.api.mro(w)[1]]
         names = ", ".join(w.qualname.rsplit(".", 1)[-1] for w in workers[:6])

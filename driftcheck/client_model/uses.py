@@ -99,6 +99,9 @@ class RpcUse:
     node: ast.Call
     file: ClientFile
     unique_reply_rank: bool
+    # `self.collective_rpc(...)` in a client subclass of a vLLM class whose own `collective_rpc` (this def) replaces
+    # vLLM's and never hands the call on: the client's dispatch picks the workers (VC1)
+    own_override: Loc | None = None
 
 
 @dataclass
