@@ -9,7 +9,7 @@ built by vLLM's worker wrapper whatever its bases). A client that names no exten
 the rpc, reads the configured `worker_extension_cls` or passes on its caller's (client_model/open_extensions.py)
 gets unknown: the class is chosen by whoever builds the engine. `self.collective_rpc(...)` in a client subclass of a
 vLLM class whose own `collective_rpc` replaces vLLM's without handing the call on sends to the workers the client
-picks: a method the client defines is served, any other is unknown (VC1). A read elsewhere is not enough (vLLM's own worker
+picks: a method the client defines outside the sending class is served, any other goes on to vLLM's worker (VC1). A read elsewhere is not enough (vLLM's own worker
 wrapper reads it to mix the class in, and its executors' rpcs to methods no worker has are real).
 A release whose own platform list names a platform class from outside its tree (`vllm/platforms/tpu.py`'s
 `TpuPlatform = tpu_inference.platforms.TpuPlatform`, picked by `tpu_platform_plugin()`) runs on a worker driftcheck
@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import nodes_of
+from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -161,6 +162,19 @@ def _client_defines(ctx: ScanContext, names: set[str]) -> set[str]:
     return out
 
 
+def _defined_outside(ctx: ScanContext, name: str, path: str, sender: frozenset[str]) -> bool:
+    """Whether the client defines `name` as a function or method anywhere but in the classes of `path` named in
+    `sender` (an executor's `def execute_model(self): return self.collective_rpc("execute_model")` is no worker's)."""
+    for file in [*ctx.client.files, *ctx.client.other_files(containing=f"def {name}")]:
+        methods = {(cls.name, id(stmt)) for cls in nodes_of(file.tree, ast.ClassDef)
+                   for stmt in flatten_class_body(cls.body) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        owner = {i: c for c, i in methods}
+        for node in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+            if node.name == name and not (file.rel == path and owner.get(id(node)) in sender):
+                return True
+    return False
+
+
 def check(ctx: ScanContext):
     rpcs = [r for r in ctx.usage.rpcs if r.method]
     if not rpcs:
@@ -178,22 +192,15 @@ def check(ctx: ScanContext):
             extension.update(ctx.usage.subclass_members.get(c.qualname, {}))
     outside: list[tuple[str, str, int]] | None = None
     own: set[str] | None = None
-    own_overridden: set[str] | None = None
     for r in rpcs:
         if r.method in extension:
             continue
         found = [w for w in workers if isinstance(ctx.api.class_member(w, r.method), Resolved)]
         if found:
             continue
-        if r.own_override is not None:  # the client's own `collective_rpc` picks the workers (VC1)
-            if own_overridden is None:
-                own_overridden = _client_defines(ctx, {x.method for x in rpcs if x.own_override is not None})
-            if r.method not in own_overridden:
-                where = r.own_override
-                yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: `collective_rpc` here is the "
-                                  f"client's own ({where.path}:{where.line}), which replaces vLLM's and does not call "
-                                  "it, so its workers are the ones it picks, and no client code defines the method",
-                                  r.loc, r.method)
+        # the client's own `collective_rpc` sends to workers of its own, which serve what the client defines outside
+        # the sending class and hand the rest to vLLM's worker (VC1)
+        if r.own_override is not None and _defined_outside(ctx, r.method, r.loc.path, r.sender):
             continue
         unknown = [w for w in workers if not isinstance(ctx.api.class_member(w, r.method), Resolved) and ctx.api.mro(w)[1]]
         names = ", ".join(w.qualname.rsplit(".", 1)[-1] for w in workers[:6])

@@ -188,8 +188,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 method = first.value
             urr = any(k.arg == "unique_reply_rank" for k in node.keywords)
             override = self._rpc_override(node.func.value, env)
-            self.usage.rpcs.append(RpcUse(loc, method, node, self.file, urr,
-                                          loc_of(self.file, override) if override is not None else None))
+            sender = self.infer(node.func.value, env) if override is not None else None
+            self.usage.rpcs.append(RpcUse(
+                loc, method, node, self.file, urr, loc_of(self.file, override) if override is not None else None,
+                frozenset([sender.cls_name, *self._client_ancestors(sender.cls_name)]) if sender is not None else frozenset()))
 
     def _function_rebound(self, func: FuncRef) -> list:
         """The client's replacements a vLLM function may be when called here: those set on the module it was read from

@@ -10,8 +10,11 @@ release. A client class that defines `collective_rpc` and derives from no vLLM c
 (A_own_executor); one with a vLLM base was not, since its `collective_rpc` may well be vLLM's. Now a
 `self.collective_rpc(...)` reaches the client's own override when the class (or a client base of the file, before
 any vLLM base that has one) defines it and the override hands the call on to no other `collective_rpc`: a method
-the client defines is served, another is unknown. The twins: an override that calls `super().collective_rpc(...)`
-or an object's, no override, and a vLLM base listed before the client mixin that has one keep the error.
+the client defines outside the sending class (and its client bases of that file) is served; any other goes on to
+vLLM's worker, as async-grpo-nccl's actors hand it on, and is checked as before. The twins: an override that calls
+`super().collective_rpc(...)` or an object's, no override, a vLLM base listed before the client mixin that has one,
+a method no client worker defines, and one only the executor itself defines (verl's ZeroMQ executor's
+`def sample_tokens(self): return self.collective_rpc("sample_tokens")`) keep the error.
 """
 
 from __future__ import annotations
@@ -75,6 +78,25 @@ def test_vc1_a_client_mixin_listed_first_is_the_override(tmp_path):
     assert _dc007(tmp_path, client) == ([], [])
 
 
-def test_vc1_a_method_no_client_code_defines_is_unknown_through_the_override(tmp_path):
+def test_vc1_twin_a_method_no_client_worker_defines_goes_on_to_vllms_worker(tmp_path):
+    # the client's workers hand what they do not define to vLLM's worker (async-grpo-nccl's `execute_method`)
     client = edited(VC1_CLIENT, EXECUTOR, ('self.collective_rpc("init_vllm_worker"', 'self.collective_rpc("warm_up"'))
-    assert _dc007(tmp_path, client) == ([], [(21, "warm_up")])
+    assert _dc007(tmp_path, client) == ([("error", 21, "warm_up")], [])
+
+
+def test_vc1_twin_the_executors_own_method_of_that_name_serves_no_rpc(tmp_path):
+    # verl's ZeroMQ executor: `def sample_tokens(self): return self.collective_rpc("sample_tokens")`
+    client = edited(VC1_CLIENT, EXECUTOR, (
+        'self.collective_rpc("init_vllm_worker"', 'self.collective_rpc("warm_up"'), (
+        "    def collective_rpc(self, method, *args, **kwargs):",
+        "    def warm_up(self):\n        return self.collective_rpc(\"warm_up\")\n\n"
+        "    def collective_rpc(self, method, *args, **kwargs):"))
+    assert _dc007(tmp_path, client) == ([("error", 21, "warm_up"), ("error", 24, "warm_up")], [])
+
+
+def test_vc1_a_method_of_another_client_class_in_the_senders_file_serves(tmp_path):
+    client = edited(VC1_CLIENT, EXECUTOR, ('self.collective_rpc("init_vllm_worker"', 'self.collective_rpc("warm_up"'), (
+        "    def execute_method(self, method, *args, **kwargs):",
+        "    def warm_up(self, all_kwargs):\n        self.kwargs = all_kwargs[0]\n\n"
+        "    def execute_method(self, method, *args, **kwargs):"))
+    assert _dc007(tmp_path, client) == ([], [])
