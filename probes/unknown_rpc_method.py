@@ -7,10 +7,11 @@ target's worker classes (`vllm/v1/worker/*worker*.py`), on the client's own work
 (`worker_extension_cls="pkg.mod.Class"`) and on a worker a platform plugin names (`worker_cls="pkg.mod.Worker"`,
 built by vLLM's worker wrapper whatever its bases). A client that names no extension but, in the file that sends
 the rpc, reads the configured `worker_extension_cls` or passes on its caller's (client_model/open_extensions.py)
-gets unknown: the class is chosen by whoever builds the engine. `self.collective_rpc(...)` in a client subclass of a
-vLLM class whose own `collective_rpc` replaces vLLM's without handing the call on sends to the workers the client
-picks: a method the client defines outside the sending class is served, any other goes on to vLLM's worker (VC1). A read elsewhere is not enough (vLLM's own worker
+gets unknown: the class is chosen by whoever builds the engine. A read elsewhere is not enough (vLLM's own worker
 wrapper reads it to mix the class in, and its executors' rpcs to methods no worker has are real).
+`self.collective_rpc(...)` in a client subclass of a vLLM class whose own `collective_rpc` replaces vLLM's without
+handing the call on sends to workers the client picks: a method the client defines outside the sending class is
+served there; any other goes on to vLLM's worker, and is checked (VC1).
 A release whose own platform list names a platform class from outside its tree (`vllm/platforms/tpu.py`'s
 `TpuPlatform = tpu_inference.platforms.TpuPlatform`, picked by `tpu_platform_plugin()`) runs on a worker driftcheck
 cannot read: a method no readable worker defines may be that worker's, so DC007 is unknown unless the client defines
@@ -166,9 +167,7 @@ def _defined_outside(ctx: ScanContext, name: str, path: str, sender: frozenset[s
     """Whether the client defines `name` as a function or method anywhere but in the classes of `path` named in
     `sender` (an executor's `def execute_model(self): return self.collective_rpc("execute_model")` is no worker's)."""
     for file in [*ctx.client.files, *ctx.client.other_files(containing=f"def {name}")]:
-        methods = {(cls.name, id(stmt)) for cls in nodes_of(file.tree, ast.ClassDef)
-                   for stmt in flatten_class_body(cls.body) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        owner = {i: c for c, i in methods}
+        owner = {id(stmt): cls.name for cls in nodes_of(file.tree, ast.ClassDef) for stmt in flatten_class_body(cls.body)}
         for node in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
             if node.name == name and not (file.rel == path and owner.get(id(node)) in sender):
                 return True
