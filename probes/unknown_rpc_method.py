@@ -9,6 +9,9 @@ built by vLLM's worker wrapper whatever its bases). A client that names no exten
 the rpc, reads the configured `worker_extension_cls` or passes on its caller's (client_model/open_extensions.py)
 gets unknown: the class is chosen by whoever builds the engine. A read elsewhere is not enough (vLLM's own worker
 wrapper reads it to mix the class in, and its executors' rpcs to methods no worker has are real).
+`self.collective_rpc(...)` in a client subclass of a vLLM class whose own `collective_rpc` replaces vLLM's without
+handing the call on sends to workers the client picks: a method the client defines outside the sending class is
+served there; any other goes on to vLLM's worker, and is checked (VC1).
 A release whose own platform list names a platform class from outside its tree (`vllm/platforms/tpu.py`'s
 `TpuPlatform = tpu_inference.platforms.TpuPlatform`, picked by `tpu_platform_plugin()`) runs on a worker driftcheck
 cannot read: a method no readable worker defines may be that worker's, so DC007 is unknown unless the client defines
@@ -20,6 +23,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import nodes_of
+from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -159,6 +163,17 @@ def _client_defines(ctx: ScanContext, names: set[str]) -> set[str]:
     return out
 
 
+def _defined_outside(ctx: ScanContext, name: str, path: str, sender: frozenset[str]) -> bool:
+    """Whether the client defines `name` as a function or method anywhere but in the classes of `path` named in
+    `sender` (an executor's `def execute_model(self): return self.collective_rpc("execute_model")` is no worker's)."""
+    for file in [*ctx.client.files, *ctx.client.other_files(containing=f"def {name}")]:
+        owner = {id(stmt): cls.name for cls in nodes_of(file.tree, ast.ClassDef) for stmt in flatten_class_body(cls.body)}
+        for node in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+            if node.name == name and not (file.rel == path and owner.get(id(node)) in sender):
+                return True
+    return False
+
+
 def check(ctx: ScanContext):
     rpcs = [r for r in ctx.usage.rpcs if r.method]
     if not rpcs:
@@ -181,6 +196,10 @@ def check(ctx: ScanContext):
             continue
         found = [w for w in workers if isinstance(ctx.api.class_member(w, r.method), Resolved)]
         if found:
+            continue
+        # the client's own `collective_rpc` sends to workers of its own, which serve what the client defines outside
+        # the sending class and hand the rest to vLLM's worker (VC1)
+        if r.own_override is not None and _defined_outside(ctx, r.method, r.loc.path, r.sender):
             continue
         unknown = [w for w in workers if not isinstance(ctx.api.class_member(w, r.method), Resolved) and ctx.api.mro(w)[1]]
         names = ", ".join(w.qualname.rsplit(".", 1)[-1] for w in workers[:6])

@@ -99,6 +99,11 @@ class RpcUse:
     node: ast.Call
     file: ClientFile
     unique_reply_rank: bool
+    # `self.collective_rpc(...)` in a client subclass of a vLLM class whose own `collective_rpc` (this def) replaces
+    # vLLM's and never hands the call on: the client's dispatch picks the workers (VC1); `sender`: the sending class
+    # and the client classes of its file it derives from, whose own methods serve no rpc
+    own_override: Loc | None = None
+    sender: frozenset[str] = frozenset()
 
 
 @dataclass

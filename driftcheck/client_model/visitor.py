@@ -187,7 +187,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 method = first.value
             urr = any(k.arg == "unique_reply_rank" for k in node.keywords)
-            self.usage.rpcs.append(RpcUse(loc, method, node, self.file, urr))
+            override, sender = self._rpc_override(node.func.value, env)
+            self.usage.rpcs.append(RpcUse(loc, method, node, self.file, urr,
+                                          loc_of(self.file, override) if override is not None else None, sender))
 
     def _function_rebound(self, func: FuncRef) -> list:
         """The client's replacements a vLLM function may be when called here: those set on the module it was read from
@@ -228,6 +230,51 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return False
         own = self.api.resolve(f"{self.file.module}.{value.cls_name}") if self.file.module.split(".")[0] == self.package else None
         return not (isinstance(own, Resolved) and own.kind == "class")
+
+    def _rpc_override(self, receiver: ast.expr, env: dict) -> tuple[ast.AST | None, frozenset[str]]:
+        """`self.collective_rpc(...)` in a client class with a vLLM base: the client's own `collective_rpc` the call
+        reaches (the class's or a client base's of this file, before any vLLM base that has one), when it hands the
+        call on to no other `collective_rpc` (`super().collective_rpc(...)`, `self.executor.collective_rpc(...)`):
+        the override sends the method to workers of its own choosing (async-grpo-nccl's `ExternalProcessExecutor`,
+        VC1); with it, the sending class and the client classes of this file it derives from. (None, empty)
+        otherwise, vLLM's own classes scanned as a client included."""
+        none = (None, frozenset())
+        value = self.infer(receiver, env)
+        if not isinstance(value, ClientSelf) or not self.client_class_vllm_bases.get(value.cls_name):
+            return none
+        own = self.api.resolve(f"{self.file.module}.{value.cls_name}") if self.file.module.split(".")[0] == self.package else None
+        if isinstance(own, Resolved) and own.kind == "class":
+            return none
+        found = self._defined_rpc(value.cls_name, frozenset())
+        if not isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return none
+        for call in nodes_of(found, ast.Call):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "collective_rpc" \
+                    and not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+                return none  # hands the call on (to vLLM's, through super() or an object it holds)
+        return found, frozenset([value.cls_name, *self._client_ancestors(value.cls_name)])
+
+    def _defined_rpc(self, cls_name: str, seen: frozenset) -> object:
+        """The `collective_rpc` def a client class of this file has from its body or its client bases, in base
+        order; "vllm" when a vLLM base that has one comes first; None when neither."""
+        cls = self.classes.get(cls_name)
+        if cls is None or cls_name in seen:
+            return None
+        for stmt in flatten_class_body(cls.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "collective_rpc":
+                return stmt
+        for base in cls.bases:
+            name = base_name(base)
+            if name in self.classes:
+                found = self._defined_rpc(name, seen | {cls_name})
+                if found is not None:
+                    return found
+                continue
+            value = self.infer(base, {})
+            if isinstance(value, ClassRef) and not isinstance(self.api.class_member(value.cls, "collective_rpc"), Missing):
+                return "vllm"
+        return None
 
     def _visit_attribute(self, node: ast.Attribute, env: dict, runtime_only: bool) -> None:
         base = self.infer(node.value, env)

@@ -130,7 +130,10 @@ vLLM 0.28.0's own tests as a client (batch 31e, docs/triage/2026-12-05-vllm-own-
 member vLLM reads by its name, `getattr(layer, "is_bmm", False)`, or sets on its torch modules from outside the class,
 is no new attribute vLLM never reads) and TL3_ from 0.28.0's (an unknown member of a class whose base vLLM binds to what
 `make_adapters(...)` returns names that binding) and TL4_ from 0.13.0's and 0.30.0's (unittest.mock's own members used on a
-vLLM member a test filled with a mock are unknown in a file that makes mocks).
+vLLM member a test filled with a mock are unknown in a file that makes mocks),
+VC1_ from async-grpo-nccl (engineerA314/async-grpo-nccl 6d74c19) taken from GitHub (batch 32c,
+docs/triage/2026-12-05-rl-integrations-32c.md: `self.collective_rpc(...)` in a client subclass of vLLM's `Executor`
+whose own `collective_rpc` sends to the client's workers and never calls vLLM's).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
