@@ -42,8 +42,9 @@ PROBE_MODULES = [
     "abstract_method_missing",
     "unpack_count",
     "not_callable",
-    # silent drift: what the client customises stops running
+    # silent and async drift: what the client customises stops running; a coroutine becomes a plain call, or back
     "orphaned_override",
+    "await_drift",
 ]
 
 

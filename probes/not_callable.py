@@ -27,41 +27,11 @@ from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
-from driftcheck.vllm_model.class_summary import split_union
-from driftcheck.vllm_model.facts import mro_defines_any
+from driftcheck.vllm_model.facts import value_type_without
 from driftcheck.vllm_model.resolved import Resolved
 
 RULE = Rule("DC116", "not-callable", "Client calls a vLLM member the target makes a property or a plain value",
             "error", kind="behaviour", raises=("TypeError",))
-
-_VALUES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "bytes": "bytes", "None": "NoneType",
-           "list": "list", "dict": "dict", "set": "set", "frozenset": "frozenset", "tuple": "tuple",
-           "List": "list", "Dict": "dict", "Set": "set", "Tuple": "tuple", "FrozenSet": "frozenset"}
-
-
-def _value_type(ctx: ScanContext, resolved: Resolved, expr: str) -> str | None:
-    """The type name Python's TypeError would say when a value annotated `expr` is called; None when it may be
-    callable or is not known."""
-    names: list[str] = []
-    for part in split_union(expr):
-        part = part.strip().strip("'\"")
-        head = part.split("[", 1)[0].strip()
-        if head.startswith("typing."):
-            head = head[len("typing."):]
-        if head in _VALUES:
-            names.append(_VALUES[head])
-            continue
-        if "[" in part or resolved.module is None:
-            return None
-        cls = ctx.api.class_from_annotation(resolved.module, part)
-        if not isinstance(cls, Resolved) or cls.kind != "class" or cls.cls is None:
-            return None
-        if mro_defines_any(ctx.api, cls, ("__call__",)) is not False:
-            return None  # callable, or not known (a torch.nn.Module base is callable)
-        names.append(cls.qualname.rsplit(".", 1)[-1])
-    real = [n for n in names if n != "NoneType"] or names
-    return real[0] if real else None
-
 
 def _member_annotation(resolved: Resolved) -> tuple[str, str] | None:
     """(what the member is, its annotation): a property's return annotation, a data member's annotation."""
@@ -83,7 +53,7 @@ def check(ctx: ScanContext):
         if member is None or a.result.path in changed_files(ctx.client.tree, ctx.api.tree):
             continue  # a diff the client ships for the member's vLLM file may make it a method again
         what, expr = member
-        type_name = _value_type(ctx, a.result, expr)
+        type_name = value_type_without(ctx.api, a.result, expr, "__call__")
         if type_name is None:
             continue
         owner = a.owner.qualname.rsplit(".", 1)[-1]

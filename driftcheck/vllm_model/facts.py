@@ -23,6 +23,7 @@ import ast
 import re
 
 from driftcheck.vllm_model import bodies
+from driftcheck.vllm_model.class_summary import split_union
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.astnodes import nodes_of, walk
 
@@ -353,3 +354,39 @@ def mro_defines_any(api, cls: Resolved, names: tuple[str, ...],
         if any(n in ci.methods or n in ci.class_attrs for n in names):
             return True
     return False
+
+
+VALUE_TYPES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "bytes": "bytes", "None": "NoneType",
+               "list": "list", "dict": "dict", "set": "set", "frozenset": "frozenset", "tuple": "tuple",
+               "List": "list", "Dict": "dict", "Set": "set", "Tuple": "tuple", "FrozenSet": "frozenset"}
+
+
+STRUCTURAL_BASES = PLAIN_EXTERNAL_BASES | {"typing.Protocol", "typing_extensions.Protocol"}
+
+
+def value_type_without(api, resolved: Resolved, expr: str, dunder: str,
+                       plain: frozenset[str] = PLAIN_EXTERNAL_BASES) -> str | None:
+    """The type name Python's TypeError would say when a value annotated `expr` (in `resolved`'s module) is used in a
+    way that needs `dunder`: called (`__call__`, DC116) or awaited (`__await__`, DC118). None when it may have it or
+    is not known: a generic, `Any`, a type variable, a class from outside vLLM, one with a base driftcheck does not read
+    (a `torch.nn.Module` is callable). With `plain=STRUCTURAL_BASES` a vLLM Protocol counts by what it declares, though
+    an object that conforms to it may have more."""
+    names: list[str] = []
+    for part in split_union(expr):
+        part = part.strip().strip("'\"")
+        head = part.split("[", 1)[0].strip()
+        if head.startswith("typing."):
+            head = head[len("typing."):]
+        if head in VALUE_TYPES:
+            names.append(VALUE_TYPES[head])
+            continue
+        if "[" in part or resolved.module is None:
+            return None
+        cls = api.class_from_annotation(resolved.module, part)
+        if not isinstance(cls, Resolved) or cls.kind != "class" or cls.cls is None:
+            return None
+        if mro_defines_any(api, cls, (dunder,), plain) is not False:
+            return None  # it has it, or that is not known
+        names.append(cls.qualname.rsplit(".", 1)[-1])
+    real = [n for n in names if n != "NoneType"] or names
+    return real[0] if real else None

@@ -40,7 +40,21 @@ def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, 
         decorator_sets=_decorator_sets(node, stmts),
         hands_back=_hands_back(node, stmts),
         returns_built=_returns_built(node, stmts),
+        is_async=isinstance(node, ast.AsyncFunctionDef),
+        async_generator=isinstance(node, ast.AsyncFunctionDef) and _yields(node),
     )
+
+
+def _yields(fn: ast.AsyncFunctionDef) -> bool:
+    """Whether the function itself yields (not a function, lambda or class defined in it)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[ast.AST]) -> list[str]:

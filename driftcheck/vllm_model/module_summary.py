@@ -43,6 +43,8 @@ class FunctionInfo:
     # classes its `return X(...)` statements build: "Name.attr" as written, or ".pkg.mod:Name" for a name the
     # function imports itself (`from vllm.v1.worker.gpu.model_runner import GPUModelRunner as V2; return V2(...)`)
     returns_built: list[str] = field(default_factory=list)
+    is_async: bool = False  # `async def`: a call makes a coroutine that runs only when awaited (DC118)
+    async_generator: bool = False  # an `async def` that yields: a call makes an async generator, for `async for`
 
     @property
     def is_static(self) -> bool:
