@@ -130,7 +130,10 @@ vLLM 0.28.0's own tests as a client (batch 31e, docs/triage/2026-12-05-vllm-own-
 member vLLM reads by its name, `getattr(layer, "is_bmm", False)`, or sets on its torch modules from outside the class,
 is no new attribute vLLM never reads) and TL3_ from 0.28.0's (an unknown member of a class whose base vLLM binds to what
 `make_adapters(...)` returns names that binding) and TL4_ from 0.13.0's and 0.30.0's (unittest.mock's own members used on a
-vLLM member a test filled with a mock are unknown in a file that makes mocks).
+vLLM member a test filled with a mock are unknown in a file that makes mocks), VB1_ from
+sophgo/vllm-tpu (9b474f2, the Sophon TPU platform plugin) at vLLM 0.11.0 (batch 32b,
+docs/triage/2026-12-05-platform-worker-plugins-32b.md: a member only some of vLLM's subclasses define, read on a value
+annotated with their marker base where the platform's own metadata class of that kind defines it, is unknown).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
