@@ -10,6 +10,15 @@ platform's own builder made, the client's `SophTPUMetadata` (same file, line 83)
 not derive from the marker and defines both fields. A member no class defines was already an unknown in that case
 (`_sibling_defining`); a member only some subclasses define is now the same question, and the unknown names both the
 client's class and vLLM's. Where the client's class lacks the member, the subclass warning stays.
+VB2: belonghim/vllm-openvino @ 5465967 (an OpenVINO platform plugin pinned to vLLM 0.13.0) profiles memory through
+`def model_profile_run():` nested in its worker's method, which calls `self.model_runner.execute_model(...)`
+(`vllm_openvino/worker_v1/openvino_worker_v1.py:310`). The worker's `__init__` stores its own
+`OpenVINOModelRunnerV1(...)` there, a class with no vLLM base, whose execute_model returns its output in one phase.
+DC103 warned "The receiver's class is not known, and ... GPUModelRunner runs execute_model without that check": the
+receiver is known. A call on `self.<attr>` in a class whose own body stores only the client's own single-phase runners
+under that attribute, where no vLLM base declares it as a two-phase runner, is no longer a site
+(`_own_runner_on_self`). A runner deriving from vLLM's two-phase runner stays an error; a class that also stores
+something else there, or whose vLLM base declares a two-phase runner under the name, keeps the finding.
 """
 
 from __future__ import annotations
@@ -70,3 +79,42 @@ def test_vb1_twin_a_member_no_class_defines_on_a_non_marker_base_stays_an_error(
         "    num_actual_tokens: int = 0") for rel, text in VB1_VLLM.items()}
     (f,), _ = _vb1_reading(tmp_path, "max_seq_len", vllm)
     assert f.severity == "error"
+
+
+# ----------------------------------------------------------------------------------------------------------- VB2
+VB2 = SHAPES / "VB2_runner_call_in_a_nested_function_of_the_class_that_stores_its_own_single_phase_runner_there"
+VB2_VLLM = _tree(VB2 / "vllm_src")
+VB2_WORKER = (VB2 / "client" / "plug" / "worker.py").read_text()
+
+
+def _dc103(tmp_path: Path, worker: str = VB2_WORKER, vllm: dict[str, str] = VB2_VLLM) -> list:
+    client = {"plug/__init__.py": "", "plug/worker.py": worker}
+    return [f for f in scan_trees(tmp_path, vllm, client).findings if f.rule == "DC103"]
+
+
+def test_vb2_the_class_stores_its_own_single_phase_runner_no_finding(tmp_path):
+    assert _dc103(tmp_path) == []
+
+
+def test_vb2_twin_its_runner_derives_from_vllms_two_phase_runner_stays_an_error(tmp_path):
+    worker = "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n" + VB2_WORKER.replace(
+        "class PlatformModelRunner:", "class PlatformModelRunner(GPUModelRunner):").replace(
+        "    def execute_model(self, scheduler_output):\n        return (\"output\", scheduler_output)\n", "    pass\n")
+    (f,) = _dc103(tmp_path, worker)
+    assert f.severity == "error"
+
+
+def test_vb2_twin_the_class_also_stores_vllms_runner_there_keeps_the_finding(tmp_path):
+    worker = "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n" + VB2_WORKER.replace(
+        "    def determine_available_memory(self, steps):",
+        "    def use_vllm_runner(self):\n        self.model_runner = GPUModelRunner()\n\n"
+        "    def determine_available_memory(self, steps):")
+    assert len(_dc103(tmp_path, worker)) == 1
+
+
+def test_vb2_twin_a_vllm_base_declares_a_two_phase_runner_under_the_name_keeps_the_finding(tmp_path):
+    vllm = dict(VB2_VLLM)
+    vllm["vllm/v1/worker/worker_base.py"] = vllm["vllm/v1/worker/worker_base.py"].replace(
+        "self.model_runner: object | None = None", "self.model_runner: GPUModelRunner = GPUModelRunner()").replace(
+        "class WorkerBase:", "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n\n\nclass WorkerBase:")
+    assert len(_dc103(tmp_path, vllm=vllm)) == 1

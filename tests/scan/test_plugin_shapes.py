@@ -133,7 +133,9 @@ is no new attribute vLLM never reads) and TL3_ from 0.28.0's (an unknown member 
 vLLM member a test filled with a mock are unknown in a file that makes mocks), VB1_ from
 sophgo/vllm-tpu (9b474f2, the Sophon TPU platform plugin) at vLLM 0.11.0 (batch 32b,
 docs/triage/2026-12-05-platform-worker-plugins-32b.md: a member only some of vLLM's subclasses define, read on a value
-annotated with their marker base where the platform's own metadata class of that kind defines it, is unknown).
+annotated with their marker base where the platform's own metadata class of that kind defines it, is unknown) and VB2_
+from belonghim/vllm-openvino (5465967) at its pin vLLM 0.13.0 (a runner call on `self.model_runner` in a function
+nested in a method of the worker class whose own body stores only its single-phase runner there is no DC103 site).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
