@@ -19,6 +19,14 @@ receiver is known. A call on `self.<attr>` in a class whose own body stores only
 under that attribute, where no vLLM base declares it as a two-phase runner, is no longer a site
 (`_own_runner_on_self`). A runner deriving from vLLM's two-phase runner stays an error; a class that also stores
 something else there, or whose vLLM base declares a two-phase runner under the name, keeps the finding.
+VB3 (a missed error, found reading the warnings): localweights/vllm-gguf-plugin @ f89d519 (a GGUF quantization
+plugin, vLLM 0.25.0 in its README, `vllm` unpinned) installs its patches behind the client's own "already done" marker:
+`if getattr(_spec.SpeculativeConfig, "_gguf_mtp_patched", False): return`, then, on the first run,
+`from vllm.v1.spec_decode import llm_base_proposer` (`vllm_gguf_plugin/mtp_enable.py:21`, `:136`), and later
+`SpeculativeConfig._gguf_mtp_patched = True`. The early return was read as a probe of vLLM's API whose rest imports
+the other releases' spelling (`_fallback_imports`), so at 0.34.0, which lacks the module, DC002 said "under a
+hasattr/getattr check (line 21), so the client handles it". A probe of names the same file only ever sets to `True`
+(`_own_done_flags`) guards nothing now; a backport that stores the value it probed for (VB3's shape) stays guarded.
 """
 
 from __future__ import annotations
@@ -118,3 +126,46 @@ def test_vb2_twin_a_vllm_base_declares_a_two_phase_runner_under_the_name_keeps_t
         "self.model_runner: object | None = None", "self.model_runner: GPUModelRunner = GPUModelRunner()").replace(
         "class WorkerBase:", "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n\n\nclass WorkerBase:")
     assert len(_dc103(tmp_path, vllm=vllm)) == 1
+
+
+# ----------------------------------------------------------------------------------------------------------- VB3
+VB3 = SHAPES / "VB3_import_after_an_early_return_probe_of_the_name_a_backport_then_stores"
+VB3_VLLM = _tree(VB3 / "vllm_src")
+VB3_BACKPORT = (VB3 / "client" / "plug" / "backport.py").read_text()
+DONE_FLAG = """\
+from vllm.config.speculative import SpeculativeConfig
+
+
+def install() -> None:
+    if getattr(SpeculativeConfig, "_plug_patched", False):
+        return  # installed already
+    from vllm.spec_decode.dynamic_utils import uses_dynamic_speculative_decoding
+
+    SpeculativeConfig.uses_dynamic_speculative_decoding = uses_dynamic_speculative_decoding
+    {mark}
+"""
+
+
+def _dc001(tmp_path: Path, code: str) -> list:
+    client = {"plug/__init__.py": "", "plug/backport.py": code}
+    return [f for f in scan_trees(tmp_path, VB3_VLLM, client).findings if f.rule == "DC001"]
+
+
+def test_vb3_backport_storing_the_probed_name_stays_guarded(tmp_path):
+    (f,) = _dc001(tmp_path, VB3_BACKPORT)
+    assert f.severity == "warning" and "hasattr/getattr check (line 5)" in f.message
+
+
+def test_vb3_the_clients_own_done_flag_guards_nothing_the_import_is_an_error(tmp_path):
+    (f,) = _dc001(tmp_path, DONE_FLAG.format(mark="SpeculativeConfig._plug_patched = True"))
+    assert f.severity == "error"
+
+
+def test_vb3_a_done_flag_set_through_setattr_guards_nothing_either(tmp_path):
+    (f,) = _dc001(tmp_path, DONE_FLAG.format(mark='setattr(SpeculativeConfig, "_plug_patched", True)'))
+    assert f.severity == "error"
+
+
+def test_vb3_twin_a_flag_the_file_never_sets_is_still_read_as_a_probe(tmp_path):
+    (f,) = _dc001(tmp_path, DONE_FLAG.format(mark="pass"))
+    assert f.severity == "warning"

@@ -135,7 +135,10 @@ sophgo/vllm-tpu (9b474f2, the Sophon TPU platform plugin) at vLLM 0.11.0 (batch 
 docs/triage/2026-12-05-platform-worker-plugins-32b.md: a member only some of vLLM's subclasses define, read on a value
 annotated with their marker base where the platform's own metadata class of that kind defines it, is unknown) and VB2_
 from belonghim/vllm-openvino (5465967) at its pin vLLM 0.13.0 (a runner call on `self.model_runner` in a function
-nested in a method of the worker class whose own body stores only its single-phase runner there is no DC103 site).
+nested in a method of the worker class whose own body stores only its single-phase runner there is no DC103 site), and
+VB3_ written with the fix of a missed error in localweights/vllm-gguf-plugin (f89d519) at vLLM 0.34.0 (a backport's import
+after `if getattr(Cls, name, None): return` stays guarded when the file stores the probed name; a probe of the file's own
+`= True` done-flag guards nothing).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
 vLLM imports a third-party package, AQ's pydantic, runs on an interpreter that has it), and driftcheck reports no
 error for it.
