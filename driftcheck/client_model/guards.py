@@ -972,19 +972,22 @@ def unreachable_branches(tree: ast.AST) -> list[Guard]:
 
 
 def _own_done_flags(tree: ast.AST) -> frozenset[str]:
-    """Attribute names this file sets to `True` itself (`Cls._gguf_mtp_patched = True`, `setattr(m, "_done", True)`):
-    a client's own "already done" markers. `if getattr(Cls, "_gguf_mtp_patched", False): return` tests one of them,
+    """Attribute names this file sets to `True` and to nothing but a bool (`Cls._gguf_mtp_patched = True`,
+    `setattr(m, "_done", True)`; an uninstall's `= False`): a client's own "already done" markers. `if getattr(Cls, "_gguf_mtp_patched", False): return` tests one of them,
     not vLLM's API: what follows is the first run's path on every release, not the other releases' spelling (a
     backport stores the value it probed for, `Cls.new = helper`, and stays a probe)."""
     out: set[str] = set()
+    other: set[str] = set()  # names the file also stores something else under: no marker
     for node in nodes_of(tree, ast.Assign, ast.Call):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
-            out |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
+        if isinstance(node, ast.Assign):
+            value = node.value.value if isinstance(node.value, ast.Constant) else None
+            if value is not False:  # `= False`, an uninstall's reset, says nothing either way
+                (out if value is True else other).update(t.attr for t in node.targets if isinstance(t, ast.Attribute))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and \
                 len(node.args) == 3 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
                 and isinstance(node.args[2], ast.Constant) and node.args[2].value is True:
             out.add(node.args[1].value)
-    return frozenset(out)
+    return frozenset(out - other)
 
 
 def _fallback_imports(rest: list[ast.stmt], line: int) -> list[Guard]:

@@ -10,6 +10,7 @@ platform's own builder made, the client's `SophTPUMetadata` (same file, line 83)
 not derive from the marker and defines both fields. A member no class defines was already an unknown in that case
 (`_sibling_defining`); a member only some subclasses define is now the same question, and the unknown names both the
 client's class and vLLM's. Where the client's class lacks the member, the subclass warning stays.
+
 VB2: belonghim/vllm-openvino @ 5465967 (an OpenVINO platform plugin pinned to vLLM 0.13.0) profiles memory through
 `def model_profile_run():` nested in its worker's method, which calls `self.model_runner.execute_model(...)`
 (`vllm_openvino/worker_v1/openvino_worker_v1.py:310`). The worker's `__init__` stores its own
@@ -19,14 +20,16 @@ receiver is known. A call on `self.<attr>` in a class whose own body stores only
 under that attribute, where no vLLM base declares it as a two-phase runner, is no longer a site
 (`_own_runner_on_self`). A runner deriving from vLLM's two-phase runner stays an error; a class that also stores
 something else there, or whose vLLM base declares a two-phase runner under the name, keeps the finding.
+
 VB3 (a missed error, found reading the warnings): localweights/vllm-gguf-plugin @ f89d519 (a GGUF quantization
 plugin, vLLM 0.25.0 in its README, `vllm` unpinned) installs its patches behind the client's own "already done" marker:
 `if getattr(_spec.SpeculativeConfig, "_gguf_mtp_patched", False): return`, then, on the first run,
 `from vllm.v1.spec_decode import llm_base_proposer` (`vllm_gguf_plugin/mtp_enable.py:21`, `:136`), and later
 `SpeculativeConfig._gguf_mtp_patched = True`. The early return was read as a probe of vLLM's API whose rest imports
 the other releases' spelling (`_fallback_imports`), so at 0.34.0, which lacks the module, DC002 said "under a
-hasattr/getattr check (line 21), so the client handles it". A probe of names the same file only ever sets to `True`
-(`_own_done_flags`) guards nothing now; a backport that stores the value it probed for (VB3's shape) stays guarded.
+hasattr/getattr check (line 21), so the client handles it". A probe of names the same file sets to `True` and to
+nothing but a bool (`_own_done_flags`) guards nothing now; a backport that stores the value it probed for (VB3's shape)
+stays guarded.
 """
 
 from __future__ import annotations
@@ -169,3 +172,16 @@ def test_vb3_a_done_flag_set_through_setattr_guards_nothing_either(tmp_path):
 def test_vb3_twin_a_flag_the_file_never_sets_is_still_read_as_a_probe(tmp_path):
     (f,) = _dc001(tmp_path, DONE_FLAG.format(mark="pass"))
     assert f.severity == "warning"
+
+
+def test_vb3_twin_a_name_the_file_also_stores_a_value_under_is_no_marker(tmp_path):
+    mark = "SpeculativeConfig._plug_patched = True\n    SpeculativeConfig._plug_patched = uses_dynamic_speculative_decoding"
+    (f,) = _dc001(tmp_path, DONE_FLAG.format(mark=mark))
+    assert f.severity == "warning"
+
+
+def test_vb3_a_marker_an_uninstall_resets_to_false_is_still_a_marker(tmp_path):
+    code = DONE_FLAG.format(mark="SpeculativeConfig._plug_patched = True") + \
+        "\n\ndef uninstall() -> None:\n    SpeculativeConfig._plug_patched = False\n"
+    (f,) = _dc001(tmp_path, code)
+    assert f.severity == "error"
