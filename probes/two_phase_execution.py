@@ -18,7 +18,7 @@ import ast
 import re
 
 from driftcheck.vllm_model import bodies
-from driftcheck.astnodes import nodes_of, within
+from driftcheck.astnodes import nodes_of, nodes_within, within
 from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import STATE_ERROR, has_sample_tokens, two_phase_state_error
 from driftcheck.rules.findings import Rule
@@ -85,9 +85,46 @@ def _client_runner_stored(ctx: ScanContext, call: ast.Call) -> str | None:
                     not any(isinstance(t, ast.Attribute) and t.attr == recv.attr for t in targets):
                 continue
             bases = vllm_bases_through(ctx.usage, ctx.api, [own[value.func.id]])
-            if not any(isinstance(ctx.api.class_member(b, "sample_tokens"), Resolved) for b in bases):
+            if not _two_phase(ctx, bases):
                 return f"{file.rel}:{node.lineno} {value.func.id}"
     return None
+
+
+def _own_runner_on_self(ctx: ScanContext, file, call: ast.Call) -> bool:
+    """`self.model_runner.execute_model(...)` in a client class (a method, or a function nested in one: the OpenVINO
+    worker profiles through `def model_profile_run():` inside its method) whose own body stores under that attribute
+    only the client's own runners, of classes deriving from no vLLM class that defines sample_tokens, where no vLLM
+    base of the class declares the attribute as a runner that has sample_tokens: the receiver is that runner, whose
+    protocol is not the two-phase one, so the call is the client's own business (VB2). A store of anything else there,
+    or a vLLM base declaring a two-phase runner (vLLM's GPU worker builds its own in `init_device`), keeps the finding."""
+    recv = call.func.value
+    if not (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"):
+        return False
+    around = [c for c in nodes_of(file.tree, ast.ClassDef) if c.lineno <= call.lineno <= (c.end_lineno or c.lineno)]
+    if not around:
+        return False
+    cls = max(around, key=lambda c: c.lineno)  # the innermost class: its `self`
+    own = {label.rsplit(".", 1)[-1]: label for label in ctx.usage.client_class_table}
+    stores = [node.value for node in nodes_within(file.tree, cls, ast.Assign, ast.AnnAssign)
+              if any(isinstance(t, ast.Attribute) and t.attr == recv.attr and isinstance(t.value, ast.Name)
+                     and t.value.id == "self" for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    if not stores:
+        return False
+    for value in stores:
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in own):
+            return False
+        if _two_phase(ctx, vllm_bases_through(ctx.usage, ctx.api, [own[value.func.id]])):
+            return False
+    for base in vllm_bases_through(ctx.usage, ctx.api, [f"{file.module}.{cls.name}"]):
+        member = ctx.api.class_member(base, recv.attr)
+        if isinstance(member, Resolved) and member.kind == "attribute" and _two_phase(ctx, ctx.api.possible_types(member)):
+            return False
+    return True
+
+
+def _two_phase(ctx: ScanContext, classes: list) -> bool:
+    """Whether one of these vLLM classes defines sample_tokens (itself or through its bases)."""
+    return any(isinstance(ctx.api.class_member(c, "sample_tokens"), Resolved) for c in classes)
 
 
 def _runners_without_state_check(ctx: ScanContext, raising_file: str) -> list[str]:
@@ -106,7 +143,8 @@ def check(ctx: ScanContext):
         by_fn: dict[int, tuple] = {}
         for c in _calls_named(file.tree, "execute_model"):  # only functions that call execute_model are read
             fn = bodies.enclosing_function(file.tree, c)
-            if fn is not None and not _own_method(file.tree, fn, c) and not _client_runner_built(ctx, fn, c):
+            if fn is not None and not _own_method(file.tree, fn, c) and not _client_runner_built(ctx, fn, c) \
+                    and not _own_runner_on_self(ctx, file, c):
                 by_fn.setdefault(id(fn), (fn, []))[1].append(c)
         for fn, calls in by_fn.values():
             if not [c for c in within(_calls_named(file.tree, "sample_tokens"), fn)]:

@@ -706,6 +706,7 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
     probe>: ...; return`: the rest is the other branch (for a probe: of the names and objects it probed)."""
     out: list[Guard] = []
     probes = probes or {}
+    done: frozenset[str] | None = None  # the file's own "already done" markers, read once when a probe is met
     for owner in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try):
         for block in (getattr(owner, "body", None), getattr(owner, "orelse", None)):
             if not block:
@@ -732,6 +733,10 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno))
                     elif kind == "hasattr" and not _negated(stmt.test):
                         names, receivers = probe_of(stmt.test, probes)
+                        if names and done is None:
+                            done = _own_done_flags(tree)
+                        if names and names <= done:
+                            continue  # `if getattr(C, "_x_patched", False): return`: the rest is the first run (VB3)
                         if names:
                             out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
                                              names, receivers=receivers))
@@ -964,6 +969,25 @@ def unreachable_branches(tree: ast.AST) -> list[Guard]:
     """The file's branches that never run because of the file itself: under a flag it only sets false, or a helper
     that only returns false (what `dead_methods` starts from)."""
     return _flag_never_set(tree) + _helper_never_true(tree)
+
+
+def _own_done_flags(tree: ast.AST) -> frozenset[str]:
+    """Attribute names this file sets to `True` and to nothing but a bool (`Cls._gguf_mtp_patched = True`,
+    `setattr(m, "_done", True)`; an uninstall's `= False`): a client's own "already done" markers. `if getattr(Cls, "_gguf_mtp_patched", False): return` tests one of them,
+    not vLLM's API: what follows is the first run's path on every release, not the other releases' spelling (a
+    backport stores the value it probed for, `Cls.new = helper`, and stays a probe)."""
+    out: set[str] = set()
+    other: set[str] = set()  # names the file also stores something else under: no marker
+    for node in nodes_of(tree, ast.Assign, ast.Call):
+        if isinstance(node, ast.Assign):
+            value = node.value.value if isinstance(node.value, ast.Constant) else None
+            if value is not False:  # `= False`, an uninstall's reset, says nothing either way
+                (out if value is True else other).update(t.attr for t in node.targets if isinstance(t, ast.Attribute))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and \
+                len(node.args) == 3 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
+                and isinstance(node.args[2], ast.Constant) and node.args[2].value is True:
+            out.add(node.args[1].value)
+    return frozenset(out - other)
 
 
 def _fallback_imports(rest: list[ast.stmt], line: int) -> list[Guard]:

@@ -306,12 +306,17 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = Unknown(result.qualname, f"'{node.attr}' is a member of unittest.mock's mocks, and this file "
                                  f"makes mocks: `{ast.unparse(node.value)}` may hold one the client put where vLLM "
                                  f"expects a `{base.cls.cls.name}` (an annotation is not checked at run time)")
-            sibling = self._sibling_defining(base.cls, node.attr) if isinstance(result, Missing) and not store \
-                and not base.built else None
+            # a member only some subclasses define (InSubclass) is the same question once the client's own class of
+            # that kind defines it: the object may be that class, which the subclass warning never names (VB1)
+            sibling = self._sibling_defining(base.cls, node.attr) if (isinstance(result, Missing) or (
+                isinstance(result, InSubclass) and result.subclass)) and not store and not base.built else None
             if sibling is not None:
+                also = "" if isinstance(result, Missing) else (
+                    f"; of vLLM's classes, {result.subclass}" + (f" and {result.others} other subclass"
+                    f"{'es' if result.others > 1 else ''} define" if result.others else " defines") + " it too")
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` names a family of classes in vLLM (others derive "
                                  f"from it) and the client's own `{sibling}`, a class of the same kind that does not "
-                                 f"derive from it, defines '{node.attr}': an annotation is not checked at run time, so "
+                                 f"derive from it, defines '{node.attr}'{also}: an annotation is not checked at run time, so "
                                  f"what `{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
             unread = self._unread_sibling(base.cls, node.value) \
                 if isinstance(result, Missing) and not store and not base.built and sibling is None else None

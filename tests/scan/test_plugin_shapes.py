@@ -133,7 +133,15 @@ is no new attribute vLLM never reads) and TL3_ from 0.28.0's (an unknown member 
 vLLM member a test filled with a mock are unknown in a file that makes mocks),
 VC1_ from async-grpo-nccl (engineerA314/async-grpo-nccl 6d74c19) taken from GitHub (batch 32c,
 docs/triage/2026-12-05-rl-integrations-32c.md: `self.collective_rpc(...)` in a client subclass of vLLM's `Executor`
-whose own `collective_rpc` sends to the client's workers and never calls vLLM's).
+whose own `collective_rpc` sends to the client's workers and never calls vLLM's), VB1_ from
+sophgo/vllm-tpu (9b474f2, the Sophon TPU platform plugin) at vLLM 0.11.0 (batch 32b,
+docs/triage/2026-12-05-platform-worker-plugins-32b.md: a member only some of vLLM's subclasses define, read on a value
+annotated with their marker base where the platform's own metadata class of that kind defines it, is unknown) and VB2_
+from belonghim/vllm-openvino (5465967) at its pin vLLM 0.13.0 (a runner call on `self.model_runner` in a function
+nested in a method of the worker class whose own body stores only its single-phase runner there is no DC103 site), and
+VB3_ written with the fix of a missed error in localweights/vllm-gguf-plugin (f89d519) at vLLM 0.34.0 (a backport's import
+after `if getattr(Cls, name, None): return` stays guarded when the file stores the probed name; a probe of the file's own
+`= True` done-flag guards nothing).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
