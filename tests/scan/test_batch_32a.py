@@ -1,0 +1,94 @@
+"""Batch 32a (KV connectors, offloading specs and KV-cache patches at their stored GitHub heads,
+docs/triage/2026-12-05-kv-connectors-32a.md).
+
+VA1: exo's KV extraction script (exo-explore/exo, refs/pull/2006 and the leo/prefill-decode-really branch,
+scripts/disaggregated/test_kv_extract.py) starts vLLM with `kv_transfer_config={"kv_connector":
+"capture_connector:CaptureConnector", ...}`, a name vLLM's factory does not register, and no
+`kv_connector_module_path`. Before it does, its `_patch_vllm_for_connector()` rebinds
+`factory.KVConnectorFactory._get_connector_class_with_compat` to a classmethod that returns its own `CaptureConnector`
+for that name, the very method vLLM 0.13.0-0.20.1 looks the name up in (and raises `Unsupported connector type`
+from). DC111 said the engine fails to start. A rebinding, in the config's file (or anywhere in a client that registers
+a vLLM plugin), of one of the release's factory methods the name passes through on its way to the lookup
+(`ServeModel.factory_path`: the lookup and the methods of the class that call it) now makes the name `unknown`,
+naming the replacement. Where the release's factory no longer has that method (0.22.0 looks names up in
+`get_connector_class`), the rebinding creates a method nothing calls and the name stays an error; so does a rebinding
+of a method off that path (`register_connector`), and one in another module the config's file never loads.
+"""
+
+from __future__ import annotations
+
+from conftest import CACHE_DIR, vllm_sources  # noqa: F401
+from scan.helpers import edited, plugin_shape, scan_trees
+
+VA1_VLLM, VA1_CLIENT = plugin_shape("VA1")
+FACTORY = "vllm/distributed/kv_transfer/kv_connector/factory.py"
+SCRIPT = "extract_kv.py"
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def _dc111(tmp_path, vllm_files=VA1_VLLM, client_files=VA1_CLIENT):
+    result = scan_trees(tmp_path, vllm_files, client_files, only=["DC111"])
+    assert not result.internal_errors
+    return ([(f.severity, f.client.path, f.client.line) for f in result.findings if f.rule == "DC111"],
+            [u for u in result.unknown if u.rule == "DC111"])
+
+
+def test_va1_connector_name_the_replaced_lookup_answers_for_is_unknown(tmp_path):
+    findings, unknown = _dc111(tmp_path)
+    assert findings == []
+    line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    assert [(u.client.path, u.client.line) for u in unknown] == [(SCRIPT, line)]
+    assert "replaces `KVConnectorFactory._get_connector_class_with_compat`" in unknown[0].message
+    assert f"{SCRIPT}:{_line(VA1_CLIENT[SCRIPT], 'factory.KVConnectorFactory._get_connector_class_with_compat = ')}" \
+        in unknown[0].message
+
+
+def test_va1_twin_a_release_that_looks_the_name_up_elsewhere_keeps_the_error(tmp_path):
+    # vLLM 0.22.0: `create_connector` calls `get_connector_class`, which raises; the client's rebinding of
+    # `_get_connector_class_with_compat` adds a method nothing calls
+    vllm = edited(VA1_VLLM, FACTORY, ("cls._get_connector_class_with_compat(config)", "cls.get_connector_class(config)"),
+                  ("def _get_connector_class_with_compat(", "def get_connector_class("))
+    findings, unknown = _dc111(tmp_path, vllm_files=vllm)
+    line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    assert findings == [("error", SCRIPT, line)] and unknown == []
+
+
+def test_va1_twin_a_rebound_method_the_lookup_never_passes_through_keeps_the_error(tmp_path):
+    client = edited(VA1_CLIENT, SCRIPT,
+                    ("original_get = factory.KVConnectorFactory._get_connector_class_with_compat",
+                     "original_get = factory.KVConnectorFactory.register_connector"),
+                    ("factory.KVConnectorFactory._get_connector_class_with_compat = patched_get",
+                     "factory.KVConnectorFactory.register_connector = patched_get"))
+    findings, unknown = _dc111(tmp_path, client_files=client)
+    line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    assert findings == [("error", SCRIPT, line)] and unknown == []
+
+
+def _patch_elsewhere(client: dict[str, str]) -> dict[str, str]:
+    """The patching function moved to a module of its own, which the script does not import."""
+    text = client[SCRIPT]
+    start, end = text.index("def _patch_vllm_for_connector():"), text.index("def main():")
+    patch = text[start:end]
+    script = text[:start] + text[end:]
+    script = script.replace("    _patch_vllm_for_connector()\n", "")
+    return {**client, SCRIPT: script, "patches.py": patch}
+
+
+def test_va1_twin_a_replacement_in_a_module_the_script_never_loads_keeps_the_error(tmp_path):
+    client = _patch_elsewhere(VA1_CLIENT)
+    findings, unknown = _dc111(tmp_path, client_files=client)
+    line = _line(client[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    assert findings == [("error", SCRIPT, line)] and unknown == []
+
+
+def test_va1_a_plugin_replacing_the_lookup_in_its_own_module_makes_the_name_unknown(tmp_path):
+    # a vLLM plugin's entry point runs in every vLLM process: its rebinding is in effect wherever the engine starts
+    client = {**_patch_elsewhere(VA1_CLIENT), "pyproject.toml": (
+        '[project]\nname = "capture"\nversion = "0.1"\n\n'
+        '[project.entry-points."vllm.general_plugins"]\ncapture = "patches:_patch_vllm_for_connector"\n')}
+    findings, unknown = _dc111(tmp_path, client_files=client)
+    assert findings == []
+    assert len(unknown) == 1 and "patches.py:" in unknown[0].message
