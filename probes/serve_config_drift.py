@@ -68,6 +68,7 @@ from driftcheck.client_model.plugin_replacements import plugin_replaces
 from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
 from driftcheck.vllm_model.serve_model import ServeModel, serve_model
 from driftcheck.vllm_model.serve_parser import Parser
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.client_model.uses import Loc
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
@@ -274,7 +275,7 @@ def _check_connector(ctx: ScanContext, model: ServeModel, use: ConfigUse):
     hint = f" (registered names close to it: {', '.join(near)})" if near else ""
     yield ctx.finding(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}{hint} and no "
                             "kv_connector_module_path names a module for it: the engine fails to start with "
-                            f"`ValueError: Unsupported connector type: {name}`.",
+                            f"`ValueError: Unsupported connector type: {name}`.{_stale_replacement(ctx, model, use.rel)}",
                       _loc(use.rel, line, code), where, f"kv_connector={name}", when="call", fix=False, connector=name)
 
 
@@ -296,6 +297,23 @@ def _lookup_replaced(ctx: ScanContext, model: ServeModel, rel: str) -> str | Non
                 return (f"the client replaces `{short}.{method}` ({r.where}), through which {ctx.version_label()} "
                         "looks the name up")
     return None
+
+
+def _stale_replacement(ctx: ScanContext, model: ServeModel, rel: str) -> str:
+    """" The client's rebinding of `KVConnectorFactory._get_connector_class_with_compat` (file:line) sets a method
+    vLLM 0.22.0's factory does not have: nothing calls it." when this file rebinds a factory method the release lacks
+    (a lookup an older release had), else ""."""
+    if not model.factory_class:
+        return ""
+    short = model.factory_class.rsplit(".", 1)[-1]
+    for (owner, method), rebinds in ctx.usage.rebound.items():
+        if owner != model.factory_class or isinstance(ctx.api.resolve(f"{owner}.{method}"), Resolved):
+            continue
+        for r in rebinds:
+            if r.where.rsplit(":", 1)[0] == rel:
+                return (f" The client's rebinding of `{short}.{method}` ({r.where}) sets a method "
+                        f"{ctx.version_label()}'s factory does not have: nothing calls it.")
+    return ""
 
 
 def _client_connectors(ctx: ScanContext) -> tuple[frozenset, str | None]:

@@ -12,7 +12,8 @@ a vLLM plugin), of one of the release's factory methods the name passes through 
 (`ServeModel.factory_path`: the lookup and the methods of the class that call it) now makes the name `unknown`,
 naming the replacement. Where the release's factory no longer has that method (0.22.0 looks names up in
 `get_connector_class`), the rebinding creates a method nothing calls and the name stays an error; so does a rebinding
-of a method off that path (`register_connector`), and one in another module the config's file never loads.
+of a method off that path (`register_connector`), and one in another module the config's file never loads. The
+error then says when the config's file rebinds a factory method the release does not have (nothing calls it).
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ def _line(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
-def _dc111(tmp_path, vllm_files=VA1_VLLM, client_files=VA1_CLIENT):
+def _dc111(tmp_path, vllm_files=VA1_VLLM, client_files=VA1_CLIENT, messages=None):
     result = scan_trees(tmp_path, vllm_files, client_files, only=["DC111"])
     assert not result.internal_errors
+    if messages is not None:
+        messages.extend(f.message for f in result.findings if f.rule == "DC111")
     return ([(f.severity, f.client.path, f.client.line) for f in result.findings if f.rule == "DC111"],
             [u for u in result.unknown if u.rule == "DC111"])
 
@@ -51,9 +54,12 @@ def test_va1_twin_a_release_that_looks_the_name_up_elsewhere_keeps_the_error(tmp
     # `_get_connector_class_with_compat` adds a method nothing calls
     vllm = edited(VA1_VLLM, FACTORY, ("cls._get_connector_class_with_compat(config)", "cls.get_connector_class(config)"),
                   ("def _get_connector_class_with_compat(", "def get_connector_class("))
-    findings, unknown = _dc111(tmp_path, vllm_files=vllm)
+    messages: list[str] = []
+    findings, unknown = _dc111(tmp_path, vllm_files=vllm, messages=messages)
     line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
     assert findings == [("error", SCRIPT, line)] and unknown == []
+    assert "rebinding of `KVConnectorFactory._get_connector_class_with_compat`" in messages[0]
+    assert "does not have: nothing calls it" in messages[0]
 
 
 def test_va1_twin_a_rebound_method_the_lookup_never_passes_through_keeps_the_error(tmp_path):
@@ -62,9 +68,11 @@ def test_va1_twin_a_rebound_method_the_lookup_never_passes_through_keeps_the_err
                      "original_get = factory.KVConnectorFactory.register_connector"),
                     ("factory.KVConnectorFactory._get_connector_class_with_compat = patched_get",
                      "factory.KVConnectorFactory.register_connector = patched_get"))
-    findings, unknown = _dc111(tmp_path, client_files=client)
+    messages: list[str] = []
+    findings, unknown = _dc111(tmp_path, client_files=client, messages=messages)
     line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
     assert findings == [("error", SCRIPT, line)] and unknown == []
+    assert "nothing calls it" not in messages[0]  # `register_connector` is a method the release has
 
 
 def _patch_elsewhere(client: dict[str, str]) -> dict[str, str]:
