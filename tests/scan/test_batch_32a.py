@@ -13,7 +13,8 @@ a vLLM plugin), of one of the release's factory methods the name passes through 
 naming the replacement. Where the release's factory no longer has that method (0.22.0 looks names up in
 `get_connector_class`), the rebinding creates a method nothing calls and the name stays an error; so does a rebinding
 of a method off that path (`register_connector`), and one in another module the config's file never loads. The
-error then says when the config's file rebinds a factory method the release does not have (nothing calls it).
+error then says when the config's file rebinds a factory method the release does not have (nothing calls it). The
+last two tests run the script's patch against the real 0.16.0 (unknown) and 0.22.0 (error) factories.
 """
 
 from __future__ import annotations
@@ -100,3 +101,41 @@ def test_va1_a_plugin_replacing_the_lookup_in_its_own_module_makes_the_name_unkn
     findings, unknown = _dc111(tmp_path, client_files=client)
     assert findings == []
     assert len(unknown) == 1 and "patches.py:" in unknown[0].message
+
+
+# ------------------------------------------------------------------------------------------ real releases
+def _exo_script() -> str:
+    """The shape's patch function (exo's, reduced) in a script that starts the real engine with the real EngineArgs."""
+    text = VA1_CLIENT[SCRIPT]
+    patch = text[text.index("def _patch_vllm_for_connector():"):text.index("def main():")]
+    return ("from vllm.engine.arg_utils import EngineArgs\nfrom vllm.v1.engine.llm_engine import LLMEngine\n\n\n" + patch
+            + "def main(model):\n    _patch_vllm_for_connector()\n    engine_args = EngineArgs(\n        model=model,\n"
+            '        kv_transfer_config={"kv_connector": "capture_connector:CaptureConnector", "kv_role": "kv_both"},\n'
+            "    )\n    return LLMEngine.from_engine_args(engine_args)\n")
+
+
+def _real(tmp_path, version: str):
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+    root = tmp_path / "client"
+    (root / "scripts").mkdir(parents=True)
+    (root / "scripts" / "kv_extract.py").write_text(_exo_script())
+    (root / "scripts" / "capture_connector.py").write_text("class CaptureConnector:\n    pass\n")
+    vllm_sources(version)
+    result = scan(resolve_vllm(version, CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC111"]))
+    assert not result.internal_errors
+    return ([f for f in result.findings if f.rule == "DC111"], [u for u in result.unknown if u.rule == "DC111"])
+
+
+def test_va1_real_016_the_script_answers_for_its_name_in_the_lookup_it_rebinds(tmp_path):
+    findings, unknown = _real(tmp_path, "0.16.0")
+    assert findings == []
+    assert len(unknown) == 1 and "replaces `KVConnectorFactory._get_connector_class_with_compat`" in unknown[0].message
+
+
+def test_va1_real_022_twin_the_rebound_method_is_gone_and_the_name_stays_an_error(tmp_path):
+    findings, unknown = _real(tmp_path, "0.22.0")
+    assert unknown == [] and [f.severity for f in findings] == ["error"]
+    assert "sets a method vLLM 0.22.0's factory does not have: nothing calls it" in findings[0].message
