@@ -14,7 +14,17 @@ naming the replacement. Where the release's factory no longer has that method (0
 `get_connector_class`), the rebinding creates a method nothing calls and the name stays an error; so does a rebinding
 of a method off that path (`register_connector`), and one in another module the config's file never loads. The
 error then says when the config's file rebinds a factory method the release does not have (nothing calls it). The
-last two tests run the script's patch against the real 0.16.0 (unknown) and 0.22.0 (error) factories.
+last two VA1 tests run the script's patch against the real 0.16.0 (unknown) and 0.22.0 (error) factories.
+
+VA2: vllm-omni's PD branch (ahengljh/vllm-omni feat/pd-disaggregation bcfad32, `omni_llm.py`'s
+`_flush_kv_connector_sends`) builds `so = SchedulerOutput.make_empty()`, sets its `kv_connector_metadata` and calls
+`model_executor.execute_model(so)` so that the worker sends pending KV. DC103 said execute_model() "returns None and
+keeps its state", so the next call raises without a sample_tokens(). For an output that schedules no tokens the
+runner returns before it keeps any state (0.16.0 gpu_model_runner.py:3351-3367, `if not num_scheduled_tokens: ...
+return self.kv_connector_no_forward(...)`). Where the target's runner does so and its `SchedulerOutput.make_empty()`
+schedules nothing (`facts.empty_output_returns_early`), a call handed that output, directly or through a name the
+function binds only to it and sets no token count on, is not a site. A name given a token count, or a runner that
+keeps its state before that return, stays a finding.
 """
 
 from __future__ import annotations
@@ -23,6 +33,9 @@ from conftest import CACHE_DIR, vllm_sources  # noqa: F401
 from scan.helpers import edited, plugin_shape, scan_trees
 
 VA1_VLLM, VA1_CLIENT = plugin_shape("VA1")
+VA2_VLLM, VA2_CLIENT = plugin_shape("VA2")
+RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+FLUSH = "omni/omni_llm.py"
 FACTORY = "vllm/distributed/kv_transfer/kv_connector/factory.py"
 SCRIPT = "extract_kv.py"
 
@@ -139,3 +152,68 @@ def test_va1_real_022_twin_the_rebound_method_is_gone_and_the_name_stays_an_erro
     findings, unknown = _real(tmp_path, "0.22.0")
     assert unknown == [] and [f.severity for f in findings] == ["error"]
     assert "sets a method vLLM 0.22.0's factory does not have: nothing calls it" in findings[0].message
+
+
+# ------------------------------------------------------------------------------------------ VA2
+def _dc103(tmp_path, vllm_files=VA2_VLLM, client_files=VA2_CLIENT):
+    result = scan_trees(tmp_path, vllm_files, client_files, only=["DC103"])
+    assert not result.internal_errors
+    return [(f.severity, f.client.path, f.client.line) for f in result.findings if f.rule == "DC103"]
+
+
+def test_va2_an_empty_scheduler_output_owes_no_sample_tokens(tmp_path):
+    assert _dc103(tmp_path) == []
+
+
+def test_va2_twin_an_output_given_a_token_count_stays_a_finding(tmp_path):
+    client = edited(VA2_CLIENT, FLUSH, ('        so.kv_connector_metadata = {"send": sorted(pending)}\n',
+                                        '        so.kv_connector_metadata = {"send": sorted(pending)}\n'
+                                        "        so.total_num_scheduled_tokens = len(pending)\n"))
+    line = _line(client[FLUSH], "model_executor.execute_model(so)")
+    assert _dc103(tmp_path, client_files=client) == [("error", FLUSH, line)]
+
+
+def test_va2_twin_an_output_built_otherwise_stays_a_finding(tmp_path):
+    client = edited(VA2_CLIENT, FLUSH, ("so = SchedulerOutput.make_empty()",
+                                        "so = SchedulerOutput({}, 0) if not pending else SchedulerOutput.make_empty()"))
+    line = _line(client[FLUSH], "model_executor.execute_model(so)")
+    assert _dc103(tmp_path, client_files=client) == [("error", FLUSH, line)]
+
+
+def test_va2_twin_a_runner_that_keeps_its_state_before_the_early_return_stays_a_finding(tmp_path):
+    vllm = edited(VA2_VLLM, RUNNER, (
+        "        num_scheduled_tokens = scheduler_output.total_num_scheduled_tokens\n",
+        "        self.execute_model_state = (\"prepared\", None)\n"
+        "        num_scheduled_tokens = scheduler_output.total_num_scheduled_tokens\n"))
+    line = _line(VA2_CLIENT[FLUSH], "model_executor.execute_model(so)")
+    assert _dc103(tmp_path, vllm_files=vllm) == [("error", FLUSH, line)]
+
+
+def test_va2_twin_make_empty_that_schedules_tokens_stays_a_finding(tmp_path):
+    vllm = edited(VA2_VLLM, "vllm/v1/core/sched/output.py", ("total_num_scheduled_tokens=0", "total_num_scheduled_tokens=1"))
+    line = _line(VA2_CLIENT[FLUSH], "model_executor.execute_model(so)")
+    assert _dc103(tmp_path, vllm_files=vllm) == [("error", FLUSH, line)]
+
+
+def _real_dc103(tmp_path, version: str, flush: str):
+    from driftcheck.scan.pipeline import ScanOptions, scan
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+    root = tmp_path / "client"
+    (root / "omni").mkdir(parents=True)
+    (root / "omni" / "__init__.py").write_text("")
+    (root / "omni" / "omni_llm.py").write_text(flush)
+    vllm_sources(version)
+    result = scan(resolve_vllm(version, CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC103"]))
+    assert not result.internal_errors
+    return [f for f in result.findings if f.rule == "DC103"]
+
+
+def test_va2_real_016_the_flush_step_is_no_site_and_a_counted_output_is(tmp_path):
+    assert _real_dc103(tmp_path / "a", "0.16.0", VA2_CLIENT[FLUSH]) == []
+    counted = VA2_CLIENT[FLUSH].replace('        so.kv_connector_metadata = {"send": sorted(pending)}\n',
+                                        '        so.kv_connector_metadata = {"send": sorted(pending)}\n'
+                                        "        so.total_num_scheduled_tokens = len(pending)\n")
+    assert [f.client.line for f in _real_dc103(tmp_path / "b", "0.16.0", counted)] == \
+        [_line(counted, "model_executor.execute_model(so)")]
