@@ -63,11 +63,12 @@ import re
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Finding, Rule
-from driftcheck.client_model.console_scripts import installed_commands
+from driftcheck.client_model.console_scripts import installed_commands, plugin_groups
 from driftcheck.client_model.plugin_replacements import plugin_replaces
 from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, Launch, collect
 from driftcheck.vllm_model.serve_model import ServeModel, serve_model
 from driftcheck.vllm_model.serve_parser import Parser
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.client_model.uses import Loc
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
@@ -258,6 +259,12 @@ def _check_connector(ctx: ScanContext, model: ServeModel, use: ConfigUse):
         return  # the client registers it on the factory itself (a plugin entry point: vllm-ascend's MooncakeConnectorV1)
     code = use.code if line == use.line else _code_at(ctx, use.rel, line)
     where = ctx.vllm_location(*model.factory) if model.factory else None
+    replaced = _lookup_replaced(ctx, model, use.rel)
+    if replaced:
+        yield ctx.unknown(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}'s connector factory, but "
+                                f"{replaced}: the client's replacement may answer for this name",
+                          _loc(use.rel, line, code), symbol=f"kv_connector={name}")
+        return
     if not model.connectors_complete or use.open or own_open:
         why = (f"the client registers connectors under names it computes ({own_open})" if own_open and model.connectors_complete
                and not use.open else "the registry (or this config) is not known in full")
@@ -268,8 +275,45 @@ def _check_connector(ctx: ScanContext, model: ServeModel, use: ConfigUse):
     hint = f" (registered names close to it: {', '.join(near)})" if near else ""
     yield ctx.finding(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}{hint} and no "
                             "kv_connector_module_path names a module for it: the engine fails to start with "
-                            f"`ValueError: Unsupported connector type: {name}`.",
+                            f"`ValueError: Unsupported connector type: {name}`.{_stale_replacement(ctx, model, use.rel)}",
                       _loc(use.rel, line, code), where, f"kv_connector={name}", when="call", fix=False, connector=name)
+
+
+def _lookup_replaced(ctx: ScanContext, model: ServeModel, rel: str) -> str | None:
+    """"the client replaces `KVConnectorFactory._get_connector_class_with_compat` (file:line), through which ..." when
+    the client rebinds one of the release's factory methods a connector name passes through on its way to the lookup
+    that raises (`ServeModel.factory_path`: the lookup and the methods calling it), in the file of the config (exo's
+    test_kv_extract.py patches the lookup to return its own connector for its own name, then starts the engine) or
+    anywhere when the client registers a vLLM plugin (its entry point runs in every vLLM process). A rebinding of a
+    method the release does not have, or of one the lookup never passes through (`register_connector`), changes
+    nothing: the name stays an error (VA1)."""
+    if not model.factory_class:
+        return None
+    plugin = bool(plugin_groups(ctx.client))
+    short = model.factory_class.rsplit(".", 1)[-1]
+    for method in model.factory_path:
+        for r in ctx.usage.rebound.get((model.factory_class, method), ()):
+            if plugin or r.where.rsplit(":", 1)[0] == rel:
+                return (f"the client replaces `{short}.{method}` ({r.where}), through which {ctx.version_label()} "
+                        "looks the name up")
+    return None
+
+
+def _stale_replacement(ctx: ScanContext, model: ServeModel, rel: str) -> str:
+    """" The client's rebinding of `KVConnectorFactory._get_connector_class_with_compat` (file:line) sets a method
+    vLLM 0.22.0's factory does not have: nothing calls it." when this file rebinds a factory method the release lacks
+    (a lookup an older release had), else ""."""
+    if not model.factory_class:
+        return ""
+    short = model.factory_class.rsplit(".", 1)[-1]
+    for (owner, method), rebinds in ctx.usage.rebound.items():
+        if owner != model.factory_class or isinstance(ctx.api.resolve(f"{owner}.{method}"), Resolved):
+            continue
+        for r in rebinds:
+            if r.where.rsplit(":", 1)[0] == rel:
+                return (f" The client's rebinding of `{short}.{method}` ({r.where}) sets a method "
+                        f"{ctx.version_label()}'s factory does not have: nothing calls it.")
+    return ""
 
 
 def _client_connectors(ctx: ScanContext) -> tuple[frozenset, str | None]:

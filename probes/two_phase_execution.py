@@ -20,7 +20,9 @@ import re
 from driftcheck.vllm_model import bodies
 from driftcheck.astnodes import nodes_of, nodes_within, within
 from driftcheck.rules.context import ScanContext
-from driftcheck.vllm_model.facts import STATE_ERROR, has_sample_tokens, two_phase_state_error
+from driftcheck.vllm_model.facts import (
+    SCHEDULER_OUTPUT, STATE_ERROR, empty_output_returns_early, has_sample_tokens, two_phase_state_error,
+)
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import loc_of
 from driftcheck.client_model.client_classes import vllm_bases_through
@@ -127,6 +129,26 @@ def _two_phase(ctx: ScanContext, classes: list) -> bool:
     return any(isinstance(ctx.api.class_member(c, "sample_tokens"), Resolved) for c in classes)
 
 
+def _hands_empty_output(fn: ast.AST, call: ast.Call, empties: set[int]) -> bool:
+    """The call's scheduler output is vLLM's `SchedulerOutput.make_empty()` (`empties`: those calls), given directly or
+    through a name the function binds only to it and never sets a token count on (vllm-omni's
+    `so = SchedulerOutput.make_empty(); so.kv_connector_metadata = ...; model_executor.execute_model(so)`, a step that
+    only hands the worker connector metadata). The runner returns before keeping state for such an output
+    (`facts.empty_output_returns_early`), so no sample_tokens() is due (VA2)."""
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "scheduler_output"), None)
+    if isinstance(arg, ast.Call):
+        return id(arg) in empties
+    if not isinstance(arg, ast.Name):
+        return False
+    values = [n.value for n in nodes_of(fn, ast.Assign, ast.AnnAssign, ast.AugAssign)
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+              if isinstance(t, ast.Name) and t.id == arg.id]
+    counted = any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == arg.id
+                  and "scheduled" in t.attr for n in nodes_of(fn, ast.Assign, ast.AnnAssign, ast.AugAssign)
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+    return bool(values) and all(isinstance(v, ast.Call) and id(v) in empties for v in values) and not counted
+
+
 def _runners_without_state_check(ctx: ScanContext, raising_file: str) -> list[str]:
     """Model-runner classes of other files that define execute_model and never raise the state error."""
     index = bodies.text_index_for(ctx.api)
@@ -163,6 +185,10 @@ def check(ctx: ScanContext):
                           loc_of(file, call), "execute_model/sample_tokens")
         return
     typed = {id(c.node): c for c in ctx.usage.calls if c.kind == "method" and c.target.qualname.endswith(".execute_model")}
+    early = empty_output_returns_early(ctx.api)
+    if early is not None:
+        empties = {id(c.node) for c in ctx.usage.calls if c.target.qualname == f"{SCHEDULER_OUTPUT}.make_empty"}
+        sites = [(file, fn, call) for file, fn, call in sites if not _hands_empty_output(fn, call, empties)]
     others = None
     for file, fn, call in sites:
         use = typed.get(id(call))

@@ -13,6 +13,8 @@ Questions:
   - indexed_replies(file, call) / executor_of(ctx, call): where the client indexes such a reply, on which executor
   - two_phase_state_error(api): where the model runner raises "sample_tokens() must be called", if it does
   - has_sample_tokens(api): does any executor/worker/runner define `sample_tokens` (the two-phase protocol)?
+  - empty_output_returns_early(api): does the runner's execute_model return before keeping state when handed
+    `SchedulerOutput.make_empty()`?
   - precondition_index(api) / engine_call_site(api, name): which "not ... yet" raises name an engine-core setup
     step, and where vLLM's engine calls that step
 """
@@ -153,6 +155,61 @@ def executor_found(api, executor: str) -> bool:
 def two_phase_state_error(api) -> tuple[str, int] | None:
     """Where the model runner raises "sample_tokens() must be called ...", or None when no such text exists."""
     return bodies.find_text(api, STATE_ERROR, prefer="worker/gpu_model_runner")
+
+
+SCHEDULER_OUTPUT = "vllm.v1.core.sched.output.SchedulerOutput"
+
+
+def empty_output_returns_early(api) -> tuple[str, int] | None:
+    """(path, line) of the `return` the model runner's `execute_model` (the function raising the state error) takes
+    before it keeps any state when its scheduler output schedules no tokens (`num = scheduler_output.
+    total_num_scheduled_tokens` ... `if not num: ... return self.kv_connector_no_forward(...)`, 0.16.0
+    gpu_model_runner.py:3351-3367), where `SchedulerOutput.make_empty()` builds one with `total_num_scheduled_tokens=0`.
+    None when either is not read so: a client's `execute_model(SchedulerOutput.make_empty())` then owes no
+    `sample_tokens()` (VA2)."""
+    where = two_phase_state_error(api)
+    if where is None or not _make_empty_schedules_nothing(api):
+        return None
+    rel, line = where
+    tree = api.parse(rel)
+    fns = [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+           and n.lineno <= line <= (n.end_lineno or n.lineno)] if tree is not None else []
+    if not fns:
+        return None
+    fn = max(fns, key=lambda n: n.lineno)  # the innermost
+    if len(fn.args.args) < 2:
+        return None
+    param = fn.args.args[1].arg
+    counts = {t.id for n in walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
+              and n.value.attr == "total_num_scheduled_tokens" and isinstance(n.value.value, ast.Name)
+              and n.value.value.id == param for t in n.targets if isinstance(t, ast.Name)}
+    stores = [n.lineno for n in walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign))
+              and any(isinstance(t, ast.Attribute) and t.attr == "execute_model_state"
+                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+              and not (isinstance(n.value, ast.Constant) and n.value.value is None)]
+    first_store = min(stores) if stores else None
+    for node in walk(fn):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) \
+                and isinstance(node.test.operand, ast.Name) and node.test.operand.id in counts and node.body \
+                and isinstance(node.body[-1], ast.Return) and (first_store is None or node.lineno < first_store):
+            return rel, node.body[-1].lineno
+    return None
+
+
+def _make_empty_schedules_nothing(api) -> bool:
+    """`SchedulerOutput.make_empty()` returns `cls(..., total_num_scheduled_tokens=0, ...)`."""
+    cls = api.resolve(SCHEDULER_OUTPUT)
+    if not isinstance(cls, Resolved) or not cls.path:
+        return False
+    tree = api.parse(cls.path)
+    for node in walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == SCHEDULER_OUTPUT.rsplit(".", 1)[-1]:
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "make_empty":
+                    return any(isinstance(c, ast.Call) and any(
+                        k.arg == "total_num_scheduled_tokens" and isinstance(k.value, ast.Constant) and k.value.value == 0
+                        for k in c.keywords) for c in walk(fn))
+    return False
 
 
 def has_sample_tokens(api) -> tuple[str, int] | None:

@@ -28,7 +28,7 @@ from driftcheck.vllm_model.signatures import VARARG, VARKW
 from driftcheck.astnodes import walk
 
 
-INDEX_KEY = "serve_config_drift:v3"  # v3: argparse's own -h / --help
+INDEX_KEY = "serve_config_drift:v4"  # v3: argparse's own -h / --help; v4: the factory's lookup path (VA1)
 
 
 ENGINE_ARGS = ("vllm.engine.arg_utils.EngineArgs", "vllm.engine.arg_utils.AsyncEngineArgs")
@@ -56,6 +56,8 @@ class ServeModel:
     connectors: dict[str, tuple[str, int]] = field(default_factory=dict)  # registered name -> (path, line)
     connectors_complete: bool = False
     factory: tuple[str, int] | None = None  # (path, line) of the registry's lookup
+    factory_class: str | None = None  # the registry class's qualname
+    factory_path: list[str] = field(default_factory=list)  # its methods a name passes through on the way to the lookup
     llm_kwargs: dict[str, int] = field(default_factory=dict)  # LLM.__init__ parameters -> line
     llm_forwards: tuple[str, int] | None = None  # (path, line): LLM.__init__ hands **kwargs to EngineArgs
     notes: list[str] = field(default_factory=list)
@@ -206,6 +208,8 @@ def _connectors(api: ApiIndex, model: ServeModel) -> None:
                        any("kv_transfer_config" in a.arg for a in fn.args.args) and "_registry" in ast.unparse(fn)]
             if lookups:
                 registry, model.factory = node.name, (rel, lookups[0].lineno)
+                module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+                model.factory_class, model.factory_path = f"{module}.{node.name}", _lookup_path(node, lookups)
                 if "raise" not in ast.unparse(lookups[0]):
                     complete = False  # a name it does not know may go elsewhere
     if registry is None:
@@ -229,6 +233,25 @@ def _connectors(api: ApiIndex, model: ServeModel) -> None:
             else:
                 complete = False  # a name computed at run time: the registry is not known in full
     model.connectors_complete = complete and found_factory and bool(model.connectors)
+
+
+def _lookup_path(cls: ast.ClassDef, lookups: list[ast.FunctionDef]) -> list[str]:
+    """The registry's methods a connector name passes through: the lookups and every method of the class that calls one
+    of those through `cls.` / `self.` / the class's own name (`create_connector` -> `_get_connector_class_with_compat`,
+    0.16.0). A client that rebinds one of them may answer for a name the registry lacks (VA1)."""
+    methods = [fn for fn in cls.body if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    path = {fn.name for fn in lookups}
+    grown = True
+    while grown:
+        grown = False
+        for fn in methods:
+            if fn.name in path:
+                continue
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in path
+                   and isinstance(n.func.value, ast.Name) and n.func.value.id in ("cls", "self", cls.name) for n in walk(fn)):
+                path.add(fn.name)
+                grown = True
+    return sorted(path)
 
 
 def _llm(api: ApiIndex, model: ServeModel) -> None:

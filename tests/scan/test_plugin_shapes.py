@@ -105,6 +105,11 @@ TK1_-TK8_ from vLLM's own tests/ of the 0.16.0, 0.24.0, 0.32.0 and 0.33.0 sdists
 `contextlib.suppress` bodies, a class a test replaces by its dotted path, members set on an instance built with
 `object.__new__`, an `f"{__name__}.X"` worker extension, a stub stored then read in one function, a helper annotated
 with one class that returns a sibling, a class a test function defines over an imported name),
+VA1_ from exo's KV extraction script (exo-explore/exo refs/pull/2006 29670fd and leo/prefill-decode-really 9ec9725)
+at vLLM 0.16.0 and 0.19.1 (batch 32a, docs/triage/2026-12-05-kv-connectors-32a.md: a `kv_connector` name the release's
+factory lacks, in a file that first rebinds the factory method the name is looked up in) and VA2_ from vllm-omni's PD
+branch (ahengljh/vllm-omni feat/pd-disaggregation bcfad32) at vLLM 0.16.0 (`execute_model` handed
+`SchedulerOutput.make_empty()`, for which the runner returns before it keeps any state),
 TH1_ and TH2_ from vLLM-metax's 0.8.5 plugin (lianjiezh/vLLM-metax 652e9f0) at vLLM 0.8.5 taken from GitHub (batch 31c,
 docs/triage/2026-12-05-old-internals-31c.md: an imported vLLM module name rebound at top level to a logger; vLLM's
 environment table rebound to a merge with the plugin's own variables), and TH3_ from the same plugin (9b0ed3a) at vLLM 0.9.1
