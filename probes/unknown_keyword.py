@@ -59,6 +59,8 @@ def check(ctx: ScanContext):
                 when=when_of(bc.use), severity=severity, fix=fix, keyword=problem.name,
                 renamed_to=renamed[0] if renamed else None, signature=sig.render(), pydantic_extra=extra,
                 moved_into=moved, call_misses=[p.name for p in bc.problems if p.kind == "missing-argument"] or None,
+                # pydantic's ValidationError is a ValueError: `except ValueError` / `pytest.raises(ValueError)` catch it
+                raises=["ValidationError", "ValueError"] if extra == "forbid" else None,
                 client_defines=_client_defines(ctx, bc.use.target.qualname.rsplit(".", 1)[-1], problem.name, bc.use.loc),
             ))
 

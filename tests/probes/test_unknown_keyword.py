@@ -64,3 +64,38 @@ def test_field_with_init_false_is_not_a_keyword(tmp_path):
     client = {"c.py": "from vllm.config import CacheConfig\n\nCacheConfig(block_size=16, num_gpu_blocks=4)\n"}
     [f] = scan_client(tmp_path, client, only=["DC003"]).findings
     assert f.details["keyword"] == "num_gpu_blocks"
+
+
+def test_a_forbidden_pydantic_extra_is_a_value_error_to_guards(tmp_path):
+    # vLLM 0.16's `@config` classes forbid extra fields: the unknown keyword is a pydantic ValidationError, which is a
+    # ValueError, so `except ValueError` (or `pytest.raises(ValueError)`) handles it (the TK note's open item)
+    from scan.helpers import scan_trees
+    from scan.test_constructors import CONFIG_UTILS
+
+    vllm = {"vllm/config/utils.py": CONFIG_UTILS, "vllm/config/scheduler.py": """
+        from vllm.config.utils import config
+
+
+        @config
+        class SchedulerConfig:
+            max_num_seqs: int = 128
+    """}
+    client = {"plug/__init__.py": "", "plug/cfg.py": """
+        from vllm.config.scheduler import SchedulerConfig
+
+
+        def make():
+            try:
+                return SchedulerConfig(max_num_seqs=1, chunked=True)
+            except ValueError:
+                return None
+
+
+        def strict():
+            try:
+                return SchedulerConfig(max_num_seqs=1, chunked=True)
+            except KeyError:
+                return None
+    """}
+    found = [(f.severity, f.client.line) for f in scan_trees(tmp_path, vllm, client, only=["DC003"]).findings]
+    assert found == [("warning", 6), ("error", 13)]
