@@ -32,7 +32,7 @@ RULE = Rule("DC117", "orphaned-override", "Client overrides a vLLM method the ta
 
 def check(ctx: ScanContext):
     baseline = ctx.baseline()
-    for o in orphaned_overrides(ctx.usage.files, ctx.api, baseline, ctx.usage, ctx.client):
+    for o in orphaned_overrides(ctx.client.files, ctx.api, baseline, ctx.usage, ctx.client):
         if not o.overrode:
             continue  # no evidence it was one of vLLM's hooks: its body's drift is a warning, but nothing to report
         short = o.base.rsplit(".", 1)[-1]

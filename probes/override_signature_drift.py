@@ -39,7 +39,7 @@ from collections import deque
 
 from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, walk, within
 from driftcheck.vllm_model.resolved import Resolved
-from driftcheck.vllm_model.receivers import decorated_with, receiver_classes
+from driftcheck.vllm_model.receivers import decorated_with, files_calling, receiver_classes
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -238,7 +238,7 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
     api = ctx.api
     index = text_index_for(api)
     holders = _mro_names(api, ov.owner)
-    files = _files_calling(api, index, method)
+    files = files_calling(api, index, method)
     if not files or len(files) > MAX_CALL_FILES:
         return False  # no call of it: vLLM reaches it some other way (a callback, a name looked up)
     name = method.encode()
@@ -337,7 +337,7 @@ def _call_sites(ctx: ScanContext, ov: _Override):
     mro = api.mro(ov.owner)[0]
     holders = {c.qualname for c in mro}
     short_names = {c.qualname.rsplit(".", 1)[-1] for c in mro}
-    files = [rel for rel in _files_calling(api, index, ov.name) if any(s.encode() in index.blob(rel) for s in short_names)]
+    files = [rel for rel in files_calling(api, index, ov.name) if any(s.encode() in index.blob(rel) for s in short_names)]
     if len(files) > MAX_CALL_FILES:
         return None
     for rel in files:
@@ -364,28 +364,6 @@ def _call_sites(ctx: ScanContext, ov: _Override):
 
 
 _FILE_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_FILES_CALLING: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_METHOD_CALL = re.compile(rb"\.(\w+)\s*\(")  # `.name(`: one dot, so no match can hide another inside it
-
-
-def _files_calling(api, index, name: str) -> list[str]:
-    """The target's files with a `.name(` call, in the tree's order. Every method name is listed in one pass over the
-    release (0.05 s for 0.23.0's 1,806 files), not in a search of the whole tree per name: a plugin overriding
-    dozens of methods asked for hundreds of names. A name outside ASCII (which `\\w` over bytes does not match) is
-    searched alone."""
-    if not name.isascii():
-        call = re.compile(rb"\." + re.escape(name.encode()) + rb"\s*\(")
-        return [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
-    table = _FILES_CALLING.get(api)
-    if table is None:
-        table = {}
-        for rel, data in index.blobs().items():
-            for called in set(_METHOD_CALL.findall(data)):
-                table.setdefault(called, []).append(rel)
-        _FILES_CALLING[api] = table
-    return table.get(name.encode(), [])
-
-
 def _file_calls(api, rel: str, tree: ast.Module, data: bytes, name: str) -> tuple[dict, list[ast.Call]]:
     """(child id -> parent of the nodes walked, the file's `x.name(...)` calls in `ast.walk` order). The walk enters
     only the nodes whose lines hold the text `name` (a call's lines hold its attribute's name), so one method's calls
@@ -466,7 +444,7 @@ def _picked_by_vllm(ctx: ScanContext, ov: _Override, fn) -> str | None:
     api = ctx.api
     index = text_index_for(api)
     holders = _mro_names(api, ov.owner)
-    files = _files_calling(api, index, fn.name)
+    files = files_calling(api, index, fn.name)
     if len(files) > MAX_CALL_FILES:
         return None
     first = None

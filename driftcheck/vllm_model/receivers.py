@@ -1,4 +1,5 @@
-"""What class a receiver in vLLM's own code is: `self`, an annotated parameter, a typed `self` attribute.
+"""What class a receiver in vLLM's own code is (`self`, an annotated parameter, a typed `self` attribute), and which
+files of the tree call a method name at all.
 
 DC109 asks it of vLLM's calls of a method a client class overrides (does the call reach the client's object?), and
 the orphaned-override check asks it of every mention of a method vLLM's base no longer has (may any of them still
@@ -8,6 +9,8 @@ call the client's method?). An answer of no class means "not known", never "none
 from __future__ import annotations
 
 import ast
+import re
+import weakref
 
 from driftcheck.vllm_model.resolved import Resolved
 
@@ -45,3 +48,25 @@ def receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, rec
 
 def decorated_with(fn, name: str) -> bool:
     return any(ast.unparse(d).endswith(name) for d in getattr(fn, "decorator_list", []))
+
+
+_FILES_CALLING: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_METHOD_CALL = re.compile(rb"\.(\w+)\s*\(")  # `.name(`: one dot, so no match can hide another inside it
+
+
+def files_calling(api, index, name: str) -> list[str]:
+    """The target's files with a `.name(` call, in the tree's order. Every method name is listed in one pass over the
+    release (0.05 s for 0.23.0's 1,806 files), not in a search of the whole tree per name: a plugin overriding
+    dozens of methods asked for hundreds of names. A name outside ASCII (which `\\w` over bytes does not match) is
+    searched alone."""
+    if not name.isascii():
+        call = re.compile(rb"\." + re.escape(name.encode()) + rb"\s*\(")
+        return [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
+    table = _FILES_CALLING.get(api)
+    if table is None:
+        table = {}
+        for rel, data in index.blobs().items():
+            for called in set(_METHOD_CALL.findall(data)):
+                table.setdefault(called, []).append(rel)
+        _FILES_CALLING[api] = table
+    return table.get(name.encode(), [])

@@ -135,11 +135,11 @@ def test_a_call_inside_a_method_the_client_replaces_without_super_is_skipped(tmp
 
 
 def test_the_one_pass_table_of_called_methods_is_the_per_name_search():
-    """`_files_calling` lists every `.name(` of a release in one pass; for each name it must give exactly the files a
+    """`files_calling` lists every `.name(` of a release in one pass; for each name it must give exactly the files a
     search for that one name gives, in the same order (names that prefix others, calls spread over lines)."""
     import re
 
-    from driftcheck.probes.override_signature_drift import _files_calling
+    from driftcheck.vllm_model.receivers import files_calling
     from driftcheck.vllm_model.api_index import ApiIndex
     from driftcheck.vllm_model.text_index import TextIndex
 
@@ -151,8 +151,8 @@ def test_the_one_pass_table_of_called_methods_is_the_per_name_search():
     for name in names:
         call = re.compile(rb"\." + re.escape(name.encode()) + rb"\s*\(")
         alone = [rel for rel in index.files_mentioning(name) if call.search(index.blob(rel))]
-        assert _files_calling(api, index, name) == alone, name
-    assert len(_files_calling(api, index, "forward")) > 20 and _files_calling(api, index, "no_such_method_anywhere") == []
+        assert files_calling(api, index, name) == alone, name
+    assert len(files_calling(api, index, "forward")) > 20 and files_calling(api, index, "no_such_method_anywhere") == []
 
 
 TRICKY = '''
