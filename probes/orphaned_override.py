@@ -14,8 +14,9 @@ as a class outside the client class's MRO. A `getattr` string, an untyped receiv
 means it may still be called: no finding. The same fact makes the override's body code that never runs, so the drift
 inside it (a member the new base lacks) is a warning, not an error.
 
-No fix: where the customisation should go now is a design decision (the message names a call vLLM still makes of
-the name, when there is one). Without a baseline (the client declares no vLLM, or `--client-vllm` is not given)
+No fix: where the customisation should go now is a design decision. The message names a call vLLM still makes of
+the name, when there is one, and the methods the base class gained since the client's vLLM, when they are few (up to
+4): one of them may be the hook's new home (llm-d's `get_handlers` and 0.34.0's `OffloadingSpec.get_worker`), or none. Without a baseline (the client declares no vLLM, or `--client-vllm` is not given)
 nothing is reported.
 """
 
@@ -38,10 +39,12 @@ def check(ctx: ScanContext):
         short = o.base.rsplit(".", 1)[-1]
         now = (f" {ctx.version_label()} calls `{o.method}` only on `{o.called_on[0].rsplit('.', 1)[-1]}` objects now "
                f"({o.called_on[1]}:{o.called_on[2]}).") if o.called_on else ""
+        gained = (f" Methods `{short}` has now and vLLM {o.baseline_version}'s had not: "
+                  f"{', '.join(f'`{m}`' for m in o.gained)}.") if o.gained else ""
         message = (f"`{o.cls}.{o.method}` overrides `{short}.{o.method}`, a method of vLLM {o.baseline_version} "
                    f"({o.base_path}:{o.base_line}) that {ctx.version_label()} no longer has on `{short}` nor calls on "
                    f"the client's objects, and no client code calls it: the override never runs, so what it "
-                   f"customises silently stops.{now}")
+                   f"customises silently stops.{now}{gained}")
         file = ctx.client.file_at(o.rel)
         yield ctx.finding(RULE, message, Loc(o.rel, o.line, o.col, file.code(o.line) if file else ""), ctx.vllm_location(o.base_path, o.base_line, baseline),
                           f"{short}.{o.method}", when="silent", fix=False)

@@ -53,6 +53,7 @@ class Orphan:
     base_line: int
     baseline_version: str
     called_on: tuple[str, str, int] | None = None  # one call vLLM still makes of the name: (receiver's class, file, line)
+    gained: tuple[str, ...] = ()  # methods the base class has now that the baseline's had not (where the hook may be)
 
     @property
     def overrode(self) -> bool:
@@ -117,7 +118,8 @@ def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
                 out.append(Orphan(f.rel, cls.name, fn.name, fn.lineno, fn.col_offset + 1, (start, end),
                                   old.owner.qualname if old is not None else "", old.path if old is not None else "",
                                   old.line if old is not None else 0, compare.version or "?" if old is not None else "",
-                                  others[0] if others else None))
+                                  others[0] if others else None,
+                                  _gained(api, old.owner, fn.name) if old is not None and old.owner else ()))
     return out
 
 
@@ -128,6 +130,20 @@ def _passive(fn) -> bool:
         if name not in _PASSIVE_DECORATORS:
             return False
     return True
+
+
+MAX_GAINED = 4  # more new methods than this name no likely new home for the hook
+
+
+def _gained(api, old_owner: Resolved, name: str) -> tuple[str, ...]:
+    """The methods the target's class of that name defines and the baseline's did not, public ones only (or private
+    ones too, for a private hook), when there are few enough to suggest where the hook went."""
+    now = api.resolve(old_owner.qualname)
+    if not (isinstance(now, Resolved) and now.kind == "class" and now.cls is not None and old_owner.cls is not None):
+        return ()
+    new = sorted(m for m in set(now.cls.methods) - set(old_owner.cls.methods)
+                 if not m.startswith("__") and (name.startswith("_") or not m.startswith("_")))
+    return tuple(new) if 0 < len(new) <= MAX_GAINED else ()
 
 
 def _member_mentions(tree: ast.Module) -> dict[str, list[int]]:

@@ -45,6 +45,16 @@ def test_dc117_mb3_an_override_nothing_calls_any_more(tmp_path):
     assert "`FusedMoEFL.select_experts` overrides `FusedMoE.select_experts`, a method of vLLM 0.98.0" in dc117.message
     assert "calls `select_experts` only on `Router` objects now (vllm/moe.py:12)" in dc117.message
     assert dc117.vllm.path == MOE and dc117.vllm.line == 6 and dc117.fix is None
+    assert "Methods `FusedMoE` has now" not in dc117.message  # it gained none
+
+
+def test_dc117_mb3_names_the_methods_the_base_gained(tmp_path):
+    found, result = _scan(tmp_path, vllm_edits=[("    def forward(self, logits):",
+                                                 "    def route(self, logits):\n        return self.router.select_experts(logits)\n\n"
+                                                 "    def forward(self, logits):")])
+    assert ("DC117", "warning", 5) in found
+    dc117 = next(f for f in result.findings if f.rule == "DC117")
+    assert dc117.message.endswith("Methods `FusedMoE` has now and vLLM 0.98.0's had not: `route`.")
     dc006 = next(f for f in result.findings if f.rule == "DC006")
     assert "in a method that never runs: `FusedMoEFL.select_experts` overrides" in dc006.message
 
