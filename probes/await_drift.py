@@ -36,8 +36,8 @@ from driftcheck.vllm_model.resolved import Resolved
 RULE = Rule("DC118", "await-drift", "Client awaits a vLLM method the target made synchronous, or drops one it made async",
             "error", kind="behaviour", raises=("TypeError", "AttributeError", "ValueError"), baseline=True)
 
-_SCHEDULERS = {"run", "create_task", "ensure_future", "gather", "wait_for", "shield", "run_until_complete",
-               "run_coroutine_threadsafe"}  # asyncio's: each wants an awaitable
+_SCHEDULERS = {"run", "create_task", "ensure_future", "gather", "wait_for", "shield", "run_coroutine_threadsafe"}
+_LOOP_METHODS = {"run_until_complete", "create_task"}  # an event loop's: each wants an awaitable too
 _PASSIVE = {"staticmethod", "classmethod", "override", "typing.override", "typing_extensions.override"}
 
 
@@ -47,9 +47,10 @@ def _positions(tree: ast.Module) -> dict[int, str]:
     out: dict[int, str] = {}
     for node in nodes_of(tree, ast.Await):
         out[id(node.value)] = "await"
+    from_asyncio = {a.asname or a.name for node in nodes_of(tree, ast.ImportFrom) if node.module == "asyncio"
+                    for a in node.names}
     for call in nodes_of(tree, ast.Call):
-        name = dotted_name(call.func) or ""
-        if name.rsplit(".", 1)[-1] in _SCHEDULERS and ("asyncio" in name or name.startswith("loop.") or "." not in name):
+        if _schedules(dotted_name(call.func) or "", from_asyncio):
             for arg in call.args:
                 out.setdefault(id(arg), "scheduled")
     for node in nodes_of(tree, ast.Expr):
@@ -59,6 +60,18 @@ def _positions(tree: ast.Module) -> dict[int, str]:
     for node in nodes_of(tree, ast.For, ast.comprehension):
         out.setdefault(id(node.iter), "read")
     return out
+
+
+def _schedules(name: str, from_asyncio: set[str]) -> bool:
+    """Whether a call of `name` hands its arguments to asyncio as awaitables: `asyncio.gather(...)`, a name the file
+    imports from asyncio (`from asyncio import run`), or an event loop's `run_until_complete` / `create_task` (on a
+    name with "loop" in it). A function of the client's own named `run` is not one."""
+    head, _, last = name.rpartition(".")
+    if not head:
+        return last in from_asyncio and last in _SCHEDULERS
+    if head == "asyncio":
+        return last in _SCHEDULERS
+    return last in _LOOP_METHODS and "loop" in head.rsplit(".", 1)[-1].lower()
 
 
 def _may_reach_the_client(ctx: ScanContext, call) -> bool:

@@ -159,3 +159,20 @@ def test_dc118_twin_an_async_generator(tmp_path):
                        "    engine.generate('b').aclose()\n    return [o async for o in engine.generate('c')]\n")
     found, _ = _scan(tmp_path, target=target, client=client)
     assert all(symbol != "vllm.engine.AsyncLLM.generate" for _s, _l, symbol in found)
+
+
+def test_dc118_twin_a_client_function_named_run(tmp_path):
+    # only asyncio's `run` (or one imported from asyncio) wants an awaitable; the client's own `run` takes anything
+    client = CLIENT + ("\n\ndef run(value):\n    return value\n\n\ndef main(engine: AsyncLLM):\n"
+                       "    return run(engine.get_tokenizer())\n")
+    found, _ = _scan(tmp_path, client=client)
+    assert all(line < 16 for _s, line, _sym in found)
+
+
+def test_dc118_an_event_loop_and_an_imported_gather(tmp_path):
+    client = CLIENT.replace("import asyncio\n", "import asyncio\nfrom asyncio import gather\n") + (
+        "\n\nasync def both(engine: AsyncLLM, loop):\n    await gather(engine.get_tokenizer())\n"
+        "    return loop.run_until_complete(engine.get_tokenizer())\n")
+    found, _ = _scan(tmp_path, client=client)
+    assert ("error", 18, "vllm.engine.AsyncLLM.get_tokenizer") in found  # gather(...), imported from asyncio
+    assert ("error", 19, "vllm.engine.AsyncLLM.get_tokenizer") in found  # loop.run_until_complete(...)
