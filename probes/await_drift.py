@@ -144,8 +144,8 @@ def _awaited_sync(ctx: ScanContext, call, how: str):
 
 
 def _dropped_coroutine(ctx: ScanContext, call, how: str):
-    if _may_reach_the_client(ctx, call):
-        return None
+    if any(d not in _PASSIVE for d in call.target.func.decorators) or _may_reach_the_client(ctx, call):
+        return None  # a decorator may run the coroutine itself (a sync wrapper)
     was = _baseline_async(ctx, call.target.qualname)
     if how == "statement" and was is not False:
         return None  # no sign it ever ran without an await: a slip of the client's, not this release's drift

@@ -176,3 +176,14 @@ def test_dc118_an_event_loop_and_an_imported_gather(tmp_path):
     found, _ = _scan(tmp_path, client=client)
     assert ("error", 18, "vllm.engine.AsyncLLM.get_tokenizer") in found  # gather(...), imported from asyncio
     assert ("error", 19, "vllm.engine.AsyncLLM.get_tokenizer") in found  # loop.run_until_complete(...)
+
+
+def test_dc118_twin_a_decorated_coroutine_function(tmp_path):
+    # a decorator may turn the coroutine function into a plain one (a sync wrapper): its result says nothing
+    target = {**TARGET, "vllm/engine.py": TARGET["vllm/engine.py"].replace(
+        "            async def stats(self) -> Stats:",
+        "            @run_sync\n            async def stats(self) -> Stats:").replace(
+        "        class Stats:", "        def run_sync(fn):\n            return fn\n\n\n        class Stats:")}
+    found, _ = _scan(tmp_path, target=target)
+    assert ("error", 7, "vllm.engine.AsyncLLM.get_tokenizer") in found  # the edited file still reads
+    assert all(symbol != "vllm.engine.AsyncLLM.stats" for _s, _l, symbol in found)
