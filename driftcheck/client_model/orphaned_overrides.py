@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client_classes import vllm_bases_through
+from driftcheck.client_model.guards import body_span
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.receivers import files_calling, receiver_classes
 from driftcheck.vllm_model.resolved import Missing, Resolved
@@ -113,13 +114,14 @@ def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
                 others = _other_receivers(api, mro, fn.name)  # the dearest question: it parses vLLM's files
                 if others is None or (old is None and not others):
                     continue  # vLLM may call it on the client's object; or calls it on nothing typed
-                start = fn.body[0].lineno
-                end = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in fn.body)
-                out.append(Orphan(f.rel, cls.name, fn.name, fn.lineno, fn.col_offset + 1, (start, end),
-                                  old.owner.qualname if old is not None else "", old.path if old is not None else "",
-                                  old.line if old is not None else 0, compare.version or "?" if old is not None else "",
-                                  others[0] if others else None,
-                                  _gained(api, old.owner, fn.name) if old is not None and old.owner else ()))
+                called_on = others[0] if others else None
+                if old is None:
+                    out.append(Orphan(f.rel, cls.name, fn.name, fn.lineno, fn.col_offset + 1, body_span(fn.body),
+                                      "", "", 0, "", called_on))
+                else:
+                    out.append(Orphan(f.rel, cls.name, fn.name, fn.lineno, fn.col_offset + 1, body_span(fn.body),
+                                      old.owner.qualname, old.path, old.line, compare.version or "?", called_on,
+                                      _gained(api, old.owner, fn.name)))
     return out
 
 
