@@ -172,5 +172,5 @@ SIGNATURES = (
     Signature("the client reads the result of a vLLM method that is a coroutine in this vLLM.",
               "A vLLM method became `async def`: await it (from a coroutine) before using what it returns.",
               message=r"'coroutine' object (?:has no attribute|is not subscriptable|is not iterable)",
-              exc_types=("AttributeError", "TypeError"), priority=10),
+              exc_types=("AttributeError", "TypeError"), priority=40),  # before DC008's any missing attribute
 )

@@ -118,3 +118,16 @@ def test_rules_shows_one_rule_whole_by_its_id():
     assert "traceback signatures (driftcheck explain):" in out and "Boolean value of Tensor" in out
     assert "fact when" in out and "DC104" in out
     assert Path(out.split("detector: driftcheck.probes.tensor_truthiness (", 1)[1].split(")", 1)[0]).name == "tensor_truthiness.py"
+
+
+def test_an_await_of_a_plain_method_is_dc118():
+    d = _one(_tb("self.tokenizer = await self.engine.get_tokenizer()",
+                 "TypeError: object TokenizerLike can't be used in 'await' expression"))
+    assert d["rule"] == "DC118" and "drop the `await`" in d["vllm_change"]
+
+
+def test_a_read_coroutine_is_dc118_but_not_any_attribute_error():
+    d = _one(_tb("n = engine.stats().queued", "AttributeError: 'coroutine' object has no attribute 'queued'"))
+    assert d["rule"] == "DC118"
+    other = _one(_tb("n = engine.stats().queued", "AttributeError: 'Stats' object has no attribute 'queued'"))
+    assert other["rule"] != "DC118"
