@@ -973,9 +973,10 @@ def unreachable_branches(tree: ast.AST) -> list[Guard]:
 
 def _own_done_flags(tree: ast.AST) -> frozenset[str]:
     """Attribute names this file sets to `True` and to nothing but a bool (`Cls._gguf_mtp_patched = True`,
-    `setattr(m, "_done", True)`; an uninstall's `= False`): a client's own "already done" markers. `if getattr(Cls, "_gguf_mtp_patched", False): return` tests one of them,
-    not vLLM's API: what follows is the first run's path on every release, not the other releases' spelling (a
-    backport stores the value it probed for, `Cls.new = helper`, and stays a probe)."""
+    `setattr(m, "_done", True)`; an uninstall's `= False`): a client's own "already done" markers.
+    `if getattr(Cls, "_gguf_mtp_patched", False): return` tests one of them, not vLLM's API: what follows is the first
+    run's path on every release, not the other releases' spelling (a backport stores the value it probed for,
+    `Cls.new = helper`, and stays a probe)."""
     out: set[str] = set()
     other: set[str] = set()  # names the file also stores something else under: no marker
     for node in nodes_of(tree, ast.Assign, ast.Call):
