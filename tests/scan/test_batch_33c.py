@@ -13,6 +13,8 @@ first"). Read in one scope: `sys.modules["vllm.x"] = name`, the keywords of the 
 `name.attr = ...` stores and `setattr(name, "attr", ...)` calls; test files stay module_stand_ins' business. The
 twins: a name the namespace does not get, a namespace installed under a non-vLLM key, names set on another object,
 and an install in a test file keep the error.
+
+WC2 (below): DC103 on `self.execute_model(...)` in a client runner base whose own subclass defines execute_model.
 """
 
 from __future__ import annotations
@@ -60,3 +62,44 @@ def test_wc1_twin_a_tests_stand_in_does_not_credit_the_package(tmp_path):
               "plugin/__init__.py": "def register():\n    return 'plugin.platform.Platform'\n"}
     assert _dc002(tmp_path, client) == [("error", MODEL, 1, "vllm.utils.direct_register_custom_op"),
                                         ("error", MODEL, 1, "vllm.utils.weak_ref_tensor")]
+
+
+# ----------------------------------------------------------------------------------------- WC2
+# vllm-kunlun 0.11.1 at vLLM 0.11.1: `vllm_kunlun/worker/model_runner.py:1330` `self.execute_model(model_input,
+# kv_caches, intermediate_tensors)` in `GPUModelRunnerBase._dummy_run` was a DC103 error ("never followed by
+# sample_tokens()"). The class defines no execute_model; its subclass `ModelRunner` (:1563, :1620) does, a V0-style
+# single-phase one, and the base derives from V0's `ModelRunnerBase`, no two-phase vLLM runner. DC103 skipped
+# `self.execute_model(...)` only in a class that defines execute_model itself.
+
+WC2_VLLM, WC2_CLIENT = plugin_shape("WC2")
+RUNNER = "plug/model_runner.py"
+
+
+def _dc103(tmp_path, client_files):
+    result = scan_trees(tmp_path, WC2_VLLM, client_files, only=["DC103"])
+    return [(f.severity, f.client.line) for f in result.findings]
+
+
+def test_wc2_self_execute_model_reaching_the_clients_own_subclass_is_no_finding(tmp_path):
+    assert _dc103(tmp_path, WC2_CLIENT) == []
+
+
+def test_wc2_twin_a_runner_base_on_vllms_two_phase_runner_keeps_the_error(tmp_path):
+    # the subclass hands the call on to vLLM's runner, which keeps its state: the second call raises
+    client = edited(WC2_CLIENT, RUNNER,
+                    ("from vllm.worker.model_runner_base import ModelRunnerBase\n",
+                     "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n"),
+                    ("class PlugModelRunnerBase(ModelRunnerBase):", "class PlugModelRunnerBase(GPUModelRunner):"),
+                    ("        return [t + 1 for t in tokens]", "        return super().execute_model(tokens)"))
+    assert _dc103(tmp_path, client) == [("error", 10), ("error", 11)]
+
+
+def test_wc2_twin_a_subclass_mixing_in_vllms_runner_keeps_the_error(tmp_path):
+    client = edited(WC2_CLIENT, RUNNER,
+                    ("from vllm.worker.model_runner_base import ModelRunnerBase\n",
+                     "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n"
+                     "from vllm.worker.model_runner_base import ModelRunnerBase\n"),
+                    ("class PlugModelRunner(PlugModelRunnerBase):\n    def execute_model(self, tokens):\n"
+                     "        return [t + 1 for t in tokens]\n",
+                     "class PlugModelRunner(PlugModelRunnerBase, GPUModelRunner):\n    pass\n"))
+    assert _dc103(tmp_path, client) == [("error", 11), ("error", 12)]

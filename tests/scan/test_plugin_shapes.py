@@ -148,7 +148,9 @@ VB3_ written with the fix of a missed error in localweights/vllm-gguf-plugin (f8
 after `if getattr(Cls, name, None): return` stays guarded when the file stores the probed name; a probe of the file's own
 `= True` done-flag guards nothing), and WC1_ from vllm-kunlun 0.11.1 at vLLM 0.11.1 (batch 33c,
 docs/triage/2026-12-05-pypi-plugins-33c.md: a name the platform plugin sets on the `SimpleNamespace` it puts into
-`sys.modules["vllm.utils"]` is that module's from then on, a warning as a name set on the module itself is).
+`sys.modules["vllm.utils"]` is that module's from then on, a warning as a name set on the module itself is) and WC2_
+from the same scan (`self.execute_model(...)` in a client runner base whose own client subclass defines execute_model,
+with no two-phase vLLM runner anywhere in the family, reaches the client's single-phase method: no DC103).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
