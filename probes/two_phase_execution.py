@@ -25,7 +25,7 @@ from driftcheck.vllm_model.facts import (
 )
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import loc_of
-from driftcheck.client_model.client_classes import vllm_bases_through
+from driftcheck.client_model.client_classes import client_ancestry, vllm_bases_through
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.tbsigs import Signature
 
@@ -124,6 +124,38 @@ def _own_runner_on_self(ctx: ScanContext, file, call: ast.Call) -> bool:
     return True
 
 
+def _own_family_runner(ctx: ScanContext, file, call: ast.Call) -> bool:
+    """`self.execute_model(...)` in a method of a client class that does not define execute_model itself, where a client
+    class of its family (the class's client ancestors and the client classes deriving from it, in any file) defines it
+    and no class of that family derives from a vLLM class that defines sample_tokens (WC2: vllm-kunlun 0.11.1's V0
+    `GPUModelRunnerBase._dummy_run` calls `self.execute_model(...)`, which its own subclass `ModelRunner` defines; the
+    base derives from V0's `ModelRunnerBase`): whatever `self` is, its execute_model is the client's, which keeps no
+    two-phase state. A family member with a two-phase vLLM base (a mixin later combined with vLLM's GPUModelRunner), or
+    no client definition of execute_model at all, keeps the finding."""
+    recv = call.func.value
+    if not (isinstance(recv, ast.Name) and recv.id == "self"):
+        return False
+    around = [c for c in nodes_of(file.tree, ast.ClassDef) if c.lineno <= call.lineno <= (c.end_lineno or c.lineno)]
+    if not around:
+        return False
+    cls = max(around, key=lambda c: c.lineno)  # the innermost class: its `self`
+    table = ctx.usage.client_class_table
+    label = f"{file.module}.{cls.name}"
+    if label not in table:
+        return False
+    family = set(client_ancestry(ctx.usage, [label]))
+    grew = True
+    while grew:  # the client classes deriving from a member of the family, however deep
+        grew = False
+        for key, (_members, bases) in table.items():
+            if key not in family and any(b in family for b in bases):
+                family.add(key)
+                grew = True
+    if not any("execute_model" in table.get(key, (set(), []))[0] for key in family):
+        return False
+    return not _two_phase(ctx, vllm_bases_through(ctx.usage, ctx.api, sorted(family)))
+
+
 def _two_phase(ctx: ScanContext, classes: list) -> bool:
     """Whether one of these vLLM classes defines sample_tokens (itself or through its bases)."""
     return any(isinstance(ctx.api.class_member(c, "sample_tokens"), Resolved) for c in classes)
@@ -166,7 +198,7 @@ def check(ctx: ScanContext):
         for c in _calls_named(file.tree, "execute_model"):  # only functions that call execute_model are read
             fn = bodies.enclosing_function(file.tree, c)
             if fn is not None and not _own_method(file.tree, fn, c) and not _client_runner_built(ctx, fn, c) \
-                    and not _own_runner_on_self(ctx, file, c):
+                    and not _own_runner_on_self(ctx, file, c) and not _own_family_runner(ctx, file, c):
                 by_fn.setdefault(id(fn), (fn, []))[1].append(c)
         for fn, calls in by_fn.values():
             if not [c for c in within(_calls_named(file.tree, "sample_tokens"), fn)]:

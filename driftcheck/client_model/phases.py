@@ -36,6 +36,52 @@ def _sys_modules_loop_names(tree: ast.AST) -> set[str]:
     return out
 
 
+def _own_nodes(scope: ast.AST) -> list:
+    """The nodes of a module's or function's own body: not those of the functions, classes and lambdas inside it."""
+    out, queue = [], list(ast.iter_child_nodes(scope))
+    while queue:
+        node = queue.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            queue += ast.iter_child_nodes(node)
+    return out
+
+
+def _namespace_installs(tree: ast.Module, package: str) -> set[tuple[str, str]]:
+    """(vLLM module, name) for each name a client sets on an object it puts into `sys.modules` under a vLLM module's
+    name (WC1: vllm-kunlun's `_wrapped = SimpleNamespace(**vllm.utils.__dict__, direct_register_custom_op=...)`,
+    `_wrapped.weak_ref_tensor = ...`, `sys.modules["vllm.utils"] = _wrapped`): from then on `from vllm.utils import
+    weak_ref_tensor` binds it. Read in one scope: the `sys.modules[...] = name` store, and the keywords of the call
+    bound to that name, its `name.attr = ...` stores and `setattr(name, "attr", ...)` calls there."""
+    out: set[tuple[str, str]] = set()
+    for scope in [tree, *nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)]:
+        own = _own_nodes(scope)
+        installed: dict[str, str] = {}
+        for node in own:
+            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Name):
+                continue
+            for t in node.targets:
+                key = t.slice if isinstance(t, ast.Subscript) else None
+                if key is not None and dotted_name(t.value) == "sys.modules" and isinstance(key, ast.Constant) and \
+                        isinstance(key.value, str) and (key.value == package or key.value.startswith(package + ".")):
+                    installed[node.value.id] = key.value
+        if not installed:
+            continue
+        for node in own:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id in installed:
+                        out |= {(installed[t.id], k.arg) for k in node.value.keywords if k.arg}
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and node.value.id in installed:
+                out.add((installed[node.value.id], node.attr))
+            elif isinstance(node, ast.Call) and dotted_name(node.func) == "setattr" and len(node.args) >= 2 and \
+                    isinstance(node.args[0], ast.Name) and node.args[0].id in installed and \
+                    isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                out.add((installed[node.args[0].id], node.args[1].value))
+    return out
+
+
 # Calls that set a named member on an object as `setattr(obj, "name", value)` does: the builtin, unittest.mock's
 # `patch.object(obj, "name", new, create=True)` (started, or as a decorator or `with`: the member exists while the
 # patch is on, which is when the client's code runs) and pytest's `monkeypatch.setattr(obj, "name", value)`.
@@ -375,6 +421,10 @@ class ClientPhases:
         # every member of a class derived from `Applier[Target]`, set onto Target (LC1)
         listed += [(stmt, [(target, name, value)]) for target, name, value, stmt in whole_class_pairs(
             self.file.tree, is_target, whole_class_appliers(self.usage, getattr(self, "client_source", None)))]
+        if "sys.modules" in (getattr(self.file, "text", None) or "sys.modules") and not is_test_path(self.file.rel):
+            # names set on the object a plugin installs in place of a vLLM module (a test's stand-in is
+            # module_stand_ins' business): they are that module's from then on, as a name set on it is (WC1)
+            self.usage.patched |= _namespace_installs(self.file.tree, self.package)
         for node in [*nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call), *listed]:
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, tuple):

@@ -146,7 +146,11 @@ from belonghim/vllm-openvino (5465967) at its pin vLLM 0.13.0 (a runner call on 
 nested in a method of the worker class whose own body stores only its single-phase runner there is no DC103 site), and
 VB3_ written with the fix of a missed error in localweights/vllm-gguf-plugin (f89d519) at vLLM 0.34.0 (a backport's import
 after `if getattr(Cls, name, None): return` stays guarded when the file stores the probed name; a probe of the file's own
-`= True` done-flag guards nothing).
+`= True` done-flag guards nothing), and WC1_ from vllm-kunlun 0.11.1 at vLLM 0.11.1 (batch 33c,
+docs/triage/2026-12-05-pypi-plugins-33c.md: a name the platform plugin sets on the `SimpleNamespace` it puts into
+`sys.modules["vllm.utils"]` is that module's from then on, a warning as a name set on the module itself is) and WC2_
+from the same scan (`self.execute_model(...)` in a client runner base whose own client subclass defines execute_model,
+with no two-phase vLLM runner anywhere in the family, reaches the client's single-phase method: no DC103).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
