@@ -1,0 +1,42 @@
+"""Batch 33a (clients of vLLM's async serving stack: OpenAI-compatible server extensions, EngineClient/AsyncLLM users,
+docs/triage/2026-12-05-server-async-33a.md).
+
+WA1: a speculative-decoding trace script (index file 70321455950, an `AsyncLLM` user) gets its tokenizer with
+`tok = await engine.get_tokenizer() if asyncio.iscoroutinefunction(engine.get_tokenizer) else engine.get_tokenizer()`,
+one line for the vLLMs before 0.15.0 (a coroutine) and after (a plain method). DC118 gave an error at 0.15.0 and
+later on the awaited branch, which runs only where the method is a coroutine function. A test of
+`iscoroutinefunction(x.m)` (asyncio's or inspect's, in an `if` or a conditional expression) now guards both of its
+branches for calls of `m`, as a version check does: the finding is a warning that names the test. The twins: an
+`await` of the same method under a test of another method, or after the switch, stays an error.
+"""
+
+from __future__ import annotations
+
+from scan.helpers import edited, plugin_shape, scan_trees
+
+WA1_VLLM, WA1_CLIENT = plugin_shape("WA1")
+MAIN = "main.py"
+
+
+def _dc118(tmp_path, client_files):
+    result = scan_trees(tmp_path, WA1_VLLM, client_files, only=["DC118"])
+    return sorted((f.severity, f.client.line) for f in result.findings)
+
+
+def test_wa1_await_under_a_coroutine_function_test_of_the_method_is_a_warning(tmp_path):
+    result = scan_trees(tmp_path, WA1_VLLM, WA1_CLIENT, only=["DC118"])
+    assert sorted((f.severity, f.client.line) for f in result.findings) == [("warning", 10), ("warning", 12)]
+    assert all("tests `" in f.message and "iscoroutinefunction(engine.get_tokenizer)" in f.message
+               for f in result.findings)
+
+
+def test_wa1_twin_a_test_of_another_method_guards_nothing(tmp_path):
+    client = edited(WA1_CLIENT, MAIN, ("asyncio.iscoroutinefunction(engine.get_tokenizer)",
+                                       "asyncio.iscoroutinefunction(engine.generate)"),
+                    ("inspect.iscoroutinefunction(engine.get_tokenizer)", "inspect.iscoroutinefunction(engine.generate)"))
+    assert _dc118(tmp_path, client) == [("error", 10), ("error", 12)]
+
+
+def test_wa1_twin_an_await_after_the_switch_stays_an_error(tmp_path):
+    client = edited(WA1_CLIENT, MAIN, ("    return tok.encode", "    other = await engine.get_tokenizer()\n    return tok.encode"))
+    assert _dc118(tmp_path, client) == [("error", 15), ("warning", 10), ("warning", 12)]
