@@ -8,6 +8,12 @@ later on the awaited branch, which runs only where the method is a coroutine fun
 `iscoroutinefunction(x.m)` (asyncio's or inspect's, in an `if` or a conditional expression) now guards both of its
 branches for calls of `m`, as a version check does: the finding is a warning that names the test. The twins: an
 `await` of the same method under a test of another method, or after the switch, stays an error.
+
+WA2 (written with WA1, the same idiom's other spellings in Python code at large, e.g. `if inspect.iscoroutinefunction(
+engine.execute): return asyncio.run(engine.execute(...))` / `return engine.execute(...)`): the other branch may be the
+rest of the block after an `if` whose body exits, and the method may be tested through a local name bound to it
+(`get = e.get_model_config; cfg = await get() if inspect.iscoroutinefunction(get) else get()`). The twins: an `if` whose
+body does not exit guards nothing after it; a local name bound to another method guards nothing.
 """
 
 from __future__ import annotations
@@ -40,3 +46,27 @@ def test_wa1_twin_a_test_of_another_method_guards_nothing(tmp_path):
 def test_wa1_twin_an_await_after_the_switch_stays_an_error(tmp_path):
     client = edited(WA1_CLIENT, MAIN, ("    return tok.encode", "    other = await engine.get_tokenizer()\n    return tok.encode"))
     assert _dc118(tmp_path, client) == [("error", 15), ("warning", 10), ("warning", 12)]
+
+
+WA2_VLLM, WA2_CLIENT = plugin_shape("WA2")
+
+
+def _dc118_wa2(tmp_path, client_files):
+    result = scan_trees(tmp_path, WA2_VLLM, client_files, only=["DC118"])
+    return sorted((f.severity, f.client.line) for f in result.findings)
+
+
+def test_wa2_await_after_an_early_exit_or_through_a_local_name_is_a_warning(tmp_path):
+    assert _dc118_wa2(tmp_path, WA2_CLIENT) == [("warning", 10), ("warning", 15)]
+
+
+def test_wa2_twin_an_if_whose_body_does_not_exit_guards_nothing_after_it(tmp_path):
+    client = edited(WA2_CLIENT, MAIN, ("        return engine.get_model_config()\n", "        print(engine.get_model_config())\n"))
+    assert _dc118_wa2(tmp_path, client) == [("error", 10), ("warning", 15)]
+
+
+def test_wa2_twin_a_local_name_bound_to_another_method_guards_nothing(tmp_path):
+    client = edited(WA2_CLIENT, MAIN, ("    get_config = engine.get_model_config\n",
+                                       "    get_config = engine.get_model_config\n    other = engine.model_config.__init__\n"),
+                    ("inspect.iscoroutinefunction(get_config)", "inspect.iscoroutinefunction(other)"))
+    assert _dc118_wa2(tmp_path, client) == [("error", 16), ("warning", 10)]

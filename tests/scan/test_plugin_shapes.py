@@ -149,7 +149,9 @@ after `if getattr(Cls, name, None): return` stays guarded when the file stores t
 `= True` done-flag guards nothing), WA1_ from a speculative-decoding trace script (an `AsyncLLM` user, index file
 70321455950, read through the file index) at vLLM 0.15.0 and 0.16.0 against 0.14.0 (batch 33a,
 docs/triage/2026-12-05-server-async-33a.md: an `await` of a method under a test of whether that method is a coroutine
-function, `await e.get_tokenizer() if asyncio.iscoroutinefunction(e.get_tokenizer) else e.get_tokenizer()`).
+function, `await e.get_tokenizer() if asyncio.iscoroutinefunction(e.get_tokenizer) else e.get_tokenizer()`) and WA2_
+(written with it: the same switch's other spellings, the rest of a block after an `if` on that test whose body exits,
+and the method tested through a local name bound to it).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
