@@ -14,11 +14,20 @@ engine.execute): return asyncio.run(engine.execute(...))` / `return engine.execu
 rest of the block after an `if` whose body exits, and the method may be tested through a local name bound to it
 (`get = e.get_model_config; cfg = await get() if inspect.iscoroutinefunction(get) else get()`). The twins: an `if` whose
 body does not exit guards nothing after it; a local name bound to another method guards nothing.
+
+WA3 (a missed error): gpt_server (shell-nlp/gpt_server 1d266b0, pin vLLM 0.16.0) builds `CustomOpenAIServingChat(
+engine_client=..., models=..., response_role=..., request_logger=None, ...)`, a subclass of vLLM's `OpenAIServingChat`
+that only overrides `render_chat_request`; vLLM 0.18.0's `__init__` requires the keyword-only `openai_serving_render`,
+and 0.20.0's `OpenAIServingResponses` a positional one for its `CustomOpenAIServingResponses`: TypeError at those lines.
+driftcheck checked constructions of vLLM's classes only. A client class of the file, bound once at its top level,
+deriving from one vLLM class and adding nothing but methods (no `__init__` / `__new__` / `__init_subclass__` /
+`__post_init__`, no class-level field, no decorator, no class keyword) now has its construction checked against that
+vLLM class's. The shape keeps what must stay clean: such a subclass built right, a subclass with its own `__init__`, a
+dataclass subclass adding a field; the twins: an own `__init__`, a class-level field, a decorator or a rebinding of the
+name leave the construction unchecked.
 """
 
 from __future__ import annotations
-
-import pytest
 
 from scan.helpers import edited, plugin_shape, scan_trees
 
@@ -74,36 +83,45 @@ def test_wa2_twin_a_local_name_bound_to_another_method_guards_nothing(tmp_path):
     assert _dc118_wa2(tmp_path, client) == [("error", 16), ("warning", 10)]
 
 
-# Left open (a missed error, gpt_server 1d266b0 at vLLM 0.18.0 and later): `CustomOpenAIServingChat(engine_client=...,
-# models=..., response_role=..., request_logger=None, ...)`, a client subclass of vLLM's `OpenAIServingChat` that
-# defines no `__init__`, leaves out `openai_serving_render`, which vLLM 0.18.0's `__init__` requires (keyword-only):
-# TypeError when it runs. driftcheck checks a construction of vLLM's class itself (DC005), not one of a client
-# subclass that inherits vLLM's `__init__`. Strict xfail until it does.
-MISSED_VLLM = {
-    "vllm/serving.py": """
-        class Chat:
-            def __init__(self, engine_client, models, response_role: str, *, render, request_logger=None) -> None:
-                self.engine_client = engine_client
-                self.render = render
-    """,
-}
-MISSED_CLIENT = {
-    "main.py": """
-        from vllm.serving import Chat
+WA3_VLLM, WA3_CLIENT = plugin_shape("WA3")
+WA3_BUILD = """        LoggingChat(engine_client=engine, models=None, response_role="assistant", renderer=object()),
+"""
+WA3_MISSING = """        LoggingChat(engine_client=engine, models=None, response_role="assistant"),
+"""
 
 
-        class CustomChat(Chat):
-            async def render_chat_request(self, request):
-                return request
+def _dc005_wa3(tmp_path, client_files):
+    result = scan_trees(tmp_path, WA3_VLLM, client_files, only=["DC003", "DC004", "DC005"])
+    return sorted((f.rule, f.severity, f.client.line) for f in result.findings)
 
 
-        def build(engine):
-            return CustomChat(engine_client=engine, models=None, response_role="assistant", request_logger=None)
-    """,
-}
+def test_wa3_client_subclasses_built_with_what_they_take_give_nothing(tmp_path):
+    assert _dc005_wa3(tmp_path, WA3_CLIENT) == []
 
 
-@pytest.mark.xfail(strict=True, reason="a construction of a client subclass that inherits vLLM's __init__ is not checked")
-def test_open_a_client_subclass_without_init_built_without_a_required_vllm_argument_is_an_error(tmp_path):
-    result = scan_trees(tmp_path, MISSED_VLLM, MISSED_CLIENT, only=["DC005"])
-    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 10)]
+def test_wa3_a_methods_only_subclass_built_without_a_required_vllm_argument_is_an_error(tmp_path):
+    # gpt_server's `CustomOpenAIServingChat(...)` without the `openai_serving_render` vLLM 0.18.0 requires
+    client = edited(WA3_CLIENT, MAIN, (WA3_BUILD, WA3_MISSING))
+    assert _dc005_wa3(tmp_path, client) == [("DC005", "error", 28)]
+
+
+def test_wa3_twin_a_subclass_with_its_own_init_is_not_checked_against_vllms(tmp_path):
+    client = edited(WA3_CLIENT, MAIN, (WA3_BUILD, WA3_MISSING), ("    async def render_chat_request(self, request):\n        value",
+                                                                  "    def __init__(self, **kwargs):\n        pass\n\n"
+                                                                  "    async def render_chat_request(self, request):\n        value"))
+    assert _dc005_wa3(tmp_path, client) == []
+
+
+def test_wa3_twin_a_subclass_with_a_class_level_field_or_a_decorator_is_not_checked(tmp_path):
+    field = edited(WA3_CLIENT, MAIN, (WA3_BUILD, WA3_MISSING),
+                   ('    """Adds only a method: built exactly as vLLM\'s class is."""\n', '    extra: int = 0\n'))
+    assert _dc005_wa3(tmp_path, field) == []
+    decorated = edited(WA3_CLIENT, MAIN, (WA3_BUILD, WA3_MISSING), ("class LoggingChat(", "@register\nclass LoggingChat("),
+                       ("from dataclasses import dataclass\n", "from dataclasses import dataclass\nregister = lambda c: c\n"))
+    assert _dc005_wa3(tmp_path, decorated) == []
+
+
+def test_wa3_twin_a_name_the_file_rebinds_is_not_checked(tmp_path):
+    client = edited(WA3_CLIENT, MAIN, (WA3_BUILD, WA3_MISSING),
+                    ("\n\nclass OwnInitChat(", "\n\nLoggingChat = lambda **kw: kw\n\n\nclass OwnInitChat("))
+    assert _dc005_wa3(tmp_path, client) == []

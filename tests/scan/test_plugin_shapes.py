@@ -151,7 +151,10 @@ after `if getattr(Cls, name, None): return` stays guarded when the file stores t
 docs/triage/2026-12-05-server-async-33a.md: an `await` of a method under a test of whether that method is a coroutine
 function, `await e.get_tokenizer() if asyncio.iscoroutinefunction(e.get_tokenizer) else e.get_tokenizer()`) and WA2_
 (written with it: the same switch's other spellings, the rest of a block after an `if` on that test whose body exits,
-and the method tested through a local name bound to it).
+and the method tested through a local name bound to it), and WA3_ written with the fix of a missed error in
+gpt_server (shell-nlp/gpt_server 1d266b0) at vLLM 0.18.0 and later (a client subclass of a vLLM class that adds only
+methods is built through vLLM's constructor, now checked; the shape keeps clean such a subclass built right, one with
+its own `__init__` and a dataclass subclass adding a field).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
