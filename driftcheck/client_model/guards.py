@@ -18,7 +18,7 @@ from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.preconditions import checked_rests, try_check
 from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
-    VERSION_WORD, checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
+    VERSION_WORD, calls_one_of, checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
 )
 
 
@@ -241,7 +241,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
     out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
     out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
-    out += _flag_fallbacks(tree) + _expected_failures(tree, tuples)
+    out += _flag_fallbacks(tree) + _expected_failures(tree, tuples) + _coroutine_switches(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -534,6 +534,46 @@ def _shape_switches(tree: ast.AST) -> list[Guard]:
                     start, end = body_span(branch)
                     out.append(Guard(start, end, "version", frozenset(), node.lineno))
                 break
+    return out
+
+
+def _coroutine_switches(tree: ast.AST) -> list[Guard]:
+    """`tok = await e.get_tokenizer() if asyncio.iscoroutinefunction(e.get_tokenizer) else e.get_tokenizer()`: a test
+    of whether a method is a coroutine function picks, of two branches, the one written for how the release at hand
+    defines it (vLLM moves methods between `def` and `async def`), as a version check does. Both branches are
+    guarded, for calls of the method tested only: an `await` of another method there is not (WA1). The other branch
+    may be the rest of the block after an `if` whose body exits (`if not iscoroutinefunction(e.m): return e.m()`),
+    and the method may be tested through a local name bound to it (`m = e.m`) (WA2)."""
+    out: list[Guard] = []
+    bound = {t.id: n.value.attr for n in nodes_of(tree, ast.Assign) if len(n.targets) == 1
+             and isinstance(t := n.targets[0], ast.Name) and isinstance(n.value, ast.Attribute)}
+    tests: dict[int, tuple[frozenset[str], str]] = {}
+    for node in nodes_of(tree, ast.If, ast.IfExp):
+        tested = [c for c in walk(node.test) if isinstance(c, ast.Call) and len(c.args) == 1
+                  and calls_one_of(c, ("iscoroutinefunction",))]
+        names = frozenset(a.attr if isinstance(a, ast.Attribute) else bound.get(a.id, a.id)
+                          for a in (c.args[0] for c in tested) if isinstance(a, (ast.Attribute, ast.Name)))
+        if not names:
+            continue
+        where = (f"under `if` (line {node.lineno}) that tests `{source_text(tested[0])}`, which picks the branch for "
+                 f"how this vLLM defines `{'`, `'.join(sorted(names))}`")
+        tests[id(node)] = names, where
+        if isinstance(node, ast.IfExp):
+            parts = [node.body, node.orelse]
+            spans = [(min(p.lineno for p in parts), max(getattr(p, "end_lineno", p.lineno) or p.lineno for p in parts))]
+        else:
+            spans = [body_span(b) for b in (node.body, node.orelse) if b]
+        out += [Guard(start, end, "hasattr", frozenset(), node.lineno, names, where=where) for start, end in spans]
+    if not tests:
+        return out
+    for block in _statement_blocks(tree):
+        for stmt in block[:-1]:
+            if id(stmt) in tests and not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue,
+                                                                                     ast.Break)):
+                names, where = tests[id(stmt)]
+                end = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in block)
+                out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, "hasattr", frozenset(), stmt.lineno, names,
+                                 where=where.replace("under `if`", "after the `if`", 1)))
     return out
 
 

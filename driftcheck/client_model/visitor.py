@@ -35,6 +35,19 @@ from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 MOCK_MEMBERS = frozenset(n for n in dir(__import__("unittest.mock", fromlist=["AsyncMock"]).AsyncMock) if not n.startswith("_"))
 
 
+_CONSTRUCTION = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
+
+
+def _top_level_bindings(stmt: ast.stmt) -> set[str]:
+    """The names a module-level statement binds (a class, a function, an assignment, an import)."""
+    if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+    return {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
+
+
 class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def __init__(self, api: ApiIndex, file: ClientFile, usage: Usage, package: str):
         self.api = api
@@ -174,6 +187,12 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         elif isinstance(func, FuncRef):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven,
                                             rebound=self._function_rebound(func)))
+        elif built and isinstance(node.func, ast.Name) and node.func.id not in env \
+                and (base := self._inherited_vllm_construction(node.func.id)) is not None \
+                and not self._replaced(base, built=True) and not built_as_replacement(self.api, self.usage, base, shape):
+            # `Sub(...)` of a client class that only adds methods to one vLLM base runs that base's constructor (WA3)
+            self.usage.calls.append(CallUse(loc, "construct", base, shape, node, self.file, runtime_only, self._driven,
+                                            rebound=self._init_rebound(base)))
         elif isinstance(func, BoundMethod):
             value = self.infer(node.func.value, env) if isinstance(node.func, ast.Attribute) else None
             self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
@@ -205,6 +224,30 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 continue
             out.append(r)
         return out
+
+    def _inherited_vllm_construction(self, name: str) -> Resolved | None:
+        """The vLLM class whose constructor `name(...)` runs, where `name` is a class of this file, bound once at its
+        top level, that derives from that one vLLM class only and adds nothing but methods: no `__init__`, `__new__`,
+        `__init_subclass__` or `__post_init__` (its own or set from outside), no class-level assignment or annotation
+        (a pydantic / dataclass / msgspec subclass's field), no decorator, no metaclass or class keyword (WA3:
+        gpt_server's `CustomOpenAIServingChat(...)`, built without the `openai_serving_render` vLLM 0.18.0 requires)."""
+        cls = self.classes.get(name)
+        if cls is None or cls not in self.file.tree.body or cls.decorator_list or cls.keywords or len(cls.bases) != 1:
+            return None
+        if sum(1 for stmt in self.file.tree.body if name in _top_level_bindings(stmt)) != 1:
+            return None
+        base = self.infer(cls.bases[0], {})
+        if not isinstance(base, ClassRef) or [v.qualname for v in self.client_class_vllm_bases.get(name, [])] != [base.cls.qualname]:
+            return None
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in _CONSTRUCTION:
+                continue
+            if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+                continue
+            return None
+        if self.client_class_members.get(name, set()) & _CONSTRUCTION:
+            return None
+        return base.cls
 
     def _init_rebound(self, cls: Resolved) -> list:
         """The client's replacements of the `__init__` that `Cls(...)` runs: one set on the class, or on the base whose

@@ -150,7 +150,16 @@ after `if getattr(Cls, name, None): return` stays guarded when the file stores t
 docs/triage/2026-12-05-pypi-plugins-33c.md: a name the platform plugin sets on the `SimpleNamespace` it puts into
 `sys.modules["vllm.utils"]` is that module's from then on, a warning as a name set on the module itself is) and WC2_
 from the same scan (`self.execute_model(...)` in a client runner base whose own client subclass defines execute_model,
-with no two-phase vLLM runner anywhere in the family, reaches the client's single-phase method: no DC103).
+with no two-phase vLLM runner anywhere in the family, reaches the client's single-phase method: no DC103),
+WA1_ from a speculative-decoding trace script (an `AsyncLLM` user, index file
+70321455950, read through the file index) at vLLM 0.15.0 and 0.16.0 against 0.14.0 (batch 33a,
+docs/triage/2026-12-05-server-async-33a.md: an `await` of a method under a test of whether that method is a coroutine
+function, `await e.get_tokenizer() if asyncio.iscoroutinefunction(e.get_tokenizer) else e.get_tokenizer()`) and WA2_
+(written with it: the same switch's other spellings, the rest of a block after an `if` on that test whose body exits,
+and the method tested through a local name bound to it), and WA3_ written with the fix of a missed error in
+gpt_server (shell-nlp/gpt_server 1d266b0) at vLLM 0.18.0 and later (a client subclass of a vLLM class that adds only
+methods is built through vLLM's constructor, now checked; the shape keeps clean such a subclass built right, one with
+its own `__init__` and a dataclass subclass adding a field).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
