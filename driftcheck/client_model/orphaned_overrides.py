@@ -77,16 +77,22 @@ def orphaned_overrides(files, api, baseline, usage, source) -> list[Orphan]:
     """Every method of a client class on vLLM bases that nothing calls on the target, in file order: an override the
     target orphans (the client's own vLLM, `baseline`, has it on the base), or a method named as one vLLM now calls
     only on other classes' objects (`baseline` the target itself, or none)."""
-    key = (id(files), id(api), id(baseline))
+    asked = (source, api, baseline)
     last = _LAST.get("answer")
-    if last is not None and last[0]() is source and last[1] == key:
+    if last is not None and last[1] == id(files) and all(ref() is obj for ref, obj in zip(last[0], asked)):
         return last[2]  # asked again in this process: the dead-code guards first, then DC117
     out = _orphans(files, api, baseline, usage, source)
-    _LAST["answer"] = (weakref.ref(source), key, out)
+    _LAST["answer"] = (tuple(_ref(obj) for obj in asked), id(files), out)
     return out
 
 
-_LAST: dict = {}  # the last answer: (a weak reference to its client source, its question, the answer)
+# the last answer: (weak references to the client source, target and baseline it was asked of, the id of the file
+# list, which the source holds while it lives, and the answer); a bare id of a target could be reused by the next one
+_LAST: dict = {}
+
+
+def _ref(obj):
+    return weakref.ref(obj) if obj is not None else (lambda: None)
 
 
 def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
