@@ -27,6 +27,7 @@ import ast
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.uses import loc_of
+from driftcheck.rules.callcheck import may_reach_the_client
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
@@ -74,14 +75,6 @@ def _schedules(name: str, from_asyncio: set[str]) -> bool:
     return last in _LOOP_METHODS and "loop" in head.rsplit(".", 1)[-1].lower()
 
 
-def _may_reach_the_client(ctx: ScanContext, call) -> bool:
-    """A client replacement of the function, or a client override of the method, may run instead (and be async)."""
-    if call.rebound:
-        return True
-    owner, _, name = call.target.qualname.rpartition(".")
-    return (owner, name) in ctx.usage.patched or any(name in m for m in ctx.usage.client_overrides.values())
-
-
 def _baseline_async(ctx: ScanContext, qualname: str) -> bool | None:
     """Whether the client's own vLLM had the function as `async def`; None without a baseline or the function."""
     baseline = ctx.baseline()
@@ -122,7 +115,7 @@ def _awaited_sync(ctx: ScanContext, call, how: str):
     fn = call.target.func
     if fn.is_property or any(d not in _PASSIVE for d in fn.decorators) or not fn.returns:
         return None  # a decorator may make it return an awaitable; no annotation says what it returns
-    if _may_reach_the_client(ctx, call):
+    if may_reach_the_client(ctx, call):
         return None
     value = value_type_without(ctx.api, call.target, fn.returns, "__await__")
     was = _baseline_async(ctx, call.target.qualname)
@@ -144,7 +137,7 @@ def _awaited_sync(ctx: ScanContext, call, how: str):
 
 
 def _dropped_coroutine(ctx: ScanContext, call, how: str):
-    if any(d not in _PASSIVE for d in call.target.func.decorators) or _may_reach_the_client(ctx, call):
+    if any(d not in _PASSIVE for d in call.target.func.decorators) or may_reach_the_client(ctx, call):
         return None  # a decorator may run the coroutine itself (a sync wrapper)
     was = _baseline_async(ctx, call.target.qualname)
     if how == "statement" and was is not False:

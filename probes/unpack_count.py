@@ -25,11 +25,10 @@ import ast
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.source_diffs import changed_files
 from driftcheck.client_model.uses import loc_of
-from driftcheck.rules.callcheck import bound_calls
+from driftcheck.rules.callcheck import bound_calls, may_reach_the_client
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
-from driftcheck.vllm_model.resolved import Resolved
 
 RULE = Rule("DC115", "unpack-count", "Client unpacks a vLLM call's result into a number of names the target does not return",
             "error", kind="behaviour", raises=("ValueError",))
@@ -106,21 +105,6 @@ def _unpacked_calls(tree: ast.Module) -> dict[int, int]:
     return out
 
 
-def _may_reach_the_client(ctx: ScanContext, call) -> bool:
-    """The call may run the client's own code: a replacement the client binds, or (for a method) an override in a
-    client class."""
-    if call.rebound:
-        return True
-    target: Resolved = call.target
-    if target.kind != "method" and call.kind != "method":
-        return False
-    name = target.qualname.rsplit(".", 1)[-1]
-    owner = target.qualname.rsplit(".", 1)[0]
-    if (owner, name) in ctx.usage.patched or any(name in m for m in ctx.usage.client_overrides.values()):
-        return True
-    return False
-
-
 def _raises_before_returning(ctx: ScanContext) -> set[int]:
     """id(call node) of each call the target's signature certainly rejects (DC003/DC004/DC005 report it): it raises
     TypeError before the function returns anything, so no ValueError of the unpacking can follow. A rejection that a
@@ -144,7 +128,7 @@ def check(ctx: ScanContext):
         if file.rel not in by_file:
             by_file[file.rel] = _unpacked_calls(file.tree)
         names = by_file[file.rel].get(id(call.node))
-        if names is None or _may_reach_the_client(ctx, call) or \
+        if names is None or may_reach_the_client(ctx, call) or \
                 call.target.path in changed_files(ctx.client.tree, ctx.api.tree):
             continue  # a diff the client ships for this vLLM file may change what the function returns
         if _annotated_count(call.target.func.returns) == names:

@@ -21,7 +21,7 @@ import ast
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.guards import Guard, body_span, unreachable_branches
-from driftcheck.client_model.orphaned_overrides import orphaned_overrides
+from driftcheck.client_model.orphaned_overrides import name_mentions, orphaned_overrides
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.facts import mro_defines_any
 
@@ -200,12 +200,7 @@ def uncalled_private_overrides(file, api, usage, source, done: set[int] = frozen
                   and fn.name.startswith("_") and not fn.name.startswith("__") and fn.lineno not in done]
     if not candidates:
         return []
-    mentions: dict[str, list[int]] = {}
-    for node in nodes_of(tree, ast.Attribute, ast.Name, ast.Constant):
-        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else \
-            node.value if isinstance(node.value, str) else None
-        if name is not None:
-            mentions.setdefault(name, []).append(node.lineno)
+    mentions = name_mentions(tree, bare=True)
     out: list[Guard] = []
     for cls, fn in candidates:
         own = (fn.lineno, fn.end_lineno or fn.lineno)

@@ -113,7 +113,7 @@ def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
                 if old is None and not files_calling(api, text_index_for(api), fn.name):
                     continue  # neither the client's vLLM nor a call in the target says it is one of vLLM's hooks
                 if mentions is None:
-                    mentions = _member_mentions(f.tree)
+                    mentions = name_mentions(f.tree)
                 if _mentioned_outside(mentions, f.tree, cls, fn) or _member_elsewhere(source, f, fn.name):
                     continue  # the client names it outside its own body: it may be called
                 mro = {c.qualname for b in bases for c in api.mro(b)[0]}
@@ -154,11 +154,14 @@ def _gained(api, old_owner: Resolved, name: str) -> tuple[str, ...]:
     return tuple(new) if 0 < len(new) <= MAX_GAINED else ()
 
 
-def _member_mentions(tree: ast.Module) -> dict[str, list[int]]:
-    """Name -> the lines where the file reads it as an attribute or holds it as a string: what may call a method."""
+def name_mentions(tree: ast.Module, bare: bool = False) -> dict[str, list[int]]:
+    """Name -> the lines where the file reads it as an attribute or holds it as a string (and, with `bare`, uses it
+    as a bare name): what may call a method."""
     out: dict[str, list[int]] = {}
-    for node in nodes_of(tree, ast.Attribute, ast.Constant):
-        name = node.attr if isinstance(node, ast.Attribute) else node.value if isinstance(node.value, str) else None
+    kinds = (ast.Attribute, ast.Name, ast.Constant) if bare else (ast.Attribute, ast.Constant)
+    for node in nodes_of(tree, *kinds):
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else \
+            node.value if isinstance(node.value, str) else None
         if name is not None:
             out.setdefault(name, []).append(node.lineno)
     return out
@@ -181,7 +184,7 @@ def _member_elsewhere(source, file, name: str) -> bool:
     `FusedMoEFL.select_experts` override)."""
     others = (f for f in source.files if f is not file and name in f.text)
     for f in itertools.chain(others, source.other_files(containing=name)):
-        if name in _member_mentions(f.tree):
+        if name in name_mentions(f.tree):
             return True
     return False
 

@@ -311,3 +311,19 @@ def _base_labels(cls: ast.ClassDef, imported: dict[str, str]) -> list[str]:
 
 def when_of(use: CallUse) -> str:
     return "call" if use.runtime_only else "import"
+
+
+def may_reach_the_client(ctx: ScanContext, call) -> bool:
+    """The call may run the client's own code instead of vLLM's: a replacement the client binds, or (for a method) an
+    override in a client class. What DC115 (the returns it counts) and DC118 (`async` or not) read is then not
+    vLLM's to say."""
+    if call.rebound:
+        return True
+    target: Resolved = call.target
+    if target.kind != "method" and call.kind != "method":
+        return False
+    name = target.qualname.rsplit(".", 1)[-1]
+    owner = target.qualname.rsplit(".", 1)[0]
+    if (owner, name) in ctx.usage.patched or any(name in m for m in ctx.usage.client_overrides.values()):
+        return True
+    return False

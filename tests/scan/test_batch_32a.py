@@ -30,7 +30,7 @@ keeps its state before that return, stays a finding.
 from __future__ import annotations
 
 from conftest import CACHE_DIR, vllm_sources  # noqa: F401
-from scan.helpers import edited, plugin_shape, scan_trees
+from scan.helpers import edited, line_of, plugin_shape, scan_trees
 
 VA1_VLLM, VA1_CLIENT = plugin_shape("VA1")
 VA2_VLLM, VA2_CLIENT = plugin_shape("VA2")
@@ -38,10 +38,6 @@ RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 FLUSH = "omni/omni_llm.py"
 FACTORY = "vllm/distributed/kv_transfer/kv_connector/factory.py"
 SCRIPT = "extract_kv.py"
-
-
-def _line(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
 def _dc111(tmp_path, vllm_files=VA1_VLLM, client_files=VA1_CLIENT, messages=None):
@@ -56,10 +52,10 @@ def _dc111(tmp_path, vllm_files=VA1_VLLM, client_files=VA1_CLIENT, messages=None
 def test_va1_connector_name_the_replaced_lookup_answers_for_is_unknown(tmp_path):
     findings, unknown = _dc111(tmp_path)
     assert findings == []
-    line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    line = line_of(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
     assert [(u.client.path, u.client.line) for u in unknown] == [(SCRIPT, line)]
     assert "replaces `KVConnectorFactory._get_connector_class_with_compat`" in unknown[0].message
-    assert f"{SCRIPT}:{_line(VA1_CLIENT[SCRIPT], 'factory.KVConnectorFactory._get_connector_class_with_compat = ')}" \
+    assert f"{SCRIPT}:{line_of(VA1_CLIENT[SCRIPT], 'factory.KVConnectorFactory._get_connector_class_with_compat = ')}" \
         in unknown[0].message
 
 
@@ -70,7 +66,7 @@ def test_va1_twin_a_release_that_looks_the_name_up_elsewhere_keeps_the_error(tmp
                   ("def _get_connector_class_with_compat(", "def get_connector_class("))
     messages: list[str] = []
     findings, unknown = _dc111(tmp_path, vllm_files=vllm, messages=messages)
-    line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    line = line_of(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
     assert findings == [("error", SCRIPT, line)] and unknown == []
     assert "rebinding of `KVConnectorFactory._get_connector_class_with_compat`" in messages[0]
     assert "does not have: nothing calls it" in messages[0]
@@ -84,7 +80,7 @@ def test_va1_twin_a_rebound_method_the_lookup_never_passes_through_keeps_the_err
                      "factory.KVConnectorFactory.register_connector = patched_get"))
     messages: list[str] = []
     findings, unknown = _dc111(tmp_path, client_files=client, messages=messages)
-    line = _line(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    line = line_of(VA1_CLIENT[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
     assert findings == [("error", SCRIPT, line)] and unknown == []
     assert "nothing calls it" not in messages[0]  # `register_connector` is a method the release has
 
@@ -102,7 +98,7 @@ def _patch_elsewhere(client: dict[str, str]) -> dict[str, str]:
 def test_va1_twin_a_replacement_in_a_module_the_script_never_loads_keeps_the_error(tmp_path):
     client = _patch_elsewhere(VA1_CLIENT)
     findings, unknown = _dc111(tmp_path, client_files=client)
-    line = _line(client[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
+    line = line_of(client[SCRIPT], '"kv_connector": "capture_connector:CaptureConnector"')
     assert findings == [("error", SCRIPT, line)] and unknown == []
 
 
@@ -169,14 +165,14 @@ def test_va2_twin_an_output_given_a_token_count_stays_a_finding(tmp_path):
     client = edited(VA2_CLIENT, FLUSH, ('        so.kv_connector_metadata = {"send": sorted(pending)}\n',
                                         '        so.kv_connector_metadata = {"send": sorted(pending)}\n'
                                         "        so.total_num_scheduled_tokens = len(pending)\n"))
-    line = _line(client[FLUSH], "model_executor.execute_model(so)")
+    line = line_of(client[FLUSH], "model_executor.execute_model(so)")
     assert _dc103(tmp_path, client_files=client) == [("error", FLUSH, line)]
 
 
 def test_va2_twin_an_output_built_otherwise_stays_a_finding(tmp_path):
     client = edited(VA2_CLIENT, FLUSH, ("so = SchedulerOutput.make_empty()",
                                         "so = SchedulerOutput({}, 0) if not pending else SchedulerOutput.make_empty()"))
-    line = _line(client[FLUSH], "model_executor.execute_model(so)")
+    line = line_of(client[FLUSH], "model_executor.execute_model(so)")
     assert _dc103(tmp_path, client_files=client) == [("error", FLUSH, line)]
 
 
@@ -185,13 +181,13 @@ def test_va2_twin_a_runner_that_keeps_its_state_before_the_early_return_stays_a_
         "        num_scheduled_tokens = scheduler_output.total_num_scheduled_tokens\n",
         "        self.execute_model_state = (\"prepared\", None)\n"
         "        num_scheduled_tokens = scheduler_output.total_num_scheduled_tokens\n"))
-    line = _line(VA2_CLIENT[FLUSH], "model_executor.execute_model(so)")
+    line = line_of(VA2_CLIENT[FLUSH], "model_executor.execute_model(so)")
     assert _dc103(tmp_path, vllm_files=vllm) == [("error", FLUSH, line)]
 
 
 def test_va2_twin_make_empty_that_schedules_tokens_stays_a_finding(tmp_path):
     vllm = edited(VA2_VLLM, "vllm/v1/core/sched/output.py", ("total_num_scheduled_tokens=0", "total_num_scheduled_tokens=1"))
-    line = _line(VA2_CLIENT[FLUSH], "model_executor.execute_model(so)")
+    line = line_of(VA2_CLIENT[FLUSH], "model_executor.execute_model(so)")
     assert _dc103(tmp_path, vllm_files=vllm) == [("error", FLUSH, line)]
 
 
@@ -216,4 +212,4 @@ def test_va2_real_016_the_flush_step_is_no_site_and_a_counted_output_is(tmp_path
                                         '        so.kv_connector_metadata = {"send": sorted(pending)}\n'
                                         "        so.total_num_scheduled_tokens = len(pending)\n")
     assert [f.client.line for f in _real_dc103(tmp_path / "b", "0.16.0", counted)] == \
-        [_line(counted, "model_executor.execute_model(so)")]
+        [line_of(counted, "model_executor.execute_model(so)")]
