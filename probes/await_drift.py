@@ -129,7 +129,8 @@ def _awaited_sync(ctx: ScanContext, call, how: str):
     failure = (f"TypeError: object {value} can't be used in 'await' expression" if how == "await" else
                f"the asyncio call it is handed to wants an awaitable and gets a {value} (TypeError or ValueError)")
     return ctx.finding(
-        RULE, f"the client awaits `{_shown(call)}()`, which {ctx.version_label()} defines as a plain `def` returning "
+        RULE, f"the client {'awaits' if how == 'await' else 'hands asyncio'} `{_shown(call)}()`, which "
+              f"{ctx.version_label()} defines as a plain `def` returning "
               f"`{fn.returns.strip(chr(39) + chr(34))}`{history}: {failure} when this line runs. Use its result "
               f"without awaiting it.",
         loc_of(call.file, call.node), ctx.location_of(call.target), call.target.qualname, when="call", fix=False,
