@@ -234,7 +234,63 @@ _STAND_IN_MODULES = {"types": {"SimpleNamespace"}, "argparse": {"Namespace"},
 
 def _callee_names(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
     """(the names a file binds by importing from vLLM, the dotted names it calls the standard library's stand-ins
-    by): `from vllm import LLM`, `import vllm`; `SimpleNamespace`, `types.SimpleNamespace`, `mock.MagicMock`."""
+    by): `from vllm import LLM`, `import vllm`; `SimpleNamespace`, `types.SimpleNamespace`, `mock.MagicMock`; the
+    latter with the file's own functions that only build a stand-in (`_stand_in_builders`)."""
+    vllm, bags = _imported_callees(tree)
+    return vllm, bags | _stand_in_builders(tree, vllm, bags)
+
+
+# Builtins a stand-in builder may call on its way to the stand-in: they make or read plain containers.
+_CONTAINER_BUILTINS = frozenset({"dict", "list", "tuple", "set", "len", "isinstance", "str", "int", "bool", "sorted"})
+
+
+def _stand_in_builders(tree: ast.Module, vllm: frozenset[str], bags: frozenset[str]) -> frozenset[str]:
+    """The file's module-level functions that only build and return a standard-library stand-in from what they are
+    handed (kaito's test helper `def _make_args(**kwargs): defaults = {...}; defaults.update(kwargs); return
+    argparse.Namespace(**defaults)`, QD2): a config keyword given to one reaches that stand-in, not vLLM. Every call
+    in its body is a stand-in's, a container builtin's or a method of a local it bound to a literal; it names nothing
+    imported from vLLM; and every `return` hands back a stand-in call or a local bound to one."""
+    out: set[str] = set()
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+            continue
+        literals: set[str] = set()  # locals bound to a dict / list / set literal
+        made: set[str] = set()  # locals bound to a stand-in call
+        ok, returns = True, 0
+        nodes = list(walk(fn))
+        for node in nodes:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if isinstance(node.value, (ast.Dict, ast.List, ast.Set)):
+                    literals.add(node.targets[0].id)
+                elif isinstance(node.value, ast.Call) and (dotted_name(node.value.func) or "") in bags:
+                    made.add(node.targets[0].id)
+        for node in nodes:
+            if isinstance(node, ast.Name) and node.id in vllm:
+                ok = False
+            elif isinstance(node, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await)) or \
+                    (node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))):
+                ok = False
+            elif isinstance(node, ast.Call):
+                name = dotted_name(node.func) or ""
+                receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+                if not (name in bags or name in _CONTAINER_BUILTINS
+                        or (isinstance(receiver, ast.Name) and receiver.id in literals)):
+                    ok = False
+            elif isinstance(node, ast.Return):
+                value = node.value
+                returns += 1
+                if not ((isinstance(value, ast.Call) and (dotted_name(value.func) or "") in bags)
+                        or (isinstance(value, ast.Name) and value.id in made)):
+                    ok = False
+            if not ok:
+                break
+        if ok and returns:
+            out.add(fn.name)
+    return frozenset(out)
+
+
+def _imported_callees(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
+    """(the names a file binds by importing from vLLM, the dotted names it calls the standard library's stand-ins by)."""
     vllm: set[str] = set()
     bags: set[str] = set()
     for node in walk(tree):

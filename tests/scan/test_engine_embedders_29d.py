@@ -16,6 +16,11 @@ DC111 on vLLM 0.8.5-0.9.1: their `ServeSubcommand` names itself in `__init__` (`
 class body, and the serve parser was never found: every `vllm serve` script at those releases was an unknown ("cannot
 find how vLLM 0.8.5 builds the `vllm serve` argument parser", curator's examples/vllm-online/start_vllm_server.sh).
 Now read (vllm_model/serve_parser.py `_subcommand_name`): its flags are checked; another subcommand's name is not it.
+
+QD2 (kaito presets/workspace/inference/vllm/tests/test_kv_transfer_config.py): a test hands its `"kv_connector"` dict as
+`kv_transfer_config=` to its own `_make_args(**kwargs)`, which only builds an `argparse.Namespace`. It was a DC111 error
+(an unregistered connector); such a helper is now read as a stand-in (client_model/launches.py `_stand_in_builders`):
+a warning. Twins that stay errors: the helper hands its keywords to vLLM's config, or calls another function.
 """
 
 from __future__ import annotations
@@ -121,3 +126,29 @@ def test_subcommand_of_another_name_in_init_is_no_serve_parser(tmp_path):
                        only=["DC111"])
     assert [f.severity for f in found.findings] == []
     assert [u.message.split(" builds")[0] for u in found.unknown] == ["cannot find how vLLM 0.99.0"]
+
+
+QD2_TEST = "tests/test_kv_transfer_config.py"
+
+
+def _qd2_dc111(tmp_path, client) -> list[tuple[str, str, int]]:
+    vllm, _ = plugin_shape("QD2")
+    return [(f.severity, f.client.path, f.client.line) for f in scan_trees(tmp_path, vllm, client, only=["DC111"]).findings]
+
+
+def test_qd2_dict_handed_to_a_helper_that_builds_a_namespace_is_a_warning(tmp_path):
+    _, client = plugin_shape("QD2")
+    assert _qd2_dc111(tmp_path, client) == [("warning", QD2_TEST, 21)]
+
+
+@pytest.mark.parametrize("edit", [
+    # the helper hands what it is given to vLLM's config: the dict reaches vLLM
+    (("import argparse\n", "import argparse; from vllm.config import KVTransferConfig\n"),
+     ("return argparse.Namespace(**defaults)", "return KVTransferConfig(**defaults)")),
+    # the helper calls a function driftcheck does not follow: it may hand the dict on
+    (("return argparse.Namespace(**defaults)", "return start_server(**defaults)"),),
+], ids=["vllm-config", "other-call"])
+def test_qd2_twins_stay_errors(tmp_path, edit):
+    _, client = plugin_shape("QD2")
+    client = edited(client, QD2_TEST, *edit)
+    assert _qd2_dc111(tmp_path, client) == [("error", QD2_TEST, 21)]

@@ -186,7 +186,6 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "plugin_shapes"
 
 OPEN = {  # case -> the cause not fixed yet
     "JA_member_a_co_imported_plugin_patches_onto_a_vllm_class": "a member a co-imported platform plugin that driftcheck does not read (vllm_ascend) patches onto a vLLM class",
-    "QD2_kv_config_dict_a_test_hands_to_a_client_helper_that_starts_no_engine": "DC111 checks a test's \"kv_connector\" dict handed as `kv_transfer_config=` to a client helper, which puts it on an argparse.Namespace and starts no engine (a helper named so usually forwards it to vLLM: VllmRunner)",
     "RE_patch_reached_only_past_an_entry_point_refusing_unsupported_releases": "code reached only from a plugin entry point after it returns on releases its version map lacks (and through a patch class a version-range class decorator wraps), across files",
     "PA2_module_loaded_by_a_server_only_when_the_env_enabling_a_refusing_plugin_is_set": "a module a server loads only under the environment test that also turns on a general plugin which refuses the release (vLLM loads that plugin first)",
 }
