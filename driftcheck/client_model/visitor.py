@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 import sys
 
@@ -32,7 +33,10 @@ from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 # What unittest.mock's Mock / MagicMock / AsyncMock have and a vLLM class would not: a client that reads or sets one on
 # a vLLM-typed value treats it as a mock (`rejection_sampler.sampler.return_value = ...` after the fixture handed
 # `Mock(spec=Sampler)` to vLLM's constructor), read from the running Python's own unittest.mock
-MOCK_MEMBERS = frozenset(n for n in dir(__import__("unittest.mock", fromlist=["AsyncMock"]).AsyncMock) if not n.startswith("_"))
+# (asked only then: importing unittest.mock pulls in asyncio, 18 ms of every scan's start)
+@functools.cache
+def mock_members() -> frozenset[str]:
+    return frozenset(n for n in dir(__import__("unittest.mock", fromlist=["AsyncMock"]).AsyncMock) if not n.startswith("_"))
 
 
 _CONSTRUCTION = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
@@ -345,7 +349,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` is abstract and nothing in vLLM derives from it, "
                                  f"so no object vLLM makes is one: `{ast.unparse(node.value)}` holds another class (an "
                                  f"annotation is not checked at run time), and whether it has '{node.attr}' is not known")
-            if isinstance(result, Missing) and not base.built and node.attr in MOCK_MEMBERS and self._makes_mocks():
+            if isinstance(result, Missing) and not base.built and self._makes_mocks() and node.attr in mock_members():
                 result = Unknown(result.qualname, f"'{node.attr}' is a member of unittest.mock's mocks, and this file "
                                  f"makes mocks: `{ast.unparse(node.value)}` may hold one the client put where vLLM "
                                  f"expects a `{base.cls.cls.name}` (an annotation is not checked at run time)")

@@ -23,7 +23,7 @@ they showed wrong were the reasons of unknowns and the claim of a warning:
   a warning "vLLM never reads"), where the fixture handed `Mock(spec=Sampler)` to `RejectionSampler(sampler: Sampler)`;
   reads of `.assert_called_once_with` / `.call_count` there were errors. A member only unittest.mock's mocks have
   (read from the running Python's `AsyncMock`), used on a vLLM-typed value in a file that makes mocks (imports
-  unittest.mock or takes `mocker`), is an unknown that says why (`visitor.MOCK_MEMBERS`, `_makes_mocks`).
+  unittest.mock or takes `mocker`), is an unknown that says why (`visitor.mock_members`, `_makes_mocks`).
 """
 
 from __future__ import annotations
