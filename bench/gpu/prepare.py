@@ -9,7 +9,7 @@
    do not use (DROP below; flashinfer's sampler is switched off with VLLM_USE_FLASHINFER_SAMPLER=0), and downloads
    the rest, one version of each;
 3. unpacks speculators 0.3.0 (package + dist-info, as pip lays it out) twice: `speculators-0.3.0/` unmodified and
-   `speculators-0.3.0-fixed/` after `driftcheck fix --apply --vllm <the 0.22.0 wheel>` (static: reads the wheel);
+   `speculators-0.3.0-fixed/` after `driftcheck fix --apply --warnings --vllm <the 0.22.0 wheel>` (static: reads the wheel);
    the fix's diff is kept in bench/gpu/results/;
 4. removes xgrammar's C++ static library from its wheel (not loaded at run time; 31 MB);
 5. packs all of it into one tar and splits it into parts of at most --chunk-mib MiB (default 62), one folder per part
@@ -141,13 +141,14 @@ def clients(work: Path, wheel: Path, results: Path) -> Path:
             z.extractall(d)
     env = dict(os.environ, NO_COLOR="1")
     env.setdefault("DRIFTCHECK_CACHE_DIR", "/tmp/dc-cache")
-    base = [sys.executable, "-m", "driftcheck", "fix", "--vllm", str(wheel), "--client", str(fixed)]
+    # --warnings: the generator's DC102 (prefix caching) and DC106 (DeepSeek layer arguments) fixes too
+    base = [sys.executable, "-m", "driftcheck", "fix", "--warnings", "--vllm", str(wheel), "--client", str(fixed)]
     dry = subprocess.run(base, capture_output=True, text=True, cwd=REPO, env=env)
     results.mkdir(parents=True, exist_ok=True)
     (results / "speculators-0.3.0-fix-vllm-0.22.0.diff").write_text(dry.stdout)
     app = subprocess.run([*base, "--apply", "--no-backup"], capture_output=True, text=True, cwd=REPO, env=env)
     (results / "speculators-0.3.0-fix-vllm-0.22.0.log").write_text(
-        f"$ driftcheck fix --apply --no-backup --vllm {wheel.name} --client speculators-0.3.0-fixed\n"
+        f"$ driftcheck fix --apply --warnings --no-backup --vllm {wheel.name} --client speculators-0.3.0-fixed\n"
         f"exit {app.returncode}\n--- stdout\n{app.stdout}\n--- stderr\n{app.stderr}")
     print(f"driftcheck fix --apply: exit {app.returncode}\n{app.stderr[-2000:]}")
     if app.returncode != 0:

@@ -35,7 +35,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     vllm, clients = resolve_targets(args.vllm, client_specs([args.client] if args.client is not None else None), cache_dir)
     require_checked(clients, args.allow_empty)
     options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, client_vllm=args.client_vllm)
-    fix_options = FixOptions(only=args.only, unsafe=args.unsafe, guard=args.guard)
+    fix_options = FixOptions(only=args.only, unsafe=args.unsafe, guard=args.guard, warnings=args.warnings)
     changed = 0
     remaining_errors = 0
     report = {"vllm": vllm.to_json(), "applied": bool(args.apply), "clients": []}
@@ -71,8 +71,16 @@ def cmd_fix(args: argparse.Namespace) -> int:
             more = f" and {len(plan.demoted) - 5} more" if len(plan.demoted) > 5 else ""
             sys.stderr.write(f"  left alone: {len(plan.demoted)} guarded finding(s) the client already handles "
                              f"(try/except, a feature test, a version branch): {shown}{more}\n")
+        if plan.held:
+            shown = ", ".join(f"{f.rule} {f.client.path}:{f.client.line}" for f in plan.held[:5])
+            more = f" and {len(plan.held) - 5} more" if len(plan.held) > 5 else ""
+            rules = ",".join(sorted({f.rule for f in plan.held}))
+            sys.stderr.write(f"  left alone: {len(plan.held)} warning(s) with a fix, which would change what code that "
+                             f"runs does (`fix` rewrites errors only; `--warnings` or `--only {rules}` applies them): {shown}{more}\n")
         entry["left_alone"] = [{"rule": f.rule, "path": f.client.path, "line": f.client.line, "severity": f.severity}
                                for f in plan.demoted]
+        entry["warnings_left"] = [{"rule": f.rule, "path": f.client.path, "line": f.client.line, "fix": f.fix}
+                                  for f in plan.held]
         if written:
             sys.stderr.write(f"wrote {len(written)} file(s)" + ("" if args.no_backup else " (backups: *.driftcheck.bak)") + "\n")
             after = scan(vllm, [client], options)

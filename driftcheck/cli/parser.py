@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--apply", action="store_true", help="write the changes (atomically, keeping a .driftcheck.bak backup)")
     fix.add_argument("--no-backup", action="store_true", help="with --apply, do not keep backups")
     fix.add_argument("--unsafe", action="store_true", help="also apply fixes that need review (ruff's unsafe fixes)")
+    fix.add_argument("--warnings", action="store_true", help="also apply the fixes of warnings (DC102 prefix caching, DC106 "
+                     "replayed layer arguments): they change what running code computes, so they are never assumed")
     fix.add_argument("--guard", action="store_true", help="emit a compatibility guard instead of a rewrite where possible, so one client runs on old and new vLLM")
     add_output_args(fix, ["text", "json"], "text")
 

@@ -27,7 +27,7 @@ from driftcheck.fix.codemod import UNSAFE, FixContext
 from driftcheck.scan.pipeline import ScanOptions, ScanResult, make_api, scan
 from driftcheck.errors import DriftcheckError
 from driftcheck.storage.filelock import folder_lock
-from driftcheck.rules.findings import Finding
+from driftcheck.rules.findings import SEVERITY_RANK, Finding
 from driftcheck.storage.safe_write import write_bytes
 from driftcheck.rules.selection import resolve_only
 from driftcheck.sources.sources import FolderTree, SourceTree
@@ -134,6 +134,7 @@ class FixPlan:
     final: ScanResult
     overlay: OverlayTree
     demoted: list[Finding] = field(default_factory=list)  # left alone: guarded findings of rules a fix repairs
+    held: list[Finding] = field(default_factory=list)  # left alone: warnings with a fix that `--only` did not name
 
 
 @dataclass
@@ -141,6 +142,7 @@ class FixOptions:
     only: list[str] | None = None  # rule ids/names or fix ids
     unsafe: bool = False
     guard: bool = False
+    warnings: bool = False  # also fix warnings (every one; `only` naming a rule or fix asks for its warnings too)
     where: Callable[[Finding], bool] | None = None  # API only: fix just the findings this accepts
 
 
@@ -160,6 +162,14 @@ def _matches(module, finding: Finding, explicit: bool) -> bool:
     if explicit:
         return finding.rule in module.FIX.rules and finding.fix is not None
     return finding.fix == module.FIX.id
+
+
+def _certain_or_asked(finding: Finding, rule_filter: set | None, explicit: bool, opts: FixOptions) -> bool:
+    """An error is fixed; a warning (DC102: a silent change of results where prompts repeat, not a certain failure) only
+    with `--warnings` or where `--only` names its rule or its fix: a rewrite that changes what a working program does is
+    asked for, never assumed (vLLM 0.34.0's own tests: prefix caching turned off in a test's `SimpleNamespace` config)."""
+    return SEVERITY_RANK.get(finding.severity, 0) >= SEVERITY_RANK["error"] or opts.warnings or explicit \
+        or (rule_filter is not None and finding.rule in rule_filter)
 
 
 def _guarded(finding: Finding) -> bool:
@@ -185,6 +195,7 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
         progressed = False
         candidates = [f for f in result.findings if f.client is not None and (f.rule, f.fingerprint()) not in attempted
                       and (rule_filter is None or f.rule in rule_filter)
+                      and _certain_or_asked(f, rule_filter, explicit, opts)
                       and (opts.where is None or opts.where(f))]
         by_file: dict[str, list[Finding]] = {}
         for f in candidates:
@@ -244,7 +255,9 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
             still_skipped.append((f, why))
     demoted = [f for f in result.findings if f.client is not None and _guarded(f) and any(f.rule in m.FIX.rules for m in modules)
                and (rule_filter is None or f.rule in rule_filter)]
-    return FixPlan(changes, still_skipped, notes, initial, result, overlay, demoted)
+    held = [f for f in result.findings if f.client is not None and f.fix is not None and not _guarded(f)
+            and not _certain_or_asked(f, rule_filter, explicit, opts) and any(_matches(m, f, explicit) for m in modules)]
+    return FixPlan(changes, still_skipped, notes, initial, result, overlay, demoted, held)
 
 
 def _check_parses(rel: str, source: str, fix_id: str) -> None:

@@ -69,9 +69,24 @@ def test_dc102_in_a_shell_script_is_fixed_on_its_vllm_serve_line(tmp_path):
 def test_dc102_in_yaml_says_no_codemod_for_this_file(tmp_path):
     yaml = "args:\n  - --speculative-config\n  - '{\"method\": \"extract_hidden_states\"}'\n"
     root = _client(tmp_path, deploy__yaml=yaml, launch__py="import vllm\n")
-    proc = run_cli("fix", "--vllm", "0.16.0", "--client", str(root), "--apply", "--no-backup")
+    proc = run_cli("fix", "--vllm", "0.16.0", "--client", str(root), "--apply", "--no-backup", "--only", "DC102")
     assert "no codemod for this file" in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     assert (root / "deploy.yaml").read_text() == yaml
+
+
+def test_a_warning_is_fixed_only_when_only_names_it(tmp_path):
+    """DC102 is a warning (results change silently where prompts repeat; nothing fails): `fix` rewrites errors only,
+    lists the warning as left alone, and applies its fix when `--only` names the rule or the fix."""
+    script = "vllm serve m --speculative-config '{\"method\": \"extract_hidden_states\"}'\n"
+    root = _client(tmp_path, serve__sh=script, launch__py="import vllm\n")
+    proc = run_cli("fix", "--vllm", "0.16.0", "--client", str(root), "--apply", "--no-backup")
+    assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr  # 1: DC111's error is left
+    assert "left alone: 1 warning(s) with a fix" in proc.stderr and "--only DC102" in proc.stderr, proc.stderr
+    assert (root / "serve.sh").read_text() == script
+    for asked in (["--only", "DC102"], ["--only", "disable-prefix-caching"], ["--warnings"]):
+        (root / "serve.sh").write_text(script)
+        proc = run_cli("fix", "--vllm", "0.16.0", "--client", str(root), "--apply", "--no-backup", *asked)
+        assert "--no-enable-prefix-caching" in (root / "serve.sh").read_text(), proc.stderr
 
 
 def test_a_single_py_client_is_the_whole_client(tmp_path):

@@ -62,7 +62,7 @@ def released_client(dest):
 
 
 def fix_apply(env, client) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "driftcheck", "fix", "--apply", "--vllm", str(site_packages(env) / "vllm"),
+    return subprocess.run([sys.executable, "-m", "driftcheck", "fix", "--apply", "--warnings", "--vllm", str(site_packages(env) / "vllm"),
                            "--client", str(client)], capture_output=True, text=True, cwd=REPO, timeout=600,
                           env=dict(os.environ, DRIFTCHECK_CACHE_DIR=str(CACHE_DIR)))
 
@@ -141,7 +141,7 @@ def test_deepseek_generator_on_vllm_0_32_passes_after_fix_and_needs_dc106(tmp_pa
 
     control = released_client(tmp_path / "control")
     target, client = resolve_vllm(str(site_packages(env) / "vllm"), CACHE_DIR), resolve_client(str(control), CACHE_DIR)
-    plan = plan_fixes(target, client, ScanOptions(cache_dir=CACHE_DIR), FixOptions(where=lambda f: f.rule != "DC106"))
+    plan = plan_fixes(target, client, ScanOptions(cache_dir=CACHE_DIR), FixOptions(warnings=True, where=lambda f: f.rule != "DC106"))
     apply_plan(plan, client)
     assert [f.rule for f in plan.final.findings if f.severity == "error"] == []
     assert {f.rule for f in plan.final.findings if f.severity == "warning"} >= {"DC106"}
