@@ -57,3 +57,48 @@ def test_fb1_twin_a_use_above_the_insert_keeps_the_error(tmp_path):
                                                 f"    return FileUploadConfig\n\n\n{INSERT}"))
     assert [x[0] for x in _dc002(tmp_path, client)] == ["error", "warning"]
 
+
+# ----------------------------------------------------------------------------------------- FB2
+# tilelang-turboquant (Sasopsy/turboquant-vllm cbef9b2) at vLLM 0.20.0, 0.24.0 and 0.34.0: `kv_cache_method.py:156`
+# `self.quant_config.variant_name` in its `BaseKVCacheMethod` subclass was an unknown saying the client's
+# `TileLangTQ3BitConfig` is "a class of the same kind that does not derive from" `QuantizationConfig`, and "of vLLM's
+# classes, ...TileLangTQQuantizationConfig defines it too". Both are the client's, and both derive from
+# `QuantizationConfig` (the 3-bit config through the client's own base). The sibling check compared `cls` with the
+# client bases only (the table keeps no vLLM base), so no client class ever derived from a vLLM class for it. Now a
+# client class deriving from it, directly, through its client bases or through a vLLM subclass, is no sibling: the
+# member is one a subclass defines (the DC006 warning). Twin: a client class of the same kind that does not derive
+# from it keeps the unknown.
+
+FB2_VLLM, FB2_CLIENT = plugin_shape("FB2")
+CONFIG = "plug/quant_config.py"
+
+
+def _dc006(tmp_path, client_files):
+    result = scan_trees(tmp_path, FB2_VLLM, client_files, only=["DC006"])
+    return [(f.severity, f.client.path, f.client.line) for f in result.findings], \
+        [u.message for u in result.unknown if u.rule == "DC006"]
+
+
+def test_fb2_member_of_a_subclass_through_the_clients_own_base_is_no_siblings_question(tmp_path):
+    findings, unknown = _dc006(tmp_path, FB2_CLIENT)
+    assert findings == [("warning", "plug/kv_cache_method.py", 8)]
+    assert unknown == []
+
+
+def test_fb2_a_direct_subclass_is_no_sibling_either(tmp_path):
+    client = edited(FB2_CLIENT, CONFIG, ("class Plug3BitQuantizationConfig(PlugQuantizationConfig):",
+                                         "class Plug3BitQuantizationConfig(QuantizationConfig):"),
+                    ("    variant_name = \"tq_3bit\"", "    variant_name = \"tq_3bit\"\n\n"
+                                                       "    def get_quant_method(self, layer, prefix: str):\n"
+                                                       "        return PlugKVCacheMethod(self)"))
+    findings, unknown = _dc006(tmp_path, client)
+    assert [f[0] for f in findings] == ["warning"] and unknown == []
+
+
+def test_fb2_twin_a_class_of_the_same_kind_outside_the_family_keeps_the_unknown(tmp_path):
+    client = {**FB2_CLIENT, "plug/plain.py": "import vllm\n\n\nclass PlainQuantizationConfig:\n"
+                                             "    variant_name = \"plain\"\n"}
+    findings, unknown = _dc006(tmp_path, client)
+    assert findings == []
+    assert len(unknown) == 1 and "`plug.plain.PlainQuantizationConfig`, a class of the same kind that does not " \
+                                 "derive from it" in unknown[0]
