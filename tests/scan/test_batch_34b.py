@@ -1,5 +1,5 @@
 """Batch 34b (clients that register out-of-tree quantization methods, attention backends and custom ops,
-docs/triage/2026-12-05-oot-kernels-quant-34b.md).
+docs/triage/2026-12-05-oot-kernels-quant-34b.md): FB1 here, FB2 and FB3 below.
 
 FB1: turboquant-vllm (the wkin-t fork, 40c51f2) ships two smoke scripts of an unmerged vLLM pull request
 (`scripts/smoke_test_file_uploads.py`, `smoke_test_scope.py`) that start with
@@ -102,3 +102,49 @@ def test_fb2_twin_a_class_of_the_same_kind_outside_the_family_keeps_the_unknown(
     assert findings == []
     assert len(unknown) == 1 and "`plug.plain.PlainQuantizationConfig`, a class of the same kind that does not " \
                                  "derive from it" in unknown[0]
+
+
+# ----------------------------------------------------------------------------------------- FB3
+# vllm-fp8kv (nickus/vllm-fp8kv 6746463) at vLLM 0.25.0 and 0.28.0: `vllm_fp8kv/backend_patch.py:162` `from
+# vllm.v1.attention.backends.mla import triton_mla_sparse`, `verify/engine_boot.py:120` (the same) and
+# `verify/rebench.py:31` `from vllm.v1.attention.ops.triton_mla_sparse_kernel import ...` were DC002/DC001 errors. Its
+# `setup.sh` binds `SITE` to the installed vLLM folder (`vllm.__file__`) and copies those files, from a clone of vLLM
+# at an unmerged pull request, into it (`for f in ...; do cp "vllm-src/vllm/$f" "$SITE/$f"; done`): the modules
+# exist wherever that step ran. They are now warnings that name the copy line (launcher_copies.py). Twins: a copy to
+# another folder, a variable that is not the package's folder, a loop that does not list the module, and the same
+# commands in a document rather than a shell script keep the errors.
+
+FB3_VLLM, FB3_CLIENT = plugin_shape("FB3")
+SETUP = "setup.sh"
+
+
+def _missing(tmp_path, client_files):
+    result = scan_trees(tmp_path, FB3_VLLM, client_files, only=["DC001", "DC002"])
+    return sorted((f.severity, f.rule, f.client.path, f.client.line, f.message) for f in result.findings)
+
+
+def test_fb3_modules_the_setup_copies_into_the_vllm_folder_are_warnings(tmp_path):
+    found = _missing(tmp_path, FB3_CLIENT)
+    assert [x[:4] for x in found] == [("warning", "DC001", "fp8kv/rebench.py", 1),
+                                      ("warning", "DC001", "main.py", 5),
+                                      ("warning", "DC002", "fp8kv/backend_patch.py", 3)]
+    assert all("the client's setup copies a file to" in x[4] and "(setup.sh:12)" in x[4] for x in found)
+
+
+@pytest.mark.parametrize("edit", [
+    ('cp "../pr_checkout/vllm/$f" "$SITE/$f"', 'cp "../pr_checkout/vllm/$f" "$HOME/plugins/$f"'),
+    ("SITE=$(python3 -c 'import vllm, os; print(os.path.dirname(vllm.__file__))')", "SITE=/opt/plugins"),
+], ids=["another-folder", "not-the-package-folder"])
+def test_fb3_twin_a_copy_elsewhere_keeps_the_errors(tmp_path, edit):
+    found = _missing(tmp_path, edited(FB3_CLIENT, SETUP, edit))
+    assert [x[:2] for x in found] == [("error", "DC001"), ("error", "DC001"), ("error", "DC002")]
+
+
+def test_fb3_twin_a_module_the_loop_does_not_list_keeps_the_error(tmp_path):
+    client = edited(FB3_CLIENT, SETUP, ("    v1/attention/backends/mla/triton_mla_sparse.py \\\n", ""))
+    assert [x[:2] for x in _missing(tmp_path, client)] == [("error", "DC001"), ("error", "DC002"), ("warning", "DC001")]
+
+
+def test_fb3_twin_the_commands_in_a_document_keep_the_errors(tmp_path):
+    client = {**{k: v for k, v in FB3_CLIENT.items() if k != SETUP}, "SETUP.md": FB3_CLIENT[SETUP]}
+    assert [x[0] for x in _missing(tmp_path, client)] == ["error", "error", "error"]
