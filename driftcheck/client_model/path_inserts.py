@@ -6,13 +6,14 @@ file's code then runs against is the one there, which driftcheck does not read, 
 the release checked. A module or name the release lacks is then no certain failure of that code (FB1's smoke script
 of an unmerged vLLM pull request: `from vllm.config import FileUploadConfig` after such an insert).
 
-Read as such: a module-level `sys.path.insert(0, X)` whose `X` names a folder outside the client's tree: an absolute
-path literal (`"/..."`, `"~/..."`, `"C:\\..."`, also through `Path(...)`, `str(...)`, `os.path.expanduser(...)` or a
-module-level name bound to such a string) or an environment variable (`os.environ[...]`, `os.getenv(...)`). Not: a
-path built from `__file__` (a folder of the client's own tree, which driftcheck reads), a relative path, an append
-(after site-packages: the installed vLLM is still found first), an insert inside a function (when it runs is not
-known), or one below a module-level import of vLLM (the release is loaded by then, and its submodules come from its
-own folder).
+Read as such: a module-level `sys.path.insert(0, X)` whose `X` names a folder outside the client's tree that names the
+target's package (a checkout of it: `.../Projects/vllm`, `$VLLM_SRC`): an absolute path literal (`"/..."`, `"~/..."`,
+`"C:\\..."`, also through `Path(...)`, `str(...)`, `os.path.expanduser(...)` or a module-level name bound to such a
+string) or an environment variable (`os.environ[...]`, `os.getenv(...)`). Not: a folder whose path does not name the
+package (`/workspace/myproject`, where a script finds its own project's modules), a path built from `__file__` (a
+folder of the client's own tree, which driftcheck reads), a relative path, an append (after site-packages: the
+installed vLLM is still found first), an insert inside a function (when it runs is not known), or one below a
+module-level import of vLLM (the release is loaded by then, and its submodules come from its own folder).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def outside_path_inserts(tree: ast.AST, package: str = "vllm") -> list[tuple[int
     for stmt in getattr(tree, "body", []):
         if _imports_package(stmt, package):
             break
-        path = _inserted_outside(stmt, tree)
+        path = _inserted_outside(stmt, tree, package)
         if path is not None:
             out.append((stmt.lineno, path))
     return out
@@ -56,7 +57,7 @@ def _imports_package(stmt: ast.stmt, package: str) -> bool:
     return False
 
 
-def _inserted_outside(stmt: ast.stmt, tree: ast.AST) -> str | None:
+def _inserted_outside(stmt: ast.stmt, tree: ast.AST, package: str) -> str | None:
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return None
     call = stmt.value
@@ -67,12 +68,14 @@ def _inserted_outside(stmt: ast.stmt, tree: ast.AST) -> str | None:
         return None
     if any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(path)):
         return None  # a folder of the client's own tree
+    named = package.lower()
     for n in ast.walk(path):
         if isinstance(n, ast.Call) and dotted_name(n.func) in _ENVIRON_READS or \
                 isinstance(n, ast.Subscript) and dotted_name(n.value) in ("os.environ", "environ"):
-            return f"`{source_text(path)}`"
+            text = source_text(path)
+            return f"`{text}`" if named in text.lower() else None
         if isinstance(n, (ast.Constant, ast.Name)):
             for text in string_constants(n, tree):
-                if _ABSOLUTE.match(text):
+                if _ABSOLUTE.match(text) and named in text.lower():
                     return f"`{text}`"
     return None

@@ -7,9 +7,10 @@ FB1: turboquant-vllm (the wkin-t fork, 40c51f2) ships two smoke scripts of an un
 `from vllm.config import FileUploadConfig` and `vllm.entrypoints.openai.files.*`. DC001/DC002 called the eight
 imports certain failures at every release (0.19.0, 0.24.0, 0.34.0); wherever that folder exists, Python imports the
 checkout there, which driftcheck does not read. Below such an insert (a module-level `sys.path.insert(0, ...)` of an
-absolute path literal or an environment variable, above any module-level import of vLLM) a use is now a warning that
-names the insert. The twins keep the error: a path built from `__file__` (the client's own tree, which is read), a
-relative path, an append, an insert inside a function, and an insert below a module-level import of vLLM.
+absolute path literal or an environment variable that names vLLM, above any module-level import of vLLM) a use is now a
+warning that names the insert. The twins keep the error: a path built from `__file__` (the client's own tree, which
+is read), a relative path, a folder that does not name vLLM, an append, an insert inside a function, and an insert
+below a module-level import of vLLM.
 """
 
 from __future__ import annotations
@@ -43,10 +44,11 @@ def test_fb1_an_environment_variable_is_a_folder_outside_the_client_too(tmp_path
 @pytest.mark.parametrize("insert", [
     "sys.path.insert(0, str(Path(__file__).resolve().parent.parent))",  # the client's own tree, which is read
     'sys.path.insert(0, "vendor")',  # a relative path
+    'sys.path.insert(0, "/workspace/myproject")',  # a folder that does not name vLLM: a script's own project
     'sys.path.append("/tmp/driftcheck-fb1-vllm-checkout")',  # after site-packages: the installed vLLM comes first
     f"def hook():\n    {INSERT}",  # inside a function: when it runs is not known
     f"import vllm\n{INSERT}",  # the release is loaded by then: `vllm.config` comes from its own folder
-], ids=["own-tree", "relative", "append", "in-a-function", "below-a-vllm-import"])
+], ids=["own-tree", "relative", "not-a-vllm-folder", "append", "in-a-function", "below-a-vllm-import"])
 def test_fb1_twin_keeps_the_error(tmp_path, insert):
     client = edited(FB1_CLIENT, SMOKE, (INSERT, insert))
     assert [x[0] for x in _dc002(tmp_path, client)] == ["error"]
