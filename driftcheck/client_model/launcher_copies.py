@@ -4,8 +4,10 @@ vllm-fp8kv's `setup.sh` installs a vLLM wheel, clones vLLM at an unmerged pull r
 new files over the installed package (`SITE=$(python -c 'import vllm, os; print(os.path.dirname(vllm.__file__))')`,
 then `for f in v1/attention/backends/mla/triton_mla_sparse.py ...; do cp "vllm-src/vllm/$f" "$SITE/$f"; done`). Its
 code then imports `vllm.v1.attention.backends.mla.triton_mla_sparse`, which no release has: the module exists
-wherever that step ran, from a source driftcheck does not read. Such a module is neither certainly there nor
-certainly missing (DC001 and DC002 say unknown, as for a diff the client ships, source_diffs.py).
+wherever that step ran, from a source driftcheck does not read. Such a module is not certainly missing: DC001 (the
+module) and DC002 (the submodule's name) warn and name the copy, as DC001 does for a module the client names as a
+string it may register (`_named_by_client`); a warning, not an unknown, so that a guarded import stays what its
+guard makes it.
 
 Read in the client's shell scripts (`.sh`, `.bash`): a variable bound to the installed package's folder (a value that
 reads `vllm.__file__` / `vllm.__path__`, or spells `site-packages/vllm`), a `cp` / `install` / `rsync` / `ln` line
