@@ -143,6 +143,15 @@ def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> s
     return " Where what the client takes from it is defined now: " + ", ".join(homes) + "."
 
 
+def _installed_by_setup(ctx: ScanContext, imp, where: str) -> str:
+    """Why a module the release lacks is not certainly missing: the client's shell setup copies a file to its path in
+    the installed vLLM folder (launcher_copies.py), from a source driftcheck may not read (FB3)."""
+    return (f"`{imp.module}` does not exist in {ctx.version_label()}, but the client's setup copies a file to that path "
+            f"in the installed vLLM folder ({where}), from a source driftcheck does not read: it exists where that step "
+            "ran. If it did not, ModuleNotFoundError " + ("when this function runs." if imp.runtime_only else
+                                                          "at import time."))
+
+
 def _named_by_client(ctx: ScanContext, module: str, importer: str) -> str | None:
     """Where the client spells the module's dotted name as a string literal (file:line), if it does where it may
     provide the module to the file `importer`: a test file's stand-in (`sys.modules["vllm.x"] = MagicMock()` in
@@ -259,6 +268,11 @@ def check(ctx: ScanContext):
         else:
             message += _names_defined_at(ctx, imp.module, taken) or _own_note(ctx, imp.module, taken)
         severity = "warning" if imp.guarded else None
+        installed = ctx.usage.installed.get(imp.module)
+        if installed is not None:
+            yield ctx.finding(RULE, _installed_by_setup(ctx, imp, installed) + imp.guard_note(), imp.loc, None, imp.module,
+                              when="call" if imp.runtime_only else "import", severity="warning", fix=False)
+            continue
         provided = _imported_by_target(ctx, imp.module)
         registered = _named_by_client(ctx, imp.module, imp.loc.path)
         if provided is None and registered is not None:

@@ -172,6 +172,16 @@ def check(ctx: ScanContext):
         if patched_in:
             yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {patched_in}", imp.loc, symbol)
             continue
+        installed = ctx.usage.installed.get(symbol) if mod.is_package else None
+        if installed is not None:  # a submodule the client's setup copies in (launcher_copies.py, FB3)
+            yield ctx.finding(
+                RULE, f"`{imp.name}` is not in `{imp.module}` in {ctx.version_label()}, but the client's setup copies a "
+                f"file to that submodule's path in the installed vLLM folder ({installed}), from a source driftcheck "
+                "does not read: it exists where that step ran. If it did not, ImportError "
+                + ("when this function runs." if imp.runtime_only else "at import time.") + imp.guard_note(),
+                imp.loc, ctx.vllm_location(mod.path, 1), symbol, when="call" if imp.runtime_only else "import",
+                severity="warning", fix=False, raises=["ImportError"])
+            continue
         if (imp.module, imp.name) in ctx.usage.patched:
             if imp.runtime_only:
                 continue  # the client sets it on the module (`parallel_state._SP = ...`) before such code runs

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, source_text, walk
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.computed_names import string_constants
+from driftcheck.client_model.path_inserts import outside_path_inserts
 from driftcheck.client_model.preconditions import checked_rests, try_check
 from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
@@ -35,6 +36,7 @@ class Guard:
     end: int
     kind: str  # try | fallback | hasattr | version | isinstance | dispatched | replaced | capability | precondition
     # | rebound | refused | unreachable | dead | expected (a test's `with pytest.raises(E):` body)
+    # | elsewhere (below a module-level `sys.path.insert(0, ...)` of a folder outside the client: FB1)
     catches: frozenset[str]  # exception names a `try` guard catches (ANY for all)
     line: int  # the guarding statement
     names: frozenset[str] = frozenset()  # hasattr/getattr: the attribute names the test checks; "dispatched": the
@@ -76,6 +78,10 @@ class Guard:
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
+        if self.kind == "elsewhere":
+            return (f"below line {self.line}, which puts {self.where} first on `sys.path` before the file imports "
+                    f"vLLM: the vLLM imported here is the one in that folder wherever it exists, a folder outside the "
+                    f"client that driftcheck does not read")
         if self.kind == "dead":
             return f"in a {self.test or 'method'} that never runs: {self.where}"
         if self.kind == "unreachable" and self.names and self.where.endswith("()"):
@@ -245,6 +251,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
+    out += _after_outside_path_insert(tree)
     # `try: assert hasattr(ops, "gptq_marlin_gemm"); AVAILABLE = True except AssertionError: ...` at import: the
     # file's uses of that name wait on the recorded answer (asserted_probes); after the caller guards, which they
     # would otherwise hand to every private function of the file
@@ -717,6 +724,17 @@ def _only_wraps(decorator: ast.expr) -> bool:
     `@functools.lru_cache(...)`): who calls the result is who calls the function (RA)."""
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     return (dotted_name(target) or "").rsplit(".", 1)[-1] in _WRAPPING
+
+
+def _after_outside_path_insert(tree: ast.AST) -> list[Guard]:
+    """The rest of a file below a module-level `sys.path.insert(0, <a folder outside the client>)` that comes before
+    any module-level import of vLLM: its vLLM may be the one in that folder (`path_inserts`, FB1)."""
+    inserts = outside_path_inserts(tree)
+    if not inserts:
+        return []
+    line, where = inserts[0]
+    end = max((getattr(n, "end_lineno", 0) or 0 for n in getattr(tree, "body", [])), default=line)
+    return [Guard(line + 1, end, "elsewhere", frozenset(), line, where=where)] if end > line else []
 
 
 def reached_names(trees) -> frozenset[str]:

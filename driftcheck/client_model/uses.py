@@ -189,6 +189,9 @@ class Usage:
     mounted: dict[str, tuple[str, str]] = field(default_factory=dict)
     # of those, the ones an import hook maps to a client module (import_hooks.py) -> (client file, "file:line" of the hook)
     redirected: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # modules the release lacks that the client's shell setup copies into the installed vLLM folder, from a source
+    # driftcheck may not read (launcher_copies.py) -> "file:line" of the copy
+    installed: dict[str, str] = field(default_factory=dict)
     def client_packages(self) -> frozenset[str]:
         """Every client module and every package above one (`a.b.c`: a, a.b, a.b.c), made once: each file's class
         phase asks whether an import names the client's own code, and a whole-platform client has a thousand files.

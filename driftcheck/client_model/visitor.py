@@ -14,7 +14,7 @@ import sys
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk, within
 from driftcheck.client_model.client import ClientFile, kept_on
-from driftcheck.client_model.client_classes import ClientClasses
+from driftcheck.client_model.client_classes import ClientClasses, vllm_bases_through
 from driftcheck.client_model.inference import (
     BINDINGS, ELEMENTS, UNIONS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf,
     UnboundMethod, ValueInference, base_name,
@@ -359,7 +359,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 isinstance(result, InSubclass) and result.subclass)) and not store and not base.built else None
             if sibling is not None:
                 also = "" if isinstance(result, Missing) else (
-                    f"; of vLLM's classes, {result.subclass}" + (f" and {result.others} other subclass"
+                    f"; of the classes that derive from it, {result.subclass}" + (f" and {result.others} other subclass"
                     f"{'es' if result.others > 1 else ''} define" if result.others else " defines") + " it too")
                 result = Unknown(result.qualname, f"`{base.cls.cls.name}` names a family of classes in vLLM (others derive "
                                  f"from it) and the client's own `{sibling}`, a class of the same kind that does not "
@@ -453,9 +453,20 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                     seen.add(b)
                     found = attr in table[b][0]
                     todo += table[b][1]
-            if found and cls.qualname not in bases and self.api.names_a_family(cls):
+            if found and cls.qualname not in bases and not self._derives_from(label, cls) and \
+                    self.api.names_a_family(cls):
                 return label
         return None
+
+    def _derives_from(self, label: str, cls: Resolved) -> bool:
+        """Whether the client class `label` derives from vLLM's `cls` through any of its bases: a vLLM base (the
+        table keeps only client bases), itself or through its client bases, or a vLLM subclass of `cls` (FB2:
+        tilelang-turboquant's `TileLangTQ3BitConfig(TileLangTQQuantizationConfig)`, whose base derives from
+        `QuantizationConfig`, is a subclass the value may be, InSubclass's question, not a sibling's)."""
+        for base in vllm_bases_through(self.usage, self.api, [label]):
+            if base.qualname == cls.qualname or any(c.qualname == cls.qualname for c in self.api.mro(base)[0]):
+                return True
+        return False
 
     def _unread_sibling(self, cls: Resolved, receiver: ast.expr) -> str | None:
         """A class of the same kind as vLLM's `cls` (`AscendMetadata` next to `AttentionMetadata`) that a client

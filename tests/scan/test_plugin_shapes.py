@@ -160,6 +160,13 @@ and the method tested through a local name bound to it), and WA3_ written with t
 gpt_server (shell-nlp/gpt_server 1d266b0) at vLLM 0.18.0 and later (a client subclass of a vLLM class that adds only
 methods is built through vLLM's constructor, now checked; the shape keeps clean such a subclass built right, one with
 its own `__init__` and a dataclass subclass adding a field).
+FB1_ from turboquant-vllm's smoke scripts (the wkin-t fork, 40c51f2) at vLLM 0.19.0, 0.24.0 and 0.34.0 (batch 34b,
+docs/triage/2026-12-05-oot-kernels-quant-34b.md: vLLM imported below a module-level `sys.path.insert(0, ...)` of a
+checkout outside the client is the one in that folder wherever it exists; the shape's main.py puts the checkout
+there first) and FB2_ from tilelang-turboquant (Sasopsy/turboquant-vllm cbef9b2) at 0.20.0-0.34.0 (a client config
+that derives from `QuantizationConfig` through the client's own base is no sibling "that does not derive from it")
+and FB3_ from vllm-fp8kv (nickus/vllm-fp8kv 6746463) at 0.25.0 and 0.28.0 (modules its `setup.sh` copies into the
+installed vLLM folder from a pull request's checkout; `installed_together`, so the copy lands in the test's site folder).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake

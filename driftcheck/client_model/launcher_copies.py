@@ -1,0 +1,89 @@
+"""vLLM modules a client's shell setup copies into the installed vLLM folder that the release lacks.
+
+vllm-fp8kv's `setup.sh` installs a vLLM wheel, clones vLLM at an unmerged pull request, and copies the pull request's
+new files over the installed package (`SITE=$(python -c 'import vllm, os; print(os.path.dirname(vllm.__file__))')`,
+then `for f in v1/attention/backends/mla/triton_mla_sparse.py ...; do cp "vllm-src/vllm/$f" "$SITE/$f"; done`). Its
+code then imports `vllm.v1.attention.backends.mla.triton_mla_sparse`, which no release has: the module exists
+wherever that step ran, from a source driftcheck does not read. Such a module is not certainly missing: DC001 (the
+module) and DC002 (the submodule's name) warn and name the copy, as DC001 does for a module the client names as a
+string it may register (`_named_by_client`); a warning, not an unknown, so that a guarded import stays what its
+guard makes it.
+
+Read in the client's shell scripts (`.sh`, `.bash`): a variable bound to the installed package's folder (a value that
+reads `vllm.__file__` / `vllm.__path__`, or spells `site-packages/vllm`), a `cp` / `install` / `rsync` / `ln` line
+whose last argument is a path below that variable: a literal `$SITE/v1/x/y.py`, or `$SITE/$f` (or `$SITE/prefix/$f`)
+inside `for f in a.py b.py ...; do` (words continued over `\\` lines), each `.py` word then. Only modules the release
+lacks are kept: a copy over a module the release has is `mounted_copies`' question (overlay.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from driftcheck.client_model.client import _skipped
+from driftcheck.errors import SourceError
+
+_SHELL_SUFFIXES = (".sh", ".bash")
+_MAX_TEXT = 1 << 20
+_ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|readonly\s+)?(\w+)=(.+)$", re.M)
+_COPY = re.compile(r"^[^#\n]*?\b(?:cp|install|rsync|ln)\b[^\n#]*$", re.M)
+_FOR = re.compile(r"\bfor\s+(\w+)\s+in\b((?:[^;\n]|\\\n)*?)(?:;\s*|\n\s*)do\b", re.S)
+
+
+def launcher_installed(client, package: str, has_module) -> dict[str, str]:
+    """Modules below `package` that the client's shell scripts copy into the installed package's folder and that the
+    release lacks (`has_module(name)` is False) -> "file:line" of the copy."""
+    out: dict[str, str] = {}
+    for rel in client.tree.iter_files("", ""):
+        if not rel.endswith(_SHELL_SUFFIXES) or _skipped(rel):
+            continue
+        try:
+            data = client.tree.read_bytes(rel)
+        except SourceError:
+            continue
+        if len(data) > _MAX_TEXT or package.encode() not in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        for path, line in _copied_paths(text, package):
+            module = ".".join([package, *path[:-3].split("/")])
+            if path.endswith(".py") and not path.endswith("__init__.py") and module not in out and not has_module(module):
+                out[module] = f"{rel}:{line}"
+    return out
+
+
+def _copied_paths(text: str, package: str):
+    """(path below the package folder, line) of each file a copy line of `text` puts there."""
+    folders = {m.group(1) for m in _ASSIGN.finditer(text) if _names_package_folder(m.group(2), package)}
+    if not folders:
+        return
+    dest = re.compile(r"[\"']?\$\{?(" + "|".join(map(re.escape, sorted(folders))) + r")\}?/([^\s\"';|&]*)[\"']?\s*(?:[;|&].*)?$")
+    for m in _COPY.finditer(text):
+        found = dest.search(m.group(0))
+        if found is None:
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        tail = found.group(2)
+        var = re.fullmatch(r"((?:[\w.-]+/)*)\$\{?(\w+)\}?", tail)
+        if var is None:
+            if re.fullmatch(r"(?:[\w.-]+/)*\w+\.py", tail):
+                yield tail, line
+            continue
+        for word in _loop_words(text, m.start(), var.group(2)):
+            yield var.group(1) + word, line
+
+
+def _loop_words(text: str, at: int, var: str) -> list[str]:
+    """The literal words of the nearest `for var in ...; do` above offset `at` (paths only: no `$`, globs or quotes
+    left inside)."""
+    loops = [m for m in _FOR.finditer(text, 0, at) if m.group(1) == var]
+    if not loops:
+        return []
+    words = loops[-1].group(2).replace("\\\n", " ").split()
+    return [w.strip("\"'") for w in words if re.fullmatch(r"[\"']?(?:[\w.-]+/)*[\w.-]+[\"']?", w)]
+
+
+def _names_package_folder(value: str, package: str) -> bool:
+    """A shell value that names the installed package's folder: it reads `package.__file__` / `package.__path__` (a
+    `python -c` that prints its folder) or spells `site-packages/package` (or dist-packages)."""
+    return f"{package}.__file__" in value or f"{package}.__path__" in value or \
+        re.search(r"(?:site|dist)-packages/" + re.escape(package) + r"\b", value) is not None
