@@ -16,7 +16,8 @@ import re
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client import ClientSource, own_packages
-from driftcheck.client_model.client_classes import DOTTED_CLASS
+from driftcheck.client_model.client_classes import DOTTED_CLASS, flag_values
+from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.client_stores import credit_client_stores
 from driftcheck.client_model.open_extensions import open_extensions
 from driftcheck.client_model.import_hooks import import_hook_redirects
@@ -111,6 +112,12 @@ def _extension_defaults(client: ClientSource, seen: set[str]) -> list[tuple[str,
             if isinstance(value, ast.Constant) and isinstance(value.value, str) and DOTTED_CLASS.match(value.value):
                 line = value.lineno
                 out.append((value.value, Loc(rel, line, value.col_offset + 1, text.splitlines()[line - 1].strip())))
+        # the serve flag in an argument list, its value a string or a module constant of this file (FA1)
+        for value in flag_values(tree, "--worker-extension-cls"):
+            for name in string_constants(value, tree):
+                if DOTTED_CLASS.match(name):
+                    line = value.lineno
+                    out.append((name, Loc(rel, line, value.col_offset + 1, text.splitlines()[line - 1].strip())))
     return out
 
 

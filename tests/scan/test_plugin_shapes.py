@@ -159,7 +159,10 @@ function, `await e.get_tokenizer() if asyncio.iscoroutinefunction(e.get_tokenize
 and the method tested through a local name bound to it), and WA3_ written with the fix of a missed error in
 gpt_server (shell-nlp/gpt_server 1d266b0) at vLLM 0.18.0 and later (a client subclass of a vLLM class that adds only
 methods is built through vLLM's constructor, now checked; the shape keeps clean such a subclass built right, one with
-its own `__init__` and a dataclass subclass adding a field).
+its own `__init__` and a dataclass subclass adding a field), and FA1_ from numindai/vLLM-Last-Hidden-State (read
+through the file index, the newest stored version of each file) at vLLM 0.29.0 (batch 34a,
+docs/triage/2026-12-05-hidden-state-clients-34a.md: a worker extension named by the `--worker-extension-cls` serve flag
+in an argument list a launcher that imports no vLLM hands to `python -m vllm.entrypoints.cli.main serve`).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
