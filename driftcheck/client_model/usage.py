@@ -72,7 +72,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     # A worker extension named by string becomes part of the worker: its `self` is a vLLM worker.
     for dotted, _loc in usage.worker_extensions:
         module, _, cls_name = dotted.rpartition(".")
-        analyzer = analyzers.get(module)
+        analyzer = analyzers.get(module) or analyzers.get("src." + module)  # a `src/` layout's module (FA2)
         if analyzer is not None:
             analyzer.add_worker_extension(cls_name)
     return usage, analyzers

@@ -46,3 +46,38 @@ def test_fa1_extension_named_by_the_serve_flag_defines_the_rpc(tmp_path, rel, ol
 ])
 def test_fa1_twins_keep_the_dc007_error(tmp_path, rel, old, new):
     assert _dc007(tmp_path, edited(FA1_CLIENT, rel, (old, new))) == [("error", ENDPOINT, 6)]
+
+
+# ----------------------------------------------------------------------------------------- FA2
+# wangyichao1999/Speculator_Train_For_Multimodal (338cf79, a speculators fork with a `src/` layout) at vLLM 0.16.0:
+# `src/speculators/data_generation/vllm_hidden_states_generator.py:226` names its worker extension
+# `worker_extension_cls="speculators.data_generation.custom_worker.HiddenStatesWorkerExtension"`, the import name of
+# the installed project; the file is `src/speculators/data_generation/custom_worker.py`. Each
+# `collective_rpc("_setup_hidden_states_capture")` etc. was unknown, "in a module the client's tree does not hold", and
+# the extension's own methods were never checked as the worker's. A dotted name that no module of the tree has is now
+# also looked up under `src/` (as `own_packages` already knew the names below `src/`). The twin: an rpc the extension
+# does not define, unknown before, is now the error it is.
+
+FA2_VLLM, FA2_CLIENT = plugin_shape("FA2")
+GENERATOR = "src/plug/generator.py"
+
+
+def _dc007_all(tmp_path, client_files):
+    result = scan_trees(tmp_path, FA2_VLLM, client_files, only=["DC007"])
+    return ([(f.severity, f.client.path, f.client.line) for f in result.findings],
+            [u.message for u in result.unknown])
+
+
+def test_fa2_extension_of_a_src_layout_is_read(tmp_path):
+    assert _dc007_all(tmp_path, FA2_CLIENT) == ([], [])
+
+
+def test_fa2_twin_an_rpc_the_extension_does_not_define_is_an_error(tmp_path):
+    client = edited(FA2_CLIENT, GENERATOR, ('collective_rpc("_get_captured")', 'collective_rpc("_get_captures")'))
+    assert _dc007_all(tmp_path, client) == ([("error", GENERATOR, 10)], [])
+
+
+def test_fa2_twin_a_module_outside_the_tree_stays_unknown(tmp_path):
+    client = edited(FA2_CLIENT, GENERATOR, ('"plug.ext.CaptureExtension"', '"other_pkg.ext.CaptureExtension"'))
+    findings, unknowns = _dc007_all(tmp_path, client)
+    assert findings == [] and len(unknowns) == 2 and all("does not hold" in m for m in unknowns)
