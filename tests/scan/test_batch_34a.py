@@ -81,3 +81,72 @@ def test_fa2_twin_a_module_outside_the_tree_stays_unknown(tmp_path):
     client = edited(FA2_CLIENT, GENERATOR, ('"plug.ext.CaptureExtension"', '"other_pkg.ext.CaptureExtension"'))
     findings, unknowns = _dc007_all(tmp_path, client)
     assert findings == [] and len(unknowns) == 2 and all("does not hold" in m for m in unknowns)
+
+
+# ----------------------------------------------------------------------------------------- FA3
+# The same fork at 0.16.0, 0.20.0, 0.32.0: DC104 at vllm_hidden_states_generator.py:379, `responses[0] if responses else
+# None` of `collective_rpc("_get_captured_states", unique_reply_rank=0)`, said "the index silently takes the first
+# element of the reply" (`when: silent`). The reply is the fork's own extension method's return, `None` or `result:
+# dict[str, list[Tensor]] = {...}` keyed by request id (custom_worker.py:166-196): `[0]` looks up key 0 and raises
+# KeyError. A real error with a wrong account of how it fails; the message now names the method and the dict. The twins:
+# a method that returns a list, or a dict on one path and a list on another, keep the first-element message.
+
+FA3_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/executor/__init__.py": "",
+    "vllm/v1/executor/multiproc_executor.py": (
+        "class MultiprocExecutor:\n"
+        "    def collective_rpc(self, method, args=(), unique_reply_rank=None):\n"
+        "        responses = [getattr(self.worker, method)(*args)]\n"
+        "        return responses[0] if unique_reply_rank is not None else responses\n"),
+}
+FA3_CLIENT = {
+    "gen/__init__.py": "",
+    "gen/ext.py": (
+        "import torch\n"
+        "from vllm.v1.executor.multiproc_executor import MultiprocExecutor  # noqa: F401\n"
+        "\n"
+        "class CaptureExtension:\n"
+        "    def _get_captured_states(self):\n"
+        "        if self._captured is None:\n"
+        "            return None\n"
+        "        result: dict[str, list[torch.Tensor]] = {\n"
+        "            req_id: chunks for req_id, chunks in self._captured.items()\n"
+        "        }\n"
+        "        return result\n"),
+    "gen/generator.py": (
+        "from vllm.v1.executor.multiproc_executor import MultiprocExecutor\n"
+        "\n"
+        "EXT = \"gen.ext.CaptureExtension\"\n"
+        "\n"
+        "\n"
+        "def states(executor: MultiprocExecutor):\n"
+        "    responses = executor.collective_rpc(\"_get_captured_states\", unique_reply_rank=0)\n"
+        "    return responses[0] if responses else None\n"
+        "\n"
+        "\n"
+        "def config():\n"
+        "    return {\"worker_extension_cls\": EXT}\n"),
+}
+
+
+def _dc104(tmp_path, client_files):
+    result = scan_trees(tmp_path, FA3_VLLM, client_files, only=["DC104"])
+    return [(f.severity, f.when, f.client.line, f.message) for f in result.findings]
+
+
+def test_fa3_a_dict_reply_is_indexed_by_key(tmp_path):
+    [(severity, when, line, message)] = _dc104(tmp_path, FA3_CLIENT)
+    assert (severity, when, line) == ("error", "call", 8)
+    assert "CaptureExtension._get_captured_states" in message and "gen/ext.py:11" in message and "key 0" in message
+
+
+@pytest.mark.parametrize("old, new", [
+    ("        return result\n", "        return [result]\n"),  # a list: [0] is its first element
+    ("            return None\n", "            return [None]\n"),  # a dict on one path, a list on another
+])
+def test_fa3_twins_keep_the_first_element_message(tmp_path, old, new):
+    [(severity, when, line, message)] = _dc104(tmp_path, edited(FA3_CLIENT, "gen/ext.py", (old, new)))
+    assert (severity, when, line) == ("error", "silent", 8)
+    assert "silently takes the first element" in message
