@@ -178,3 +178,14 @@ def _stored_attributes(target: ast.AST) -> list[ast.Attribute]:
         return [t for part in walk(target) if part.__class__ is ast.Attribute and isinstance(part.ctx, ast.Store)
                 for t in [part]]
     return []
+
+
+def own_scope(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own body, not those of functions, lambdas or classes nested in it."""
+    out, todo = [], list(getattr(fn, "body", []))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out

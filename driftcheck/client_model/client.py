@@ -73,6 +73,9 @@ class ClientSource:
             # the client is the package folder itself (`--client .../vllm_ascend`): its files are `ops/fla.py`, while
             # its code imports `vllm_ascend.ops.fla`
             found = self._module_tree(rest)
+        if found is None and root not in ("", "src"):
+            # a `src/` layout: `pkg.mod` is the file `src/pkg/mod.py`, as the installed project imports it (FA2)
+            found = self._module_tree("src." + module)
         return found
 
     def _module_tree(self, module: str) -> tuple[ast.Module, bool] | None:

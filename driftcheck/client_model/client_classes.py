@@ -158,6 +158,28 @@ def _named_on(call: ast.Call, first: str | None) -> ast.expr | None:
 DOTTED_CLASS = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # `pkg.mod.Cls`, as resolve_obj_by_qualname takes it
 
 
+def flag_values(tree: ast.AST, flag: str) -> list[ast.expr]:
+    """The values a command line written as a list or tuple literal gives `--flag` (its dashed or underscored
+    spelling, as vLLM's `FlexibleArgumentParser` reads both): the item after a `"--flag"` item, or the tail of one
+    `"--flag=value"` item, as a string constant at that item's place (FA1: `args += ["--worker-extension-cls",
+    WORKER_CLASS]` before `os.execv(..., ["-m", "vllm.entrypoints.cli.main", "serve", *args])`)."""
+    spellings = {flag, "--" + flag[2:].replace("-", "_")}
+    out: list[ast.expr] = []
+    for node in nodes_of(tree, ast.List, ast.Tuple):
+        items = node.elts
+        for i, item in enumerate(items):
+            if not (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+                continue
+            head, eq, tail = item.value.partition("=")
+            if head not in spellings:
+                continue
+            if eq:
+                out.append(ast.copy_location(ast.Constant(value=tail), item))
+            elif i + 1 < len(items) and not isinstance(items[i + 1], ast.Starred):
+                out.append(items[i + 1])
+    return out
+
+
 class ClientClasses(StandIns):
     """Client classes, their bases and members, known to every file before the visits."""
 
@@ -408,6 +430,11 @@ class ClientClasses(StandIns):
         for key, found in (("worker_extension_cls", self.usage.worker_extensions), ("worker_cls", self.usage.worker_classes)):
             for text, value in self._named_by_key(key) if key in spelled else ():
                 found.append((text, loc_of(self.file, value)))
+        # the serve flag in an argument list (`[..., "--worker-extension-cls", "pkg.Ext"]`): the same key (FA1)
+        for value in flag_values(self.file.tree, "--worker-extension-cls") if "worker" in spelled else ():
+            for text in self._strings_of(value):
+                if DOTTED_CLASS.match(text):
+                    self.usage.worker_extensions.append((text, loc_of(self.file, value)))
 
     def _named_by_key(self, key: str) -> list[tuple[str, ast.expr]]:
         out: list[tuple[str, ast.expr]] = []

@@ -16,7 +16,8 @@ import re
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client import ClientSource, own_packages
-from driftcheck.client_model.client_classes import DOTTED_CLASS
+from driftcheck.client_model.client_classes import DOTTED_CLASS, flag_values
+from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.client_stores import credit_client_stores
 from driftcheck.client_model.open_extensions import open_extensions
 from driftcheck.client_model.import_hooks import import_hook_redirects
@@ -73,7 +74,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     # A worker extension named by string becomes part of the worker: its `self` is a vLLM worker.
     for dotted, _loc in usage.worker_extensions:
         module, _, cls_name = dotted.rpartition(".")
-        analyzer = analyzers.get(module)
+        analyzer = analyzers.get(module) or analyzers.get("src." + module)  # a `src/` layout's module (FA2)
         if analyzer is not None:
             analyzer.add_worker_extension(cls_name)
     return usage, analyzers
@@ -113,6 +114,12 @@ def _extension_defaults(client: ClientSource, seen: set[str]) -> list[tuple[str,
             if isinstance(value, ast.Constant) and isinstance(value.value, str) and DOTTED_CLASS.match(value.value):
                 line = value.lineno
                 out.append((value.value, Loc(rel, line, value.col_offset + 1, text.splitlines()[line - 1].strip())))
+        # the serve flag in an argument list, its value a string or a module constant of this file (FA1)
+        for value in flag_values(tree, "--worker-extension-cls"):
+            for name in string_constants(value, tree):
+                if DOTTED_CLASS.match(name):
+                    line = value.lineno
+                    out.append((name, Loc(rel, line, value.col_offset + 1, text.splitlines()[line - 1].strip())))
     return out
 
 

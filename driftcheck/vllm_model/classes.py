@@ -9,7 +9,7 @@ import ast
 import builtins
 import re
 
-from driftcheck.astnodes import dotted_name, nodes_of, source_text, walk
+from driftcheck.astnodes import dotted_name, nodes_of, own_scope, source_text, walk
 from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown
@@ -398,7 +398,7 @@ class ClassLookup:
             if node is None:
                 continue
             params = node.args.posonlyargs + node.args.args
-            scope = _own_scope(node)
+            scope = own_scope(node)
             returns = [n.value for n in scope if isinstance(n, ast.Return)]
             if params and returns and all(_news_first(r, params[0].arg) for r in returns):
                 continue
@@ -424,7 +424,7 @@ class ClassLookup:
             for m in self.mro(target)[0]:
                 node = self._method_node(m, "__getitem__")
                 if node is not None:
-                    returns = [n.value for n in _own_scope(node) if isinstance(n, ast.Return)]
+                    returns = [n.value for n in own_scope(node) if isinstance(n, ast.Return)]
                     return bool(returns) and all(_supers_getitem(r) for r in returns)
         return True
 
@@ -627,17 +627,6 @@ class ClassLookup:
         return found
 
 
-def _own_scope(fn: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's own body, not those of functions or classes nested in it."""
-    out, todo = [], list(getattr(fn, "body", []))
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _container(node: ast.expr) -> str | None:
     """The last name of a subscripted container: `op_registry_oot`, `cls._registry` -> `_registry`."""
     if isinstance(node, ast.Attribute):
@@ -690,7 +679,7 @@ def _forwarding_wrapper_keywords(deco: ast.FunctionDef | ast.AsyncFunctionDef) -
     if not params:
         return set()
     wrapped = params[0].arg
-    returned = {n.value.id for n in _own_scope(deco) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    returned = {n.value.id for n in own_scope(deco) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
     out: set[str] = set()
     for inner in deco.body:
         if not (isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name in returned

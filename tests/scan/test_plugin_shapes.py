@@ -167,6 +167,12 @@ there first) and FB2_ from tilelang-turboquant (Sasopsy/turboquant-vllm cbef9b2)
 that derives from `QuantizationConfig` through the client's own base is no sibling "that does not derive from it")
 and FB3_ from vllm-fp8kv (nickus/vllm-fp8kv 6746463) at 0.25.0 and 0.28.0 (modules its `setup.sh` copies into the
 installed vLLM folder from a pull request's checkout; `installed_together`, so the copy lands in the test's site folder).
+FA1_ from numindai/vLLM-Last-Hidden-State (read
+through the file index, the newest stored version of each file) at vLLM 0.29.0 (batch 34a,
+docs/triage/2026-12-05-hidden-state-clients-34a.md: a worker extension named by the `--worker-extension-cls` serve flag
+in an argument list a launcher that imports no vLLM hands to `python -m vllm.entrypoints.cli.main serve`) and FA2_ from
+wangyichao1999/Speculator_Train_For_Multimodal (338cf79) at vLLM 0.16.0 (a worker extension named by its import name,
+`pkg.mod.Cls`, in a project whose files are under `src/`: read from `src/pkg/mod.py`, no longer an unknown).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
