@@ -14,7 +14,10 @@ For each overriding method the probe reads the target's own call sites of that n
 that mention it and one of the classes the client's object is an instance of, and keeps those whose
 receiver is that object: `self.m(...)` in a class of the override's MRO (or, for a function set on
 a class, also in its subclasses that inherit it), and `x.m(...)` where `x` is typed as one of those
-classes (an annotated parameter, a typed `self.x` attribute). Each call's shape is bound against the
+classes (an annotated parameter, a typed `self.x` attribute), and the same calls made through a getattr hook
+(`hook = getattr(module, "process_weights_after_loading", None)`, then `hook()`: vLLM 0.34.0's weight loader); a hook
+on an untyped object a `for` loop binds reaches every object the loop visits that has the method, the client's maybe
+among them: at most a warning. Each call's shape is bound against the
 client's signature. Only calls vLLM's own method accepts count (a call its own `def` would reject is
 not made on objects of that class), and only calls that are new since the vLLM the client was written
 for (the same vLLM function made no call the client's `def` rejects: the client ran, so vLLM never
@@ -37,7 +40,7 @@ import re
 import weakref
 from collections import deque
 
-from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, walk, within
+from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, own_scope, walk, within
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.receivers import decorated_with, files_calling, receiver_classes
 from driftcheck.vllm_model.bodies import text_index_for
@@ -359,8 +362,95 @@ def _call_sites(ctx: ScanContext, ov: _Override):
                     member = api.class_member(typed, ov.name)
                     reaches = isinstance(member, Resolved) and member.owner is not None and member.owner.qualname == ov.owner.qualname
                 if reaches:
-                    yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls
+                    yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls, None
                     break
+    yield from _hook_sites(ctx, ov, holders)
+
+
+def _hook_sites(ctx: ScanContext, ov: _Override, holders: set[str]):
+    """vLLM's calls of the method through a getattr hook (`hook = getattr(module, "process_weights_after_loading",
+    None)`, then `hook()`: vLLM 0.34.0's weight loader calls it so on every module of the model): a receiver typed as
+    a class of the override's MRO reaches it as `x.m(...)` does; an untyped one that a `for` loop of the function
+    binds is every object the loop visits that has the method, the client's maybe among them (the 7th item: that
+    loop's iterable, a warning's reason). A method only some hooks reach is not certain: never an error."""
+    api = ctx.api
+    index = text_index_for(api)
+    files = [rel for rel in dict.fromkeys([*index.files_mentioning(f'"{ov.name}"'), *index.files_mentioning(f"'{ov.name}'")])]
+    if len(files) > MAX_CALL_FILES:
+        return
+    for rel in files:
+        tree = api.parse(rel)
+        if tree is None or b"getattr" not in index.blob(rel):
+            continue
+        parents, sites = _hook_calls_in(api, rel, tree, ov.name)
+        if not sites:
+            continue
+        mod = api.module(_module_of(rel))
+        for node, loop in sites:
+            fn, _cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
+            typed = next((t for t in receiver_classes(api, mod, scope_cls, fn, node.func.value) if t.qualname in holders), None)
+            if typed is not None:
+                yield rel, node, fn, typed, parents, False, None
+            elif loop is not None and not receiver_classes(api, mod, scope_cls, fn, node.func.value):
+                yield rel, node, fn, ov.owner, parents, False, loop
+
+
+_HOOK_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+def _hook_calls_in(api, rel: str, tree: ast.Module, name: str) -> tuple[dict, list[tuple[ast.Call, str | None]]]:
+    """(child id -> parent, [(a stand-in `x.name(...)` call, the iterable of the `for` loop that binds `x` or None)])
+    for each call of a getattr hook of `name` in the file: `getattr(x, "name"[, d])(...)`, or a local bound to one
+    and called later in the same function. The stand-in has the hook call's arguments and place, and the hook call's
+    parent, so every question DC109 asks of a call (its function, a `try` around it) has its answer."""
+    per_api = _HOOK_CALLS.setdefault(api, {})
+    found = per_api.get((rel, name))
+    if found is not None and found[0] is tree:
+        return found[1], found[2]
+    parents: dict = {}
+    for parent in walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            parents[id(child)] = parent
+    sites: list[tuple[ast.Call, str | None]] = []
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        bound: dict[str, ast.expr] = {}  # local -> the object its getattr reads
+        scope = own_scope(fn)
+        for node in sorted((n for n in scope if isinstance(n, ast.Assign)), key=lambda n: n.lineno):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _getattr_of(node.value, name) is not None:
+                bound[node.targets[0].id] = _getattr_of(node.value, name)
+        for node in scope:
+            if not isinstance(node, ast.Call):
+                continue
+            recv = _getattr_of(node.func, name)
+            if recv is None and isinstance(node.func, ast.Name) and node.func.id in bound:
+                recv = bound[node.func.id]
+            if recv is None:
+                continue
+            stand_in = ast.copy_location(ast.Call(func=ast.copy_location(ast.Attribute(value=recv, attr=name, ctx=ast.Load()),
+                                                                          node.func), args=node.args, keywords=node.keywords), node)
+            parents[id(stand_in)] = parents.get(id(node))
+            sites.append((stand_in, _loop_binding(parents, node, recv)))
+    per_api[(rel, name)] = (tree, parents, sites)
+    return parents, sites
+
+
+def _getattr_of(node: ast.expr, name: str) -> ast.expr | None:
+    """`x` of `getattr(x, "name")` / `getattr(x, "name", default)`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and \
+            2 <= len(node.args) <= 3 and not node.keywords and isinstance(node.args[1], ast.Constant) and node.args[1].value == name:
+        return node.args[0]
+    return None
+
+
+def _loop_binding(parents: dict, node: ast.AST, recv: ast.expr) -> str | None:
+    """The iterable of the innermost `for` loop around `node` whose target is the name `recv` (`for module in
+    children_first(model)` -> "children_first(model)"), inside the same function; None otherwise."""
+    if not isinstance(recv, ast.Name):
+        return None
+    cur = parents.get(id(node))
+    while cur is not None and not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(cur, (ast.For, ast.AsyncFor)) and isinstance(cur.target, ast.Name) and cur.target.id == recv.id:
+            return ast.unparse(cur.iter)
+        cur = parents.get(id(cur))
+    return None
 
 
 _FILE_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -523,6 +613,9 @@ def _survived(baseline, rel: str, qual: str | None, name: str, sig) -> bool | No
                 and not isinstance(node.func.value, ast.Call):
             if [p for p in check_call(sig, call_shape(node)) if p.kind != "duplicate-argument"]:
                 return True
+    for node, _loop in _hook_calls_in(baseline, rel, tree, name)[1]:  # the same hook there (getattr, then a call)
+        if within([node], target) and [p for p in check_call(sig, call_shape(node)) if p.kind != "duplicate-argument"]:
+            return True
     return False
 
 
@@ -611,7 +704,7 @@ def check(ctx: ScanContext):
             continue
         reported: set[str] = set()
         own_sig = _vllm_signature(ctx.api, ov)
-        for rel, node, fn, typed, parents, via_self in sites:
+        for rel, node, fn, typed, parents, via_self, loop in sites:
             if via_self and fn is not None and fn.name in skipped:
                 continue  # the client replaces the method this call is in
             if via_self and fn is not None and any(_never_set_for_client(ctx, ov, typed, attr, skipped)
@@ -642,7 +735,10 @@ def check(ctx: ScanContext):
                     "missing-argument": f"does not pass '{p.name}', which the client's def requires"}.get(p.kind, p.detail)
             soft = _inspects(fn, [p.name]) or _in_type_error_try(parents, node)
             certain = p.kind in ("unknown-keyword", "too-many-positional") or not (shape.star_args or shape.star_kwargs)
-            if soft:
+            if loop is not None:
+                why = (f"vLLM calls it through `getattr` on every object the loop over `{loop}` visits that has "
+                       f"`{ov.name}`, and whether the client's objects are among them is not known")
+            elif soft:
                 why = "vLLM checks the signature or catches TypeError around it"
             elif _patch_source(ctx, ov):
                 why = (f"`{ov.client_cls.name}` is a class whose methods the client copies onto vLLM's classes and "

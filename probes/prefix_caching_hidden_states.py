@@ -30,7 +30,9 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import prefix_caching_default, prefix_caching_state
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import Loc, loc_of
-from driftcheck.astnodes import walk
+from driftcheck.astnodes import dotted_name, walk
+from driftcheck.client_model.client import is_test_path
+from driftcheck.client_model.launches import stand_in_callees
 
 RULE = Rule("DC102", "prefix-caching-hidden-states", "Hidden-state capture with prefix caching on", "warning",
             fix="disable-prefix-caching", kind="behaviour")
@@ -86,11 +88,24 @@ def _python_configs(ctx: ScanContext):
                 # The whole statement: `LLM(kv_transfer_config=KVTransferConfig(...), enable_prefix_caching=False)`
                 # and `cmd = ["vllm", "serve", ..., "--no-enable-prefix-caching"]` both turn it off.
                 scope = _enclosing_statement(file.tree, node) or _enclosing_call(file.tree, node) or node
+                if _for_a_stand_in(file, scope, node):
+                    continue
                 text = ast.unparse(scope)
                 off = bool(re.search(r"enable_prefix_caching['\"]?\s*[:=]\s*False", text)) or bool(CLI_OFF.search(text))
                 if not off and isinstance(scope, (ast.Assign, ast.AnnAssign)):
                     off = _turned_off_after(file.tree, scope)
                 yield loc_of(file, node), off, text
+
+
+def _for_a_stand_in(file, scope: ast.AST, node: ast.AST) -> bool:
+    """A test's config built inside a standard-library stand-in (vLLM 0.34.0's `SimpleNamespace(speculative_config=
+    fake_speculative_config(method="extract_hidden_states"))`, a unit test's fake `VllmConfig`): no engine reads it,
+    so no hidden state is captured through it (a stand-in built elsewhere and handed on is not followed)."""
+    if not is_test_path(file.rel):
+        return False
+    bags = stand_in_callees(file.tree)
+    return bool(bags) and any(isinstance(c, ast.Call) and (dotted_name(c.func) or "") in bags and
+                              any(n is node for n in walk(c)) for c in walk(scope))
 
 
 def _turned_off_after(tree: ast.AST, assign: ast.Assign | ast.AnnAssign) -> bool:

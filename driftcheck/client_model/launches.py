@@ -240,6 +240,11 @@ def _callee_names(tree: ast.Module) -> tuple[frozenset[str], frozenset[str]]:
     return vllm, bags | _stand_in_builders(tree, vllm, bags)
 
 
+def stand_in_callees(tree: ast.Module) -> frozenset[str]:
+    """The dotted names a file calls the standard library's stand-ins by, and its own functions that only build one."""
+    return _callee_names(tree)[1]
+
+
 # Builtins a stand-in builder may call on its way to the stand-in: they make or read plain containers.
 _CONTAINER_BUILTINS = frozenset({"dict", "list", "tuple", "set", "len", "isinstance", "str", "int", "bool", "sorted"})
 

@@ -170,3 +170,36 @@ def test_dc102_an_engine_call_that_turns_prefix_caching_off(tmp_path):
     on = EXTENSION_CAPTURE.replace(", enable_prefix_caching=False", "")
     [f] = scan_files(tmp_path / "on", {"c.py": on}, only=["DC102"], vllm="0.16.0").findings
     assert f.severity == "warning" and "builds no CacheConfig" in f.message
+
+
+STAND_IN = """
+    from types import SimpleNamespace
+
+    from vllm import LLM
+
+
+    def fake_speculative_config(method):
+        return SimpleNamespace(method=method, num_speculative_tokens=1)
+
+
+    def test_dispatch():
+        config = SimpleNamespace(speculative_config=fake_speculative_config(method="extract_hidden_states"))
+        return config
+"""
+
+
+def test_dc102_a_tests_stand_in_config_configures_no_engine(tmp_path):
+    """vLLM 0.34.0's tests/v1/worker/test_gpu_extract_hidden_states_speculator.py: a unit test's `SimpleNamespace`
+    stand-in of a VllmConfig names the path, but no engine reads it (and `fix --warnings` put
+    `enable_prefix_caching=False` into it)."""
+    assert scan_files(tmp_path, {"tests/test_spec.py": STAND_IN}, only=["DC102"]).findings == []
+
+
+def test_dc102_twins_of_the_stand_in_stay(tmp_path):
+    # the same config in package code, and a test's config handed to vLLM's LLM
+    [f] = scan_files(tmp_path, {"c.py": STAND_IN}, only=["DC102"]).findings
+    assert f.client.path == "c.py"
+    handed = STAND_IN.replace('config = SimpleNamespace(speculative_config=fake_speculative_config(method="extract_hidden_states"))',
+                              'config = LLM(model="m", speculative_config={"method": "extract_hidden_states"})')
+    [f] = scan_files(tmp_path / "b", {"tests/test_spec.py": handed}, only=["DC102"]).findings
+    assert f.client.path == "tests/test_spec.py"
