@@ -135,6 +135,11 @@ class ValueInference:
             if result.kind == "attribute":
                 t = self.api.type_of(result)
                 return Instance(t) if t else self._foreign_type(result)
+            if result.kind == "value" and result.type_expr and result.module is not None:
+                # a module-level instance vLLM builds once at import (`MULTIMODAL_REGISTRY = MultiModalRegistry()`):
+                # an object of that class when what built it is a class (FC2)
+                t = self.api.class_from_annotation(result.module, result.type_expr)
+                return Instance(t) if t else None
         return None
 
     def _foreign_type(self, result: Resolved) -> Foreign | None:

@@ -105,3 +105,67 @@ def test_fc1_twin_a_setup_py_without_vllm_declares_none(tmp_path):
     assert client.vllm_requirement_lines() == []
     (tmp_path / "setup.py").write_text("this is not python (\n")
     assert project_requires(tmp_path) == ([], None, None)
+
+
+# ----------------------------------------------------------------------------------------- FC2
+# auralis 0.2.8.post2 (`vllm==0.6.4.post1`) at vLLM 0.8.5 / 0.10.2: `vllm_mm_gpt.py:337-340` decorate its model with
+# `@MULTIMODAL_REGISTRY.register_input_mapper(...)`, `register_max_multimodal_tokens(...)`,
+# `@INPUT_REGISTRY.register_dummy_data(...)` and `register_input_processor(...)`, all gone from 0.8.5's
+# `MultiModalRegistry` / `InputRegistry`: AttributeError at import. driftcheck said nothing: `MULTIMODAL_REGISTRY =
+# MultiModalRegistry()` resolved to a module "value" of no known type, so no member of vLLM's module-level instances
+# (`MULTIMODAL_REGISTRY`, `INPUT_REGISTRY`, `ModelRegistry`) was checked. A name a vLLM module binds once, at top
+# level, to a call of a class now holds an object of that class. Not typed (the shape runs with each): a name built by
+# a function (its return annotation may name a base), and a name a function of the module rebinds (`global`).
+
+from scan.helpers import edited, line_of, plugin_shape, scan_trees  # noqa: E402
+
+FC2_VLLM, FC2_CLIENT = plugin_shape("FC2")
+FC2_MODEL = "plug/model.py"
+FC2_MM_REGISTRY = "vllm/multimodal/registry.py"
+
+
+def _fc2(tmp_path, vllm_files, client_files, rules=("DC003", "DC005", "DC006")):
+    result = scan_trees(tmp_path, vllm_files, client_files, only=list(rules))
+    return sorted((f.severity, f.rule, f.client.path, f.client.line, f.symbol) for f in result.findings)
+
+
+def test_fc2_members_of_module_level_instances_that_exist_are_no_finding(tmp_path):
+    assert _fc2(tmp_path, FC2_VLLM, FC2_CLIENT) == []
+
+
+def test_fc2_twin_a_method_the_registry_instance_lacks_is_an_error(tmp_path):
+    client = edited(FC2_CLIENT, FC2_MODEL,
+                    ("@MULTIMODAL_REGISTRY.register_processor(PlugProcessor, info=PlugInfo, dummy_inputs=PlugDummyInputs)",
+                     "@MULTIMODAL_REGISTRY.register_input_mapper(\"image\", PlugProcessor)"),
+                    ("    set_tracker(CountingTracker())", "    assert ModelRegistry.is_registered(\"Plug\")\n"
+                                                          "    set_tracker(CountingTracker())"))
+    found = _fc2(tmp_path, FC2_VLLM, client)
+    lines = [line_of(client[FC2_MODEL], "register_input_mapper"), line_of(client[FC2_MODEL], "is_registered")]
+    assert [(s, r, line) for s, r, _p, line, _sym in found] == [("error", "DC006", n) for n in lines]
+    result = scan_trees(tmp_path / "again", FC2_VLLM, client, only=["DC006"])
+    messages = sorted(f.message for f in result.findings)
+    assert messages[0].startswith("`MultiModalRegistry` has no attribute 'register_input_mapper'")
+    assert messages[1].startswith("`_ModelRegistry` has no attribute 'is_registered'")
+
+
+def test_fc2_twin_a_call_of_an_instance_method_is_bound_against_its_signature(tmp_path):
+    client = edited(FC2_CLIENT, FC2_MODEL, ("info=PlugInfo, dummy_inputs=PlugDummyInputs)",
+                                            "info=PlugInfo, dummy_input=PlugDummyInputs)"))
+    found = _fc2(tmp_path, FC2_VLLM, client)
+    assert ("error", "DC003") in {(s, r) for s, r, *_ in found}
+
+
+def test_fc2_twin_an_instance_no_function_rebinds_is_typed(tmp_path):
+    # without `global`, set_tracker binds a local: the module's TRACKER stays a _NoTracker, and count() fails
+    vllm_files = edited(FC2_VLLM, FC2_MM_REGISTRY, ("    global TRACKER\n", ""))
+    found = _fc2(tmp_path, vllm_files, FC2_CLIENT)
+    assert [(s, r, sym) for s, r, _p, _l, sym in found] == [("error", "DC006", "vllm.multimodal.registry._NoTracker.count")]
+
+
+def test_fc2_a_name_bound_twice_or_built_by_a_function_stays_unchecked(tmp_path):
+    vllm_files = edited(FC2_VLLM, "vllm/multimodal/__init__.py",
+                        ("MULTIMODAL_REGISTRY = MultiModalRegistry()\n",
+                         "MULTIMODAL_REGISTRY = MultiModalRegistry()\nMULTIMODAL_REGISTRY = make_budget()\n"))
+    client = edited(FC2_CLIENT, FC2_MODEL, ("BUDGET.remaining()", "BUDGET.remaining_tokens()"),
+                    ("@MULTIMODAL_REGISTRY.register_processor(", "@MULTIMODAL_REGISTRY.register_processors("))
+    assert _fc2(tmp_path, vllm_files, client) == []

@@ -159,7 +159,10 @@ function, `await e.get_tokenizer() if asyncio.iscoroutinefunction(e.get_tokenize
 and the method tested through a local name bound to it), and WA3_ written with the fix of a missed error in
 gpt_server (shell-nlp/gpt_server 1d266b0) at vLLM 0.18.0 and later (a client subclass of a vLLM class that adds only
 methods is built through vLLM's constructor, now checked; the shape keeps clean such a subclass built right, one with
-its own `__init__` and a dataclass subclass adding a field).
+its own `__init__` and a dataclass subclass adding a field), and FC2_ written with the fix of a missed error in auralis
+0.2.8.post2 at vLLM 0.8.5 (batch 34c, docs/triage/2026-12-05-oot-models-multimodal-34c.md: the members of an object a
+vLLM module builds once at import, `MULTIMODAL_REGISTRY = MultiModalRegistry()`, are now checked; the shape keeps clean
+such registries used right, a name built by a function, and one a function of its module rebinds through `global`).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
