@@ -169,3 +169,26 @@ def test_fc2_a_name_bound_twice_or_built_by_a_function_stays_unchecked(tmp_path)
     client = edited(FC2_CLIENT, FC2_MODEL, ("BUDGET.remaining()", "BUDGET.remaining_tokens()"),
                     ("@MULTIMODAL_REGISTRY.register_processor(", "@MULTIMODAL_REGISTRY.register_processors("))
     assert _fc2(tmp_path, vllm_files, client) == []
+
+
+def test_fc2_an_object_the_client_puts_in_the_registrys_place_is_its_business(tmp_path):
+    # plug/media.py: `mm.MEDIA_CONNECTOR = LocalMediaConnector()`; its `fetch_local` is no member of vLLM's class
+    assert _fc2(tmp_path, FC2_VLLM, FC2_CLIENT, rules=("DC006",)) == []
+
+
+def test_fc2_twin_without_the_clients_replacement_the_member_is_an_error(tmp_path):
+    client = edited(FC2_CLIENT, "plug/media.py", ("    mm.MEDIA_CONNECTOR = LocalMediaConnector()", "    pass"))
+    assert [(s, r, sym) for s, r, _p, _l, sym in _fc2(tmp_path, FC2_VLLM, client, rules=("DC006",))] == [
+        ("error", "DC006", "vllm.multimodal.registry.MediaConnector.fetch_local")]
+
+
+def test_fc2_a_tests_patch_by_path_covers_its_own_file_only(tmp_path):
+    client = edited(FC2_CLIENT, "plug/media.py", ("    mm.MEDIA_CONNECTOR = LocalMediaConnector()", "    pass"))
+    client["tests/test_media.py"] = (
+        "from unittest import mock\n\nimport vllm.multimodal as mm\n\n\n"
+        "def test_load():\n"
+        "    with mock.patch(\"vllm.multimodal.MEDIA_CONNECTOR\") as conn:\n"
+        "        conn.fetch_local.return_value = \"x\"\n"
+        "        assert mm.MEDIA_CONNECTOR.fetch_local(\"a\") == \"x\"\n")
+    found = _fc2(tmp_path, FC2_VLLM, client, rules=("DC006",))
+    assert [(p, s) for s, _r, p, _l, _sym in found] == [("plug/media.py", "error")]
