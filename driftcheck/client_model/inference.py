@@ -38,6 +38,8 @@ class FuncRef:
 class Instance:
     cls: Resolved
     built: bool = False  # the client constructs it here (`Cls(...)`): the object is this class, not one annotated so
+    # the name of the vLLM module-level object it is (`MULTIMODAL_REGISTRY`, FC2): the client may put its own there
+    held_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,12 @@ class ValueInference:
             if result.kind == "attribute":
                 t = self.api.type_of(result)
                 return Instance(t) if t else self._foreign_type(result)
+            if result.kind == "value" and result.type_expr and result.module is not None:
+                # a module-level instance vLLM builds once at import (`MULTIMODAL_REGISTRY = MultiModalRegistry()`):
+                # an object of that class when what built it is a class (FC2); `_held_replaced` asks, when a member is
+                # read, whether the client puts its own object there
+                t = self.api.class_from_annotation(result.module, result.type_expr)
+                return Instance(t, held_by=result.qualname.rpartition(".")[2]) if t else None
         return None
 
     def _foreign_type(self, result: Resolved) -> Foreign | None:
@@ -283,7 +291,7 @@ class ValueInference:
                 return FuncRef(value.func, (base.module, attr, "", 0)) if isinstance(value, FuncRef) else None  # against both
             return self._value_of(self.api.module_member(mod, attr))
         if isinstance(base, Instance):
-            if self._patched_on(base.cls, attr) or self._replaced(base.cls, base.built):
+            if self._patched_on(base.cls, attr) or self._replaced(base.cls, base.built) or self._held_replaced(base):
                 return None
             result = self.api.class_member(base.cls, attr)
             if isinstance(result, Resolved):
@@ -354,6 +362,15 @@ class ValueInference:
         # `base_worker.TransferTopology`, test_nixl_connector builds the real one), nor what the client builds through
         # its own import of the class (vLLM's benchmark builds `InputBatch(...)`)
         return not built and any(attr == name and self._binds(owner, attr, cls) for owner, attr in own)
+
+    def _held_replaced(self, value: Instance) -> bool:
+        """A vLLM module-level object (FC2) the client puts its own object in the place of, on any module or by a
+        test's patch of this file (`vllm.multimodal.MULTIMODAL_REGISTRY = MyRegistry()`, `mock.patch("vllm.multimodal.
+        MULTIMODAL_REGISTRY")`): what the name holds is the client's business."""
+        if not value.held_by:
+            return False
+        return any(attr == value.held_by for _where, attr in self.usage.patched) \
+            or any(attr == value.held_by for _where, attr in self.file_patches)
 
     def _binds(self, module: str, attr: str, cls: Resolved) -> bool:
         found = self.api.resolve(f"{module}.{attr}")

@@ -331,7 +331,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return
         if isinstance(base, Instance):
             self.reported.add(key)
-            if self._patched_on(base.cls, node.attr) or self._replaced(base.cls, base.built):
+            if self._patched_on(base.cls, node.attr) or self._replaced(base.cls, base.built) or self._held_replaced(base):
                 return
             result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
             stand_in = self.usage.stand_ins.get(base.cls.qualname, {}).get(node.attr) \

@@ -1,6 +1,7 @@
 """What a target declares about itself: a distribution's metadata (Name, Version, Requires-Dist) in a wheel
-or a site-packages folder, a checkout's pyproject.toml, requirements*.txt or conda environment file (its `pip:`
-list), and the vLLM version a declared requirement points at.
+or a site-packages folder, a checkout's pyproject.toml, requirements*.txt, conda environment file (its `pip:`
+list) or setup.py (its literal `install_requires` / `extras_require`), and the vLLM version a declared requirement
+points at.
 """
 
 from __future__ import annotations
@@ -115,12 +116,16 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
                 reqs += _requirement_files(path)
             if not any(names_vllm(r) for r in reqs):
                 reqs += _environment_files(path)
+            if not any(names_vllm(r) for r in reqs):
+                reqs += _setup_py_requires(path)  # a pyproject.toml for the build system only (FC1)
             if reqs or name:
                 return reqs, name, version
             return _dist_info_requires(path)
     found = _requirement_files(path)
     if not any(names_vllm(r) for r in found):
         found += _environment_files(path)
+    if not any(names_vllm(r) for r in found):
+        found += _setup_py_requires(path)
     if found:
         return found, None, None
     return _dist_info_requires(path)
@@ -128,9 +133,64 @@ def project_requires(path: Path) -> tuple[list[str], str | None, str | None]:
 
 def has_project_files(path: Path) -> bool:
     """Whether a folder holds a file project_requires reads (pyproject.toml, requirements*.txt, requirements/*.txt,
-    environment*.yml)."""
+    environment*.yml, setup.py)."""
     return ((path / "pyproject.toml").is_file() or any(path.glob("requirements*.txt"))
-            or any((path / "requirements").glob("*.txt")) or bool(_environment_paths(path)))
+            or any((path / "requirements").glob("*.txt")) or bool(_environment_paths(path))
+            or (path / "setup.py").is_file())
+
+
+def _setup_py_requires(path: Path) -> list[str]:
+    """The requirements a checkout's setup.py declares in its `setup(...)` call, read with `ast`, never run: the
+    string items of a literal `install_requires=[...]` and of each list of a literal `extras_require={...}` (a name
+    the module binds once to such a literal counts as it). Auralis-Enhanced (batch 34c) pins
+    `"vllm==0.6.4.post1; platform_system == 'Linux'"` in its `cuda` extra and nowhere else (FC1). Anything computed
+    (a file read, a comprehension, a concatenation) is not read. Lists that pin different vLLMs declare none, as
+    requirements files do."""
+    import ast
+
+    setup_py = path / "setup.py"
+    if not setup_py.is_file():
+        return []
+    try:
+        tree = ast.parse(setup_py.read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    bound: dict[str, list[ast.expr]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(node.value)
+
+    def literal(value: ast.expr) -> ast.expr | None:
+        if isinstance(value, ast.Name):
+            values = bound.get(value.id, [])
+            return values[0] if len(values) == 1 else None  # a name bound once at the top level of setup.py
+        return value
+
+    def strings(value: ast.expr | None) -> list[str]:
+        value = literal(value) if value is not None else None
+        if not isinstance(value, (ast.List, ast.Tuple)):
+            return []
+        return [e.value.strip() for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+
+    reqs: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if not ((isinstance(func, ast.Name) and func.id == "setup")
+                or (isinstance(func, ast.Attribute) and func.attr == "setup")):
+            continue
+        for kw in node.keywords:
+            if kw.arg == "install_requires":
+                reqs += strings(kw.value)
+            elif kw.arg == "extras_require":
+                extras = literal(kw.value)
+                if isinstance(extras, ast.Dict):
+                    for item in extras.values:
+                        reqs += strings(item)
+    reqs = [r for r in reqs if r and not r.startswith(("#", "-"))]
+    vllm_lines = {ln.replace(" ", "") for ln in reqs if names_vllm(ln)}
+    return [ln for ln in reqs if not names_vllm(ln)] if len(vllm_lines) > 1 else reqs
 
 
 def _environment_paths(path: Path) -> list[Path]:

@@ -23,6 +23,9 @@ class Binding:
     fallback: "Binding | None" = None  # the `except ImportError:` binding used when this one fails to import
     optional: bool = False  # bound in a `try` whose handler binds nothing instead: absent when the try failed
     otherwise: "Binding | None" = None  # rebound in one branch of an `if`: what the name holds when that branch is not taken
+    # assign: the callable a name bound once at module level is the result of (`MULTIMODAL_REGISTRY =
+    # MultiModalRegistry()` -> "MultiModalRegistry", as written); "" when anything else, or anything more, binds it (FC2)
+    builds: str = ""
 
 
 @dataclass

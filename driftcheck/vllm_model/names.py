@@ -198,7 +198,10 @@ class NameResolution:
             result = self.resolve_in_scope(mod, binding.target, _depth + 1)
             if isinstance(result, (Resolved, External)):
                 return result
-        return Resolved("value", qual, mod.path, binding.line, module=mod)
+        # a module-level instance carries the callable that built it, read as the class it is (inference, FC2)
+        built = binding.builds if binding.kind == "assign" and binding.otherwise is None and binding.fallback is None \
+            and not binding.optional and not binding.type_only else ""
+        return Resolved("value", qual, mod.path, binding.line, module=mod, type_expr=f"{built}()" if built else None)
 
     def resolve_in_scope(self, mod: ModuleInfo, dotted: str, _depth: int = 0) -> Result:
         """Resolve a name as written inside `mod` (through its imports and definitions)."""

@@ -168,9 +168,12 @@ class _Summariser:
                     # a module attribute like any other (`configs.__all__.append(...)`, HA), whatever its value is
                     self._bind(name, Binding("assign", node.lineno, "", type_only))
                     continue
-                kind, expr = "assign", ""
+                kind, expr, builds = "assign", "", ""
                 if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name):
                     kind, expr = "alias", dotted_name(value) or ""
+                elif isinstance(value, ast.Call) and target is name_node and len(targets) == 1 \
+                        and name not in info.bindings:  # bound here first: a module-level instance (FC2)
+                    builds = dotted_name(value.func) or ""
                 if isinstance(value, ast.Dict) and isinstance(target, ast.Name):
                     mapping = _string_dict(value)
                     if mapping is not None:
@@ -179,7 +182,7 @@ class _Summariser:
                     members = _string_collection(value)
                     if members is not None:  # `_LAZY = frozenset({"warmup"})`, for `if name in _LAZY:` (QE3)
                         info.dicts[name] = dict.fromkeys(members, "")
-                self._bind(name, Binding(kind, node.lineno, expr, type_only))
+                self._bind(name, Binding(kind, node.lineno, expr, type_only, builds=builds))
 
 
 def _string_list(node: ast.expr) -> list[str] | None:
@@ -346,6 +349,13 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
         else:
             for name, line in created.items():
                 info.bindings.setdefault(name, Binding("assign", line))
+    if "global" in source:  # a function that rebinds a module-level instance: what it holds is not known (FC2)
+        for node in walk(tree):
+            if isinstance(node, ast.Global):
+                for name in node.names:
+                    binding = info.bindings.get(name)
+                    if binding is not None and binding.builds:
+                        info.bindings[name] = dataclasses.replace(binding, builds="")
     if any(c.dynamic_names for c in info.classes.values()):
         info.identifier_strings = sorted({n.value for n in walk(tree) if isinstance(n, ast.Constant)
                                           and isinstance(n.value, str) and n.value.isidentifier()})

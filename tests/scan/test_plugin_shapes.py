@@ -173,6 +173,11 @@ docs/triage/2026-12-05-hidden-state-clients-34a.md: a worker extension named by 
 in an argument list a launcher that imports no vLLM hands to `python -m vllm.entrypoints.cli.main serve`) and FA2_ from
 wangyichao1999/Speculator_Train_For_Multimodal (338cf79) at vLLM 0.16.0 (a worker extension named by its import name,
 `pkg.mod.Cls`, in a project whose files are under `src/`: read from `src/pkg/mod.py`, no longer an unknown).
+FC2_ written with the fix of a missed error in auralis
+0.2.8.post2 at vLLM 0.8.5 (batch 34c, docs/triage/2026-12-05-oot-models-multimodal-34c.md: the members of an object a
+vLLM module builds once at import, `MULTIMODAL_REGISTRY = MultiModalRegistry()`, are now checked; the shape keeps clean
+such registries used right, a name built by a function, one a function of its module rebinds through `global`, and an
+object the client installs in the place of one).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
