@@ -173,6 +173,9 @@ docs/triage/2026-12-05-hidden-state-clients-34a.md: a worker extension named by 
 in an argument list a launcher that imports no vLLM hands to `python -m vllm.entrypoints.cli.main serve`) and FA2_ from
 wangyichao1999/Speculator_Train_For_Multimodal (338cf79) at vLLM 0.16.0 (a worker extension named by its import name,
 `pkg.mod.Cls`, in a project whose files are under `src/`: read from `src/pkg/mod.py`, no longer an unknown).
+FD1_ from the LoD-attention plugin of SmerkyG/KVM-paper (integrations/vllm_lod, read through the file index) at vLLM
+0.30.0-0.32.0 (batch 34d, docs/triage/2026-12-05-newest-internals-34d.md: a call inside a function the client installs
+on a vLLM module in place of vLLM's own, which vLLM's engine calls after its own set-up, is no DC108 error).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
