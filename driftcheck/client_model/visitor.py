@@ -92,7 +92,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self._visit_scope(self.file.tree.body, self.module_env, runtime_only=False)
         for fn in self.functions.values():
             patched = self.patched_functions.get(fn.name)
+            self._driven = self._replaces_vllm_function(fn, self.file.tree.body, self.module_env)
             self._visit_function(fn, self._patch_self(fn, patched) if patched is not None else None)
+            self._driven = False
         for name, cls in self.classes.items():
             for stmt in flatten_class_body(cls.body):  # also the methods an `if` / `try` of the body defines
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -106,8 +108,26 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self._visit_scope(fn.body, env, runtime_only=True)
         for node in self._scope(fn.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = self._driven
+                self._driven = inner or self._replaces_vllm_function(node, fn.body, env)
                 self._visit_function(node, None, env)
+                self._driven = inner
         self._driven = driven
+
+    def _replaces_vllm_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.stmt], env: dict) -> bool:
+        """`fn` is stored, in the scope that defines it, on a vLLM module or class in place of vLLM's own function
+        (`utils.get_kv_cache_config_from_groups = get_config` after `import vllm.v1.core.kv_cache_utils as utils`,
+        `Cls.method = fn`), and the client reads the name nowhere else: vLLM's own code calls it, after its engine's
+        own set-up, so what the body calls is driven by vLLM (DC108 asks; FD1). A function the client also calls,
+        returns or hands on, or stores on its own objects, is the client's to run."""
+        stores = {id(node.value) for node in self._scope(body)
+                  if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == fn.name
+                  and all(isinstance(t, ast.Attribute) and isinstance(self.infer(t.value, env), (ModRef, ClassRef))
+                          for t in node.targets)}
+        if not stores:
+            return False
+        return all(id(n) in stores for stmt in body for n in walk(stmt)
+                   if isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load))
 
     def _visit_scope(self, body: list[ast.stmt], env: dict, runtime_only: bool) -> None:
         for node in self._scope(body):

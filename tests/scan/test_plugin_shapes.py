@@ -178,6 +178,9 @@ FC2_ written with the fix of a missed error in auralis
 vLLM module builds once at import, `MULTIMODAL_REGISTRY = MultiModalRegistry()`, are now checked; the shape keeps clean
 such registries used right, a name built by a function, one a function of its module rebinds through `global`, and an
 object the client installs in the place of one).
+FD1_ from the LoD-attention plugin of SmerkyG/KVM-paper (integrations/vllm_lod, read through the file index) at vLLM
+0.30.0-0.32.0 (batch 34d, docs/triage/2026-12-05-newest-internals-34d.md: a call inside a function the client installs
+on a vLLM module in place of vLLM's own, which vLLM's engine calls after its own set-up, is no DC108 error).
 MB3_ (batch 25b, vllm-plugin-FL's `FusedMoEFL.select_experts` at vLLM 0.19.0) is closed by the orphaned-override check
 (DC117): a case's `baseline_src/`, where it has one, is the vLLM the client was written for (`--client-vllm`).
 Two checks per case: Python runs the client against the fake vLLM (so the code really works; a case whose fake
