@@ -120,6 +120,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         `Cls.method = fn`), and the client reads the name nowhere else: vLLM's own code calls it, after its engine's
         own set-up, so what the body calls is driven by vLLM (DC108 asks; FD1). A function the client also calls,
         returns or hands on, or stores on its own objects, is the client's to run."""
+        if fn.name not in self._stored_on_attributes(body):
+            return False  # the common case, answered from one pass over the scope (not one per function)
         stores = {id(node.value) for node in self._scope(body)
                   if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == fn.name
                   and all(isinstance(t, ast.Attribute) and isinstance(self.infer(t.value, env), (ModRef, ClassRef))
@@ -128,6 +130,16 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return False
         return all(id(n) in stores for stmt in body for n in walk(stmt)
                    if isinstance(n, ast.Name) and n.id == fn.name and isinstance(n.ctx, ast.Load))
+
+    def _stored_on_attributes(self, body: list[ast.stmt]) -> set[str]:
+        """Names the scope stores onto attributes only (`x.y = name`), once per scope."""
+        cache = self.__dict__.setdefault("_attr_stores", {})
+        found = cache.get(id(body))
+        if found is None or found[0] is not body:
+            names = {node.value.id for node in self._scope(body) if isinstance(node, ast.Assign)
+                     and isinstance(node.value, ast.Name) and all(isinstance(t, ast.Attribute) for t in node.targets)}
+            found = cache[id(body)] = (body, names)
+        return found[1]
 
     def _visit_scope(self, body: list[ast.stmt], env: dict, runtime_only: bool) -> None:
         for node in self._scope(body):
