@@ -14,7 +14,7 @@ import operator
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk, within
+from driftcheck.astnodes import dotted_name, nodes_of, own_scope, walk, within
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import NO_RETURN, Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
@@ -110,6 +110,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     by_module = {f.module: f for f in files}
     helpers_of: dict[str, dict[str, bool]] = {}
     registry_spans: dict[str, list[tuple[int, int]]] = {}  # file -> the spans a registry test decides (their wording)
+    probe_spans: dict[str, list[tuple[int, int, str]]] = {}  # file -> the spans a test of a vLLM object decides (FE1)
 
     def helpers(module: str) -> dict[str, bool]:  # a client module's top-level functions that return vLLM's version
         if module not in helpers_of:
@@ -122,6 +123,10 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         ifs = [node for node in nodes_of(f.tree, ast.If) if _may_decide(node.test)]
         # `hasattr(envs, "VLLM_USE_V1")`, `envs` a vLLM module: the target's sources answer it (ROLL, LB2)
         probed = _module_attribute_probes(f, api, package) if api is not None else {}
+        # `hasattr(parallel_config, "engine_core_launcher_cls")` on a vLLM object whose class lacks it (FE1)
+        described: dict[str, str] = {}
+        objects = _object_attribute_probes(f, api, package, described) if api is not None else {}
+        probed.update(objects)
         ifs += [node for node in nodes_of(f.tree, ast.If) if probed and node not in ifs and any(
             isinstance(n, ast.Call) and _call_key(n) in probed for n in walk(node.test))]
         # `if "DotsOCRForCausalLM" not in ModelRegistry.get_supported_archs():`: the target's registry answers it (QA1)
@@ -166,6 +171,12 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         spans += _after_leaving(f.tree, decided)
         if shipped:
             registry_spans[f.rel] = _registry_decided(f.tree, ifs, spans, decided, shipped)
+        for node in ifs if objects else ():  # what a test of a vLLM object's attribute decides, said as such (FE1)
+            keys = [_call_key(n) for n in walk(node.test) if isinstance(n, ast.Call) and _call_key(n) in objects]
+            if keys:
+                ranges = [(b[0].lineno, max(st.end_lineno or st.lineno for st in b)) for b in (node.body, node.orelse) if b]
+                ranges += _after_leaving(f.tree, {id(node): decided[id(node)]} if id(node) in decided else {})
+                probe_spans.setdefault(f.rel, []).extend((a, b, described[keys[0]]) for a, b in ranges if (a, b) in spans)
         return spans + _constants_used_only_in(f, spans, files, source)
 
     predicates_of: dict[str, dict[str, bool]] = {}
@@ -194,12 +205,49 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         for target_module, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
                                                 spans_of=untaken).items():
             edges.setdefault(target_module, []).extend(where)
-    guards = _guards_for(_loaded_only_guarded(edges), edges, by_module)
+    only_untaken = _loaded_only_guarded(edges)
+    guards = _guards_for(only_untaken, edges, by_module)
+    # a module also imported inside a `try` that catches ImportError (a test that skips itself when the import fails):
+    # its import-time ImportErrors are handled wherever it is loaded on the target, its other findings are not (FE1)
+    tried = _handled_import_loads(edges, files, source if others else None, names)
+    if tried:
+        loose = {m: [(i, r, line, g or (r, line) in tried) for i, r, line, g in where] for m, where in edges.items()}
+        directly = {m for m, where in edges.items() if any(g for *_, g in where)}
+        for rel, guard in _guards_for((_loaded_only_guarded(loose) - only_untaken) & directly, loose, by_module).items():
+            if rel not in guards:
+                guards[rel] = dataclasses.replace(guard, catches=frozenset({"ImportError", "ModuleNotFoundError"}))
     for rel, guard in guards.items():
         load_rel, _, load_line = guard.where.rpartition(":")
         if any(a <= int(load_line or 0) <= b for a, b in registry_spans.get(load_rel, ())):
             guards[rel] = dataclasses.replace(guard, test="a test of whether vLLM's model registry lists an architecture")
+        for a, b, what in probe_spans.get(load_rel, ()):
+            if a <= int(load_line or 0) <= b:
+                guards[rel] = dataclasses.replace(guard, test=f"a test of whether {what}, which it lacks here")
     return guards
+
+
+def _handled_import_loads(edges: dict, files, source, names) -> set[tuple[str, int]]:
+    """("rel", line) of the unguarded imports of client modules that sit in the body of a `try` whose handlers catch
+    ImportError (`ModuleNotFoundError`, `Exception`, a bare `except`): where such an import fails, its importer carries
+    on. Only the files that load a module `edges` reaches unguarded are read."""
+    wanted = {rel for where in edges.values() for _i, rel, _line, g in where if not g}
+    handled = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+    out: set[tuple[str, int]] = set()
+    pool = list(files) + ([f for f in source.other_files() if f.rel in wanted] if source is not None else [])
+    for f in pool:
+        if f.rel not in wanted:
+            continue
+        for node in nodes_of(f.tree, ast.Try):
+            caught = set()
+            for h in node.handlers:
+                kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                caught |= {"Exception"} if h.type is None else {(dotted_name(k) or "").rpartition(".")[2] for k in kinds}
+            if not caught & handled or not node.body:
+                continue
+            for stmt in node.body:
+                for imp in nodes_of(stmt, ast.Import, ast.ImportFrom):
+                    out.add((f.rel, imp.lineno))
+    return out
 
 
 def _registry_decided(tree: ast.Module, ifs: list, spans: list[tuple[int, int]], decided: dict[int, bool],
@@ -877,6 +925,83 @@ def _module_attribute_probes(f, api, package: str) -> dict[str, bool]:
         elif isinstance(found, Missing):
             out[_call_key(call)] = False
     return out
+
+
+def _object_attribute_probes(f, api, package: str, described: dict | None = None) -> dict[str, bool]:
+    """`hasattr(x, "NAME")` in a function of the file, `x` a parameter annotated with a vLLM class (a name the file
+    imports from vLLM, under TYPE_CHECKING or spelled as a string too) or a local the function binds once to an
+    attribute of such a parameter (`parallel_config = vllm_config.parallel_config`: the attribute's annotated class)
+    -> False, where the target's class certainly lacks NAME and no file of the target's tree spells NAME (nothing of
+    vLLM's sets it on the object): vllm-tt-plugin's `if not hasattr(parallel_config, "engine_core_launcher_cls"):
+    raise ...` before it hands vLLM a launcher module by name, a hook only a fork of vLLM has (FE1). A class that has
+    NAME, a name the tree spells, or a receiver typed any other way decides nothing; two tests of one key that
+    disagree decide nothing either."""
+    from driftcheck.client_model.inference import _bound_names
+    from driftcheck.vllm_model.bodies import text_index_for
+    from driftcheck.vllm_model.resolved import Missing, Resolved
+
+    if "hasattr(" not in f.text:
+        return {}
+    imported: dict[str, str] = {}  # local name -> the vLLM dotted name it is bound to (any `from vllm... import X`)
+    for node in nodes_of(f.tree, ast.ImportFrom):
+        if not node.level and (node.module or "").split(".")[0] == package:
+            imported.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"})
+    if not imported:
+        return {}
+
+    def vllm_class(annotation: ast.expr | None):
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        name = dotted_name(annotation) if annotation is not None else None
+        head, _, rest = (name or "").partition(".")
+        if head not in imported:
+            return None
+        found = api.resolve(imported[head] + (f".{rest}" if rest else ""))
+        return found if isinstance(found, Resolved) and found.kind == "class" else None
+
+    out: dict[str, bool] = {}
+    undecided: set[str] = set()
+    for fn in nodes_of(f.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        scope = own_scope(fn)
+        probes = [c for c in scope if isinstance(c, ast.Call) and dotted_name(c.func) == "hasattr" and _call_key(c)
+                  and isinstance(c.args[0], ast.Name) and isinstance(c.args[1].value, str)]
+        if not probes:
+            continue
+        args = fn.args
+        typed = {a.arg: cls for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                 for cls in [vllm_class(a.annotation)] if cls is not None}
+        bound: dict[str, list] = {}
+        for node in scope:
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
+                targets = node.targets if isinstance(node, ast.Assign) else [
+                    getattr(node, "target", None) or getattr(node, "optional_vars", None)]
+                for t in targets if not isinstance(node, ast.With) else [i.optional_vars for i in node.items]:
+                    # not the `x` of `x.attr = ...`: that stores on the object
+                    for n in (_bound_names(t) if t is not None else ()):
+                        bound.setdefault(n, []).append(node)
+        for call in probes:
+            receiver, name = call.args[0].id, call.args[1].value
+            cls = typed.get(receiver) if receiver not in bound else None
+            stores = bound.get(receiver, [])
+            if cls is None and receiver not in typed and len(stores) == 1 and isinstance(stores[0], ast.Assign) \
+                    and len(stores[0].targets) == 1 and isinstance(stores[0].targets[0], ast.Name) \
+                    and isinstance(stores[0].value, ast.Attribute) and isinstance(stores[0].value.value, ast.Name) \
+                    and stores[0].value.value.id in typed and stores[0].value.value.id not in bound:
+                member = api.class_member(typed[stores[0].value.value.id], stores[0].value.attr)
+                cls = api.type_of(member) if isinstance(member, Resolved) and member.kind == "attribute" else None
+                cls = cls if cls is not None and cls.kind == "class" else None
+            key = _call_key(call)
+            if cls is None or not isinstance(api.class_member(cls, name), Missing) \
+                    or text_index_for(api).files_mentioning(name):
+                undecided.add(key)
+                continue
+            out[key] = False
+            if described is not None:
+                described[key] = f"vLLM's `{cls.qualname.rpartition('.')[2]}` has `{name}`"
+    return {k: v for k, v in out.items() if k not in undecided}
 
 
 def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:
