@@ -110,7 +110,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     by_module = {f.module: f for f in files}
     helpers_of: dict[str, dict[str, bool]] = {}
     registry_spans: dict[str, list[tuple[int, int]]] = {}  # file -> the spans a registry test decides (their wording)
-    probe_spans: dict[str, list[tuple[int, int, str]]] = {}  # file -> the spans a test of a vLLM object decides (FE1)
+    probe_spans: dict[str, list[tuple[int, int, str]]] = {}  # file -> spans a vLLM object's attribute decides, and why
 
     def helpers(module: str) -> dict[str, bool]:  # a client module's top-level functions that return vLLM's version
         if module not in helpers_of:
@@ -125,8 +125,15 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         probed = _module_attribute_probes(f, api, package) if api is not None else {}
         # `hasattr(parallel_config, "engine_core_launcher_cls")` on a vLLM object whose class lacks it (FE1)
         described: dict[str, str] = {}
-        objects = _object_attribute_probes(f, api, package, described) if api is not None else {}
+        hooks: list[tuple[int, int, str]] = []  # `x.NAME = "pkg.mod.Cls"` where vLLM neither has nor reads NAME (FE2)
+        names_a_module = any(f"{q}{head}." in f.text for head in client_heads for q in "\"'")  # (few files do)
+        objects = _object_attribute_probes(f, api, package, described, hooks if names_a_module else None) \
+            if api is not None else {}
         probed.update(objects)
+        stored = [(a, b) for a, b, _what in hooks]  # a name handed only to an attribute vLLM never reads (FE2)
+        probe_spans.setdefault(f.rel, []).extend(
+            (a, b, f"a store into {what}, an attribute this vLLM neither has nor reads, so nothing loads it")
+            for a, b, what in hooks)
         ifs += [node for node in nodes_of(f.tree, ast.If) if probed and node not in ifs and any(
             isinstance(n, ast.Call) and _call_key(n) in probed for n in walk(node.test))]
         # `if "DotsOCRForCausalLM" not in ModelRegistry.get_supported_archs():`: the target's registry answers it (QA1)
@@ -138,7 +145,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         ifs += [node for node in nodes_of(f.tree, ast.If) if imported and node not in ifs and any(
             isinstance(n, ast.Call) and (dotted_name(n.func) or "") in imported for n in walk(node.test))]
         if not ifs:
-            return []  # (most files: what binds the version is read only for a test that may compare it)
+            return stored  # (most files: what binds the version is read only for a test that may compare it)
         names = _version_names(f.tree, package)
         if _QUOTED_RELEASE.search(f.text) and any(_release(n) is not None for n in nodes_of(f.tree, ast.Constant, ast.Call)):
             # a release a test may name (a string starting "0.8"; the text says first whether the file has one)
@@ -176,7 +183,9 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
             if keys:
                 ranges = [(b[0].lineno, max(st.end_lineno or st.lineno for st in b)) for b in (node.body, node.orelse) if b]
                 ranges += _after_leaving(f.tree, {id(node): decided[id(node)]} if id(node) in decided else {})
-                probe_spans.setdefault(f.rel, []).extend((a, b, described[keys[0]]) for a, b in ranges if (a, b) in spans)
+                test = f"a test of whether {described[keys[0]]}, which it lacks here"
+                probe_spans.setdefault(f.rel, []).extend((a, b, test) for a, b in ranges if (a, b) in spans)
+        spans += stored
         return spans + _constants_used_only_in(f, spans, files, source)
 
     predicates_of: dict[str, dict[str, bool]] = {}
@@ -197,6 +206,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
     client_modules = names
+    client_heads = {part for m in names for part in m.split(".")[:2]}  # (a `src/` layout's packages are second)
     equality = _helper_lookup(by_module, source, names)
     edges = _load_edges(files, names, spans_of=untaken)
     if not any(g and target in names for target, where in edges.items() for *_, g in where):
@@ -220,9 +230,11 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         load_rel, _, load_line = guard.where.rpartition(":")
         if any(a <= int(load_line or 0) <= b for a, b in registry_spans.get(load_rel, ())):
             guards[rel] = dataclasses.replace(guard, test="a test of whether vLLM's model registry lists an architecture")
-        for a, b, what in probe_spans.get(load_rel, ()):
+        # what a vLLM object's attribute decides (FE1, FE2); a test that exits before the store says more than it
+        for a, b, test in sorted(probe_spans.get(load_rel, ()), key=lambda span: not span[2].startswith("a test")):
             if a <= int(load_line or 0) <= b:
-                guards[rel] = dataclasses.replace(guard, test=f"a test of whether {what}, which it lacks here")
+                guards[rel] = dataclasses.replace(guards[rel], test=test)
+                break
     return guards
 
 
@@ -927,7 +939,8 @@ def _module_attribute_probes(f, api, package: str) -> dict[str, bool]:
     return out
 
 
-def _object_attribute_probes(f, api, package: str, described: dict | None = None) -> dict[str, bool]:
+def _object_attribute_probes(f, api, package: str, described: dict | None = None,
+                             stores: list | None = None) -> dict[str, bool]:
     """`hasattr(x, "NAME")` in a function of the file, `x` a parameter annotated with a vLLM class (a name the file
     imports from vLLM, under TYPE_CHECKING or spelled as a string too) or a local the function binds once to an
     attribute of such a parameter (`parallel_config = vllm_config.parallel_config`: the attribute's annotated class)
@@ -935,19 +948,60 @@ def _object_attribute_probes(f, api, package: str, described: dict | None = None
     vLLM's sets it on the object): vllm-tt-plugin's `if not hasattr(parallel_config, "engine_core_launcher_cls"):
     raise ...` before it hands vLLM a launcher module by name, a hook only a fork of vLLM has (FE1). A class that has
     NAME, a name the tree spells, or a receiver typed any other way decides nothing; two tests of one key that
-    disagree decide nothing either."""
-    from driftcheck.client_model.inference import _bound_names
+    disagree decide nothing either. `stores`, when given, receives (first line, last line, what) of each statement
+    `x.NAME = "pkg.mod.Cls"` (a constant or a name) on such a receiver: vLLM never reads what it stores (FE2: the same
+    plugin at its 0.24.0 tag stores the launcher's name there without the test)."""
     from driftcheck.vllm_model.bodies import text_index_for
-    from driftcheck.vllm_model.resolved import Missing, Resolved
+    from driftcheck.vllm_model.resolved import Missing
 
-    if "hasattr(" not in f.text:
+    if "hasattr(" not in f.text and stores is None:
         return {}
+    out: dict[str, bool] = {}
+    undecided: set[str] = set()
+
+    def unknown_to_vllm(cls, name: str) -> bool:
+        return cls is not None and isinstance(api.class_member(cls, name), Missing) \
+            and not text_index_for(api).files_mentioning(name)
+
+    for fn, receiver_class in _vllm_typed_receivers(f, api, package):
+        scope = own_scope(fn)
+        for call in scope:
+            if not (isinstance(call, ast.Call) and dotted_name(call.func) == "hasattr" and _call_key(call)
+                    and isinstance(call.args[0], ast.Name) and isinstance(call.args[1].value, str)):
+                continue
+            key, cls, name = _call_key(call), receiver_class(call.args[0].id), call.args[1].value
+            if not unknown_to_vllm(cls, name):
+                undecided.add(key)
+                continue
+            out[key] = False
+            if described is not None:
+                described[key] = f"vLLM's `{cls.qualname.rpartition('.')[2]}` has `{name}`"
+        for node in scope if stores is not None else ():
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1 \
+                    or not isinstance(node.value, (ast.Constant, ast.Name)):
+                continue  # (a value computed there, `import_module(...)`, runs whatever reads it)
+            target = node.targets[0]
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                cls = receiver_class(target.value.id)
+                if unknown_to_vllm(cls, target.attr):
+                    stores.append((node.lineno, node.end_lineno or node.lineno,
+                                   f"`{cls.qualname.rpartition('.')[2]}.{target.attr}`"))
+    return {k: v for k, v in out.items() if k not in undecided}
+
+
+def _vllm_typed_receivers(f, api, package: str):
+    """(function, receiver -> its vLLM class or None) for each function of the file that has a parameter annotated
+    with a vLLM class the file imports: the parameter itself (not rebound), or a local bound once to one of its
+    attributes (the class that attribute is annotated with)."""
+    from driftcheck.client_model.inference import _bound_names
+    from driftcheck.vllm_model.resolved import Resolved
+
     imported: dict[str, str] = {}  # local name -> the vLLM dotted name it is bound to (any `from vllm... import X`)
     for node in nodes_of(f.tree, ast.ImportFrom):
         if not node.level and (node.module or "").split(".")[0] == package:
             imported.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"})
     if not imported:
-        return {}
+        return
 
     def vllm_class(annotation: ast.expr | None):
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -962,19 +1016,14 @@ def _object_attribute_probes(f, api, package: str, described: dict | None = None
         found = api.resolve(imported[head] + (f".{rest}" if rest else ""))
         return found if isinstance(found, Resolved) and found.kind == "class" else None
 
-    out: dict[str, bool] = {}
-    undecided: set[str] = set()
     for fn in nodes_of(f.tree, ast.FunctionDef, ast.AsyncFunctionDef):
-        scope = own_scope(fn)
-        probes = [c for c in scope if isinstance(c, ast.Call) and dotted_name(c.func) == "hasattr" and _call_key(c)
-                  and isinstance(c.args[0], ast.Name) and isinstance(c.args[1].value, str)]
-        if not probes:
-            continue
         args = fn.args
         typed = {a.arg: cls for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
                  for cls in [vllm_class(a.annotation)] if cls is not None}
+        if not typed:
+            continue
         bound: dict[str, list] = {}
-        for node in scope:
+        for node in own_scope(fn):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
                 targets = node.targets if isinstance(node, ast.Assign) else [
                     getattr(node, "target", None) or getattr(node, "optional_vars", None)]
@@ -982,26 +1031,22 @@ def _object_attribute_probes(f, api, package: str, described: dict | None = None
                     # not the `x` of `x.attr = ...`: that stores on the object
                     for n in (_bound_names(t) if t is not None else ()):
                         bound.setdefault(n, []).append(node)
-        for call in probes:
-            receiver, name = call.args[0].id, call.args[1].value
-            cls = typed.get(receiver) if receiver not in bound else None
+
+        def receiver_class(receiver: str, typed=typed, bound=bound):
+            if receiver in typed:
+                return typed[receiver] if receiver not in bound else None
             stores = bound.get(receiver, [])
-            if cls is None and receiver not in typed and len(stores) == 1 and isinstance(stores[0], ast.Assign) \
-                    and len(stores[0].targets) == 1 and isinstance(stores[0].targets[0], ast.Name) \
-                    and isinstance(stores[0].value, ast.Attribute) and isinstance(stores[0].value.value, ast.Name) \
-                    and stores[0].value.value.id in typed and stores[0].value.value.id not in bound:
-                member = api.class_member(typed[stores[0].value.value.id], stores[0].value.attr)
-                cls = api.type_of(member) if isinstance(member, Resolved) and member.kind == "attribute" else None
-                cls = cls if cls is not None and cls.kind == "class" else None
-            key = _call_key(call)
-            if cls is None or not isinstance(api.class_member(cls, name), Missing) \
-                    or text_index_for(api).files_mentioning(name):
-                undecided.add(key)
-                continue
-            out[key] = False
-            if described is not None:
-                described[key] = f"vLLM's `{cls.qualname.rpartition('.')[2]}` has `{name}`"
-    return {k: v for k, v in out.items() if k not in undecided}
+            if len(stores) != 1 or not isinstance(stores[0], ast.Assign) or len(stores[0].targets) != 1:
+                return None
+            value = stores[0].value
+            if not (isinstance(stores[0].targets[0], ast.Name) and isinstance(value, ast.Attribute)
+                    and isinstance(value.value, ast.Name) and value.value.id in typed and value.value.id not in bound):
+                return None
+            member = api.class_member(typed[value.value.id], value.attr)
+            cls = api.type_of(member) if isinstance(member, Resolved) and member.kind == "attribute" else None
+            return cls if cls is not None and cls.kind == "class" else None
+
+        yield fn, receiver_class
 
 
 def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:

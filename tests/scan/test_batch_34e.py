@@ -12,9 +12,16 @@ annotated with a vLLM class, or on a local bound once to such a parameter's attr
 taken), is decided False where the target's class lacks NAME and no file of its tree spells NAME, so what follows
 `if not hasattr(...): raise` does not run there; (b) a module loaded that way and otherwise only imported inside a try
 that catches ImportError has its import-time ImportErrors guarded (its other findings are not); (c) a string compared
-(`==`) is no load of the module it names. The twins keep the error: the name handed over without the test, a vLLM
-whose class has the hook, another unguarded import, a try that catches something else, a runtime error in the
-module, and a module loaded by `import_module` instead of compared.
+(`==`) is no load of the module it names. The twins keep the error: a vLLM whose class has the hook, another
+unguarded import, a try that catches something else, a runtime error in the module, and a module loaded by
+`import_module` instead of compared.
+
+FE2: the same plugin at its `compat/vllm-0.24.0` tag (bd150c7) at vLLM 0.24.0 stores the launcher's name into
+`parallel_config.engine_core_launcher_cls` with no hasattr test at all: DC006 already says the store "creates a new
+attribute that vLLM never reads", and nothing else of vLLM loads the module, yet DC002 said the module's imports fail.
+A store `x.NAME = ...` on such a typed receiver, where the target's class lacks NAME and its tree never spells it,
+now counts as a load that never happens. Twins: a vLLM that declares the attribute, and one that reads it by name
+(`getattr(config, "engine_core_launcher_cls", None)`), keep the error.
 """
 
 from __future__ import annotations
@@ -46,8 +53,6 @@ def test_fe1_module_loaded_only_where_the_hook_exists_is_a_warning(tmp_path):
 
 
 @pytest.mark.parametrize("rel, old, new", [
-    # the name handed to vLLM without the test: vLLM loads it wherever the attribute is read
-    (PLATFORM, 'if not hasattr(parallel_config, "engine_core_launcher_cls"):', 'if parallel_config is None:'),
     # another client module imports it unguarded
     ("plug/__init__.py", "", "from plug import launcher  # noqa: F401\n"),
     # a try that does not catch ImportError
@@ -74,3 +79,38 @@ def test_fe1_twin_a_runtime_error_of_the_module_stays_an_error(tmp_path):
     found = _findings(tmp_path, client)
     assert ("DC002", "warning", LAUNCHER, 1) in found
     assert ("DC003", "error", LAUNCHER, 6) in found
+
+
+# ----------------------------------------------------------------------------------------- FE2
+
+FE2_VLLM, FE2_CLIENT = plugin_shape("FE2")
+
+
+def test_fe2_module_named_only_to_an_attribute_vllm_never_reads_is_a_warning(tmp_path):
+    result = scan_trees(tmp_path, FE2_VLLM, FE2_CLIENT)
+    found = [f for f in result.findings if f.client.path == LAUNCHER]
+    assert [(f.rule, f.severity, f.client.line) for f in found] == [("DC002", "warning", 1)]
+    assert "a store into `ParallelConfig.engine_core_launcher_cls`, an attribute this vLLM neither has nor reads" \
+        in found[0].message
+    assert [f for f in result.findings if f.severity == "error"] == []
+
+
+@pytest.mark.parametrize("rel, old, new", [
+    # vLLM declares the attribute: it may read it, and load the module
+    ("vllm/config/parallel.py", 'distributed_executor_backend: str = "uni"\n',
+     'distributed_executor_backend: str = "uni"\n    engine_core_launcher_cls: str = "auto"\n'),
+    # vLLM reads it by name from the object it is handed
+    ("vllm/v1/engine/utils.py", "class CoreEngine:",
+     'def launcher_of(config):\n    return getattr(config, "engine_core_launcher_cls", None)\n\n\nclass CoreEngine:'),
+])
+def test_fe2_twins_a_vllm_that_may_read_the_attribute_keeps_the_error(tmp_path, rel, old, new):
+    assert ("DC002", "error", LAUNCHER, 1) in _findings(tmp_path, FE2_CLIENT, edited(FE2_VLLM, rel, (old, new)))
+
+
+def test_fe2_twin_a_module_loaded_while_computing_the_stored_value_keeps_the_error(tmp_path):
+    # the store is never read, but what it stores is computed first: the load runs
+    client = edited(FE2_CLIENT, PLATFORM, (
+        'parallel_config.engine_core_launcher_cls = "plug.launcher.PlugLauncher"',
+        'parallel_config.engine_core_launcher_cls = importlib.import_module("plug.launcher")'),
+        ("from typing import TYPE_CHECKING\n", "import importlib\nfrom typing import TYPE_CHECKING\n"))
+    assert ("DC002", "error", LAUNCHER, 1) in _findings(tmp_path, client)

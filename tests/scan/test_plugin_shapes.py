@@ -170,7 +170,9 @@ installed vLLM folder from a pull request's checkout; `installed_together`, so t
 FE1_ from tenstorrent/vllm-tt-plugin (e3fc849) at vLLM 0.25.1, 0.28.0 and 0.34.0 (batch 34e,
 docs/triage/2026-12-05-metrics-executors-34e.md: a module whose name the platform hands to a hook of vLLM's
 `ParallelConfig` only past `if not hasattr(parallel_config, "engine_core_launcher_cls"): raise`, where the target's
-class lacks it, and that a test imports only inside a try catching ImportError and another test only compares).
+class lacks it, and that a test imports only inside a try catching ImportError and another test only compares) and FE2_
+from the same plugin's `compat/vllm-0.24.0` tag at vLLM 0.24.0 (the name stored with no test into that attribute,
+which the target's vLLM neither has nor reads).
 FA1_ from numindai/vLLM-Last-Hidden-State (read
 through the file index, the newest stored version of each file) at vLLM 0.29.0 (batch 34a,
 docs/triage/2026-12-05-hidden-state-clients-34a.md: a worker extension named by the `--worker-extension-cls` serve flag
