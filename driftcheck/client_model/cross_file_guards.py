@@ -196,6 +196,8 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
         loads = any(calls_one_of(c, ("import_module",)) for c in nodes_of(f.tree, ast.Call))
         version_guards = [g for g in guards_of(f.tree) if g.kind == "version"] if loads and spans_of is None else []
         keys = _sys_modules_keys(f.tree) if "sys.modules" in (getattr(f, "text", None) or "sys.modules") else set()
+        # `assert pc.launcher_cls == "pkg.launcher.Launcher"`: a name compared is not loaded (FE1)
+        keys |= {id(n) for c in nodes_of(f.tree, ast.Compare) for n in [c.left, *c.comparators] if isinstance(n, ast.Constant)}
         for const in nodes_of(f.tree, ast.Constant):
             name = const.value if isinstance(const.value, str) else ""
             if id(const) in keys:

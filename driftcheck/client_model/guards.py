@@ -73,6 +73,9 @@ class Guard:
             # `v = getattr(spec, "new", None); if v is not None: return v; return spec.old` guards spec's other spelling
             return any(re.search(rf"\b{re.escape(n)}\b", text) for n in self.names) or \
                 any(re.search(rf"(?<![\w.]){re.escape(r)}\s*\.", code) for r in self.receivers)
+        if self.kind == "dispatched" and self.catches:
+            # also imported inside a try that catches ImportError: only its import-time ImportErrors are handled (FE1)
+            return bool(self.catches & set(raises))
         if self.kind not in ("try", "fallback", "expected"):
             return True  # version, isinstance, dispatched
         return ANY in self.catches or bool(self.catches & set(raises))
@@ -102,9 +105,10 @@ class Guard:
         if self.kind == "dispatched":
             via = next(iter(self.names), "")
             test = self.test or "a vLLM version check"
+            tried = " or inside a try that catches ImportError" if self.catches else ""
             if via:
-                return f"in a module only {via} imports, itself loaded only under {test} ({self.where})"
-            return f"in a module the client loads only under {test} ({self.where})"
+                return f"in a module only {via} imports, itself loaded only under {test} ({self.where}){tried}"
+            return f"in a module the client loads only under {test} ({self.where}){tried}"
         if self.kind == "rebound":
             return self.where
         if self.kind == "refused":

@@ -14,7 +14,7 @@ import operator
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk, within
+from driftcheck.astnodes import dotted_name, nodes_of, own_scope, walk, within
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import NO_RETURN, Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
@@ -110,6 +110,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     by_module = {f.module: f for f in files}
     helpers_of: dict[str, dict[str, bool]] = {}
     registry_spans: dict[str, list[tuple[int, int]]] = {}  # file -> the spans a registry test decides (their wording)
+    probe_spans: dict[str, list[tuple[int, int, str]]] = {}  # file -> spans a vLLM object's attribute decides, and why
 
     def helpers(module: str) -> dict[str, bool]:  # a client module's top-level functions that return vLLM's version
         if module not in helpers_of:
@@ -122,6 +123,17 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         ifs = [node for node in nodes_of(f.tree, ast.If) if _may_decide(node.test)]
         # `hasattr(envs, "VLLM_USE_V1")`, `envs` a vLLM module: the target's sources answer it (ROLL, LB2)
         probed = _module_attribute_probes(f, api, package) if api is not None else {}
+        # `hasattr(parallel_config, "engine_core_launcher_cls")` on a vLLM object whose class lacks it (FE1)
+        described: dict[str, str] = {}
+        hooks: list[tuple[int, int, str]] = []  # `x.NAME = "pkg.mod.Cls"` where vLLM neither has nor reads NAME (FE2)
+        names_a_module = any(f"{q}{head}." in f.text for head in client_heads for q in "\"'")  # (few files do)
+        objects = _object_attribute_probes(f, api, package, described, hooks if names_a_module else None) \
+            if api is not None else {}
+        probed.update(objects)
+        stored = [(a, b) for a, b, _what in hooks]  # a name handed only to an attribute vLLM never reads (FE2)
+        probe_spans.setdefault(f.rel, []).extend(
+            (a, b, f"a store into {what}, an attribute this vLLM neither has nor reads, so nothing loads it")
+            for a, b, what in hooks)
         ifs += [node for node in nodes_of(f.tree, ast.If) if probed and node not in ifs and any(
             isinstance(n, ast.Call) and _call_key(n) in probed for n in walk(node.test))]
         # `if "DotsOCRForCausalLM" not in ModelRegistry.get_supported_archs():`: the target's registry answers it (QA1)
@@ -133,7 +145,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         ifs += [node for node in nodes_of(f.tree, ast.If) if imported and node not in ifs and any(
             isinstance(n, ast.Call) and (dotted_name(n.func) or "") in imported for n in walk(node.test))]
         if not ifs:
-            return []  # (most files: what binds the version is read only for a test that may compare it)
+            return stored  # (most files: what binds the version is read only for a test that may compare it)
         names = _version_names(f.tree, package)
         if _QUOTED_RELEASE.search(f.text) and any(_release(n) is not None for n in nodes_of(f.tree, ast.Constant, ast.Call)):
             # a release a test may name (a string starting "0.8"; the text says first whether the file has one)
@@ -166,6 +178,14 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         spans += _after_leaving(f.tree, decided)
         if shipped:
             registry_spans[f.rel] = _registry_decided(f.tree, ifs, spans, decided, shipped)
+        for node in ifs if objects else ():  # what a test of a vLLM object's attribute decides, said as such (FE1)
+            keys = [_call_key(n) for n in walk(node.test) if isinstance(n, ast.Call) and _call_key(n) in objects]
+            if keys:
+                ranges = [(b[0].lineno, max(st.end_lineno or st.lineno for st in b)) for b in (node.body, node.orelse) if b]
+                ranges += _after_leaving(f.tree, {id(node): decided[id(node)]} if id(node) in decided else {})
+                test = f"a test of whether {described[keys[0]]}, which it lacks here"
+                probe_spans.setdefault(f.rel, []).extend((a, b, test) for a, b in ranges if (a, b) in spans)
+        spans += stored
         return spans + _constants_used_only_in(f, spans, files, source)
 
     predicates_of: dict[str, dict[str, bool]] = {}
@@ -186,6 +206,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
     client_modules = names
+    client_heads = {part for m in names for part in m.split(".")[:2]}  # (a `src/` layout's packages are second)
     equality = _helper_lookup(by_module, source, names)
     edges = _load_edges(files, names, spans_of=untaken)
     if not any(g and target in names for target, where in edges.items() for *_, g in where):
@@ -194,12 +215,51 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         for target_module, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
                                                 spans_of=untaken).items():
             edges.setdefault(target_module, []).extend(where)
-    guards = _guards_for(_loaded_only_guarded(edges), edges, by_module)
+    only_untaken = _loaded_only_guarded(edges)
+    guards = _guards_for(only_untaken, edges, by_module)
+    # a module also imported inside a `try` that catches ImportError (a test that skips itself when the import fails):
+    # its import-time ImportErrors are handled wherever it is loaded on the target, its other findings are not (FE1)
+    tried = _handled_import_loads(edges, files, source if others else None, names)
+    if tried:
+        loose = {m: [(i, r, line, g or (r, line) in tried) for i, r, line, g in where] for m, where in edges.items()}
+        directly = {m for m, where in edges.items() if any(g for *_, g in where)}
+        for rel, guard in _guards_for((_loaded_only_guarded(loose) - only_untaken) & directly, loose, by_module).items():
+            if rel not in guards:
+                guards[rel] = dataclasses.replace(guard, catches=frozenset({"ImportError", "ModuleNotFoundError"}))
     for rel, guard in guards.items():
         load_rel, _, load_line = guard.where.rpartition(":")
         if any(a <= int(load_line or 0) <= b for a, b in registry_spans.get(load_rel, ())):
             guards[rel] = dataclasses.replace(guard, test="a test of whether vLLM's model registry lists an architecture")
+        # what a vLLM object's attribute decides (FE1, FE2); a test that exits before the store says more than it
+        for a, b, test in sorted(probe_spans.get(load_rel, ()), key=lambda span: not span[2].startswith("a test")):
+            if a <= int(load_line or 0) <= b:
+                guards[rel] = dataclasses.replace(guards[rel], test=test)
+                break
     return guards
+
+
+def _handled_import_loads(edges: dict, files, source, names) -> set[tuple[str, int]]:
+    """("rel", line) of the unguarded imports of client modules that sit in the body of a `try` whose handlers catch
+    ImportError (`ModuleNotFoundError`, `Exception`, a bare `except`): where such an import fails, its importer carries
+    on. Only the files that load a module `edges` reaches unguarded are read."""
+    wanted = {rel for where in edges.values() for _i, rel, _line, g in where if not g}
+    handled = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+    out: set[tuple[str, int]] = set()
+    pool = list(files) + ([f for f in source.other_files() if f.rel in wanted] if source is not None else [])
+    for f in pool:
+        if f.rel not in wanted:
+            continue
+        for node in nodes_of(f.tree, ast.Try):
+            caught = set()
+            for h in node.handlers:
+                kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                caught |= {"Exception"} if h.type is None else {(dotted_name(k) or "").rpartition(".")[2] for k in kinds}
+            if not caught & handled or not node.body:
+                continue
+            for stmt in node.body:
+                for imp in nodes_of(stmt, ast.Import, ast.ImportFrom):
+                    out.add((f.rel, imp.lineno))
+    return out
 
 
 def _registry_decided(tree: ast.Module, ifs: list, spans: list[tuple[int, int]], decided: dict[int, bool],
@@ -877,6 +937,116 @@ def _module_attribute_probes(f, api, package: str) -> dict[str, bool]:
         elif isinstance(found, Missing):
             out[_call_key(call)] = False
     return out
+
+
+def _object_attribute_probes(f, api, package: str, described: dict | None = None,
+                             stores: list | None = None) -> dict[str, bool]:
+    """`hasattr(x, "NAME")` in a function of the file, `x` a parameter annotated with a vLLM class (a name the file
+    imports from vLLM, under TYPE_CHECKING or spelled as a string too) or a local the function binds once to an
+    attribute of such a parameter (`parallel_config = vllm_config.parallel_config`: the attribute's annotated class)
+    -> False, where the target's class certainly lacks NAME and no file of the target's tree spells NAME (nothing of
+    vLLM's sets it on the object): vllm-tt-plugin's `if not hasattr(parallel_config, "engine_core_launcher_cls"):
+    raise ...` before it hands vLLM a launcher module by name, a hook only a fork of vLLM has (FE1). A class that has
+    NAME, a name the tree spells, or a receiver typed any other way decides nothing; two tests of one key that
+    disagree decide nothing either. `stores`, when given, receives (first line, last line, what) of each statement
+    `x.NAME = "pkg.mod.Cls"` (a constant or a name) on such a receiver: vLLM never reads what it stores (FE2: the same
+    plugin at its 0.24.0 tag stores the launcher's name there without the test)."""
+    from driftcheck.vllm_model.bodies import text_index_for
+    from driftcheck.vllm_model.resolved import Missing
+
+    if "hasattr(" not in f.text and stores is None:
+        return {}
+    out: dict[str, bool] = {}
+    undecided: set[str] = set()
+
+    def unknown_to_vllm(cls, name: str) -> bool:
+        return cls is not None and isinstance(api.class_member(cls, name), Missing) \
+            and not text_index_for(api).files_mentioning(name)
+
+    for fn, receiver_class in _vllm_typed_receivers(f, api, package):
+        scope = own_scope(fn)
+        for call in scope:
+            if not (isinstance(call, ast.Call) and dotted_name(call.func) == "hasattr" and _call_key(call)
+                    and isinstance(call.args[0], ast.Name) and isinstance(call.args[1].value, str)):
+                continue
+            key, cls, name = _call_key(call), receiver_class(call.args[0].id), call.args[1].value
+            if not unknown_to_vllm(cls, name):
+                undecided.add(key)
+                continue
+            out[key] = False
+            if described is not None:
+                described[key] = f"vLLM's `{cls.qualname.rpartition('.')[2]}` has `{name}`"
+        for node in scope if stores is not None else ():
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1 \
+                    or not isinstance(node.value, (ast.Constant, ast.Name)):
+                continue  # (a value computed there, `import_module(...)`, runs whatever reads it)
+            target = node.targets[0]
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                cls = receiver_class(target.value.id)
+                if unknown_to_vllm(cls, target.attr):
+                    stores.append((node.lineno, node.end_lineno or node.lineno,
+                                   f"`{cls.qualname.rpartition('.')[2]}.{target.attr}`"))
+    return {k: v for k, v in out.items() if k not in undecided}
+
+
+def _vllm_typed_receivers(f, api, package: str):
+    """(function, receiver -> its vLLM class or None) for each function of the file that has a parameter annotated
+    with a vLLM class the file imports: the parameter itself (not rebound), or a local bound once to one of its
+    attributes (the class that attribute is annotated with)."""
+    from driftcheck.client_model.inference import _bound_names
+    from driftcheck.vllm_model.resolved import Resolved
+
+    imported: dict[str, str] = {}  # local name -> the vLLM dotted name it is bound to (any `from vllm... import X`)
+    for node in nodes_of(f.tree, ast.ImportFrom):
+        if not node.level and (node.module or "").split(".")[0] == package:
+            imported.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names if a.name != "*"})
+    if not imported:
+        return
+
+    def vllm_class(annotation: ast.expr | None):
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return None
+        name = dotted_name(annotation) if annotation is not None else None
+        head, _, rest = (name or "").partition(".")
+        if head not in imported:
+            return None
+        found = api.resolve(imported[head] + (f".{rest}" if rest else ""))
+        return found if isinstance(found, Resolved) and found.kind == "class" else None
+
+    for fn in nodes_of(f.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        args = fn.args
+        typed = {a.arg: cls for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                 for cls in [vllm_class(a.annotation)] if cls is not None}
+        if not typed:
+            continue
+        bound: dict[str, list] = {}
+        for node in own_scope(fn):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
+                targets = node.targets if isinstance(node, ast.Assign) else [
+                    getattr(node, "target", None) or getattr(node, "optional_vars", None)]
+                for t in targets if not isinstance(node, ast.With) else [i.optional_vars for i in node.items]:
+                    # not the `x` of `x.attr = ...`: that stores on the object
+                    for n in (_bound_names(t) if t is not None else ()):
+                        bound.setdefault(n, []).append(node)
+
+        def receiver_class(receiver: str, typed=typed, bound=bound):
+            if receiver in typed:
+                return typed[receiver] if receiver not in bound else None
+            stores = bound.get(receiver, [])
+            if len(stores) != 1 or not isinstance(stores[0], ast.Assign) or len(stores[0].targets) != 1:
+                return None
+            value = stores[0].value
+            if not (isinstance(stores[0].targets[0], ast.Name) and isinstance(value, ast.Attribute)
+                    and isinstance(value.value, ast.Name) and value.value.id in typed and value.value.id not in bound):
+                return None
+            member = api.class_member(typed[value.value.id], value.attr)
+            cls = api.type_of(member) if isinstance(member, Resolved) and member.kind == "attribute" else None
+            return cls if cls is not None and cls.kind == "class" else None
+
+        yield fn, receiver_class
 
 
 def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:

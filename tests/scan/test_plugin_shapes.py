@@ -167,6 +167,12 @@ there first) and FB2_ from tilelang-turboquant (Sasopsy/turboquant-vllm cbef9b2)
 that derives from `QuantizationConfig` through the client's own base is no sibling "that does not derive from it")
 and FB3_ from vllm-fp8kv (nickus/vllm-fp8kv 6746463) at 0.25.0 and 0.28.0 (modules its `setup.sh` copies into the
 installed vLLM folder from a pull request's checkout; `installed_together`, so the copy lands in the test's site folder).
+FE1_ from tenstorrent/vllm-tt-plugin (e3fc849) at vLLM 0.25.1, 0.28.0 and 0.34.0 (batch 34e,
+docs/triage/2026-12-05-metrics-executors-34e.md: a module whose name the platform hands to a hook of vLLM's
+`ParallelConfig` only past `if not hasattr(parallel_config, "engine_core_launcher_cls"): raise`, where the target's
+class lacks it, and that a test imports only inside a try catching ImportError and another test only compares) and FE2_
+from the same plugin's `compat/vllm-0.24.0` tag at vLLM 0.24.0 (the name stored with no test into that attribute,
+which the target's vLLM neither has nor reads).
 FA1_ from numindai/vLLM-Last-Hidden-State (read
 through the file index, the newest stored version of each file) at vLLM 0.29.0 (batch 34a,
 docs/triage/2026-12-05-hidden-state-clients-34a.md: a worker extension named by the `--worker-extension-cls` serve flag
