@@ -42,7 +42,7 @@ from collections import deque
 
 from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, own_scope, walk, within
 from driftcheck.vllm_model.resolved import Resolved
-from driftcheck.vllm_model.receivers import decorated_with, files_calling, receiver_classes
+from driftcheck.vllm_model.receivers import decorated_with, files_calling, files_reading_by_getattr, receiver_classes
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -375,12 +375,12 @@ def _hook_sites(ctx: ScanContext, ov: _Override, holders: set[str]):
     loop's iterable, a warning's reason). A method only some hooks reach is not certain: never an error."""
     api = ctx.api
     index = text_index_for(api)
-    files = [rel for rel in dict.fromkeys([*index.files_mentioning(f'"{ov.name}"'), *index.files_mentioning(f"'{ov.name}'")])]
+    files = files_reading_by_getattr(api, index, ov.name)
     if len(files) > MAX_CALL_FILES:
         return
     for rel in files:
         tree = api.parse(rel)
-        if tree is None or b"getattr" not in index.blob(rel):
+        if tree is None:
             continue
         parents, sites = _hook_calls_in(api, rel, tree, ov.name)
         if not sites:
@@ -402,41 +402,49 @@ def _hook_calls_in(api, rel: str, tree: ast.Module, name: str) -> tuple[dict, li
     and called later in the same function. The stand-in has the hook call's arguments and place, and the hook call's
     parent, so every question DC109 asks of a call (its function, a `try` around it) has its answer."""
     per_api = _HOOK_CALLS.setdefault(api, {})
-    found = per_api.get((rel, name))
-    if found is not None and found[0] is tree:
-        return found[1], found[2]
+    found = per_api.get(rel)
+    if found is None or found[0] is not tree:  # every name's hooks of the file, in one walk
+        found = per_api[rel] = (tree, *_hook_calls(tree))
+    return found[1], found[2].get(name, [])
+
+
+def _hook_calls(tree: ast.Module) -> tuple[dict, dict[str, list[tuple[ast.Call, str | None]]]]:
     parents: dict = {}
     for parent in walk(tree):
         for child in ast.iter_child_nodes(parent):
             parents[id(child)] = parent
-    sites: list[tuple[ast.Call, str | None]] = []
+    sites: dict[str, list[tuple[ast.Call, str | None]]] = {}
     for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
-        bound: dict[str, ast.expr] = {}  # local -> the object its getattr reads
         scope = own_scope(fn)
+        if not any(isinstance(n, ast.Name) and n.id == "getattr" for n in scope):
+            continue
+        bound: dict[str, tuple[ast.expr, str]] = {}  # local -> (the object its getattr reads, the name read)
         for node in sorted((n for n in scope if isinstance(n, ast.Assign)), key=lambda n: n.lineno):
-            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _getattr_of(node.value, name) is not None:
-                bound[node.targets[0].id] = _getattr_of(node.value, name)
+            read = _getattr_of(node.value)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and read is not None:
+                bound[node.targets[0].id] = read
         for node in scope:
             if not isinstance(node, ast.Call):
                 continue
-            recv = _getattr_of(node.func, name)
-            if recv is None and isinstance(node.func, ast.Name) and node.func.id in bound:
-                recv = bound[node.func.id]
-            if recv is None:
+            read = _getattr_of(node.func)
+            if read is None and isinstance(node.func, ast.Name) and node.func.id in bound:
+                read = bound[node.func.id]
+            if read is None:
                 continue
+            recv, name = read
             stand_in = ast.copy_location(ast.Call(func=ast.copy_location(ast.Attribute(value=recv, attr=name, ctx=ast.Load()),
                                                                           node.func), args=node.args, keywords=node.keywords), node)
             parents[id(stand_in)] = parents.get(id(node))
-            sites.append((stand_in, _loop_binding(parents, node, recv)))
-    per_api[(rel, name)] = (tree, parents, sites)
+            sites.setdefault(name, []).append((stand_in, _loop_binding(parents, node, recv)))
     return parents, sites
 
 
-def _getattr_of(node: ast.expr, name: str) -> ast.expr | None:
-    """`x` of `getattr(x, "name")` / `getattr(x, "name", default)`."""
+def _getattr_of(node: ast.expr) -> tuple[ast.expr, str] | None:
+    """(`x`, "name") of `getattr(x, "name")` / `getattr(x, "name", default)`."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and \
-            2 <= len(node.args) <= 3 and not node.keywords and isinstance(node.args[1], ast.Constant) and node.args[1].value == name:
-        return node.args[0]
+            2 <= len(node.args) <= 3 and not node.keywords and isinstance(node.args[1], ast.Constant) \
+            and isinstance(node.args[1].value, str):
+        return node.args[0], node.args[1].value
     return None
 
 

@@ -70,3 +70,21 @@ def files_calling(api, index, name: str) -> list[str]:
                 table.setdefault(called, []).append(rel)
         _FILES_CALLING[api] = table
     return table.get(name.encode(), [])
+
+
+_FILES_GETATTR: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_GETATTR_READ = re.compile(rb"""\bgetattr\(\s*[^,()]+,\s*["'](\w+)["']""")  # `getattr(module, "name"`
+
+
+def files_reading_by_getattr(api, index, name: str) -> list[str]:
+    """The target's files that read `name` through `getattr(x, "name"...)` (a hook a method may be called through),
+    listed for every name in one pass over the release, as `files_calling` is."""
+    table = _FILES_GETATTR.get(api)
+    if table is None:
+        table = {}
+        for rel, data in index.blobs().items():
+            if b"getattr(" in data:
+                for read in set(_GETATTR_READ.findall(data)):
+                    table.setdefault(read, []).append(rel)
+        _FILES_GETATTR[api] = table
+    return table.get(name.encode(), [])
