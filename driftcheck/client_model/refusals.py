@@ -238,6 +238,9 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     return guards
 
 
+_TRY = re.compile(r"\btry\s*:")
+
+
 def _handled_import_loads(edges: dict, files, source, names) -> set[tuple[str, int]]:
     """("rel", line) of the unguarded imports of client modules that sit in the body of a `try` whose handlers catch
     ImportError (`ModuleNotFoundError`, `Exception`, a bare `except`): where such an import fails, its importer carries
@@ -245,20 +248,29 @@ def _handled_import_loads(edges: dict, files, source, names) -> set[tuple[str, i
     wanted = {rel for where in edges.values() for _i, rel, _line, g in where if not g}
     handled = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
     out: set[tuple[str, int]] = set()
-    pool = list(files) + ([f for f in source.other_files() if f.rel in wanted] if source is not None else [])
+    # a file whose text has no `try:` has no such import: only the others are read (and, outside `files`, parsed)
+    pool = [f for f in files if f.rel in wanted and _TRY.search(f.text)]
+    if source is not None:
+        have = {f.rel for f in files}
+        for rel in sorted(wanted - have):
+            try:
+                data = source.tree.read_bytes(rel)
+                if _TRY.search(data.decode("utf-8", "replace")):
+                    pool.append(parse_client_file(source.tree, rel, data))
+            except Exception:  # unreadable or not parseable here: it loads nothing we can see
+                continue
     for f in pool:
-        if f.rel not in wanted:
-            continue
+        bodies: list[tuple[int, int]] = []  # the line spans of the `try` bodies whose handlers catch ImportError
         for node in nodes_of(f.tree, ast.Try):
             caught = set()
             for h in node.handlers:
                 kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
                 caught |= {"Exception"} if h.type is None else {(dotted_name(k) or "").rpartition(".")[2] for k in kinds}
-            if not caught & handled or not node.body:
-                continue
-            for stmt in node.body:
-                for imp in nodes_of(stmt, ast.Import, ast.ImportFrom):
-                    out.add((f.rel, imp.lineno))
+            if caught & handled and node.body:
+                bodies.append((node.body[0].lineno, max(st.end_lineno or st.lineno for st in node.body)))
+        if bodies:  # the file's imports from its node buckets, not a walk of each try body
+            out |= {(f.rel, imp.lineno) for imp in nodes_of(f.tree, ast.Import, ast.ImportFrom)
+                    if any(a <= imp.lineno <= b for a, b in bodies)}
     return out
 
 
@@ -963,8 +975,13 @@ def _object_attribute_probes(f, api, package: str, described: dict | None = None
         return cls is not None and isinstance(api.class_member(cls, name), Missing) \
             and not text_index_for(api).files_mentioning(name)
 
-    for fn, receiver_class in _vllm_typed_receivers(f, api, package):
-        scope = own_scope(fn)
+    # the lines a `hasattr(` is on: a function without one, when no store is asked for, has nothing to read
+    probe_lines = [f.text.count("\n", 0, m.start()) + 1 for m in re.finditer(r"\bhasattr\(", f.text)]
+
+    def wanted(fn) -> bool:
+        return stores is not None or any(fn.lineno <= line <= (fn.end_lineno or fn.lineno) for line in probe_lines)
+
+    for fn, scope, receiver_class in _vllm_typed_receivers(f, api, package, wanted):
         for call in scope:
             if not (isinstance(call, ast.Call) and dotted_name(call.func) == "hasattr" and _call_key(call)
                     and isinstance(call.args[0], ast.Name) and isinstance(call.args[1].value, str)):
@@ -989,10 +1006,11 @@ def _object_attribute_probes(f, api, package: str, described: dict | None = None
     return {k: v for k, v in out.items() if k not in undecided}
 
 
-def _vllm_typed_receivers(f, api, package: str):
-    """(function, receiver -> its vLLM class or None) for each function of the file that has a parameter annotated
-    with a vLLM class the file imports: the parameter itself (not rebound), or a local bound once to one of its
-    attributes (the class that attribute is annotated with)."""
+def _vllm_typed_receivers(f, api, package: str, wanted=lambda fn: True):
+    """(function, its own scope, receiver -> its vLLM class or None) for each function of the file that has a
+    parameter annotated with a vLLM class the file imports and that probes or stores an attribute of some name:
+    the parameter itself (not rebound), or a local bound once to one of its attributes (the class that attribute is
+    annotated with). The function's bindings are read only when a receiver is asked about."""
     from driftcheck.client_model.inference import _bound_names
     from driftcheck.vllm_model.resolved import Resolved
 
@@ -1020,19 +1038,23 @@ def _vllm_typed_receivers(f, api, package: str):
         args = fn.args
         typed = {a.arg: cls for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
                  for cls in [vllm_class(a.annotation)] if cls is not None}
-        if not typed:
+        if not typed or not wanted(fn):
             continue
+        scope = own_scope(fn)
         bound: dict[str, list] = {}
-        for node in own_scope(fn):
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
-                targets = node.targets if isinstance(node, ast.Assign) else [
-                    getattr(node, "target", None) or getattr(node, "optional_vars", None)]
-                for t in targets if not isinstance(node, ast.With) else [i.optional_vars for i in node.items]:
-                    # not the `x` of `x.attr = ...`: that stores on the object
-                    for n in (_bound_names(t) if t is not None else ()):
-                        bound.setdefault(n, []).append(node)
+        read: list[bool] = []  # whether `bound` is filled yet
 
-        def receiver_class(receiver: str, typed=typed, bound=bound):
+        def receiver_class(receiver: str, typed=typed, bound=bound, read=read, scope=scope):
+            if not read:
+                read.append(True)
+                for node in scope:
+                    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)):
+                        targets = node.targets if isinstance(node, ast.Assign) else [
+                            getattr(node, "target", None) or getattr(node, "optional_vars", None)]
+                        for t in targets if not isinstance(node, ast.With) else [i.optional_vars for i in node.items]:
+                            # not the `x` of `x.attr = ...`: that stores on the object
+                            for n in (_bound_names(t) if t is not None else ()):
+                                bound.setdefault(n, []).append(node)
             if receiver in typed:
                 return typed[receiver] if receiver not in bound else None
             stores = bound.get(receiver, [])
@@ -1046,7 +1068,7 @@ def _vllm_typed_receivers(f, api, package: str):
             cls = api.type_of(member) if isinstance(member, Resolved) and member.kind == "attribute" else None
             return cls if cls is not None and cls.kind == "class" else None
 
-        yield fn, receiver_class
+        yield fn, scope, receiver_class
 
 
 def _compare(op, left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:
