@@ -126,7 +126,7 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
         # `hasattr(parallel_config, "engine_core_launcher_cls")` on a vLLM object whose class lacks it (FE1)
         described: dict[str, str] = {}
         hooks: list[tuple[int, int, str]] = []  # `x.NAME = "pkg.mod.Cls"` where vLLM neither has nor reads NAME (FE2)
-        names_a_module = any(f"{q}{head}." in f.text for head in client_heads for q in "\"'")  # (few files do)
+        names_a_module = heads_quoted is not None and heads_quoted.search(f.text) is not None  # (few files do)
         objects = _object_attribute_probes(f, api, package, described, hooks if names_a_module else None) \
             if api is not None else {}
         probed.update(objects)
@@ -207,6 +207,8 @@ def untaken_modules(files, source, version: str | None, package: str = "vllm", a
     names = by_module.keys() | others.keys()
     client_modules = names
     client_heads = {part for m in names for part in m.split(".")[:2]}  # (a `src/` layout's packages are second)
+    # `"head.` or `'head.` for any of them, one search per file
+    heads_quoted = re.compile("[\"'](?:" + "|".join(map(re.escape, sorted(client_heads))) + r")\.") if client_heads else None
     equality = _helper_lookup(by_module, source, names)
     edges = _load_edges(files, names, spans_of=untaken)
     if not any(g and target in names for target, where in edges.items() for *_, g in where):
