@@ -388,10 +388,11 @@ def _hook_sites(ctx: ScanContext, ov: _Override, holders: set[str]):
         mod = api.module(_module_of(rel))
         for node, loop in sites:
             fn, _cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
-            typed = next((t for t in receiver_classes(api, mod, scope_cls, fn, node.func.value) if t.qualname in holders), None)
+            classes = receiver_classes(api, mod, scope_cls, fn, node.func.value)
+            typed = next((t for t in classes if t.qualname in holders), None)
             if typed is not None:
                 yield rel, node, fn, typed, parents, False, None
-            elif loop is not None and not receiver_classes(api, mod, scope_cls, fn, node.func.value):
+            elif loop is not None and not classes:
                 yield rel, node, fn, ov.owner, parents, False, loop
 
 

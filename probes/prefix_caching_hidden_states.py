@@ -83,12 +83,15 @@ def _python_configs(ctx: ScanContext):
     for file in ctx.usage.files:
         if not any(m in file.text for m in HS_MARKERS):
             continue  # no marker in the file's text: no string constant can hold one
+        bags = None  # a test file's stand-in callees, read once per file when a config string asks
         for node in _configuring_strings(file.tree):
             if any(m in node.value for m in HS_MARKERS):
                 # The whole statement: `LLM(kv_transfer_config=KVTransferConfig(...), enable_prefix_caching=False)`
                 # and `cmd = ["vllm", "serve", ..., "--no-enable-prefix-caching"]` both turn it off.
                 scope = _enclosing_statement(file.tree, node) or _enclosing_call(file.tree, node) or node
-                if _for_a_stand_in(file, scope, node):
+                if bags is None:
+                    bags = stand_in_callees(file.tree) if is_test_path(file.rel) else frozenset()
+                if bags and _for_a_stand_in(bags, scope, node):
                     continue
                 text = ast.unparse(scope)
                 off = bool(re.search(r"enable_prefix_caching['\"]?\s*[:=]\s*False", text)) or bool(CLI_OFF.search(text))
@@ -97,14 +100,12 @@ def _python_configs(ctx: ScanContext):
                 yield loc_of(file, node), off, text
 
 
-def _for_a_stand_in(file, scope: ast.AST, node: ast.AST) -> bool:
-    """A test's config built inside a standard-library stand-in (vLLM 0.34.0's `SimpleNamespace(speculative_config=
-    fake_speculative_config(method="extract_hidden_states"))`, a unit test's fake `VllmConfig`): no engine reads it,
-    so no hidden state is captured through it (a stand-in built elsewhere and handed on is not followed)."""
-    if not is_test_path(file.rel):
-        return False
-    bags = stand_in_callees(file.tree)
-    return bool(bags) and any(isinstance(c, ast.Call) and (dotted_name(c.func) or "") in bags and
+def _for_a_stand_in(bags: frozenset[str], scope: ast.AST, node: ast.AST) -> bool:
+    """A test's config built inside a standard-library stand-in, `bags` the test file's names for them (vLLM 0.34.0's
+    `SimpleNamespace(speculative_config=fake_speculative_config(method="extract_hidden_states"))`, a unit test's fake
+    `VllmConfig`): no engine reads it, so no hidden state is captured through it (a stand-in built elsewhere and
+    handed on is not followed)."""
+    return any(isinstance(c, ast.Call) and (dotted_name(c.func) or "") in bags and
                               any(n is node for n in walk(c)) for c in walk(scope))
 
 
