@@ -133,12 +133,32 @@ def assignment_targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list
 
 
 def attribute_stores(tree: ast.AST) -> list[tuple[ast.Attribute, int]]:
-    """Every `x.attr = ...` (also `+=`, annotated, and inside tuple targets) in `tree`, with its statement's line."""
+    """Every `x.attr = ...` (also annotated, and inside tuple targets) in `tree`, with its statement's line: what
+    creates or sets a member. Not `x.attr += ...`, which reads the member before it stores it, so it creates nothing
+    (on an object without it, it raises AttributeError: JC1)."""
     out: list[tuple[ast.Attribute, int]] = []
-    for node in nodes_of(tree, ast.Assign, ast.AugAssign, ast.AnnAssign):
+    for node in nodes_of(tree, ast.Assign, ast.AnnAssign):
         for target in assignment_targets(node):
             out += [(t, node.lineno) for t in _stored_attributes(target)]
     return out
+
+
+_AUGMENTED: "weakref.WeakKeyDictionary[ast.AST, frozenset[int]]" = weakref.WeakKeyDictionary()
+
+
+def augmented_targets(tree: ast.AST) -> frozenset[int]:
+    """The ids of the attributes `x.attr += v` targets in `tree`: the node's `ctx` is `Store`, but the statement reads
+    the member first (JC1)."""
+    found = _AUGMENTED.get(tree)
+    if found is None:
+        found = _AUGMENTED[tree] = frozenset(id(n.target) for n in nodes_of(tree, ast.AugAssign)
+                                             if isinstance(n.target, ast.Attribute))
+    return found
+
+
+def stores_only(node: ast.Attribute, tree: ast.AST) -> bool:
+    """Whether an attribute node of `tree` stores or deletes without reading: not `x.m += v`'s target (JC1)."""
+    return isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in augmented_targets(tree)
 
 
 _BY_LINE: "weakref.WeakKeyDictionary[ast.AST, dict[tuple, tuple[list[int], list]]]" = weakref.WeakKeyDictionary()
@@ -160,7 +180,7 @@ def nodes_within(root: ast.AST, node: ast.AST, *kinds: type) -> list:
 def attribute_stores_within(root: ast.AST, node: ast.AST) -> list[tuple[ast.Attribute, int]]:
     """`attribute_stores(node)` for a function or class inside `root` (`nodes_within`)."""
     out: list[tuple[ast.Attribute, int]] = []
-    for stmt in nodes_within(root, node, ast.Assign, ast.AugAssign, ast.AnnAssign):
+    for stmt in nodes_within(root, node, ast.Assign, ast.AnnAssign):
         for target in assignment_targets(stmt):
             out += [(t, stmt.lineno) for t in _stored_attributes(target)]
     return out

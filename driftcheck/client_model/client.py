@@ -156,7 +156,8 @@ def own_packages(client: ClientSource) -> set[str]:
     return out
 
 
-def _skipped(rel: str) -> bool:
+def in_skipped_folder(rel: str) -> bool:
+    """Whether a client file lies in a folder no scan reads (caches, virtual environments, hidden or dist-info)."""
     parts = rel.split("/")[:-1]
     return any(p in SKIP_DIRS or p.startswith(".") or p.endswith(".dist-info") for p in parts)
 
@@ -272,7 +273,7 @@ def _launch_files(source: "ClientSource") -> list[LaunchFile]:
     out: list[LaunchFile] = []
     for rel in source.tree.iter_files("", suffix=""):
         kind = launch_kind(rel)
-        if kind is None or _skipped(rel):
+        if kind is None or in_skipped_folder(rel):
             continue
         if rel in parsed:
             f = parsed[rel]
@@ -307,7 +308,7 @@ def survey(tree: SourceTree, prefixes: list[str] | None = None, scripts: bool = 
     view = client_view(tree, prefixes)
     seen: set[str] = set()
     for rel in view.iter_files(""):
-        if rel in seen or _skipped(rel):
+        if rel in seen or in_skipped_folder(rel):
             continue
         seen.add(rel)
         out.looked_at += 1
@@ -322,7 +323,7 @@ def survey(tree: SourceTree, prefixes: list[str] | None = None, scripts: bool = 
             out.launchers += 1
     if scripts:
         for rel in view.iter_files("", suffix=""):
-            if launch_kind(rel) in ("shell", "yaml", "dockerfile") and not _skipped(rel):
+            if launch_kind(rel) in ("shell", "yaml", "dockerfile") and not in_skipped_folder(rel):
                 try:
                     if b"vllm" in view.read_bytes(rel):
                         out.scripts += 1
@@ -346,7 +347,7 @@ def load_client(tree: SourceTree, label: str, prefixes: list[str] | None = None,
     scanned = 0
     seen: set[str] = set()
     for rel in view.iter_files(""):
-        if rel in seen or _skipped(rel):
+        if rel in seen or in_skipped_folder(rel):
             continue
         seen.add(rel)
         scanned += 1

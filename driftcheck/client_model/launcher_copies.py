@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.client_model.client import _skipped
+from driftcheck.client_model.client import in_skipped_folder
 from driftcheck.errors import SourceError
 
 _SHELL_SUFFIXES = (".sh", ".bash")
@@ -35,7 +35,7 @@ def launcher_installed(client, package: str, has_module) -> dict[str, str]:
     release lacks (`has_module(name)` is False) -> "file:line" of the copy."""
     out: dict[str, str] = {}
     for rel in client.tree.iter_files("", ""):
-        if not rel.endswith(_SHELL_SUFFIXES) or _skipped(rel):
+        if not rel.endswith(_SHELL_SUFFIXES) or in_skipped_folder(rel):
             continue
         try:
             data = client.tree.read_bytes(rel)

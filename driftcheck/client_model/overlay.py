@@ -14,7 +14,7 @@ import ast
 import hashlib
 import re
 
-from driftcheck.client_model.client import ClientSource, _skipped, module_name_for
+from driftcheck.client_model.client import ClientSource, in_skipped_folder, module_name_for
 from driftcheck.errors import SourceError
 
 
@@ -25,7 +25,7 @@ def overlay_modules(client: ClientSource, api) -> tuple[dict[str, str], dict[str
     own: dict[str, str] = {}
     both: dict[str, tuple[str, str]] = {}  # module -> (client rel, release rel)
     for rel in client.tree.iter_files(package):
-        if _skipped(rel):
+        if in_skipped_folder(rel):
             continue
         module = module_name_for(rel)
         if module != package and not module.startswith(package + "."):
@@ -98,7 +98,7 @@ def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
     line that places it). A copy whose text is the release's own changes nothing and is left out. Among client files
     of the same name, the one whose folder the line spells wins (else the first)."""
     package = api.package
-    every = [rel for rel in client.tree.iter_files("", "") if not _skipped(rel)]  # one walk of the client's files
+    every = [rel for rel in client.tree.iter_files("", "") if not in_skipped_folder(rel)]  # one walk of the client's files
     by_name: dict[str, list[str]] = {}
     for rel in every:
         if rel.endswith(".py") and rel.split("/", 1)[0] != package:  # files inside the package: overlay_modules

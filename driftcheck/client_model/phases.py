@@ -429,7 +429,7 @@ class ClientPhases:
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, tuple):
                 node, pairs = node
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):  # `x.m += v` reads `m` first: it sets no new member (JC1)
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
                     for elt in walk(t):

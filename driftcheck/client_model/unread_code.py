@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import sys
 
-from driftcheck.astnodes import nodes_of, within
+from driftcheck.astnodes import nodes_of, stores_only, within
 from driftcheck.client_model.inference import FuncRef
 from driftcheck.client_model.uses import Usage
 from driftcheck.vllm_model.bodies import enclosing_function
@@ -78,7 +78,7 @@ def plugin_may_set(analyzer, node: ast.Attribute, result: object, env: dict, cls
     """Why a member no class defines may still be on the object read: vLLM hands it out (`get_forward_context()`)
     to all code in its process, and the client imports a package driftcheck does not read that may be a vLLM plugin
     the client runs under. `AttrUse.unread_may_set`: applied once the client's own stores are credited."""
-    if not isinstance(result, Missing) or isinstance(node.ctx, (ast.Store, ast.Del)):
+    if not isinstance(result, Missing) or stores_only(node, analyzer.file.tree):
         return None
     required = analyzer.api.required_distributions()
     # a package of the client's own tree whose modules import no vLLM is no plugin vLLM loads: it cannot reach what

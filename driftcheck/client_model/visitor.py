@@ -12,7 +12,7 @@ import re
 import sys
 
 from driftcheck.vllm_model.class_summary import flatten_class_body
-from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, walk, within
+from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, stores_only, walk, within
 from driftcheck.client_model.client import ClientFile, kept_on
 from driftcheck.client_model.client_classes import ClientClasses, vllm_bases_through
 from driftcheck.client_model.inference import (
@@ -85,6 +85,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self._scope_of: dict[int, tuple] = {}  # id(attribute node) -> (enclosing class, enclosing function)
         self._unread_reexports: dict[str, str] = {}  # names this file imports from vLLM that vLLM takes from elsewhere
         self.computed_members: dict[str, set[str]] = {}  # client class -> names `setattr(self, name, ...)` may set
+        self._attr_stores: dict[int, tuple[list, set[str]]] = {}  # scope body -> names it stores onto attributes only
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
@@ -133,12 +134,11 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _stored_on_attributes(self, body: list[ast.stmt]) -> set[str]:
         """Names the scope stores onto attributes only (`x.y = name`), once per scope."""
-        cache = self.__dict__.setdefault("_attr_stores", {})
-        found = cache.get(id(body))
+        found = self._attr_stores.get(id(body))
         if found is None or found[0] is not body:
             names = {node.value.id for node in self._scope(body) if isinstance(node, ast.Assign)
                      and isinstance(node.value, ast.Name) and all(isinstance(t, ast.Attribute) for t in node.targets)}
-            found = cache[id(body)] = (body, names)
+            found = self._attr_stores[id(body)] = (body, names)
         return found[1]
 
     def _visit_scope(self, body: list[ast.stmt], env: dict, runtime_only: bool) -> None:
@@ -357,7 +357,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _visit_attribute(self, node: ast.Attribute, env: dict, runtime_only: bool) -> None:
         base = self.infer(node.value, env)
-        store = isinstance(node.ctx, (ast.Store, ast.Del))
+        store = stores_only(node, self.file.tree)
         key = (node.lineno, node.col_offset, node.attr)
         if key in self.reported:
             return
@@ -569,7 +569,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _unread_may_set(self, node: ast.Attribute, result: object) -> object:
         """A member no class defines, read from an object this file hands to code driftcheck does not read: unknown."""
-        if not isinstance(result, Missing) or isinstance(node.ctx, (ast.Store, ast.Del)):
+        if not isinstance(result, Missing) or stores_only(node, self.file.tree):
             return result
         callee = self._handed_to_unread(node)
         if callee is None:
