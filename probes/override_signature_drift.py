@@ -2,7 +2,8 @@
 
 Plugins subclass vLLM classes (a model runner, a worker, a KV connector), graft methods onto them
 through patch classes (`class P(Patch[GPUModelRunner])`), or set functions on them
-(`GPUModelRunner.initialize_kv_cache = my_init`). vLLM keeps calling those methods from its own
+(`GPUModelRunner.initialize_kv_cache = my_init`, with `my_init` a module-level function or one the installing
+function defines in its own body, a closure over the method it replaces). vLLM keeps calling those methods from its own
 code, and when a release starts passing a new argument the override fails with `TypeError`
 although the client's own call sites never changed: `GPUModelRunner` calls
 `self.initialize_kv_cache(minimal_config, is_profiling=True)` from vLLM 0.20 on, so an override
