@@ -170,9 +170,10 @@ _FUNCTION_DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tre
 
 
 def _function_named(tree: ast.Module, node: ast.AST, name: str, module_functions: dict):
-    """The function `name` holds where `node` (a store of it onto an attribute) runs: a function that the innermost
-    function around `node` defines in its own body before that line, and binds no other way there (a parameter or
-    another assignment of the name leaves it unknown: None); else the module's own function of that name."""
+    """The function `name` holds where `node` (a store of it onto an attribute) runs: a function that a function
+    around `node` defines in its own body before that line (the innermost such scope, as a closure sees it), provided
+    that scope binds the name no other way (a parameter or another assignment of the name there leaves it unknown:
+    None); else the module's own function of that name."""
     held = _FUNCTION_DEFS.get(tree)
     if held is None:
         defs = sorted(nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef), key=lambda n: n.lineno)
@@ -181,26 +182,28 @@ def _function_named(tree: ast.Module, node: ast.AST, name: str, module_functions
     if name not in names:
         return None
     line = node.lineno
-    around = None
-    for d in defs:  # sorted by first line: the last that spans the line is the innermost
+    around = []  # the functions whose bodies hold the line, outermost first (sorted by first line)
+    for d in defs:
         if d.lineno > line:
             break
         if d is not node and (d.end_lineno or d.lineno) >= line and d.body and d.body[0].lineno <= line:
-            around = d
-    if around is None:
-        return module_functions.get(name)
-    local, other = None, False
-    for n in own_scope(around):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno < line:
-            local = local or n
-            other = other or n is not local
-        elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            around.append(d)
+    for scope in reversed(around):
+        local, other = None, False
+        for n in own_scope(scope):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno < line:
+                local = local or n
+                other = other or n is not local
+            elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+                other = True
+        params = scope.args
+        if any(a.arg == name for a in [*params.posonlyargs, *params.args, *params.kwonlyargs, params.vararg, params.kwarg]
+               if a):
             other = True
-    params = around.args
-    if any(a.arg == name for a in [*params.posonlyargs, *params.args, *params.kwonlyargs, params.vararg, params.kwarg] if a):
-        other = True
-    if local is not None:
-        return None if other else local
+        if local is not None:
+            return None if other else local
+        if other:
+            break  # a name this scope binds itself: not a def of an enclosing one
     return module_functions.get(name)
 
 

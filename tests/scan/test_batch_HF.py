@@ -11,7 +11,8 @@ innermost function around the store defines in its own body, before the store, a
 the function set. The shape runs; its twins: vLLM passing a new keyword is a DC109 finding on the nested def (a warning
 without a vLLM of the client's own, an error with one; the plugin's own `try: import ... except: return` probe before
 it makes it a warning, as every use after such a probe is), a wrapper that takes `**kwargs` is quiet, and a name the
-installing function binds another way (a parameter) stays unread.
+installing function binds another way (a parameter) stays unread; a store in a helper nested deeper sees the
+installing function's def, as its closure does.
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ def test_hf1_twin_without_the_probe_it_is_an_error(tmp_path):
     [(severity, path, line, argument, _vpath, _message)] = _hf1(tmp_path, _with_weight_version(), client,
                                                                 client_vllm=str(own))
     assert (severity, path, argument) == ("error", PLUG, "weight_version")
+    assert line == line_of(client[PLUG], "def process_outputs_with_guard(")
+
+
+def test_hf1_twin_a_store_in_a_helper_nested_deeper_sees_the_enclosing_def(tmp_path):
+    # the store sits in a helper the installing function defines: the name is a closure over its def (the class is
+    # imported at the top here: a class a function imports itself is not followed into its nested functions)
+    client = edited(HF1_CLIENT, PLUG, (
+        "    try:\n        from vllm.v1.engine.output_processor import OutputProcessor\n"
+        "    except Exception:\n        log.info(\"no V1 OutputProcessor: skipping\")\n        return\n", ""),
+        ("import logging\n", "import logging\n\nfrom vllm.v1.engine.output_processor import OutputProcessor\n"),
+        ("    OutputProcessor.process_outputs = process_outputs_with_guard\n",
+         "    def _apply():\n        OutputProcessor.process_outputs = process_outputs_with_guard\n\n    _apply()\n"))
+    [(severity, path, line, argument, _vpath, _message)] = _hf1(tmp_path, _with_weight_version(), client)
+    assert (severity, path, argument) == ("warning", PLUG, "weight_version")
     assert line == line_of(client[PLUG], "def process_outputs_with_guard(")
 
 
