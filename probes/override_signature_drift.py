@@ -2,7 +2,8 @@
 
 Plugins subclass vLLM classes (a model runner, a worker, a KV connector), graft methods onto them
 through patch classes (`class P(Patch[GPUModelRunner])`), or set functions on them
-(`GPUModelRunner.initialize_kv_cache = my_init`). vLLM keeps calling those methods from its own
+(`GPUModelRunner.initialize_kv_cache = my_init`, with `my_init` a module-level function or one the installing
+function defines in its own body, a closure over the method it replaces). vLLM keeps calling those methods from its own
 code, and when a release starts passing a new argument the override fails with `TypeError`
 although the client's own call sites never changed: `GPUModelRunner` calls
 `self.initialize_kv_cache(minimal_config, is_profiling=True)` from vLLM 0.20 on, so an override
@@ -135,21 +136,23 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
                 continue
             seen.add((label, member))
             out.append(_Override(file, fn, vcls, member, "subclass", cdef))
-    # `Cls.m = f` / setattr(Cls, "m", f) with a module-level function f of the same file
+    # `Cls.m = f` / setattr(Cls, "m", f) with a module-level function f of the same file, or a function the
+    # installing function defines itself (`def _install(): ... def wrapper(self, ...): ...; Cls.m = wrapper`)
     for file in usage.files:
         functions = {n.name: n for n in file.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        if not functions:
-            continue
         for node in nodes_of(file.tree, ast.Assign, ast.Call):  # the file's one-walk index
-            pairs = []
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in functions:
-                pairs = [(t.value, t.attr) for t in node.targets if isinstance(t, ast.Attribute)]
-                fn = functions[node.value.id]
+            pairs, fn = [], None
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
+                    and any(isinstance(t, ast.Attribute) for t in node.targets):
+                fn = _function_named(file.tree, node, node.value.id, functions)
+                if fn is not None:
+                    pairs = [(t.value, t.attr) for t in node.targets if isinstance(t, ast.Attribute)]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
                     and len(node.args) == 3 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) \
-                    and isinstance(node.args[2], ast.Name) and node.args[2].id in functions:
-                pairs = [(node.args[0], node.args[1].value)]
-                fn = functions[node.args[2].id]
+                    and isinstance(node.args[2], ast.Name):
+                fn = _function_named(file.tree, node, node.args[2].id, functions)
+                if fn is not None:
+                    pairs = [(node.args[0], node.args[1].value)]
             for obj, attr in pairs:
                 short = ast.unparse(obj).rsplit(".", 1)[-1]
                 for vqual, name in usage.patched:
@@ -161,6 +164,47 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
                     seen.add(("patch", vqual, attr))
                     out.append(_Override(file, fn, vcls, attr, "patch", None))
     return out
+
+
+_FUNCTION_DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tree -> (names any def binds, defs by line)
+
+
+def _function_named(tree: ast.Module, node: ast.AST, name: str, module_functions: dict):
+    """The function `name` holds where `node` (a store of it onto an attribute) runs: a function that a function
+    around `node` defines in its own body before that line (the innermost such scope, as a closure sees it), provided
+    that scope binds the name no other way (a parameter or another assignment of the name there leaves it unknown:
+    None); else the module's own function of that name."""
+    held = _FUNCTION_DEFS.get(tree)
+    if held is None:
+        defs = sorted(nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef), key=lambda n: n.lineno)
+        held = _FUNCTION_DEFS[tree] = ({d.name for d in defs}, defs)
+    names, defs = held
+    if name not in names:
+        return None
+    line = node.lineno
+    around = []  # the functions whose bodies hold the line, outermost first (sorted by first line)
+    for d in defs:
+        if d.lineno > line:
+            break
+        if d is not node and (d.end_lineno or d.lineno) >= line and d.body and d.body[0].lineno <= line:
+            around.append(d)
+    for scope in reversed(around):
+        local, other = None, False
+        for n in own_scope(scope):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno < line:
+                local = local or n
+                other = other or n is not local
+            elif isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+                other = True
+        params = scope.args
+        if any(a.arg == name for a in [*params.posonlyargs, *params.args, *params.kwonlyargs, params.vararg, params.kwarg]
+               if a):
+            other = True
+        if local is not None:
+            return None if other else local
+        if other:
+            break  # a name this scope binds itself: not a def of an enclosing one
+    return module_functions.get(name)
 
 
 def _client_signature(ov: _Override):
