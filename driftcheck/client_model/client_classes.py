@@ -189,13 +189,13 @@ class ClientClasses(StandIns):
             members: set[str] = set()
             vbases: list[Resolved] = []
             for base in cls.bases:
-                value = self.infer(base, {})
+                value = self.infer(base, self.class_env(name))
                 if isinstance(value, ClassRef):
                     vbases.append(value.cls)
                 elif isinstance(base, ast.Subscript) and self._is_patch_base(base.value):
                     # `class P(SomePatch[GPUModelRunner])`: P's methods are grafted onto the class in brackets
                     for arg in base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]:
-                        target = self.infer(arg, {})
+                        target = self.infer(arg, self.class_env(name))
                         if isinstance(target, ClassRef):
                             vbases.append(target.cls)
             for stmt in flatten_class_body(cls.body):  # also what `if` / `try` / `with` in the body define
@@ -232,7 +232,8 @@ class ClientClasses(StandIns):
                     first = (stmt.args.posonlyargs + stmt.args.args)[0].arg if (stmt.args.posonlyargs + stmt.args.args) else None
                     scope = self._scope(stmt.body)
                     # the environment types what `self.x = ...` holds: most methods set nothing on self, and skip it
-                    env = self.build_env(stmt, self.module_env, name) if _sets_on(scope, first) else None
+                    env = self.build_env(stmt, self.class_env(name) or self.module_env, name) \
+                        if _sets_on(scope, first) else None
                     if env is None and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in scope):
                         self.local_imports(stmt, record=False)  # the names building it binds (`self.foreign`)
                     for node in self._binding_nodes(stmt.body):  # the scope's calls and assignments, in order

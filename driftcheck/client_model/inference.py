@@ -403,7 +403,7 @@ class ValueInference:
             elif label is not None and self._client_class_info(label) is not None:
                 found = self._table_defines(label, attr, set())
             else:
-                value = self.infer(base.value if isinstance(base, ast.Subscript) else base, {})
+                value = self.infer(base.value if isinstance(base, ast.Subscript) else base, self.class_env(cls_name))
                 # a vLLM base that has it comes first
                 found = False if isinstance(value, ClassRef) and not isinstance(self.api.class_member(value.cls, attr), Missing) else None
             if found is not None:
@@ -430,6 +430,19 @@ class ValueInference:
             if isinstance(vbase, Resolved) and vbase.kind == "class" and not isinstance(self.api.class_member(vbase, attr), Missing):
                 return False
         return None
+
+    def class_env(self, cls_name: str) -> dict:
+        """The names a client class's bases and methods read: for a class a function defines, that function's own
+        (its imports of vLLM, its locals), else the module's alone (an empty environment: `infer` reads the module's
+        after it) (JC2)."""
+        fn = self.local_class_scopes.get(cls_name)
+        if fn is None:
+            return {}
+        env = self._class_envs.get(id(fn))
+        if env is None:
+            self._class_envs[id(fn)] = {}  # a cycle through this class's own bases reads the module's names
+            env = self._class_envs[id(fn)] = self.build_env(fn, self.module_env, None)
+        return env
 
     def client_members(self, cls_name: str, _seen: frozenset = frozenset()) -> set[str]:
         """Members a client class has from its own body and its client-side bases in this file."""

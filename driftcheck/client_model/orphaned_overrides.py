@@ -19,7 +19,9 @@ A method counts only when all of these hold:
   client's object, and so may any of a name more than MAX_FILES files mention;
 - and it is one of vLLM's hooks: the client's own vLLM (the baseline, when it is another release) finds it on one of
   those bases, as vLLM's own method (an orphaned override, which DC117 reports), or the target calls a method of that
-  name on other classes' objects (the hook moved there; SB2 in dead_methods.py covers private names vLLM never calls).
+  name on other classes' objects (the hook moved there; SB2 in dead_methods.py covers private names vLLM never calls),
+  or the method calls `super().<its own name>(...)`, written as an override, and no file of the target calls a method
+  of that name at all (JC3).
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ class Orphan:
                f"{self.called_on[1]}:{self.called_on[2]})") if self.called_on else ""
         if not self.overrode:
             return (f"`{self.cls}.{self.method}` is a method no client code calls and this vLLM does not call on the "
-                    f"client's objects: its vLLM bases do not define it, and {now}")
+                    f"client's objects: its vLLM bases do not define it, and "
+                    f"{now or f'no file of this vLLM calls a method named `{self.method}`'}")
         short = self.base.rsplit(".", 1)[-1]
         return (f"`{self.cls}.{self.method}` overrides `{short}.{self.method}` of the client's vLLM "
                 f"{self.baseline_version}, which this vLLM neither defines on `{short}` nor calls on the client's "
@@ -110,15 +113,19 @@ def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
                 if not all(isinstance(api.class_member(b, fn.name), Missing) for b in bases):
                     continue  # still an override on the target (or not known to be gone)
                 old = _overridden_in(compare, bases, fn.name) if compare is not None else None
-                if old is None and not files_calling(api, text_index_for(api), fn.name):
+                uncalled = old is None and not files_calling(api, text_index_for(api), fn.name)
+                if uncalled and not _extends_its_base(fn):
                     continue  # neither the client's vLLM nor a call in the target says it is one of vLLM's hooks
                 if mentions is None:
                     mentions = name_mentions(f.tree)
                 if _mentioned_outside(mentions, f.tree, cls, fn) or _member_elsewhere(source, f, fn.name):
                     continue  # the client names it outside its own body: it may be called
+                # a method that calls `super().<its own name>(...)` was written as an override of vLLM's; where no
+                # vLLM file calls that name at all, nothing does (JC3: vllm-ascend 0.23.0's
+                # `NPUModelRunner.postprocess`, a hook vLLM 0.23.0's GPUModelRunner has not)
                 mro = {c.qualname for b in bases for c in api.mro(b)[0]}
-                others = _other_receivers(api, mro, fn.name)  # the dearest question: it parses vLLM's files
-                if others is None or (old is None and not others):
+                others = [] if uncalled else _other_receivers(api, mro, fn.name)  # the dearest: parses vLLM's files
+                if others is None or (old is None and not others and not uncalled):
                     continue  # vLLM may call it on the client's object; or calls it on nothing typed
                 called_on = others[0] if others else None
                 if old is None:
@@ -129,6 +136,13 @@ def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
                                       old.owner.qualname, old.path, old.line, compare.version or "?", called_on,
                                       _gained(api, old.owner, fn.name)))
     return out
+
+
+def _extends_its_base(fn) -> bool:
+    """Whether the method calls its own name through `super()`: written as an override of a base's method."""
+    return any(isinstance(c.func, ast.Attribute) and c.func.attr == fn.name and isinstance(c.func.value, ast.Call)
+               and isinstance(c.func.value.func, ast.Name) and c.func.value.func.id == "super"
+               for c in nodes_of(fn, ast.Call))
 
 
 def _passive(fn) -> bool:

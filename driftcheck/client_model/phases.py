@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import attribute_stores, dotted_name, is_type_checking, nodes_of, root_name, walk, within
+from driftcheck.astnodes import assignment_targets, attribute_stores, dotted_name, is_type_checking, nodes_of, root_name, walk, within
 from driftcheck.client_model.client import is_test_path
 from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
@@ -248,6 +248,14 @@ class ClientPhases:
                 self.classes[node.name] = node
             if node.name in self.module_env:  # `class LlamaDecoderLayer(LlamaDecoderLayer)`: the client's own wins
                 del self.module_env[node.name]
+        bound = module_bound_names(self.file.tree)
+        for fn, node in local_classes(self.file.tree):
+            # a class a function defines (after its own imports of vLLM: a plugin importable without vLLM) is a client
+            # class too, its bases and methods read in that function's names; only a name nothing else of the module
+            # binds, so that every table keyed by the class's name means this class (JC2)
+            if node.name not in self.classes and node.name not in self.functions and node.name not in bound:
+                self.classes[node.name] = node
+                self.local_class_scopes[node.name] = fn
 
     def _settle_rebound_imports(self) -> None:
         """`from vllm import envs, logger` then `logger = init_logger(__name__)`: an imported name whose last binding in
@@ -755,6 +763,46 @@ class ClientPhases:
                                            and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == first}
         self.client_class_vllm_bases[name] = [cls]
         return name
+
+
+def module_bound_names(tree: ast.Module) -> set[str]:
+    """Every name the module's top-level code binds: imports, assignments, definitions, also under `if` / `try`."""
+    out: set[str] = set()
+    for node in walk_statements(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target in assignment_targets(node):
+                out |= {n.id for n in walk(target) if isinstance(n, ast.Name)}
+    return out
+
+
+def local_classes(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]]:
+    """(function, class) for each class a function's body defines, also under its `if` / `try` / `with` / `for`, not
+    in a function nested in it (that one is its own scope); a name two such classes share counts for neither."""
+    found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = []
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        found += [(fn, node) for node in walk_statements(fn.body) if isinstance(node, ast.ClassDef)]
+    counts: dict[str, int] = {}
+    for _fn, node in found:
+        counts[node.name] = counts.get(node.name, 0) + 1
+    return [(fn, node) for fn, node in found if counts[node.name] == 1]
+
+
+def walk_statements(body: list[ast.stmt]):
+    """The statements of a block and of the blocks of its compound statements, not entering functions or classes."""
+    todo = list(reversed(body))
+    while todo:
+        stmt = todo.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("handlers", "orelse", "finalbody", "body", "cases"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list):
+                todo += reversed([b for b in block if isinstance(b, (ast.stmt, ast.excepthandler, ast.match_case))])
 
 
 def module_definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:

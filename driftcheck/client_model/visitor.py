@@ -61,6 +61,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self.module_env: dict[str, object] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.classes: dict[str, ast.ClassDef] = {}
+        self.local_class_scopes: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}  # a class a function defines -> it
+        self._class_envs: dict[int, dict] = {}  # such a function -> the names its body binds (`class_env`)
         # (module or class, name) this file's own patches set (collect_patches): a test's patch by path lasts for
         # its test, so `_replaced` / `_patched_on` read it here and not from `usage.patched`
         self.file_patches: set[tuple[str, str]] = set()
@@ -86,6 +88,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         self._unread_reexports: dict[str, str] = {}  # names this file imports from vLLM that vLLM takes from elsewhere
         self.computed_members: dict[str, set[str]] = {}  # client class -> names `setattr(self, name, ...)` may set
         self._attr_stores: dict[int, tuple[list, set[str]]] = {}  # scope body -> names it stores onto attributes only
+        self._mixins: dict[str, bool] = {}  # client class -> whether a client class lists it among several bases
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
@@ -97,9 +100,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             self._visit_function(fn, self._patch_self(fn, patched) if patched is not None else None)
             self._driven = False
         for name, cls in self.classes.items():
+            outer = self.class_env(name) if name in self.local_class_scopes else None
             for stmt in flatten_class_body(cls.body):  # also the methods an `if` / `try` of the body defines
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._visit_function(stmt, name)
+                    self._visit_function(stmt, name, outer)
 
     def _visit_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls_name: str | None, outer: dict | None = None) -> None:
         env = self.build_env(fn, outer if outer is not None else self.module_env, cls_name, record=True)
@@ -350,7 +354,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 if found is not None:
                     return found
                 continue
-            value = self.infer(base, {})
+            value = self.infer(base, self.class_env(cls_name))
             if isinstance(value, ClassRef) and not isinstance(self.api.class_member(value.cls, "collective_rpc"), Missing):
                 return "vllm"
         return None
@@ -419,6 +423,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             where = f"{self.file.rel}:{node.lineno}"
             for member in env[UNIONS][node.value.id]:
                 self.usage.union_stores.append((member.cls, node.attr, where))
+        elif isinstance(base, SuperOf) and not store:
+            self._visit_super_member(node, base, key)
         elif isinstance(base, ClientSelf) and node.attr not in self.client_members(base.cls_name):
             vbases = self.client_class_vllm_bases.get(base.cls_name, [])
             if not vbases:
@@ -445,6 +451,39 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _visit_super_member(self, node: ast.Attribute, base: SuperOf, key: tuple) -> None:
+        """`super().m` in a method of a client class whose vLLM bases come next in its MRO: a member none of them has
+        (nor a client ancestor, nor a base driftcheck does not read) is an AttributeError, since `super()` looks only at
+        the classes after this one. Not where the class may sit before other bases in a subclass's MRO (a mixin
+        another client class lists with more bases, a worker extension vLLM mixes into its worker): those come next
+        there (JC3)."""
+        name, attr = base.cls_name, node.attr
+        vbases = self.client_class_vllm_bases.get(name, [])
+        if not vbases or attr in self._ancestor_members(name) or not self._vllm_bases_decide(name, attr) \
+                or any(self._patched_on(v, attr) for v in vbases) or self._mixed_in(name):
+            return
+        results = [(v, self.api.class_member(v, attr)) for v in vbases]
+        owner, result = next(((v, r) for v, r in results if not isinstance(r, Missing)), results[0])
+        if isinstance(result, Missing) and any(e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
+            return  # a Protocol's member comes from whatever class implements it
+        self.reported.add(key)
+        self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, attr, False, result, node, self.file))
+
+    def _mixed_in(self, cls_name: str) -> bool:
+        """Whether another client class lists `cls_name` among several bases, or the client names it as a worker
+        extension (mixed into vLLM's worker): `super()` in it may reach those other classes first."""
+        if any(dotted.rpartition(".")[2] == cls_name for dotted, _loc in self.usage.worker_extensions):
+            return True
+        found = self._mixins.get(cls_name)
+        if found is None:
+            source = getattr(self, "client_source", None)
+            files = [*(f for f in self.usage.files if cls_name in f.text),
+                     *(source.other_files(containing=cls_name) if source is not None else ())]  # no vLLM import too
+            found = self._mixins[cls_name] = any(
+                len(c.bases) > 1 and any((base_name(b) or "").rpartition(".")[2] == cls_name for b in c.bases)
+                for f in files for c in nodes_of(f.tree, ast.ClassDef))
+        return found
 
     def _makes_mocks(self) -> bool:
         """Whether the file imports unittest.mock (or the `mock` backport) or takes pytest-mock's `mocker` fixture:
@@ -658,8 +697,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             cls = self.classes.get(name)
             for base in cls.bases if cls is not None else []:
                 node = base.value if isinstance(base, ast.Subscript) else base
+                if isinstance(node, ast.Call):
+                    return False  # a base a call makes (`class M(_create_pooling_model_cls(cls), ...)`): any members
                 dotted = dotted_name(node)
-                if dotted is None or dotted in self.classes or isinstance(self.infer(node, {}), ClassRef):
+                if dotted is None or dotted in self.classes or isinstance(self.infer(node, self.class_env(name)), ClassRef):
                     continue
                 source = self.foreign.get(dotted.split(".")[0])
                 if source is None:

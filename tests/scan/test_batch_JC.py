@@ -7,6 +7,20 @@ assignment creates a new attribute that vLLM never reads", a warning. Now `x.m +
 the class certainly lacks it, a warning under a hasattr guard) and creates no member the client's other reads could
 be credited with. Twins: a member the client assigns first (`x.m = 0` then `x.m += 1`), one vLLM's class has, and a
 client subclass's `self.m += 1` where the vLLM base sets `m` stay quiet.
+
+JC2 (batch 34d's left-open miss): aehng/Tokens' tokens_vllm builds its vLLM subclasses inside functions, after their
+own imports of vLLM (`_build_state()` defines `_PredictiveModelState(DefaultModelState)` and rebinds a module
+placeholder through `global`), so that the package imports without vLLM. Their methods were never visited: a
+`self.max_num_reqsx` in them gave nothing. A class a function defines is now a client class, its bases read in that
+function's names, its methods visited with its `self`; only where no other definition or module binding shares its
+name. Twins: the members vLLM's class has; two functions defining a class of the same name (neither is read).
+
+JC3 (the same batch's side observation): `super().m(...)` in a method of a client class whose vLLM bases lack `m`
+gave nothing, at module level too. `super()` looks only at the classes after this one, so it is an AttributeError when
+the line runs; vllm-ascend 0.23.0's `NPUModelRunner.postprocess` calls `super().postprocess(...)`, which vLLM 0.23.0's
+Model Runner V2 lacks, but nothing calls that method (no client code, no file of vLLM): a warning naming the dead
+method. Twins: a client base that defines it, a class another client class mixes in with more bases, a worker
+extension (mixed into vLLM's worker), a member vLLM's base has.
 """
 
 from __future__ import annotations
@@ -57,3 +71,70 @@ def test_jc1_twin_the_client_assigns_it_first(tmp_path):
                      "        self.num_scheduled_steps += 1\n        self.num_lane_steps = 0\n"))
     found = {(sev, line) for sev, line, _m in _dc006(scan_trees(tmp_path, JC1_VLLM, client))}
     assert not any(sev == "error" for sev, _line in found), found
+
+
+JC2_VLLM, JC2_CLIENT = plugin_shape("JC2")
+STATE = "tokens_plug/state.py"
+
+
+def test_jc2_methods_of_a_vllm_subclass_a_function_defines_are_checked(tmp_path):
+    found = sorted((sev, line, msg) for sev, line, msg in _dc006(scan_trees(tmp_path, JC2_VLLM, JC2_CLIENT)))
+    assert [(sev, line) for sev, line, _m in found] == [("error", 13), ("error", 18), ("error", 34)]
+    assert "'max_num_reqs_padded'" in found[0][2] and "`DefaultModelState`" in found[0][2]
+    assert "'remove_requests'" in found[1][2]  # `super().remove_requests(...)`: JC3 in a function's class
+    assert "'predictor_head'" in found[2][2] and "`Phi3ForCausalLM`" in found[2][2]
+
+
+def test_jc2_twin_members_vllm_has_are_quiet(tmp_path):
+    client = edited(JC2_CLIENT, STATE, ("self.max_num_reqs_padded", "self.max_num_reqs"),
+                    ("super().remove_requests(", "super().remove_request("),
+                    ("return self.predictor_head(hidden)", "return self.lm_head"))
+    assert _dc006(scan_trees(tmp_path, JC2_VLLM, client)) == []
+
+
+def test_jc2_twin_two_functions_defining_one_class_name_are_not_read(tmp_path):
+    client = edited(JC2_CLIENT, STATE, ("class _PredictivePhi3(Phi3ForCausalLM):", "class _PredictiveModelState(Phi3ForCausalLM):"),
+                    ("PredictivePhi3ForCausalLM = _PredictivePhi3\n", "PredictivePhi3ForCausalLM = _PredictiveModelState\n"))
+    assert _dc006(scan_trees(tmp_path, JC2_VLLM, client)) == []
+
+
+JC3_VLLM, JC3_CLIENT = plugin_shape("JC3")
+RUNNER = "npu_plug/model_runner.py"
+
+
+def test_jc3_super_member_the_vllm_bases_lack(tmp_path):
+    found = sorted(_dc006(scan_trees(tmp_path, JC3_VLLM, JC3_CLIENT)))
+    assert [(sev, line) for sev, line, _m in found] == [("error", 8), ("warning", 13)]
+    assert "no attribute '_prepare_inputs'" in found[0][2] and "Similar: prepare_inputs" in found[0][2]
+    dead = found[1][2]
+    assert "no attribute 'postprocess'" in dead and "`NPUModelRunner.postprocess` is a method no client code calls" in dead
+    assert "no file of this vLLM calls a method named `postprocess`" in dead
+
+
+def test_jc3_twin_the_dead_method_is_called_by_the_client(tmp_path):
+    client = edited(JC3_CLIENT, RUNNER, ("        return super().execute_model(inputs)\n",
+                                         "        self.postprocess(inputs, None)\n        return super().execute_model(inputs)\n"))
+    found = {(sev, line) for sev, line, _m in _dc006(scan_trees(tmp_path, JC3_VLLM, client))}
+    assert ("error", 14) in found  # called: the method runs, and so does its `super().postprocess`
+
+
+def test_jc3_twin_a_client_base_defines_it(tmp_path):
+    client = edited(JC3_CLIENT, RUNNER, ("class NPUModelRunner(GPUModelRunner):",
+                                         "class _Prep:\n    def _prepare_inputs(self, s):\n        return s\n\n\n"
+                                         "class NPUModelRunner(_Prep, GPUModelRunner):"))
+    assert not any(line == 12 for _sev, line, _m in _dc006(scan_trees(tmp_path, JC3_VLLM, client)))
+
+
+def test_jc3_twin_a_mixin_another_class_lists_with_more_bases(tmp_path):
+    client = {**JC3_CLIENT, "npu_plug/final.py": "from npu_plug.model_runner import NPUModelRunner\n\n\n"
+                                                  "class Other:\n    def _prepare_inputs(self, s):\n        return s\n\n\n"
+                                                  "class Final(NPUModelRunner, Other):\n    pass\n"}
+    assert not any(line == 8 for _sev, line, _m in _dc006(scan_trees(tmp_path, JC3_VLLM, client)))
+
+
+def test_jc3_twin_a_worker_extension(tmp_path):
+    client = {**JC3_CLIENT, "npu_plug/launch.py": "from vllm import LLM\n\n"
+                                                   "llm = LLM(model='m', worker_extension_cls='npu_plug.model_runner.NPUModelRunner')\n"}
+    vllm = {**JC3_VLLM, "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
+            "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/llm.py": "class LLM:\n    def __init__(self, model, **kwargs):\n        pass\n"}
+    assert not any(line == 8 for _sev, line, _m in _dc006(scan_trees(tmp_path, vllm, client)))
