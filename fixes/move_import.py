@@ -118,7 +118,7 @@ class _MoveImport(Targeted):
         api = self.ctx.api
         if api is None:
             return None
-        homes = text_index_for(api).defining_modules(name, near=near)
+        homes = text_index_for(api).defining_modules(name, near=near, leader=True)
         return homes[0] if homes else None
 
     def _home(self, module: str, name: str) -> str | None:

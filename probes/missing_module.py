@@ -136,7 +136,7 @@ def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> s
     index = text_index_for(ctx.api)
     homes = []
     for name in sorted(names):
-        found = index.defining_modules(name, near=module)
+        found = index.defining_modules(name, near=module, leader=True)
         if not found:
             return ""
         homes.append(f"`{name}` in `{found[0]}`")

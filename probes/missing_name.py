@@ -27,7 +27,7 @@ RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the t
 def _moved_to(ctx: ScanContext, name: str, module: str) -> list[str]:
     from driftcheck.vllm_model.bodies import text_index_for
 
-    return text_index_for(ctx.api).defining_modules(name, near=module)[:3]
+    return text_index_for(ctx.api).defining_modules(name, near=module, leader=True)[:3]
 
 
 def _calls_through(ctx: ScanContext, imp) -> tuple[list, int]:

@@ -267,11 +267,17 @@ class TextIndex:
             rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
         return source, module
 
-    def defining_modules(self, name: str, near: str) -> list[str]:
+    def defining_modules(self, name: str, near: str, *, leader: bool = False) -> list[str]:
         """The package's modules that define `name` at top level, the likeliest new home of a name that left module
         `near` first: the one sharing the most leading package parts with `near` (`from vllm.utils import cdiv` ->
         `vllm.utils.math_utils`, not an unrelated kernel file that happens to assign `cdiv = gl.cdiv`), then a `def` /
-        `class` before a plain assignment (often an alias of something else), then the shallower module."""
+        `class` before a plain assignment (often an alias of something else), then the shallower module.
+
+        `leader=True` (asked where a home is named: DC002's "It is defined in ... now", DC001's hint, `move-import`):
+        empty when no one module leads, the first two alike on all three counts, so that only their order in the
+        file list would pick one (HG1: 0.33.0-0.34.0 ship two copies of FlashAttention 4's `fa_logging.py`, under
+        `third_party/tml_fa4/` and `vllm_flash_attn/cute/`, each with its own `_default_handler`; neither is where
+        `vllm.logger._default_handler` went). As DC008 names no rename on a tie (TD)."""
         near_parts = near.split(".")
         ranked: dict[str, tuple[int, int, int, int]] = {}
         for order, (rel, _line, kind) in enumerate(self.top_level_definitions(name)):
@@ -290,7 +296,10 @@ class TextIndex:
             key = (-shared, 1 if kind == "assign" else 0, len(parts), order)
             if module not in ranked or key < ranked[module]:
                 ranked[module] = key
-        return sorted(ranked, key=ranked.__getitem__)
+        out = sorted(ranked, key=ranked.__getitem__)
+        if leader and len(out) > 1 and ranked[out[0]][:3] == ranked[out[1]][:3]:
+            return []
+        return out
 
 
 def _scan_classes(rel: str, data: bytes) -> list[ClassMembers]:
