@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass
 
 from driftcheck.astnodes import children, dotted_name, nodes_within
+from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
@@ -186,6 +187,10 @@ class ValueInference:
                 return Instance(t) if t else None
             if isinstance(func, ClientFunc) and func.node.returns is not None:
                 return self._annotation_value(func.node.returns) if self._returns_one_class(func.node) else None
+            if func is None and isinstance(node.func, ast.Attribute):
+                owner = self.infer(node.func.value, env)
+                if isinstance(owner, ClientSelf):
+                    return self._own_method_returns(owner.cls_name, node.func.attr)
             return None
         if isinstance(node, ast.Await):
             return self.infer(node.value, env)
@@ -201,6 +206,19 @@ class ValueInference:
         """`Cls(...)` of a client class of this file that derives from vLLM classes."""
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
             bool(self.client_class_vllm_bases.get(value.func.id))
+
+    def _own_method_returns(self, cls_name: str, name: str) -> object:
+        """What `self.name(...)` returns in a client class of this file that defines `name` itself: its return
+        annotation's vLLM class, where its own returns agree (`self.model = self._create_auto_model(...)` with
+        `-> Optional[LLM]`: a None it returns fails on any member read as surely); not where a client subclass
+        overrides it (JC4)."""
+        cls = self.classes.get(cls_name)
+        fn = next((s for s in flatten_class_body(cls.body) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and s.name == name), None) if cls is not None else None
+        if fn is None or fn.returns is None or any(dotted_name(d) in _NOT_CALLED for d in fn.decorator_list) \
+                or self._client_subclass_defines(cls_name, name):
+            return None
+        return self._annotation_value(fn.returns) if self._returns_one_class(fn) else None
 
     def _returns_one_class(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the client function's own returns agree with its return annotation, as far as they can be read: not
@@ -223,6 +241,10 @@ class ValueInference:
                     if isinstance(value, Instance) and isinstance(annotated, Instance) and \
                             value.cls.qualname != annotated.cls.qualname:
                         agrees = False
+                        break
+                    if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                            and node.value.func.id in self.classes and node.value.func.id not in env:
+                        agrees = False  # an object of the client's own class (a stand-in, a remote client: JC4)
                         break
             cache[id(fn)] = agrees
         return cache[id(fn)]
@@ -663,6 +685,9 @@ def _third_party_element(iterable: ast.expr, outside: dict[str, str]) -> object:
         return Foreign(f"{outside[iterable.value.id]}.{iterable.attr}[]")
     return None
 
+
+# decorators whose method `self.m(...)` does not call as written (a property's value is no callable)
+_NOT_CALLED = ("property", "functools.cached_property", "cached_property")
 
 # every node type build_env's loop acts on; any other node leaves the environment as it is
 _BINDING_KINDS = (ast.Call, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension,

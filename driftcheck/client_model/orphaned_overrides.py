@@ -36,6 +36,7 @@ from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.guards import body_span
 from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.facts import mro_defines_any
 from driftcheck.vllm_model.receivers import files_calling, receiver_classes
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
@@ -114,8 +115,11 @@ def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
                     continue  # still an override on the target (or not known to be gone)
                 old = _overridden_in(compare, bases, fn.name) if compare is not None else None
                 uncalled = old is None and not files_calling(api, text_index_for(api), fn.name)
-                if uncalled and not _extends_its_base(fn):
-                    continue  # neither the client's vLLM nor a call in the target says it is one of vLLM's hooks
+                if uncalled and not (_extends_its_base(fn) and all(mro_defines_any(api, b, (fn.name,)) is False
+                                                                   for b in bases)):
+                    # neither the client's vLLM nor a call in the target says it is one of vLLM's hooks; nor is it an
+                    # override of a name its bases lack, read whole (a base outside vLLM may call it: SB2's rule)
+                    continue
                 if mentions is None:
                     mentions = name_mentions(f.tree)
                 if _mentioned_outside(mentions, f.tree, cls, fn) or _member_elsewhere(source, f, fn.name):

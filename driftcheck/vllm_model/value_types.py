@@ -157,6 +157,12 @@ class ValueTypes:
             inner = result.type_expr
             if inner and result.module is not None and "self." not in inner:
                 return self.class_from_annotation(result.module, inner, _depth + 1)
+        if isinstance(result, Resolved) and result.kind in ("function", "method") and result.func is not None \
+                and result.func.returns and _depth < 4:
+            # `self.llm_engine = LLMEngine.from_engine_args(...)` (class_summary keeps the callee's name): the one class
+            # the function's return annotation names, with the class its name holds otherwise (`type_of`; JC4)
+            made = self.type_of(result)
+            return made if made is not None and made.kind == "class" else None
         return None
 
 

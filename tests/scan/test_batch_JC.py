@@ -150,3 +150,42 @@ def test_jc3_twin_a_worker_extension(tmp_path):
     vllm = {**JC3_NEW, "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
             "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/llm.py": "class LLM:\n    def __init__(self, model, **kwargs):\n        pass\n"}
     assert not any(line == 8 for _sev, line, _m in _dc006(scan_trees(tmp_path, vllm, client)))
+
+
+JC4_VLLM, JC4_CLIENT = plugin_shape("JC4")
+EVAL = "evalkit/vllm_model.py"
+JC4_NEW = edited(edited(JC4_VLLM, "vllm/config.py", ("    max_seq_len_to_capture: int = 8192\n", "")),
+                 "vllm/entrypoints/llm.py", ("sampling_params=None, prompt_token_ids=None, use_tqdm=True",
+                                             "sampling_params=None, use_tqdm=True"),
+                 ("(prompt_token_ids or [])", "(prompts or [])"))
+
+
+def test_jc4_the_release_it_was_written_for_is_quiet(tmp_path):
+    result = scan_trees(tmp_path, JC4_VLLM, JC4_CLIENT)
+    assert _errors(result) == [] and result.stats.get("uses_checked", 0) >= 5
+
+
+def test_jc4_values_built_by_annotated_factories_are_typed(tmp_path):
+    result = scan_trees(tmp_path, JC4_NEW, JC4_CLIENT)
+    assert sorted(_errors(result)) == [("DC003", EVAL, 26), ("DC006", EVAL, 20)]
+    by_line = {f.client.line: f.message for f in result.findings}
+    # `LLM.llm_engine` is built by `LLMEngine.from_engine_args(...) -> "LLMEngine"`: its model config is typed
+    assert "`ModelConfig` has no attribute 'max_seq_len_to_capture'" in by_line[20]
+    # `self.model` holds what `self._create_auto_model(...) -> Optional[LLM]` returns
+    assert "unexpected keyword argument 'prompt_token_ids'" in by_line[26]
+
+
+def test_jc4_twin_a_subclass_overriding_the_factory_method(tmp_path):
+    client = edited(JC4_CLIENT, EVAL, ("        return self.model.generate(prompt_token_ids=inputs, use_tqdm=False)\n",
+                                       "        return self.model.generate(prompt_token_ids=inputs, use_tqdm=False)\n\n\n"
+                                       "class RemoteModel(VLLMModel):\n"
+                                       "    def _create_auto_model(self, pretrained: str):\n"
+                                       "        return object()\n"))
+    assert ("DC003", EVAL, 26) not in _errors(scan_trees(tmp_path, JC4_NEW, client))
+
+
+def test_jc4_twin_returns_that_disagree_with_the_annotation(tmp_path):
+    client = edited(JC4_CLIENT, EVAL, ("            return None\n", "            return RemoteClient()\n"),
+                    ("from vllm import LLM\n", "from vllm import LLM\n\n\nclass RemoteClient:\n"
+                                              "    def generate(self, **kwargs):\n        return []\n"))
+    assert not any(rule == "DC003" for rule, _path, _line in _errors(scan_trees(tmp_path, JC4_NEW, client)))
