@@ -460,12 +460,14 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         there (JC3)."""
         name, attr = base.cls_name, node.attr
         vbases = self.client_class_vllm_bases.get(name, [])
-        if not vbases or attr in self._ancestor_members(name) or not self._vllm_bases_decide(name, attr) \
+        results = [(v, self.api.class_member(v, attr)) for v in vbases]
+        if not results or not all(isinstance(r, Missing) for _v, r in results):
+            return  # a vLLM base has it: DC003/DC004 check the call itself (super().__init__(...))
+        if attr in self._ancestor_members(name) or not self._vllm_bases_decide(name, attr) \
                 or any(self._patched_on(v, attr) for v in vbases) or self._mixed_in(name):
             return
-        results = [(v, self.api.class_member(v, attr)) for v in vbases]
-        owner, result = next(((v, r) for v, r in results if not isinstance(r, Missing)), results[0])
-        if isinstance(result, Missing) and any(e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
+        owner, result = results[0]
+        if any(e.split(".")[-1] == "Protocol" for v in vbases for e in self.api.mro(v)[2]):
             return  # a Protocol's member comes from whatever class implements it
         self.reported.add(key)
         self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, attr, False, result, node, self.file))
