@@ -8,7 +8,9 @@ another object than its type says, a read is a warning naming why: an annotation
 unrelated class, a method called unbound with another object, or a method taken off its class as a value (handed to a
 patch helper, set on another class): its `self` is whatever it is set on. A `self.x` read in a method of a client class
 the client never builds, where every client subclass overrides that method, runs for no object the client makes: a
-warning that says so.
+warning that says so. `x.m += v` reads `m` first (JC1); `super().m` looks only at the classes after the client's
+own, so a member its vLLM bases lack is an AttributeError too, unless the class may sit before other bases in a
+subclass's MRO (JC3); the methods of a vLLM subclass a function defines are read as a module-level class's (JC2).
 """
 
 from __future__ import annotations
