@@ -2,7 +2,8 @@
 `MultiModalDataItems(UserDict)`), read with `ast` from the running Python's own standard library: its methods, class
 attributes and the `self.x = ...` of its methods, along its bases in the standard library. Only a positive answer is
 used (the member exists); a name not found stays unknown, as a class implemented in C (`ctypes.Structure`) or a base
-outside the sources read may still have it. Nothing is imported.
+outside the sources read may still have it. Nothing is imported; a class implemented in C that an already loaded
+standard-library module holds (`collections.deque`) is read with `dir()`.
 """
 
 from __future__ import annotations
@@ -101,7 +102,12 @@ def stdlib_members(qualname: str, _depth: int = 0) -> frozenset[str]:
     module, _, name = qualname.rpartition(".")
     found = _class_and_scope(module, name, 0) if module and _depth <= _MAX_DEPTH else None
     if found is None:
-        value = getattr(builtins, name, None) if module == "builtins" else None
+        # a builtin, or a class the standard library implements in C and its Python module re-exports under a `try`
+        # (`collections.deque`, from `_collections`): read from the module as this interpreter already loaded it
+        # (never imported here)
+        loaded = builtins if module == "builtins" else \
+            sys.modules.get(module) if module.split(".")[0] in sys.stdlib_module_names else None
+        value = getattr(loaded, name, None) if loaded is not None else None
         return frozenset(dir(value)) if isinstance(value, type) else frozenset()
     node, scope = found
     out = _members_of(node)

@@ -160,7 +160,11 @@ class ValueTypes:
         if isinstance(result, Resolved) and result.kind in ("function", "method") and result.func is not None \
                 and result.func.returns and _depth < 4:
             # `self.llm_engine = LLMEngine.from_engine_args(...)` (class_summary keeps the callee's name): the one class
-            # the function's return annotation names, with the class its name holds otherwise (`type_of`; JC4)
+            # the function's return annotation names, with the class its name holds otherwise (`type_of`; JC4); not
+            # a factory whose returns build several classes (`create_request_queue(policy) -> RequestQueue` builds
+            # an FCFS or a priority queue): the value is one of those, as `possible_types` says
+            if len(set(result.func.returns_built)) > 1:
+                return None
             made = self.type_of(result)
             return made if made is not None and made.kind == "class" else None
         return None

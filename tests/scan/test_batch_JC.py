@@ -22,6 +22,14 @@ the line runs; vllm-ascend 0.23.0's `NPUModelRunner.postprocess` calls `super().
 Model Runner V2 lacks, but nothing calls that method (no client code, no file of vLLM): a warning naming the dead
 method. Twins: a client base that defines it, a class another client class mixes in with more bases, a worker
 extension (mixed into vLLM's worker), a member vLLM's base has.
+
+JC5 (this session's own sweep: vllm-spyre 1.10.0 at vLLM 0.18.0, which JC4 first got wrong): vLLM builds its waiting
+queue with `create_request_queue(policy) -> RequestQueue`, whose returns build an FCFS queue (a `deque`) or a priority
+queue; JC4 typed `self.waiting` as the abstract `RequestQueue`, and the plugin's `self.waiting.popleft()` became ten
+false errors. A factory whose returns build several classes gives no one type (as a factory method's attribute never
+did); and a member a subclass has from a class the standard library implements in C (`deque.popleft`) counts, so
+`queue.popleft()` on a parameter annotated `RequestQueue` is the warning "only FCFSRequestQueue defines it", not an
+error (it was one before this session too). Twins: a subclass that is no deque keeps the error.
 """
 
 from __future__ import annotations
@@ -189,3 +197,25 @@ def test_jc4_twin_returns_that_disagree_with_the_annotation(tmp_path):
                     ("from vllm import LLM\n", "from vllm import LLM\n\n\nclass RemoteClient:\n"
                                               "    def generate(self, **kwargs):\n        return []\n"))
     assert not any(rule == "DC003" for rule, _path, _line in _errors(scan_trees(tmp_path, JC4_NEW, client)))
+
+
+JC5_VLLM, JC5_CLIENT = plugin_shape("JC5")
+QUEUES = "vllm/v1/core/sched/request_queue.py"
+
+
+def test_jc5_a_queue_a_factory_builds_as_one_of_several_classes(tmp_path):
+    found = [(f.rule, f.severity, f.client.line, f.message) for f in scan_trees(tmp_path, JC5_VLLM, JC5_CLIENT).findings]
+    assert [(rule, sev, line) for rule, sev, line, _m in found] == [("DC006", "warning", 22)]
+    assert "only vllm.v1.core.sched.request_queue.FCFSRequestQueue defines it" in found[0][3]
+
+
+def test_jc5_twin_a_subclass_that_is_no_deque_keeps_the_error(tmp_path):
+    vllm = edited(JC5_VLLM, QUEUES, ("class FCFSRequestQueue(deque, RequestQueue):", "class FCFSRequestQueue(RequestQueue):"))
+    assert [(rule, line) for rule, _path, line in _errors(scan_trees(tmp_path, vllm, JC5_CLIENT))] == [("DC006", 22)]
+
+
+def test_jc5_twin_a_factory_building_one_class_types_the_attribute(tmp_path):
+    vllm = edited(JC5_VLLM, QUEUES, ("        return PriorityRequestQueue()\n", "        return FCFSRequestQueue()\n"),
+                  ("class FCFSRequestQueue(deque, RequestQueue):", "class FCFSRequestQueue(RequestQueue):"))
+    lines = [line for _rule, _path, line in _errors(scan_trees(tmp_path, vllm, JC5_CLIENT))]
+    assert 13 in lines and 15 in lines  # one class built: `self.waiting` is typed by the annotation, no deque here
