@@ -78,6 +78,12 @@ class Guard:
             return bool(self.catches & set(raises))
         if self.kind not in ("try", "fallback", "expected"):
             return True  # version, isinstance, dispatched
+        if self.kind == "fallback" and {"ImportError", "ModuleNotFoundError"} & self.catches:
+            # `except ImportError:` after imports: the client's code for the releases those imports fail on. It runs
+            # only where the try body fails (`guard_at`'s `failing` says where that is certain), so it guards
+            # whatever fails in it, not only its imports (vllm-spyre 1.6.1's `Pooler.for_embed(...)` under `except
+            # ImportError:  # vllm < v0.14.0`, HI2)
+            return True
         return ANY in self.catches or bool(self.catches & set(raises))
 
     def describe(self) -> str:
@@ -185,6 +191,31 @@ def _reraises(handler: ast.ExceptHandler) -> bool:
     return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
 
 
+def _release_decider(tree: ast.AST, release: str | None):
+    """test -> True / False where the target's `release` decides a version test of this file (a comparison of
+    `version("vllm")`, `vllm.__version__` or a module-level name bound to one with a release, as the client compares:
+    `refusals._decide`), None where it cannot be told or no release is known. A branch the release takes is the code
+    that runs there, not a guard (HI1: lm-eval 0.4.11's `if parse_version(version("vllm")) >= parse_version("0.8.3"):
+    from vllm.entrypoints.chat_utils import resolve_hf_chat_template`, which fails on 0.22)."""
+    if not release or not isinstance(tree, ast.Module):
+        return lambda test: None
+    from packaging.version import InvalidVersion, Version
+
+    from driftcheck.client_model.refusals import _decide, _version_names  # (refusals imports this module)
+    try:
+        target = Version(release)
+    except InvalidVersion:
+        return lambda test: None
+    names: dict[str, bool] | None = None
+
+    def decide(test: ast.expr) -> bool | None:
+        nonlocal names
+        if names is None:
+            names = {**_version_names(tree, "vllm"), "vllm.__version__": False}
+        return _decide(test, names, target)
+    return decide
+
+
 def _negated(test: ast.expr) -> bool:
     return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
 
@@ -200,6 +231,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
     aliases = version_aliases(tree, version_imports)
     probes = probe_aliases(tree)
     tuples: dict[str, list[ast.expr]] | None = None
+    decided = _release_decider(tree, release)
     for node in nodes_of(tree, ast.Try, *_TRY_STAR, ast.If, ast.IfExp):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             if tuples is None and any(isinstance(e, ast.Name) and e.id not in _BUILTIN_NAMES for h in node.handlers
@@ -239,7 +271,12 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
             probes_module = kind == "hasattr" and _tests_imported_module(node.test, imported)
             out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names))
             present = _branch_where_present(node, kind)
+            # `if parse(version("vllm")) >= parse("0.8.3"): from vllm.x import y`: on a release the test decides, the
+            # branch it takes is no guard, it is the code that runs there (HI1); the other branch stays one
+            taken = decided(node.test) if kind == "version" else None
             for body in branches:
+                if taken is not None and body is (node.body if taken else node.orelse):
+                    continue
                 start, end = body_span(body)
                 # the branch taken when `hasattr(x, "a")` holds runs on the vLLM that has `a` (and what came
                 # with it): all of it is guarded; the other branch only for the names checked and x's other spelling
@@ -248,7 +285,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 whole = body is present or probes_module
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
                                  receivers=frozenset() if whole else receivers))
-    out += _early_exit_guards(tree, aliases, probes) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
+    out += _early_exit_guards(tree, aliases, probes, decided) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
     out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
     out += _flag_fallbacks(tree) + _expected_failures(tree, tuples) + _coroutine_switches(tree)
@@ -762,10 +799,13 @@ def _tests_imported_module(test: ast.expr, imported: set[str]) -> bool:
                and isinstance(n.args[0], ast.Name) and n.args[0].id in imported for n in walk(test))
 
 
-def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: dict | None = None) -> list[Guard]:
+def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: dict | None = None,
+                       decided=None) -> list[Guard]:
     """`if not isinstance(x, C): ...; return` (or `if not hasattr(...)`): the rest of the block runs only
     when the check passed, so it is guarded like the body of `if isinstance(x, C):`. And `if <version or
-    probe>: ...; return`: the rest is the other branch (for a probe: of the names and objects it probed)."""
+    probe>: ...; return`: the rest is the other branch (for a probe: of the names and objects it probed). A version
+    test the target's release decides against leaving (`decided`) guards nothing: the rest runs there (HI1)."""
+    decided = decided or (lambda test: None)
     out: list[Guard] = []
     probes = probes or {}
     done: frozenset[str] | None = None  # the file's own "already done" markers, read once when a probe is met
@@ -778,6 +818,8 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                 if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
                         and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                     kind = test_kind(stmt.test.operand, aliases)
+                    if kind == "version" and decided(stmt.test.operand) is True:
+                        continue  # `if not <a test the target passes>: return`: the rest runs on the target (HI1)
                     if kind in ("isinstance", "hasattr", "version") and (stmt.end_lineno or stmt.lineno) < end:
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
                                          checked_names(stmt.test.operand)))
@@ -788,6 +830,8 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                 elif isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and (stmt.end_lineno or stmt.lineno) < end \
                         and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                     kind = test_kind(stmt.test, aliases, probes)
+                    if kind == "version" and decided(stmt.test) is False:
+                        continue  # `if <a test the target fails>: return`: the rest runs on the target (HI1)
                     if kind == "version":
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno))
                     elif kind == "hasattr" and _truthy_default_probe(stmt.test):

@@ -52,6 +52,11 @@ def _top_level_bindings(stmt: ast.stmt) -> set[str]:
     return {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
 
 
+
+# what `type`, `abc.ABCMeta` and `enum.EnumMeta` give every class object they make (`Cls.mro()`, `Cls.register(...)`);
+# the underscored ones (`_member_map_`, `_abc_impl`) are skipped by their spelling (HI2)
+_TYPE_MEMBERS = frozenset({"mro", "register"})
+
 class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def __init__(self, api: ApiIndex, file: ClientFile, usage: Usage, package: str):
         self.api = api
@@ -66,6 +71,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         # (module or class, name) this file's own patches set (collect_patches): a test's patch by path lasts for
         # its test, so `_replaced` / `_patched_on` read it here and not from `usage.patched`
         self.file_patches: set[tuple[str, str]] = set()
+        self._bound_twice: frozenset[str] | None = None  # names the file binds more than once (`_visit_class_member`)
         self.self_types: dict[str, dict[str, object]] = {}  # client class -> attr -> inferred
         self.client_class_members: dict[str, set[str]] = {}
         self.client_class_vllm_bases: dict[str, list[Resolved]] = {}
@@ -410,6 +416,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                                  f"`{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file,
                                             plugin_may_set(self, node, result, env, base.cls)))
+        elif isinstance(base, ClassRef) and not store and not isinstance(node.ctx, ast.Del):
+            self._visit_class_member(node, base, key, env)
         elif isinstance(base, ModRef) and not store:
             mod = self.api.module(base.module)
             if mod is None or (base.module, node.attr) in self.usage.patched:
@@ -451,6 +459,45 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _visit_class_member(self, node: ast.Attribute, base: ClassRef, key: tuple, env: dict) -> None:
+        """`Cls.m` read off a vLLM class itself (`Pooler.from_config_with_defaults(...)`, `RequestStatus.WAITING_FOR_FSM`):
+        a member that neither the class, its bases, the subclasses it may stand for, nor the client (a patch, a store)
+        gives it is an AttributeError when the line runs (HI2). Only a certain absence is reported: a member of a base
+        driftcheck does not read, or one whose class is open, stays silent here, as do dunders and what `type` and the
+        metaclasses of the standard library give every class."""
+        attr = node.attr
+        if attr.startswith("_") or attr in _TYPE_MEMBERS:
+            return
+        if isinstance(node.value, ast.Name) and node.value.id in self._names_bound_twice():
+            return  # `if cuda: from vllm import _custom_ops as ops` / `elif xpu: from vllm._xpu_ops import xpu_ops as ops`
+        self.reported.add(key)
+        if self._patched_on(base.cls, attr) or self._replaced(base.cls, False):
+            return
+        result = self._unread_may_set(node, self._look_up(base.cls, attr, False))
+        if not isinstance(result, Missing):
+            return
+        self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, attr, False, result, node, self.file,
+                                        plugin_may_set(self, node, result, env, base.cls)))
+
+    def _names_bound_twice(self) -> frozenset[str]:
+        """Names the file binds in more than one place (imports, assignments, defs, loop and `with` targets): which
+        object such a name holds where it is read depends on which binding ran, so a class read through it is not
+        certainly that class (vLLM 0.16.0's `ops`, `_custom_ops` on CUDA and the `xpu_ops` class on XPU)."""
+        if self._bound_twice is None:
+            seen: dict[str, int] = {}
+            for n in walk(self.file.tree):
+                names: list[str] = []
+                if isinstance(n, (ast.Import, ast.ImportFrom)):
+                    names = [(a.asname or a.name).split(".")[0] for a in n.names]
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names = [n.name]
+                elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    names = [n.id]
+                for name in names:
+                    seen[name] = seen.get(name, 0) + 1
+            self._bound_twice = frozenset(name for name, count in seen.items() if count > 1)
+        return self._bound_twice
 
     def _visit_super_member(self, node: ast.Attribute, base: SuperOf, key: tuple) -> None:
         """`super().m` in a method of a client class whose vLLM bases come next in its MRO: a member none of them has
