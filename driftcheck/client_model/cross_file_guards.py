@@ -96,7 +96,7 @@ def dispatched_modules(files, source=None, version: str | None = None, package: 
     names = by_module.keys() | others.keys()
     helpers = _helper_lookup(by_module, source, names)
     target = _target_release(version, package)
-    edges = _load_edges(files, names, helpers, target=target)
+    edges = _load_edges(files, names, helpers, on=target)
 
     def reaches_the_client(found: dict) -> bool:  # a load under a release test of a client module
         return any(g and target in names for target, where in found.items() for *_, g in where)
@@ -105,9 +105,9 @@ def dispatched_modules(files, source=None, version: str | None = None, package: 
     # vLLM or from one of them that spells a release (rlinf's package `__init__` imports its 0.8.5 copy, no vLLM) or
     # names a class holding releases (ChatLearn's hooks `__init__`: `== VLLMVersion.v_0_6_3`, HC)
     if others and (reaches_the_client(edges) or reaches_the_client(_load_edges(
-            _spelling_releases(source, by_module, files), names, helpers, target=target))):
+            _spelling_releases(source, by_module, files), names, helpers, on=target))):
         for module, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
-                                         helpers, target=target).items():
+                                         helpers, on=target).items():
             edges.setdefault(module, []).extend(where)  # after those of the files with vLLM (file order)
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
 
@@ -169,12 +169,12 @@ def _guards_for(reached: set[str], edges: dict, by_module: dict) -> dict[str, Gu
 _RELEASE_TEXT = re.compile(rb"""["']\d+\.\d+""")  # a quoted release: what a test naming releases spells somewhere
 
 
-def _load_edges(files, names, helpers=None, spans_of=None, target=None) -> dict[str, list[tuple[str, str, int, bool]]]:
+def _load_edges(files, names, helpers=None, spans_of=None, on=None) -> dict[str, list[tuple[str, str, int, bool]]]:
     """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` (walked
     once) of a module (and each package above it); `names`: the client modules a string or a `from x import y`
     may name; `helpers(module)`: the release-equality helpers a client module defines (`_equality_helpers`);
     `spans_of(file)`: the branches that count as guarded instead of those naming releases (`untaken_branches`);
-    `target`: (release, package) of the target (`_target_release`): a release branch it takes is no guard."""
+    `on`: (release, package) of the target (`_target_release`): a release branch it takes is no guard."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
     inside = _names_inside_source_folders(names)
 
@@ -191,7 +191,7 @@ def _load_edges(files, names, helpers=None, spans_of=None, target=None) -> dict[
     for f in files:
         is_package = f.rel.endswith("__init__.py")
         spans = spans_of(f) if spans_of is not None else \
-            _release_branches(f.tree, _helpers_in(f, is_package, helpers) if helpers else frozenset(), target)
+            _release_branches(f.tree, _helpers_in(f, is_package, helpers) if helpers else frozenset(), on)
         for node in nodes_of(f.tree, ast.Import, ast.ImportFrom):
             guarded = any(a <= node.lineno <= b for a, b in spans)
             if isinstance(node, ast.Import):
