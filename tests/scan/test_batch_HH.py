@@ -68,3 +68,65 @@ def test_hh1_twin_at_the_other_release_the_roles_swap(tmp_path):
 def test_hh1_twins_an_undecided_or_shadowed_branch_stays_a_warning(tmp_path, old, new):
     client = edited(BROKEN, INIT, (old, new))
     assert _dc001(tmp_path, client)[COPY_0110].severity == "warning"
+
+
+# ----------------------------------------------------------------------------------------------------------- HH2
+"""HH2 (a missed error, new rule DC119): PrimeIntellect-ai/prime-rl before b2b4f3f71 ("bump vLLM 0.23.0 -> 0.24.0"),
+at vLLM 0.24.0. Its weight transfer finds the MoE layers with `if not isinstance(module, FusedMoE): continue`, `FusedMoE`
+imported from `vllm.model_executor.layers.fused_moe.layer`. 0.24.0 made `FusedMoE` a factory function (`def FusedMoE(...)`,
+layer.py:103, building a `MoERunner`); `isinstance` with a function raises TypeError whatever the object is. The
+client's own fix says so ("vLLM 0.24 turned FusedMoE into a factory returning a MoERunner"). driftcheck said nothing:
+no rule read a type test's second argument. DC119 does, for a name the file binds only through its vLLM import; the
+isinstance guard the test's own `if` makes of its span does not demote the test itself. Twins: the class (the code
+runs, no finding), a try that catches TypeError (a warning), a decorated factory and a name the file rebinds (no
+finding)."""
+
+HH2_VLLM, HH2_CLIENT = plugin_shape("HH2")
+LAYER = "vllm/model_executor/layers/fused_moe/layer.py"
+WEIGHTS = "plug/weights.py"
+FACTORY = edited(HH2_VLLM, LAYER, ("class FusedMoE:", "class MoERunner:"), ("self.num_experts = num_experts\n", """\
+self.num_experts = num_experts
+
+
+def FusedMoE(num_experts: int) -> MoERunner:
+    return MoERunner(num_experts)
+"""))
+
+
+def _dc119(tmp_path, vllm, client=HH2_CLIENT):
+    result = scan_trees(tmp_path, vllm, client, version="0.24.0")
+    return [(f.severity, f.client.path, f.client.line, f.message) for f in result.findings if f.rule == "DC119"]
+
+
+def test_hh2_the_class_no_finding(tmp_path):
+    assert _dc119(tmp_path, HH2_VLLM) == []
+
+
+def test_hh2_missed_error_isinstance_against_a_factory_function(tmp_path):
+    (found,) = _dc119(tmp_path, FACTORY)
+    severity, path, line, message = found
+    assert (severity, path, line) == ("error", WEIGHTS, 7)  # not demoted by its own `if not isinstance(...)`
+    assert "`isinstance(module, FusedMoE)` raises TypeError" in message and "is a function in vLLM 0.24.0" in message
+
+
+def test_hh2_a_tuple_of_types_holding_it_fails_too(tmp_path):
+    client = edited(HH2_CLIENT, WEIGHTS, ("isinstance(module, FusedMoE)", "isinstance(module, (dict, FusedMoE))"))
+    assert [f[:3] for f in _dc119(tmp_path, FACTORY, client)] == [("error", WEIGHTS, 7)]
+
+
+def test_hh2_twin_a_try_that_catches_type_error_is_a_warning(tmp_path):
+    client = edited(HH2_CLIENT, WEIGHTS, ("    found = {}\n    for", "    found = {}\n    try:\n      for"),
+                    ("        if not", "          if not"), ("            continue", "              continue"),
+                    ("        found[name]", "          found[name]"),
+                    ("    return found", "    except TypeError:\n        pass\n    return found"))
+    assert [f[:3] for f in _dc119(tmp_path, FACTORY, client)] == [("warning", WEIGHTS, 8)]
+
+
+@pytest.mark.parametrize("vllm, client", [
+    # a decorated factory: the decorator may hand back a class
+    (edited(FACTORY, LAYER, ("def FusedMoE(", "@register\ndef FusedMoE("), ("class MoERunner:", "def register(f):\n    return f\n\n\nclass MoERunner:")), HH2_CLIENT),
+    # the file binds the name another way too: what the test reaches is not certainly vLLM's function
+    (FACTORY, edited(HH2_CLIENT, WEIGHTS, ("def build_expert_map", "FusedMoE = getattr(FusedMoE, \"cls\", FusedMoE)\n\n\ndef build_expert_map"))),
+])
+def test_hh2_twins_no_finding_where_the_test_may_reach_a_class(tmp_path, vllm, client):
+    assert _dc119(tmp_path, vllm, client) == []
