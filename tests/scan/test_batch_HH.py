@@ -130,3 +130,42 @@ def test_hh2_twin_a_try_that_catches_type_error_is_a_warning(tmp_path):
 ])
 def test_hh2_twins_no_finding_where_the_test_may_reach_a_class(tmp_path, vllm, client):
     assert _dc119(tmp_path, vllm, client) == []
+
+
+# ----------------------------------------------------------------------------------------------------------- HH3
+"""HH3 (7 false DC007 errors): ROLL's tests at 29a7610e^ (vLLM 0.11.0) add rpc targets to the client class its
+engine names as the worker's base by assignment (`WorkerHelper.load_weight_tensor = load_weight_tensor`,
+tests/third_party/vllm/test_model_update.py:17; test_fp8.py:35, 93; test_sleep_level.py:17) and then send
+`collective_rpc("load_weight_tensor", ...)`. DC007 read only the methods the class body defines: "no worker class
+defines it". A name a client file with vLLM sets on a client class by name (`Cls.m = f`, `setattr(Cls, "m", f)`, the
+class imported from its module or defined in that file) is now one of that class's methods. Twins keep the error: no
+patch, and a patch onto another class."""
+
+HH3_VLLM, HH3_CLIENT = plugin_shape("HH3")
+UPDATE = "pkg/update.py"
+
+
+def _dc007(tmp_path, client):
+    result = scan_trees(tmp_path, HH3_VLLM, client, only=["DC007"])
+    return [(f.severity, f.client.path, f.client.line) for f in result.findings]
+
+
+def test_hh3_a_method_patched_onto_the_extension_is_served(tmp_path):
+    assert _dc007(tmp_path, HH3_CLIENT) == []
+
+
+def test_hh3_setattr_sets_it_too(tmp_path):
+    client = edited(HH3_CLIENT, UPDATE, ("WorkerHelper.load_weight = load_weight", 'setattr(WorkerHelper, "load_weight", load_weight)'))
+    assert _dc007(tmp_path, client) == []
+
+
+@pytest.mark.parametrize("old, new", [
+    # no patch: the extension lacks the method
+    ("WorkerHelper.load_weight = load_weight", "pass"),
+    # a patch onto another class of the client, which no worker derives from
+    ("WorkerHelper.load_weight = load_weight", "class Other:\n    pass\n\n\nOther.load_weight = load_weight"),
+])
+def test_hh3_twins_keep_the_error(tmp_path, old, new):
+    client = edited(HH3_CLIENT, UPDATE, (old, new))
+    line = next(i for i, text in enumerate(client[UPDATE].splitlines(), 1) if 'collective_rpc("load_weight"' in text)
+    assert _dc007(tmp_path, client) == [("error", UPDATE, line)]
