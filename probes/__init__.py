@@ -42,6 +42,7 @@ PROBE_MODULES = [
     "abstract_method_missing",
     "unpack_count",
     "not_callable",
+    "isinstance_not_a_class",
     # silent and async drift: what the client customises stops running; a coroutine becomes a plain call, or back
     "orphaned_override",
     "await_drift",

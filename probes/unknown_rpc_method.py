@@ -21,6 +21,7 @@ a method of that name itself (then it is the client's own method, which no platf
 from __future__ import annotations
 
 import ast
+import re
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.vllm_model.class_summary import flatten_class_body
@@ -103,7 +104,7 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
                 elif isinstance(base, ast.Name) and base.id in local and base.id != cls_name:
                     # a mixin defined above it in the same module (`class Ext(CheckpointMixin, BaseExt)`)
                     names |= _class_methods(ctx, f"{module}.{base.id}", depth + 1) or set()
-            found_methods |= names
+            found_methods |= names | _patched_onto(ctx).get(f"{module}.{cls_name}", set())
     if top:
         return found_methods
     if cls_name in imported:
@@ -115,6 +116,46 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
                 isinstance(t, ast.Name) and t.id == cls_name for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
             return None
     return set()  # the module has no such class: the extension adds nothing
+
+
+_PATCHED: dict[int, tuple[object, dict[str, set[str]]]] = {}  # id(ClientSource) -> (it, `_patched_onto`'s answer)
+
+
+def _patched_onto(ctx: ScanContext) -> dict[str, set[str]]:
+    """Dotted client class -> the names a client file with vLLM sets on it by name (`WorkerHelper.custom_wakeup =
+    custom_wakeup`, `setattr(WorkerHelper, "m", f)`), the class imported with `from x import Cls` or defined in that
+    file: ROLL's tests add rpc targets to the base of the worker class its engine names (HH3)."""
+    held = _PATCHED.get(id(ctx.client))
+    if held is not None and held[0] is ctx.client:
+        return held[1]
+    found: dict[str, set[str]] = {}
+    for f in ctx.client.files:
+        if f.tree is None or ".__class__" in f.text or not re.search(r"^\s*\w+\.\w+\s*=|setattr\(", f.text, re.M):
+            continue
+        is_package = f.rel.endswith("__init__.py")
+        imported = _imported_names(f.tree, f.module, is_package, anywhere=True)
+        classes = {n.name for n in f.tree.body if isinstance(n, ast.ClassDef)}
+
+        def owner(node: ast.expr) -> str | None:
+            if not isinstance(node, ast.Name):
+                return None
+            return imported.get(node.id) or (f"{f.module}.{node.id}" if node.id in classes else None)
+
+        for node in ast.walk(f.tree):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    cls = owner(t.value) if isinstance(t, ast.Attribute) else None
+                    if cls:
+                        found.setdefault(cls, set()).add(t.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                    and len(node.args) == 3 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                cls = owner(node.args[0])
+                if cls:
+                    found.setdefault(cls, set()).add(node.args[1].value)
+    if len(_PATCHED) > 8:
+        _PATCHED.clear()  # (one scan reads one client; a long-lived process keeps none for long)
+    _PATCHED[id(ctx.client)] = (ctx.client, found)
+    return found
 
 
 def _imported_names(tree: ast.Module, module: str, is_package: bool, anywhere: bool = False) -> dict[str, str]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import re
 
+from packaging.version import InvalidVersion, Version
+
 from driftcheck.astnodes import dotted_name, nodes_of, nodes_within, walk
 from driftcheck.client_model.guards import Guard, body_span, guards_of
 from driftcheck.client_model.version_checks import (
@@ -77,7 +79,7 @@ def imported_version_aliases(files, source=None) -> dict[str, frozenset[str]]:
     return out
 
 
-def dispatched_modules(files, source=None) -> dict[str, Guard]:
+def dispatched_modules(files, source=None, version: str | None = None, package: str = "vllm") -> dict[str, Guard]:
     """Client modules that only a branch for other vLLM releases loads: per-release copies (verl's
     `elif package_version == "0.5.4": from .vllm_v_0_5_4.llm import LLM`, or `import_module(".vendored_v028",
     __package__)` under any version check), and the modules only those copies import, transitively. The target runs at
@@ -87,12 +89,14 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
     A module imported anywhere else without such a test (or named by a string there) stays checked. `source`: the
     client (`ClientSource`), whose files that import no vLLM are read once a load under a release test names a client
     module: they import copies too (ucm's `sparse_patch.py`, loaded only for 0.11.0, imports that release's copies and
-    no vLLM itself) and may load one unguarded."""
+    no vLLM itself) and may load one unguarded. `version`: the target's release; a branch whose release test it
+    passes (every earlier test of its `elif` chain failing) loads the copy the target runs, and is no guard (HH1)."""
     by_module = {f.module: f for f in files}
     others = source.other_modules() if source is not None else {}
     names = by_module.keys() | others.keys()
     helpers = _helper_lookup(by_module, source, names)
-    edges = _load_edges(files, names, helpers)
+    target = _target_release(version, package)
+    edges = _load_edges(files, names, helpers, on=target)
 
     def reaches_the_client(found: dict) -> bool:  # a load under a release test of a client module
         return any(g and target in names for target, where in found.items() for *_, g in where)
@@ -101,11 +105,19 @@ def dispatched_modules(files, source=None) -> dict[str, Guard]:
     # vLLM or from one of them that spells a release (rlinf's package `__init__` imports its 0.8.5 copy, no vLLM) or
     # names a class holding releases (ChatLearn's hooks `__init__`: `== VLLMVersion.v_0_6_3`, HC)
     if others and (reaches_the_client(edges) or reaches_the_client(_load_edges(
-            _spelling_releases(source, by_module, files), names, helpers))):
-        for target, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
-                                         helpers).items():
-            edges.setdefault(target, []).extend(where)  # after those of the files with vLLM (file order)
+            _spelling_releases(source, by_module, files), names, helpers, on=target))):
+        for module, where in _load_edges((f for f in source.other_files() if f.module not in by_module), names,
+                                         helpers, on=target).items():
+            edges.setdefault(module, []).extend(where)  # after those of the files with vLLM (file order)
     return _guards_for(_loaded_only_guarded(edges), edges, by_module)
+
+
+def _target_release(version: str | None, package: str):
+    """(the target's parsed release, its package name), or None where it has no release driftcheck can parse."""
+    try:
+        return (Version(version), package) if version else None
+    except InvalidVersion:
+        return None
 
 
 def _spelling_releases(source, by_module: dict, files) -> list:
@@ -157,11 +169,12 @@ def _guards_for(reached: set[str], edges: dict, by_module: dict) -> dict[str, Gu
 _RELEASE_TEXT = re.compile(rb"""["']\d+\.\d+""")  # a quoted release: what a test naming releases spells somewhere
 
 
-def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tuple[str, str, int, bool]]]:
+def _load_edges(files, names, helpers=None, spans_of=None, on=None) -> dict[str, list[tuple[str, str, int, bool]]]:
     """Module -> (importer, "rel", line, under a release test) for each import or load by name in `files` (walked
     once) of a module (and each package above it); `names`: the client modules a string or a `from x import y`
     may name; `helpers(module)`: the release-equality helpers a client module defines (`_equality_helpers`);
-    `spans_of(file)`: the branches that count as guarded instead of those naming releases (`untaken_branches`)."""
+    `spans_of(file)`: the branches that count as guarded instead of those naming releases (`untaken_branches`);
+    `on`: (release, package) of the target (`_target_release`): a release branch it takes is no guard."""
     edges: dict[str, list[tuple[str, str, int, bool]]] = {}  # module -> (importer, "rel", line, under a release test)
     inside = _names_inside_source_folders(names)
 
@@ -178,7 +191,7 @@ def _load_edges(files, names, helpers=None, spans_of=None) -> dict[str, list[tup
     for f in files:
         is_package = f.rel.endswith("__init__.py")
         spans = spans_of(f) if spans_of is not None else \
-            _release_branches(f.tree, _helpers_in(f, is_package, helpers) if helpers else frozenset())
+            _release_branches(f.tree, _helpers_in(f, is_package, helpers) if helpers else frozenset(), on)
         for node in nodes_of(f.tree, ast.Import, ast.ImportFrom):
             guarded = any(a <= node.lineno <= b for a, b in spans)
             if isinstance(node, ast.Import):
@@ -269,15 +282,19 @@ def _first_load(module: str, edges: dict, dispatched: set[str]) -> tuple[str, in
     return "", 0, ""
 
 
-def _release_branches(tree: ast.AST, helpers: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+def _release_branches(tree: ast.AST, helpers: frozenset[str] = frozenset(), target=None) -> list[tuple[int, int]]:
     """The bodies of `if` tests that ask whether vLLM is one of some named releases: `package_version == "0.5.4"`,
     `version in ("0.6.3", "0.6.3+rocm624")`, `vllm.__version__.startswith("0.5")`, `v == V0120` or
     `V0120 < v < V0170` with `V0120 = parse_version("0.12.0")` (on a name the file binds to a version, or a helper of
     the file that returns one), `is_vllm_equal("0.8.0")` (a call of a client helper that compares vLLM's version
     for equality with its argument: `helpers`), and the `case "0.11.0":` bodies of a `match` on the version. What
-    such a body imports runs on those releases only."""
+    such a body imports runs on those releases only. `target`: (release, package); a test the target's release
+    passes, every earlier test of its `elif` chain failing, is left out: its body runs on the target (HH1)."""
     constants = _release_constants(tree) | {h for h in helpers if "." in h}  # and the release members it imports
     tests = [node for node in nodes_of(tree, ast.If) if _names_releases(node.test, constants, helpers)]
+    if tests and target is not None:
+        taken = _taken_by_target(tree, tests, target, helpers)
+        tests = [node for node in tests if id(node) not in taken]
     cases = [(match, case) for match in nodes_of(tree, ast.Match) for case in match.cases
              if _pattern_names_releases(case.pattern)]
     if not tests and not cases:
@@ -287,6 +304,37 @@ def _release_branches(tree: ast.AST, helpers: frozenset[str] = frozenset()) -> l
              if test_kind(node.test, aliases) == "version" or _asks_helpers(node.test, helpers)]
     return spans + [body_span(case.body) for match, case in cases
                     if case.body and test_kind(match.subject, aliases) == "version"]
+
+
+def _taken_by_target(tree: ast.AST, tests: list[ast.If], target, helpers: frozenset[str]) -> set[int]:
+    """ids of the `tests` the target's release certainly passes (ROLL's `elif Version("0.11.0") ==
+    Version(vllm.__version__):` at 0.11.0), each earlier test of its `elif` chain certainly failing: the copy the body
+    loads is the target's own. A test driftcheck cannot decide (another condition beside the release, a version it
+    does not see bound) is not taken."""
+    from driftcheck.client_model.refusals import _call_key, _decide, _version_names
+    release, package = target
+    names = {**_version_names(tree, package), f"{package}.__version__": False}
+    calls = {_call_key(c): release == Version(c.args[0].value) for c in nodes_of(tree, ast.Call)
+             if helpers and _helper_call(c, helpers) and _parsable(c.args[0].value)}
+    earlier = {id(p.orelse[0]): p for p in nodes_of(tree, ast.If) if len(p.orelse) == 1 and isinstance(p.orelse[0], ast.If)}
+    out: set[int] = set()
+    for node in tests:
+        if _decide(node.test, names, release, calls) is not True:
+            continue
+        before = earlier.get(id(node))
+        while before is not None and _decide(before.test, names, release, calls) is False:
+            before = earlier.get(id(before))
+        if before is None:
+            out.add(id(node))
+    return out
+
+
+def _parsable(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _release_constants(tree: ast.AST) -> frozenset[str]:

@@ -239,6 +239,11 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
         return
     text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
     file_guards = guards.get(finding.client.path, []) or []
+    if finding.details.get("type_test"):
+        # the finding is an isinstance/issubclass test itself (DC119): the guard its own `if` makes of the test's
+        # span is no guard of the test, whose second argument fails whatever the object is (HH2)
+        file_guards = [g for g in file_guards if not (g.kind == "isinstance" and g.start == g.line
+                                                      and g.start <= finding.client.line <= g.end)]
     lines = (failing or {}).get(finding.client.path, [])
     raises = raised_by(finding, rule)
     guard = guard_at(file_guards, finding.client.line, raises, text, guards.expression(finding.client), lines)

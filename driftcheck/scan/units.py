@@ -376,7 +376,7 @@ def _cross_file_facts(digest: bool, run: _Run | None = None) -> tuple:
     assert run is not None
     api, source = run.api, run.source
     dispatched = {**refused_modules(source.files, source, api.version, api.package, api),
-                  **dispatched_modules(source.files, source)}
+                  **dispatched_modules(source.files, source, api.version, api.package)}
     reached = reached_names(f.tree for f in source.files)
     replaced = replaced_elsewhere(source.files)
     version_imports = imported_version_aliases(source.files, source)

@@ -1,0 +1,109 @@
+"""DC119 isinstance-not-a-class: `isinstance(x, Name)` / `issubclass(x, Name)` where the target makes the vLLM name
+the client imports a plain function.
+
+A vLLM class that becomes a factory function keeps its name and its import: vLLM 0.24.0 turned `FusedMoE` into
+`def FusedMoE(...)`, which builds a `MoERunner`. A client that finds the MoE layers of a model with
+`isinstance(module, FusedMoE)` (prime-rl's weight transfer before its fix for 0.24) then raises `TypeError:
+isinstance() arg 2 must be a type, a tuple of types, or a union` the first time the line runs, whatever `module` is.
+
+The rule reads `from vllm.x import Name` imports whose name the target resolves to a function defined with `def`
+(no decorator: a decorator may hand back a class) and, in the importing file, every `isinstance` / `issubclass`
+call whose second argument is that name, alone or in a tuple. The file must bind the name only through that import
+(no `def`, assignment, parameter or other import of it), so the call certainly reaches vLLM's function. No fix: what
+to test instead (the class the factory builds) is the client's choice.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from driftcheck.client_model.uses import loc_of
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.rules.tbsigs import Signature
+from driftcheck.vllm_model.resolved import Resolved
+
+RULE = Rule("DC119", "isinstance-not-a-class", "isinstance/issubclass against a vLLM name the target makes a function",
+            "error", kind="behaviour", raises=("TypeError",))
+
+_TESTS = ("isinstance", "issubclass")
+
+
+def _local_name(tree: ast.Module, imp) -> str | None:
+    """The name the import binds in its file, when nothing else in the file binds it."""
+    local = next((alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                  and node.lineno <= imp.loc.line <= (node.end_lineno or node.lineno)
+                  for alias in node.names if alias.name == imp.name), None)
+    if local is None:
+        return None
+    bindings = 0
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == local:
+            return None
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bindings += sum(1 for a in node.names if (a.asname or a.name.split(".")[0]) == local)
+        elif isinstance(node, ast.Name) and node.id == local and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return None
+        elif isinstance(node, ast.arg) and node.arg == local:
+            return None
+    return local if bindings == 1 else None
+
+
+def _tests_of(tree: ast.Module, local: str) -> list[ast.Call]:
+    """`isinstance(x, local)`, `issubclass(c, (A, local))`: the builtin called by its name with two arguments."""
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TESTS
+                and len(node.args) == 2 and not node.keywords):
+            continue
+        kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        if any(isinstance(k, ast.Name) and k.id == local for k in kinds):
+            out.append(node)
+    return sorted(out, key=lambda c: (c.lineno, c.col_offset))
+
+
+def _shadowed_builtins(tree: ast.Module) -> set[str]:
+    """`isinstance` / `issubclass` the file rebinds itself (a `def`, an assignment, an import)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _TESTS:
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and node.id in _TESTS and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {a.asname or a.name for a in node.names if (a.asname or a.name) in _TESTS}
+    return out
+
+
+def check(ctx: ScanContext):
+    for imp in ctx.usage.imports:
+        if not imp.name or imp.type_only or imp.unreached:
+            continue
+        mod = ctx.api.module(imp.module)
+        found = ctx.api.module_member(mod, imp.name) if mod is not None else None
+        if not isinstance(found, Resolved) or found.kind != "function" or found.func is None or found.func.decorators:
+            continue
+        file = ctx.usage.file_at(imp.loc.path)
+        if file is None or file.tree is None:
+            continue
+        local = _local_name(file.tree, imp)
+        if local is None:
+            continue
+        shadowed = _shadowed_builtins(file.tree)
+        for call in _tests_of(file.tree, local):
+            if call.func.id in shadowed:
+                continue
+            yield ctx.finding(
+                RULE, f"`{imp.module}.{imp.name}` is a function in {ctx.version_label()}, not a class: "
+                      f"`{ast.unparse(call)}` raises TypeError: {call.func.id}() arg 2 must be a type, a tuple of "
+                      "types, or a union, when this line runs.",
+                loc_of(file, call), ctx.location_of(found), f"{imp.module}.{imp.name}", when="call", fix=False,
+                type_test=True)
+
+
+SIGNATURES = (
+    Signature("the client tests isinstance/issubclass against a vLLM name that this vLLM makes a function.",
+              "A vLLM class became a factory function of the same name; test against the class it builds instead.",
+              message=r"(?:isinstance|issubclass)\(\) arg 2 must be a type", exc_types=("TypeError",),
+              code=r"\b(?:isinstance|issubclass)\(", priority=5),
+)
