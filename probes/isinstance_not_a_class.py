@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 
+from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -49,17 +50,17 @@ def _local_name(tree: ast.Module, imp) -> str | None:
     return local if bindings == 1 else None
 
 
-def _tests_of(tree: ast.Module, local: str) -> list[ast.Call]:
-    """`isinstance(x, local)`, `issubclass(c, (A, local))`: the builtin called by its name with two arguments."""
-    out = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _TESTS
-                and len(node.args) == 2 and not node.keywords):
+def _type_tests(tree: ast.Module) -> dict[str, list[ast.Call]]:
+    """Name -> `isinstance(x, name)`, `issubclass(c, (A, name))` calls of the file (the builtin called by its name with
+    two arguments), read once per file from its call bucket: most files test no imported name at all."""
+    out: dict[str, list[ast.Call]] = {}
+    for node in nodes_of(tree, ast.Call):
+        if not (isinstance(node.func, ast.Name) and node.func.id in _TESTS and len(node.args) == 2 and not node.keywords):
             continue
         kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
-        if any(isinstance(k, ast.Name) and k.id == local for k in kinds):
-            out.append(node)
-    return sorted(out, key=lambda c: (c.lineno, c.col_offset))
+        for name in {k.id for k in kinds if isinstance(k, ast.Name)}:
+            out.setdefault(name, []).append(node)
+    return {name: sorted(calls, key=lambda c: (c.lineno, c.col_offset)) for name, calls in out.items()}
 
 
 def _shadowed_builtins(tree: ast.Module) -> set[str]:
@@ -76,21 +77,27 @@ def _shadowed_builtins(tree: ast.Module) -> set[str]:
 
 
 def check(ctx: ScanContext):
+    tests_by_file: dict[str, dict[str, list[ast.Call]]] = {}
     for imp in ctx.usage.imports:
         if not imp.name or imp.type_only or imp.unreached:
-            continue
-        mod = ctx.api.module(imp.module)
-        found = ctx.api.module_member(mod, imp.name) if mod is not None else None
-        if not isinstance(found, Resolved) or found.kind != "function" or found.func is None or found.func.decorators:
             continue
         file = ctx.usage.file_at(imp.loc.path)
         if file is None or file.tree is None:
             continue
+        if file.rel not in tests_by_file:
+            tests_by_file[file.rel] = _type_tests(file.tree)
+        tests = tests_by_file[file.rel]
+        if not tests:
+            continue  # the common case: no isinstance/issubclass against a bare name in the file
+        mod = ctx.api.module(imp.module)
+        found = ctx.api.module_member(mod, imp.name) if mod is not None else None
+        if not isinstance(found, Resolved) or found.kind != "function" or found.func is None or found.func.decorators:
+            continue
         local = _local_name(file.tree, imp)
-        if local is None:
+        if local is None or local not in tests:
             continue
         shadowed = _shadowed_builtins(file.tree)
-        for call in _tests_of(file.tree, local):
+        for call in tests[local]:
             if call.func.id in shadowed:
                 continue
             yield ctx.finding(
