@@ -30,24 +30,29 @@ RULE = Rule("DC119", "isinstance-not-a-class", "isinstance/issubclass against a 
 _TESTS = ("isinstance", "issubclass")
 
 
-def _local_name(tree: ast.Module, imp) -> str | None:
+class _Bindings:
+    """How a file binds names, read once from its buckets (for files that test a bare name with isinstance)."""
+
+    def __init__(self, tree: ast.Module):
+        self.from_imports = nodes_of(tree, ast.ImportFrom)
+        self.imported: dict[str, int] = {}
+        for node in [*self.from_imports, *nodes_of(tree, ast.Import)]:
+            for a in node.names:
+                name = a.asname or a.name.split(".")[0]
+                self.imported[name] = self.imported.get(name, 0) + 1
+        self.other = {n.name for n in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)}
+        self.other |= {n.id for n in nodes_of(tree, ast.Name) if isinstance(n.ctx, (ast.Store, ast.Del))}
+        self.other |= {n.arg for n in nodes_of(tree, ast.arg)}
+
+
+def _local_name(bindings: _Bindings, imp) -> str | None:
     """The name the import binds in its file, when nothing else in the file binds it."""
-    local = next((alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                  and node.lineno <= imp.loc.line <= (node.end_lineno or node.lineno)
+    local = next((alias.asname or alias.name for node in bindings.from_imports
+                  if node.lineno <= imp.loc.line <= (node.end_lineno or node.lineno)
                   for alias in node.names if alias.name == imp.name), None)
-    if local is None:
+    if local is None or local in bindings.other or bindings.imported.get(local, 0) != 1:
         return None
-    bindings = 0
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == local:
-            return None
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            bindings += sum(1 for a in node.names if (a.asname or a.name.split(".")[0]) == local)
-        elif isinstance(node, ast.Name) and node.id == local and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return None
-        elif isinstance(node, ast.arg) and node.arg == local:
-            return None
-    return local if bindings == 1 else None
+    return local
 
 
 def _type_tests(tree: ast.Module) -> dict[str, list[ast.Call]]:
@@ -66,7 +71,7 @@ def _type_tests(tree: ast.Module) -> dict[str, list[ast.Call]]:
 def _shadowed_builtins(tree: ast.Module) -> set[str]:
     """`isinstance` / `issubclass` the file rebinds itself (a `def`, an assignment, an import)."""
     out = set()
-    for node in ast.walk(tree):
+    for node in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.Name, ast.Import, ast.ImportFrom):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _TESTS:
             out.add(node.name)
         elif isinstance(node, ast.Name) and node.id in _TESTS and isinstance(node.ctx, ast.Store):
@@ -78,6 +83,7 @@ def _shadowed_builtins(tree: ast.Module) -> set[str]:
 
 def check(ctx: ScanContext):
     tests_by_file: dict[str, dict[str, list[ast.Call]]] = {}
+    bindings_by_file: dict[str, _Bindings] = {}
     for imp in ctx.usage.imports:
         if not imp.name or imp.type_only or imp.unreached:
             continue
@@ -93,7 +99,9 @@ def check(ctx: ScanContext):
         found = ctx.api.module_member(mod, imp.name) if mod is not None else None
         if not isinstance(found, Resolved) or found.kind != "function" or found.func is None or found.func.decorators:
             continue
-        local = _local_name(file.tree, imp)
+        if file.rel not in bindings_by_file:
+            bindings_by_file[file.rel] = _Bindings(file.tree)
+        local = _local_name(bindings_by_file[file.rel], imp)
         if local is None or local not in tests:
             continue
         shadowed = _shadowed_builtins(file.tree)

@@ -141,7 +141,7 @@ def _patched_onto(ctx: ScanContext) -> dict[str, set[str]]:
                 return None
             return imported.get(node.id) or (f"{f.module}.{node.id}" if node.id in classes else None)
 
-        for node in ast.walk(f.tree):
+        for node in nodes_of(f.tree, ast.Assign, ast.Call):  # the file's buckets (a walk was 1.4 s of a big client)
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     cls = owner(t.value) if isinstance(t, ast.Attribute) else None

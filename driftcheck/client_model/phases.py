@@ -783,8 +783,13 @@ def local_classes(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFun
     """(function, class) for each class a function's body defines, also under its `if` / `try` / `with` / `for`, not
     in a function nested in it (that one is its own scope); a name two such classes share counts for neither."""
     found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = []
-    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
-        found += [(fn, node) for node in walk_statements(fn.body) if isinstance(node, ast.ClassDef)]
+    functions = sorted(nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef), key=lambda n: n.lineno)
+    for node in nodes_of(tree, ast.ClassDef) if functions else ():
+        # the innermost function whose lines hold the class; its statement blocks must reach it (not a class body)
+        around = [fn for fn in functions if fn.lineno < node.lineno <= (fn.end_lineno or fn.lineno)]
+        fn = max(around, key=lambda f: f.lineno) if around else None
+        if fn is not None and any(stmt is node for stmt in walk_statements(fn.body)):
+            found.append((fn, node))
     counts: dict[str, int] = {}
     for _fn, node in found:
         counts[node.name] = counts.get(node.name, 0) + 1

@@ -469,12 +469,15 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         attr = node.attr
         if attr.startswith("_") or attr in _TYPE_MEMBERS:
             return
-        if isinstance(node.value, ast.Name) and node.value.id in self._names_bound_twice():
-            return  # `if cuda: from vllm import _custom_ops as ops` / `elif xpu: from vllm._xpu_ops import xpu_ops as ops`
         self.reported.add(key)
         if self._patched_on(base.cls, attr) or self._replaced(base.cls, False):
             return
-        result = self._unread_may_set(node, self._look_up(base.cls, attr, False))
+        result = self._look_up(base.cls, attr, False)
+        if not isinstance(result, Missing):
+            return  # the common case, answered before the file-wide questions below
+        if isinstance(node.value, ast.Name) and node.value.id in self._names_bound_twice():
+            return  # `if cuda: from vllm import _custom_ops as ops` / `elif xpu: from vllm._xpu_ops import xpu_ops as ops`
+        result = self._unread_may_set(node, result)
         if not isinstance(result, Missing):
             return
         self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, attr, False, result, node, self.file,
@@ -486,7 +489,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         certainly that class (vLLM 0.16.0's `ops`, `_custom_ops` on CUDA and the `xpu_ops` class on XPU)."""
         if self._bound_twice is None:
             seen: dict[str, int] = {}
-            for n in walk(self.file.tree):
+            for n in nodes_of(self.file.tree, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                              ast.ClassDef, ast.Name):
                 names: list[str] = []
                 if isinstance(n, (ast.Import, ast.ImportFrom)):
                     names = [(a.asname or a.name).split(".")[0] for a in n.names]
