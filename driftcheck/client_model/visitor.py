@@ -475,6 +475,11 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         result = self._look_up(base.cls, attr, False)
         if not isinstance(result, Missing):
             return  # the common case, answered before the file-wide questions below
+        if any(c.cls is not None and c.cls.dynamic_names for c in self.api.mro(base.cls)[0]):
+            # a method of the class sets members on it by a computed name: vLLM 0.32.0's
+            # `AttentionBackendEnum.register(name, path)` does `setattr(cls, name, member)` (tpu-inference's tests
+            # register "FAKE", then read `AttentionBackendEnum.FAKE`): any name may be there at run time
+            return
         if isinstance(node.value, ast.Name) and node.value.id in self._names_bound_twice():
             return  # `if cuda: from vllm import _custom_ops as ops` / `elif xpu: from vllm._xpu_ops import xpu_ops as ops`
         result = self._unread_may_set(node, result)

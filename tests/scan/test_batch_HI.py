@@ -169,3 +169,17 @@ def test_hi2_in_an_import_fallback(tmp_path, name, expected):
     result = scan_trees(tmp_path, HI2_VLLM, client, version="0.20.0")
     found = [(f.rule, f.severity) for f in result.findings if f.client.path == "pkg/fallback.py" and f.client.line == 9]
     assert found == [("DC006", expected)]
+
+
+def test_hi2_a_class_that_registers_members_by_a_computed_name_stays_quiet(tmp_path):
+    # vLLM 0.32.0's `AttentionBackendEnum.register(name, path)` sets `setattr(cls, name, member)`: tpu-inference's tests
+    # register "FAKE" and read `AttentionBackendEnum.FAKE` (a false error this session's own rescan found)
+    vllm = edited(HI2_VLLM, "vllm/v1/request.py", ("    RUNNING = enum.auto()\n",
+                                                   "    RUNNING = enum.auto()\n\n    @classmethod\n"
+                                                   "    def register(cls, name: str, value: int):\n"
+                                                   "        member = int.__new__(cls, value)\n"
+                                                   "        setattr(cls, name, member)\n"
+                                                   "        return member\n"))
+    assert _hi2(tmp_path, HI2_CLIENT) == [("DC006", "error", 9), ("DC006", "error", 14)]
+    assert ("DC006", "error", 14) not in [(f.rule, f.severity, f.client.line) for f in scan_trees(
+        tmp_path / "registers", vllm, HI2_CLIENT, version="0.20.0").findings if f.client.path == RUNNER]
