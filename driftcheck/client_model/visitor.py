@@ -482,11 +482,21 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return
         if isinstance(node.value, ast.Name) and node.value.id in self._names_bound_twice():
             return  # `if cuda: from vllm import _custom_ops as ops` / `elif xpu: from vllm._xpu_ops import xpu_ops as ops`
+        if self._made_by_a_call(base.cls.cls.name, attr):
+            return
         result = self._unread_may_set(node, result)
         if not isinstance(result, Missing):
             return
         self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, attr, False, result, node, self.file,
                                         plugin_may_set(self, node, result, env, base.cls)))
+
+    def _made_by_a_call(self, cls_name: str, attr: str) -> bool:
+        """Whether a client file hands the class and the member's name to a call that may make it, other than the
+        builtin probes: vllm-omni's `extend_enum(RequestStatus, "WAITING_FOR_CHUNK", -1)` (aenum's), which driftcheck
+        does not read, adds the enum member its schedulers read."""
+        pattern = re.compile(rf"\b(\w+)\(\s*[\w.]*\b{re.escape(cls_name)}\s*,\s*[\"']{re.escape(attr)}[\"']")
+        return any(m.group(1) not in ("hasattr", "getattr") for f in self.usage.files if attr in f.text
+                   for m in pattern.finditer(f.text))
 
     def _names_bound_twice(self) -> frozenset[str]:
         """Names the file binds in more than one place (imports, assignments, defs, loop and `with` targets): which

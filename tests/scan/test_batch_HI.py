@@ -183,3 +183,11 @@ def test_hi2_a_class_that_registers_members_by_a_computed_name_stays_quiet(tmp_p
     assert _hi2(tmp_path, HI2_CLIENT) == [("DC006", "error", 9), ("DC006", "error", 14)]
     assert ("DC006", "error", 14) not in [(f.rule, f.severity, f.client.line) for f in scan_trees(
         tmp_path / "registers", vllm, HI2_CLIENT, version="0.20.0").findings if f.client.path == RUNNER]
+
+
+def test_hi2_a_member_the_client_makes_with_a_call_stays_quiet(tmp_path):
+    # vllm-omni 0.30.0's patch.py: `extend_enum(RequestStatus, "WAITING_FOR_CHUNK", -1)` (aenum) adds the member its
+    # schedulers read; a `hasattr(RequestStatus, "...")` probe makes nothing (the warning test above)
+    client = {**HI2_CLIENT, "pkg/patch.py": "from aenum import extend_enum\n\nfrom vllm.v1.request import RequestStatus\n\n"
+                                            "extend_enum(RequestStatus, \"WAITING_FOR_FSM\", 99)\n"}
+    assert _hi2(tmp_path, client) == [("DC006", "error", 9)]

@@ -219,3 +219,16 @@ def test_jc5_twin_a_factory_building_one_class_types_the_attribute(tmp_path):
                   ("class FCFSRequestQueue(deque, RequestQueue):", "class FCFSRequestQueue(RequestQueue):"))
     lines = [line for _rule, _path, line in _errors(scan_trees(tmp_path, vllm, JC5_CLIENT))]
     assert 13 in lines and 15 in lines  # one class built: `self.waiting` is typed by the annotation, no deque here
+
+
+def test_jc3_super_calls_of_the_name_elsewhere_keep_no_override_alive(tmp_path):
+    # vllm-omni 0.30.0 at vLLM 0.34.0: three `get_dummy_processor_inputs` overrides, each calling `super()`'s, which
+    # 0.34.0 has not; a `super().name` in another class reaches a method of that name only from one below it
+    client = {**JC3_CLIENT, "npu_plug/other.py": "from vllm.v1.worker.gpu_model_runner import GPUModelRunner\n\n\n"
+                                                  "class OtherRunner(GPUModelRunner):\n"
+                                                  "    def postprocess(self, a, b):\n"
+                                                  "        return super().postprocess(a, b)\n"}
+    found = {(path, line): sev for rule, sev, path, line in (
+        (f.rule, f.severity, f.client.path, f.client.line) for f in scan_trees(tmp_path, JC3_NEW, client).findings)
+        if rule == "DC006"}
+    assert found[(RUNNER, 14)] == "warning" and found[("npu_plug/other.py", 6)] == "warning"
