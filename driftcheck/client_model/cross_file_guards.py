@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 import re
 
-from packaging.version import InvalidVersion, Version
-
 from driftcheck.astnodes import dotted_name, nodes_of, nodes_within, walk
 from driftcheck.client_model.guards import Guard, body_span, guards_of
 from driftcheck.client_model.version_checks import (
@@ -114,6 +112,8 @@ def dispatched_modules(files, source=None, version: str | None = None, package: 
 
 def _target_release(version: str | None, package: str):
     """(the target's parsed release, its package name), or None where it has no release driftcheck can parse."""
+    from packaging.version import InvalidVersion, Version  # (a warm scan imports no requirement parser)
+
     try:
         return (Version(version), package) if version else None
     except InvalidVersion:
@@ -311,6 +311,8 @@ def _taken_by_target(tree: ast.AST, tests: list[ast.If], target, helpers: frozen
     Version(vllm.__version__):` at 0.11.0), each earlier test of its `elif` chain certainly failing: the copy the body
     loads is the target's own. A test driftcheck cannot decide (another condition beside the release, a version it
     does not see bound) is not taken."""
+    from packaging.version import Version
+
     from driftcheck.client_model.refusals import _call_key, _decide, _version_names
     release, package = target
     names = {**_version_names(tree, package), f"{package}.__version__": False}
@@ -330,6 +332,8 @@ def _taken_by_target(tree: ast.AST, tests: list[ast.If], target, helpers: frozen
 
 
 def _parsable(text: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
     try:
         Version(text)
     except InvalidVersion:

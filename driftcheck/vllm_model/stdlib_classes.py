@@ -2,8 +2,8 @@
 `MultiModalDataItems(UserDict)`), read with `ast` from the running Python's own standard library: its methods, class
 attributes and the `self.x = ...` of its methods, along its bases in the standard library. Only a positive answer is
 used (the member exists); a name not found stays unknown, as a class implemented in C (`ctypes.Structure`) or a base
-outside the sources read may still have it. Nothing is imported; a class implemented in C that an already loaded
-standard-library module holds (`collections.deque`) is read with `dir()`.
+outside the sources read may still have it. Nothing is imported but a module compiled into the interpreter that a
+standard-library module re-exports a class from (`collections.deque`, from `_collections`), read with `dir()`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import importlib
 import sys
 import sysconfig
 from pathlib import Path
@@ -95,6 +96,23 @@ def _members_of(node: ast.ClassDef) -> set[str]:
     return out
 
 
+def _builtin_module_class(module: str, name: str) -> object:
+    """A class the standard library implements in a module compiled into the interpreter, which its Python module
+    re-exports, also under a top-level `try` (`collections.deque` from `_collections`, JC5): read with `dir()` (a
+    builtin module imports with no side effect, and the same in every process). Extension modules (`_ctypes`) are
+    not read."""
+    tree = _module_tree(module)
+    for node in tree.body if tree is not None else ():
+        imports = [node] if isinstance(node, ast.ImportFrom) else \
+            [n for n in node.body if isinstance(n, ast.ImportFrom)] if isinstance(node, ast.Try) else []
+        for imp in imports:
+            if imp.level == 0 and imp.module in sys.builtin_module_names and \
+                    any((a.asname or a.name) == name for a in imp.names):
+                original = next(a.name for a in imp.names if (a.asname or a.name) == name)
+                return getattr(importlib.import_module(imp.module), original, None)
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def stdlib_members(qualname: str, _depth: int = 0) -> frozenset[str]:
     """Members `module.Class` of the standard library has, along its standard-library bases (empty when it is not a
@@ -102,12 +120,7 @@ def stdlib_members(qualname: str, _depth: int = 0) -> frozenset[str]:
     module, _, name = qualname.rpartition(".")
     found = _class_and_scope(module, name, 0) if module and _depth <= _MAX_DEPTH else None
     if found is None:
-        # a builtin, or a class the standard library implements in C and its Python module re-exports under a `try`
-        # (`collections.deque`, from `_collections`): read from the module as this interpreter already loaded it
-        # (never imported here)
-        loaded = builtins if module == "builtins" else \
-            sys.modules.get(module) if module.split(".")[0] in sys.stdlib_module_names else None
-        value = getattr(loaded, name, None) if loaded is not None else None
+        value = getattr(builtins, name, None) if module == "builtins" else _builtin_module_class(module, name)
         return frozenset(dir(value)) if isinstance(value, type) else frozenset()
     node, scope = found
     out = _members_of(node)

@@ -152,7 +152,9 @@ def test_yb_reads_the_running_pythons_standard_library():
 
     assert {"set_defaults", "add_subparsers", "_actions", "parse_args"} <= stdlib_members("argparse.ArgumentParser")
     assert {"get", "data", "items"} <= stdlib_members("collections.UserDict")
-    assert stdlib_members("ctypes.Structure") == frozenset()  # implemented in C: not read
+    assert stdlib_members("ctypes.Structure") == frozenset()  # implemented in an extension module: not read
+    # a class of a module compiled into the interpreter, re-exported under a `try` (JC5): read with dir()
+    assert {"popleft", "append", "extend"} <= stdlib_members("collections.deque")
     assert stdlib_members("torch.nn.Module") == frozenset()  # not the standard library
 
 
