@@ -16,6 +16,7 @@ from collections import Counter
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Location, Rule
 from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.class_skeleton import has_member
 from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.vllm_model.text_index import TextIndex
 from driftcheck.rules.tbsigs import Fact, Signature
@@ -57,13 +58,17 @@ def _representative(index: TextIndex, gone: list) -> tuple:
     return sorted(gone, key=mentions)[0]
 
 
-def _still_has(api, now, name: str) -> bool:
+def _still_has(api, index: TextIndex, now, name: str) -> bool:
     """Whether the target's class still has `name` as vLLM's model reads it, through its MRO too: a method moved to a
     mixin, or one the baseline class's text only called (`self.set_active_loras(a, b)` in GPUModelRunner, defined by
-    its base LoRAModelRunnerMixin, which the text scanner took for a tuple target)."""
+    its base LoRAModelRunnerMixin, which the text scanner took for a tuple target). Read from the module's top level
+    where that is enough (`class_skeleton`), else from the whole module."""
     module = now.path[:-3].replace("/", ".").removesuffix(".__init__") if now.path.endswith(".py") else None
     if module is None:
         return False
+    quick = has_member(api, index.blob(now.path).decode("utf-8", "replace"), now.path, now.name, now.line, name)
+    if quick is not None:
+        return quick
     cls = api.resolve(f"{module}.{now.name}")
     if not (isinstance(cls, Resolved) and cls.kind == "class" and cls.cls is not None):
         return False
@@ -122,7 +127,7 @@ def check(ctx: ScanContext):
                 now = target_idx.class_by_name(c.path, c.name)
                 if now is None:
                     continue  # the class itself moved or went: not evidence about this name
-                (still if name in now.members or _still_has(ctx.api, now, name) else gone).append((c, now))
+                (still if name in now.members or _still_has(ctx.api, target_idx, now, name) else gone).append((c, now))
             if not gone or len(gone) < GONE_RATIO * (len(still) + len(gone)):
                 continue
             gained = Counter()

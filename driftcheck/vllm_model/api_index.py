@@ -46,6 +46,7 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         self._outside: dict[str, tuple[str, int] | None] = {}
         self._setters: frozenset[str] | None = None  # the functions that set an attribute by a name they are given
         self._defs: dict[str, dict[tuple[bool, int], ast.AST]] = {}  # path -> (is class, line) -> def node
+        self.skeletons: dict[str, ModuleInfo | None] = {}  # path -> its top level without bodies (class_skeleton.py)
 
     # ----------------------------------------------------------------- modules
     def module_path(self, name: str) -> tuple[str, bool] | None:
