@@ -77,6 +77,24 @@ def nodes_of(tree: ast.AST, *kinds: type) -> list:
     return [n for kind in kinds for n in ([tree, *index.get(kind, ())] if tree.__class__ is kind else index.get(kind, ()))]
 
 
+def functions_at(tree: ast.AST, line: int) -> list:
+    """The function definitions whose lines hold `line`, outermost first: a descent through the statement bodies
+    that hold the line, where a walk of the whole tree to find them cost a file like gpu_model_runner.py 20k nodes."""
+    out: list = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for stmt in getattr(node, field, None) or ():
+                start, end = getattr(stmt, "lineno", None), getattr(stmt, "end_lineno", None)
+                if start is not None and not (start <= line <= (end or start)):
+                    continue
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out.append(stmt)
+                stack.append(stmt)
+    return sorted(out, key=lambda n: n.lineno)
+
+
 def first_line(node: ast.AST) -> int:
     """The line a function's or class's text starts on: its first decorator's, else its `def` / `class` line."""
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])

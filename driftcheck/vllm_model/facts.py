@@ -27,7 +27,7 @@ import re
 from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.class_summary import split_union
 from driftcheck.vllm_model.resolved import Resolved
-from driftcheck.astnodes import nodes_of, walk
+from driftcheck.astnodes import functions_at, nodes_of, walk
 
 # ------------------------------------------------------------------------------------------------ anchors
 BLOCK_POOL = "vllm.v1.core.block_pool.BlockPool"
@@ -172,8 +172,7 @@ def empty_output_returns_early(api) -> tuple[str, int] | None:
         return None
     rel, line = where
     tree = api.parse(rel)
-    fns = [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-           and n.lineno <= line <= (n.end_lineno or n.lineno)] if tree is not None else []
+    fns = functions_at(tree, line) if tree is not None else []
     if not fns:
         return None
     fn = max(fns, key=lambda n: n.lineno)  # the innermost

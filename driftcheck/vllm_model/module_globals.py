@@ -14,31 +14,90 @@ unknown, never missing. Most uses are narrower, and say which names they can wri
 - `g = globals()` read, iterated, and `g.update(d)` where `d` only gets keys iterated from `g` (vLLM 0.5-0.6's
   `_custom_ops`, which wraps its own functions in place).
 
-`created_names(tree)` is None when some use may create any name, else the names the uses can write (with the
+`created_names(tree, *globals_calls(tree, source))` is None when some use may create any name, else the names the uses can write (with the
 line of the use).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
-from driftcheck.astnodes import walk
+from driftcheck.astnodes import children, walk
 
 _CODE_RUNNERS = frozenset({"exec", "eval"})
 _READ_METHODS = frozenset({"items", "keys", "values", "get", "copy", "__contains__", "__getitem__"})
 _WRITE_METHODS = frozenset({"update", "setdefault", "__setitem__"})
 
 
-def created_names(tree: ast.Module) -> dict[str, int] | None:
+_GLOBALS_CALL = re.compile(r"\bglobals\s*\(\s*\)")
+
+
+class _Parents:
+    """A node's parent: those of the nodes on the way down to each `globals()` call are noted by the descent that
+    finds the calls; any other (an alias's uses, rare) makes the whole map once. A map of a whole 2,000-line module
+    (vLLM's config/model.py, for its two `LazyLoader(..., globals(), ...)` lines) cost more than summarising it."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self.known: dict[ast.AST, ast.AST] = {}
+        self.whole = False
+
+    def get(self, node: ast.AST) -> ast.AST | None:
+        if node not in self.known and not self.whole:
+            for parent in walk(self.tree):
+                for child in ast.iter_child_nodes(parent):
+                    self.known[child] = parent
+            self.whole = True
+        return self.known.get(node)
+
+
+def globals_calls(tree: ast.Module, source: str) -> tuple[list[ast.Call], _Parents]:
+    """The module's `globals()` calls (found from the lines that spell one), with their parents."""
+    lines = {source.count("\n", 0, m.start()) + 1 for m in _GLOBALS_CALL.finditer(source)}
+    parents = _Parents(tree)
+    calls: list[ast.Call] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            start = getattr(child, "lineno", None)
+            if start is not None and not any(start <= line <= (child.end_lineno or start) for line in lines):
+                continue
+            parents.known[child] = node
+            if start in lines and _is_globals_call(child):
+                calls.append(child)
+            stack.append(child)
+    calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    return calls, parents
+
+
+def hands_out_globals(calls: list[ast.Call], parents: _Parents) -> bool:
+    """`globals()` passed to a call or written through: the module's names are made at import time."""
+    for call in calls:
+        parent = parents.get(call)
+        if isinstance(parent, ast.Call) and call in parent.args:
+            return True
+        if isinstance(parent, ast.keyword) and isinstance(parents.get(parent), ast.Call):
+            return True
+        if isinstance(parent, ast.Attribute) and parent.attr in ("update", "setdefault", "__setitem__"):
+            holder = parents.get(parent)
+            if isinstance(holder, ast.Call) and holder.func is parent:
+                return True
+        if isinstance(parent, ast.Subscript) and parent.value is call:
+            holder = parents.get(parent)
+            if isinstance(holder, ast.Assign) and parent in holder.targets \
+                    or isinstance(holder, ast.AugAssign) and holder.target is parent:
+                return True
+        if isinstance(parent, ast.Assign) and parent.value is call:
+            return True  # `_globals = globals()`, then handed to a builder
+    return False
+
+
+def created_names(tree: ast.Module, calls: list[ast.Call], parents: _Parents) -> dict[str, int] | None:
     """name -> line of the use that can write it; None when a use may write any name."""
-    parents: dict[ast.AST, ast.AST] = {}
-    for node in walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
     created: dict[str, int] = {}
-    for node in walk(tree):
-        if not _is_globals_call(node):
-            continue
+    for node in calls:
         names = _use_creates(node, parents, tree)
         if names is None:
             return None
@@ -52,7 +111,7 @@ def _is_globals_call(node: ast.AST) -> bool:
         and not node.args and not node.keywords
 
 
-def _use_creates(call: ast.Call, parents: dict[ast.AST, ast.AST], tree: ast.Module) -> list[str] | None:
+def _use_creates(call: ast.Call, parents: _Parents, tree: ast.Module) -> list[str] | None:
     """The names one `globals()` expression can create (None: any)."""
     parent = parents.get(call)
     if isinstance(parent, ast.Call) and call in parent.args:
@@ -71,7 +130,7 @@ def _use_creates(call: ast.Call, parents: dict[ast.AST, ast.AST], tree: ast.Modu
     return []  # `k in globals()`, iterating it, `{*globals()}`: reads
 
 
-def _handed_to_call(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> list[str] | None:
+def _handed_to_call(call: ast.Call, parents: _Parents) -> list[str] | None:
     """The lazy-import idiom `x = LazyLoader("x", globals(), "pkg")` (an assignment of the call, whose first argument
     is a literal) writes that literal: a name, or a dotted key (`"llguidance.hf"`) no attribute lookup reaches."""
     func = call.func
@@ -87,7 +146,7 @@ def _handed_to_call(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> list[str
     return None
 
 
-def _subscript_store(sub: ast.Subscript, parents: dict[ast.AST, ast.AST], tree: ast.Module) -> list[str] | None:
+def _subscript_store(sub: ast.Subscript, parents: _Parents, tree: ast.Module) -> list[str] | None:
     key = sub.slice
     if isinstance(key, ast.Constant) and isinstance(key.value, str):
         return [key.value]
@@ -131,7 +190,7 @@ def _tests_membership(test: ast.expr, key: str) -> bool:
             and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) and _is_globals_call(test.comparators[0]))
 
 
-def _alias_creates(alias: str, parents: dict[ast.AST, ast.AST], tree: ast.Module) -> list[str] | None:
+def _alias_creates(alias: str, parents: _Parents, tree: ast.Module) -> list[str] | None:
     """`g = globals()`: only reads of `g`, and `g.update(d)` with `d`'s keys iterated from `g`, create nothing."""
     loops = _loop_keys(alias, tree)
     for node in walk(tree):
@@ -147,7 +206,7 @@ def _alias_creates(alias: str, parents: dict[ast.AST, ast.AST], tree: ast.Module
     return []
 
 
-def _alias_use(name: ast.Name, parents: dict[ast.AST, ast.AST]):
+def _alias_use(name: ast.Name, parents: _Parents):
     """How an alias of `globals()` is used: "read", its `alias.update(...)` call, or None (handed out, written)."""
     parent = parents.get(name)
     if isinstance(parent, ast.Attribute):
