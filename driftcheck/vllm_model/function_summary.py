@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 
-from driftcheck.astnodes import dotted_name, source_text, walk
+from driftcheck.astnodes import dotted_name, first_line, source_text, walk
 from driftcheck.vllm_model.module_summary import FunctionInfo
 from driftcheck.vllm_model.signatures import signature_from_args
 
@@ -18,10 +18,16 @@ def decorator_name(node: ast.expr) -> str:
     return dotted_name(node) or ast.unparse(node)
 
 
-def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool = True,
+def summarise_function(node: ast.FunctionDef | ast.AsyncFunctionDef, path: str, *, scan_calls: bool | list[int] = True,
                        statements: list[ast.AST] | None = None) -> FunctionInfo:
-    """`statements`: `list(walk_statements(node))` when the caller has it (the class summary walks a method once)."""
+    """`statements`: `list(walk_statements(node))` when the caller has it (the class summary walks a method once).
+    `scan_calls`: whether to look for a `dataclass(...)` call in the function, or the lines of the module that spell
+    one (a function holding none of them is not walked: `@dataclass(...)` decorators put one in most config
+    modules, where every function was walked for it)."""
     stmts = statements if statements is not None else list(walk_statements(node))
+    if isinstance(scan_calls, list):
+        first, last = first_line(node), getattr(node, "end_lineno", None) or node.lineno
+        scan_calls = any(first <= line <= last for line in scan_calls)
     wraps = False
     for sub in walk(node) if scan_calls else ():
         if isinstance(sub, ast.Call):

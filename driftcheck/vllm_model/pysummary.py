@@ -55,7 +55,7 @@ def setattr_lines(source: str) -> list[int]:
 
 
 class _Summariser:
-    def __init__(self, info: ModuleInfo, scan_calls: bool = True, setattr_at: list[int] | None = None):
+    def __init__(self, info: ModuleInfo, scan_calls: bool | list[int] = True, setattr_at: list[int] | None = None):
         self.info = info
         self.scan_calls = scan_calls
         self.setattr_at = setattr_at  # setattr_lines(source); None: unknown, every method is walked whole
@@ -344,7 +344,11 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
         line = getattr(exc, "lineno", None)
         info.syntax_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}" + (f" (line {line})" if line else "")
         return info
-    _Summariser(info, scan_calls=_DATACLASS_CALL.search(source) is not None, setattr_at=setattr_lines(source)).run(tree)
+    dataclass_calls, line, at = [], 1, 0
+    for m in _DATACLASS_CALL.finditer(source):
+        line, at = line + source.count("\n", at, m.start()), m.start()
+        dataclass_calls.append(line)
+    _Summariser(info, scan_calls=dataclass_calls, setattr_at=setattr_lines(source)).run(tree)
     calls, parents = globals_calls(tree, source) if "globals()" in source else ([], None)
     if calls and hands_out_globals(calls, parents):
         created = created_names(tree, calls, parents)  # the names its globals() uses can write, when they say which (W_)
