@@ -42,7 +42,7 @@ class EngineSetup:
 
 RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core setup the client never does", "error",
             fix="replay-engine-setup", kind="behaviour", raises=("ValueError", "RuntimeError", "AssertionError"),
-            payload=EngineSetup)
+            payload=EngineSetup, reads_release=True)
 
 _CALLED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> (path, first, last line) -> names
 _LINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> path -> its lines

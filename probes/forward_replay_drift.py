@@ -29,7 +29,7 @@ from driftcheck.astnodes import walk
 
 FIX_ID = "replay-layer-arguments"
 RULE = Rule("DC106", "forward-replay-drift", "Replaced forward passes decoder layers fewer arguments than vLLM's", "warning",
-            fix=FIX_ID, kind="behaviour", baseline=True)
+            fix=FIX_ID, kind="behaviour", baseline=True, reads_release=True)
 
 # vLLM's forward loops over its decoder layers (`for layer in islice(self.layers, ...)`, `for i, decoder_layer in
 # enumerate(self.layers)`) and calls the loop variable; the variable's name is read from the loop, not assumed.

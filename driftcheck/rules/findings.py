@@ -48,6 +48,8 @@ class Rule:
     payload: type | None = None  # the dataclass its findings carry for its fixes (declared in the rule's module)
     baseline: bool = False  # compares with the client's own vLLM (`ctx.baseline()`): a first scan reads its text ahead
     guardable: bool = True  # False: the finding is the client's own version check failing (DC112), which no guard holds
+    reads_release: bool = False  # asks whole-release questions (DC106, DC108, DC110): a small client's worker starts
+    # on these, so the two processes' last rules end together (scan/units.run_whole)
 
 
 @dataclass

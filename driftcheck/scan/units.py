@@ -174,7 +174,10 @@ def run_whole(run: _Run, claim=None) -> UnitResult:
     to run (the count of rules when none is left); two processes sharing the claims each run the rules they get (the
     merge orders items by rule, so the report does not depend on who ran which). Without `claim`, every rule runs
     here."""
-    whole = [(slot, p) for slot, p in enumerate(run.probes) if not per_file(p)]
+    # the release-wide rules last: the worker, which claims from the back, takes them first (on the seed, the three
+    # of them are 0.47 s of a 0.9 s first scan; taken in rule order, the last one ran alone after the other process
+    # had finished)
+    whole = sorted(((slot, p) for slot, p in enumerate(run.probes) if not per_file(p)), key=lambda sp: sp[1].RULE.reads_release)
     claim = claim or itertools.count().__next__
     first = claim()
     if first >= len(whole):
