@@ -289,8 +289,44 @@ def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
     return out
 
 
+# Line breaks `str.splitlines` honours besides "\n" (and "\r\n"), UTF-8 encoded: where one is, a line counted by
+# "\n" is not the line `_raise_around` reads, so no window is drawn (`_near_raise`)
+_NOT_A_BREAK = bytes(b for b in range(256) if b not in b"\r\x0b\x0c\x1c\x1d\x1e")  # deleted: what is left is a break
+_WIDE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+def _odd_breaks(data: bytes) -> bool:
+    """(one pass for the one-byte breaks: nine substring searches cost as much as the rest of `_near_raise`)"""
+    return bool(data.translate(None, _NOT_A_BREAK)) or (not data.isascii() and any(b in data for b in _WIDE_BREAKS))
+_RAISE_REACH = 8  # `_raise_around` looks at the match's line and the 7 above it
+
+
+def _near_raise(data: bytes) -> bool:
+    """Whether a NOT_YET tail lies where a match that `_raise_around` keeps can end: from the start of a line holding
+    "raise " to _MATCH_LONGEST past the 7 lines below it. False is exact (no entry can come from the file); it lets
+    a file skip lowering and searching its whole text, which every release's first scan did for each file holding
+    the word `raise` (a tenth of a 0.32.0 scan's CPU)."""
+    if _odd_breaks(data):
+        return True
+    at = data.find(b"raise ")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = _LINES_BELOW.match(data, at).end()  # to the end of the 7th line below (or the file's end)
+        window = data[start:end + _MATCH_LONGEST].lower()
+        for tail in _NOT_YET_TAILS:
+            if tail in window:
+                return True
+        at = data.find(b"raise ", end)
+    return False
+
+
+_LINES_BELOW = re.compile(rb"[^\n]*(?:\n[^\n]*){0,%d}" % (_RAISE_REACH - 1))
+
+
 def _file_preconditions(rel: str, data: bytes) -> list[tuple[str, tuple[str, int, str, str]]]:
     """(function, (path, raise line, message, setup name)) for each "not ... yet" raise of one file, in order."""
+    if not _near_raise(data):
+        return []
     low = data.lower()  # ASCII folding, as NOT_YET_BYTES's re.I on bytes
     if not (b"not" in low or b"never" in low):
         return []
