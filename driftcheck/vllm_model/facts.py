@@ -290,14 +290,16 @@ def _scan_preconditions(index) -> dict[str, list[tuple[str, int, str, str]]]:
 
 
 # Line breaks `str.splitlines` honours besides "\n" (and "\r\n"), UTF-8 encoded: where one is, a line counted by
-# "\n" is not the line `_raise_around` reads, so no window is drawn (`_near_raise`)
+# "\n" is not the line `_raise_around` reads, so no window is drawn (`_near_raise`),
 _NOT_A_BREAK = bytes(b for b in range(256) if b not in b"\r\x0b\x0c\x1c\x1d\x1e")  # deleted: what is left is a break
-_WIDE_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+# and, for the search of lower-cased bytes, the letters NOT_YET's re.I folds onto ASCII that bytes.lower() does not
+_WIDE_ODDITIES = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", *(c.encode() for c in _FOLDS_UNLIKE_LOWER))
 
 
-def _odd_breaks(data: bytes) -> bool:
-    """(one pass for the one-byte breaks: nine substring searches cost as much as the rest of `_near_raise`)"""
-    return bool(data.translate(None, _NOT_A_BREAK)) or (not data.isascii() and any(b in data for b in _WIDE_BREAKS))
+def _unwindowed(data: bytes) -> bool:
+    """Whether `_near_raise` cannot decide from lower-cased bytes and "\n" lines (one pass for the one-byte breaks:
+    nine substring searches cost as much as the rest of it)."""
+    return bool(data.translate(None, _NOT_A_BREAK)) or (not data.isascii() and any(b in data for b in _WIDE_ODDITIES))
 _RAISE_REACH = 8  # `_raise_around` looks at the match's line and the 7 above it
 
 
@@ -306,7 +308,7 @@ def _near_raise(data: bytes) -> bool:
     "raise " to _MATCH_LONGEST past the 7 lines below it. False is exact (no entry can come from the file); it lets
     a file skip lowering and searching its whole text, which every release's first scan did for each file holding
     the word `raise` (a tenth of a 0.32.0 scan's CPU)."""
-    if _odd_breaks(data):
+    if _unwindowed(data):
         return True
     at = data.find(b"raise ")
     while at >= 0:
