@@ -296,10 +296,18 @@ _NOT_A_BREAK = bytes(b for b in range(256) if b not in b"\r\x0b\x0c\x1c\x1d\x1e"
 _WIDE_ODDITIES = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", *(c.encode() for c in _FOLDS_UNLIKE_LOWER))
 
 
+_NOT_A_LEAD = bytes(b for b in range(256) if b not in {w[0] for w in _WIDE_ODDITIES})
+
+
 def _unwindowed(data: bytes) -> bool:
-    """Whether `_near_raise` cannot decide from lower-cased bytes and "\n" lines (one pass for the one-byte breaks:
-    nine substring searches cost as much as the rest of it)."""
-    return bool(data.translate(None, _NOT_A_BREAK)) or (not data.isascii() and any(b in data for b in _WIDE_ODDITIES))
+    """Whether `_near_raise` cannot decide from lower-cased bytes and "\n" lines (one pass for the one-byte breaks and
+    one for the lead bytes of the others: a substring search each cost as much as the rest of it)."""
+    if data.translate(None, _NOT_A_BREAK):
+        return True
+    if data.isascii():
+        return False
+    leads = set(data.translate(None, _NOT_A_LEAD))
+    return any(w[0] in leads and w in data for w in _WIDE_ODDITIES)
 _RAISE_REACH = 8  # `_raise_around` looks at the match's line and the 7 above it
 
 
