@@ -20,8 +20,28 @@ _AST = ast.AST
 def _child_fields(cls: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx")
+        scalar = _scalar_fields(cls)
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f != "ctx" and f not in scalar)
     return fields
+
+
+_SCALAR_TYPES = frozenset({"identifier", "string", "int", "constant", "expr_context"})
+
+
+def _scalar_fields(cls: type) -> frozenset[str]:
+    """The fields the grammar types as an identifier, a string, an int or a constant (read from the class's
+    docstring, `Name(identifier id, expr_context ctx)`): they never hold a node, so a walk does not look into them
+    (`Name.id`, `Attribute.attr`, `Constant.value`: a third of the fields a walk read). A docstring of another form
+    leaves every field in."""
+    head = (cls.__doc__ or "").split("\n", 1)[0].strip()
+    if not (head.startswith(cls.__name__ + "(") and head.endswith(")")):
+        return frozenset()
+    out = set()
+    for part in head[len(cls.__name__) + 1:-1].split(","):
+        words = part.split()
+        if len(words) == 2 and words[0].rstrip("?*") in _SCALAR_TYPES:
+            out.add(words[1])
+    return frozenset(out)
 
 
 def children(node: ast.AST) -> list:
