@@ -23,11 +23,31 @@ from driftcheck.vllm_model.class_scanner import ClassMembers, classes_by_line, c
 
 _CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
 # the same headers searched after a "\n" (a literal `re` skips ahead to; `^` under re.M tries every position)
-_CLASS_HEADER_AFTER_NEWLINE = re.compile(rb"\n[ \t]*class\s+(\w+)\s*\(([^)]*)\)")
+_CLASS_HEADER_AFTER_NEWLINE = re.compile(rb"\n[ \t]*class\s+(\w+)\s*\(([^)]*)\)")  # the reference for class_headers
+_CLASS_HEADER = re.compile(rb"class\s+(\w+)\s*\(([^)]*)\)")
 _BASE_WORD = re.compile(rb"\w+")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _FOREIGN_LOGGER = re.compile(rb"""=\s*(?:[\w.]+\.)?(?:getLogger|init_logger)\(\s*(['"])([\w.-]+)\1\s*[,)]""")  # a named logger
 _OWN_CALL_START = re.compile(rb"[A-Za-z_]\w*\s*(?::[^=\n]*)?=\s*[A-Za-z_][\w.]*\s*\(")  # `name = f.g(`
+
+
+def class_headers(data: bytes) -> list[re.Match]:
+    """The matches `_CLASS_HEADER_AFTER_NEWLINE.finditer(b"\\n" + data)` gives (their groups: the class's name and
+    base list), found from the occurrences of `class` that start a line after blanks: the regex was tried at every
+    line of every file of a release. A match that runs over later lines (a base list without its `)`) hides the
+    headers inside it, as finditer's do."""
+    out: list[re.Match] = []
+    end = 0
+    at = data.find(b"class")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        if start >= end and not data[start:at].strip(b" \t"):
+            m = _CLASS_HEADER.match(data, at)
+            if m is not None:
+                out.append(m)
+                end = m.end()
+        at = data.find(b"class", at + 1)
+    return out
 
 
 class TextIndex:
@@ -204,7 +224,7 @@ class TextIndex:
             for rel, data in self.blobs().items():
                 if b"class" not in data:
                     continue
-                for m in _CLASS_HEADER_AFTER_NEWLINE.finditer(b"\n" + data):
+                for m in class_headers(data):
                     entry = (rel, m.group(1).decode())
                     for word in dict.fromkeys(_BASE_WORD.findall(m.group(2))):
                         headers.setdefault(word.decode(), []).append(entry)

@@ -200,3 +200,28 @@ def test_every_function_spells_what_its_own_shape_needs_on_real_release_files():
     assert text[cut[2]:cut[3]].count(b'"""') == 1  # cut inside the string
     assert _may_spell(text, cut[2], cut[3], ((b"(", 99),))  # kept: only a parse can tell
     assert not _may_spell(b"def g():\n    return 1\n", 0, 22, ((b"(", 2),))
+
+
+def test_header_lines_are_the_header_regex_matches_on_real_release_files_and_odd_texts():
+    # header_lines finds the lines `_HEADER` matched (a regex tried at every line of a release) from the occurrences
+    # of def / class / @: the same (line start, indent, kind, name) on every file of a release and on built texts
+    import re
+    import zipfile
+
+    from conftest import vllm_sources
+    from driftcheck.probes.vendored_copy_drift import header_lines
+
+    header = re.compile(rb"\n([ \t]*)(?:(?:async[ \t]+)?(def|class)[ \t]+(\w+)|@)")
+
+    def by_regex(data: bytes) -> list:
+        return [(m.start(), len(m.group(1)), m.group(2), m.group(3)) for m in header.finditer(b"\n" + data)]
+
+    odd = [b"def f(): pass\n", b"  async\tdef g(x):\n", b"async  class C(B):\n", b"xasync def h():\n",
+           b"class A(B,\nclass B(C):\n", b"defx = 1\ndef\n(y)\n", b"  @ property\n@\n", b"a = b @ c\n", b"\r\ndef k(): pass",
+           b"subclass D(E):\n", b"def def x\n", b"\tclass\tT :\n", b"@dec\n  async def m(self):\n"]
+    for data in odd:
+        assert header_lines(data) == by_regex(data), data
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
+        blobs = [zf.read(n) for n in zf.namelist() if n.endswith(".py")]
+    assert sum(len(by_regex(b)) for b in blobs) > 20000
+    assert all(header_lines(b) == by_regex(b) for b in blobs)

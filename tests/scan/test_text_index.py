@@ -236,3 +236,21 @@ def test_classes_naming_base_on_awkward_headers(tmp_path):
     for base in ("Base", "Mixin", "mod", "Base2", "BaseX", "mod.Base"):
         assert index.classes_naming_base(base) == _naming_base_by_search(index, base), base
     assert index.classes_naming_base("Base") == [("vllm/a.py", "A"), ("vllm/a.py", "B"), ("vllm/b.py", "D")]
+
+
+def test_class_headers_are_the_regex_matches_on_real_release_files_and_odd_texts():
+    # class_headers finds from the occurrences of `class` what the regex tried at every line found, a base list that
+    # runs over later lines hiding the headers inside it as finditer's matches do
+    from driftcheck.vllm_model.text_index import _CLASS_HEADER_AFTER_NEWLINE, class_headers
+
+    def spans(matches) -> list:
+        return [(m.group(1), m.group(2)) for m in matches]
+
+    odd = [b"class A(B):\n", b"  class A (B, C):\n", b"class A(B,\nclass B(C):\n", b"class A:\nclass B(C)\n",
+           b"subclass D(E):\n", b"x = 'class F(G)'\nclass\nH(I):\n", b"\tclass J(\n    K,\n):\n", b"class L(M)class N(O)"]
+    for data in odd:
+        assert spans(class_headers(data)) == spans(_CLASS_HEADER_AFTER_NEWLINE.finditer(b"\n" + data)), data
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
+        blobs = [zf.read(n) for n in zf.namelist() if n.endswith(".py")]
+    assert sum(len(class_headers(b)) for b in blobs) > 3000
+    assert all(spans(class_headers(b)) == spans(_CLASS_HEADER_AFTER_NEWLINE.finditer(b"\n" + b)) for b in blobs)
