@@ -96,7 +96,10 @@ _DEF_LEAD = re.compile(r"([^\S\n]+)(?:async[^\S\n]+)?")
 _SELF_ATTR_M = re.compile(r"self\.(\w+)[^\S\n]*(?::[^=\n]+)?=(?!=)")
 # a line starting `self.` whose part before its first "=", an assignment's (not `==`, `<=`, `>=`, `!=`), holds a comma
 # and no "(" (tuple targets; a call's arguments assign nothing: UG)
-_SELF_TUPLE_M = re.compile(r"\n[^\S\n]+(self\.[^=\n,(]*,[^=\n(]*)(?<![!<>])=(?!=)")
+_SELF_TUPLE_M = re.compile(r"\n[^\S\n]+(self\.[^=\n,(]*,[^=\n(]*)(?<![!<>])=(?!=)")  # the reference for the next
+# the same targets searched from `self.` (which `re` skips ahead to, where a pattern starting "\n" then blanks was
+# tried at every line); a match counts where only blanks stand before it on its line (`_indented_tuple_targets`)
+_SELF_TUPLE_AT = re.compile(r"(self\.[^=\n,(]*,[^=\n(]*)(?<![!<>])=(?!=)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -172,6 +175,18 @@ def _string_ranges(text: str) -> list[tuple[int, int]]:
     return ranges
 
 
+def _indented_tuple_targets(text: str, start: int, end: int) -> list[re.Match]:
+    """The matches of `_SELF_TUPLE_AT` in text[start:end] that `_SELF_TUPLE_M` finds (group 1 alike): those whose line
+    holds only blanks before them (a match starts at its line's first `self.`, and runs over no line break)."""
+    out = []
+    for m in _SELF_TUPLE_AT.finditer(text, start, end):
+        at = m.start()
+        lead = text[text.rfind("\n", 0, at) + 1:at]
+        if lead and lead.isspace() and text.rfind("\n", 0, at) >= start:
+            out.append(m)
+    return out
+
+
 def classes_fast(rel: str, text: str) -> list[ClassMembers]:
     ranges = _string_ranges(text)
     firsts = [a for a, _b in ranges]
@@ -232,8 +247,8 @@ def classes_fast(rel: str, text: str) -> list[ClassMembers]:
             if not skipped(line):
                 found.append((line, 1, at, m.group(1)))
         line_of = _LineCounter(text, start, cls.line)
-        for m in _SELF_TUPLE_M.finditer(text, start, end):  # `self.start_layer, self.end_layer, self.layers = ...`
-            line = line_of(m.start() + 1)
+        for m in _indented_tuple_targets(text, start, end):  # `self.start_layer, self.end_layer, self.layers = ...`
+            line = line_of(m.start())
             if not skipped(line):
                 found.extend((line, 2, m.start(1) + n.start(), n.group(1)) for n in _SELF_NAME.finditer(m.group(1)))
         for line, _order, _offset, member in sorted(found):

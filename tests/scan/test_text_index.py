@@ -254,3 +254,26 @@ def test_class_headers_are_the_regex_matches_on_real_release_files_and_odd_texts
         blobs = [zf.read(n) for n in zf.namelist() if n.endswith(".py")]
     assert sum(len(class_headers(b)) for b in blobs) > 3000
     assert all(spans(class_headers(b)) == spans(_CLASS_HEADER_AFTER_NEWLINE.finditer(b"\n" + b)) for b in blobs)
+
+
+def test_tuple_targets_searched_from_self_are_the_line_regex_matches():
+    # `_indented_tuple_targets` (a search from `self.`) finds what `_SELF_TUPLE_M` (tried at every line) finds
+    from driftcheck.vllm_model.class_scanner import _SELF_TUPLE_M, _indented_tuple_targets
+
+    def both(text: str, start: int = 0, end: int | None = None) -> tuple[list, list]:
+        end = len(text) if end is None else end
+        return ([(m.start(1), m.group(1)) for m in _indented_tuple_targets(text, start, end)],
+                [(m.start(1), m.group(1)) for m in _SELF_TUPLE_M.finditer(text, start, end)])
+
+    odd = ["\n    self.a, self.b = f()\n", "\nself.a, self.b = 1\n", "\n    x = self.a, self.b = y\n",
+           "\n    self.a == (self.b, c)\n", "\n\t self.x,  self.y  = 1, 2\n", "\n    f(self.a, self.b)\n",
+           "\n    self.a, b = self.c, d = 1\n", "\n    self.a, self.b != 1\n", "\n    # self.a, self.b = 1\n"]
+    for text in odd:
+        mine, ref = both(text)
+        assert mine == ref, text
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
+        texts = [zf.read(n).decode("utf-8", "replace") for n in zf.namelist() if n.endswith(".py")]
+    assert sum(len(both(t)[1]) for t in texts) > 500
+    assert all(both(t)[0] == both(t)[1] for t in texts)
+    text = texts[0] + "\n    self.p, self.q = 1\n"
+    assert both(text, len(texts[0]) + 1)[0] == both(text, len(texts[0]) + 1)[1]  # a region starting past the "\n"
