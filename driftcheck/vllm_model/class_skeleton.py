@@ -63,6 +63,9 @@ def skeleton(text: str) -> str | None:
 def _header_end(lines: list[str], start: int, end: int) -> int | None:
     """The last line of the header that starts at `start`: the first line after which the text parses with a body of
     `pass` (or, for a one-line body, as it is)."""
+    line = lines[start].rstrip()
+    if line.endswith(":") and sum(map(line.count, "([{")) == sum(map(line.count, ")]}")):
+        return start  # a one-line header (a cut that is not one leaves brackets open: the skeleton then does not parse)
     for i in range(start, min(end, start + _HEADER_LINES)):
         head = "\n".join(lines[start:i + 1])
         for candidate in (head + "\n    pass", head):
