@@ -142,3 +142,21 @@ def test_the_search_near_tails_keeps_case_folding_overlaps_and_far_heads():
     found = _scan_preconditions(_Blobs(blobs))
     assert found == _preconditions_by_full_search(blobs)
     assert {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} <= set(found)  # every case makes an entry
+
+
+def test_the_raise_window_reaches_the_seventh_line_below_and_reads_odd_line_breaks_whole():
+    """`_near_raise` lets a file skip the search only where no tail lies within the lines `_raise_around` reads (a
+    raise's line and the 7 below it): a message ending 7 lines below its raise is found, 8 lines below is not (as the
+    full search); a file with a line break `str.splitlines` honours and "\\n" does not is read whole."""
+    from driftcheck.vllm_model.facts import _scan_preconditions
+
+    def message_below(lines: int) -> str:
+        return "def k():\n    raise RuntimeError(\n" + "        ''\n" * (lines - 1) + "        '(late_setup) not yet')\n"
+
+    cases = {"seven.py": message_below(7), "eight.py": message_below(8),
+             "formfeed.py": "def m():\n    pass\x0c\n    raise RuntimeError('(ff_setup) not initialized')\n",  # as the reference
+             "far_tail.py": "def n():\n    raise RuntimeError('nothing here')\n" + "x = 1\n" * 12 + "# not yet\n"}
+    blobs = {rel: text.encode() for rel, text in cases.items()}
+    found = _scan_preconditions(_Blobs(blobs))
+    assert found == _preconditions_by_full_search(blobs)
+    assert "k" in found and [e[0] for e in found["k"]] == ["seven.py"] and "n" not in found

@@ -108,3 +108,22 @@ def test_within_and_first_line_count_decorators_as_ast_walk_does():
     walked = {id(n) for n in ast.walk(fn)}
     assert [id(c) for c in within(calls, fn)] == [id(c) for c in calls if id(c) in walked]
     assert len(within(calls, fn)) == 3
+
+
+def test_functions_at_are_the_functions_a_walk_finds_holding_the_line():
+    # astnodes.functions_at (a descent through the statement bodies) against a walk of the whole tree, on every line of
+    # a real model runner
+    import ast
+    import zipfile
+
+    from driftcheck.astnodes import functions_at
+
+    from conftest import vllm_sources
+
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
+        text = zf.read("vllm/v1/worker/gpu_model_runner.py").decode()
+    tree = ast.parse(text)
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for line in range(1, text.count("\n") + 2, 7):
+        walked = sorted((n for n in defs if n.lineno <= line <= (n.end_lineno or n.lineno)), key=lambda n: n.lineno)
+        assert functions_at(tree, line) == walked

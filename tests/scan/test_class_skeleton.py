@@ -144,3 +144,4 @@ def test_skeleton_keeps_the_top_level_and_its_lines():
     kept = [line for line in out.splitlines() if line.strip()]
     assert kept == ["import os", 'if os.name == "nt":', "    def f(a):", "        return a", "@decorate(", "    1,", ")",
                     "class A(", "    Base,", "):", "    pass", "def h(a,", "      b) -> int:", "    pass", "Y = h(1, 2)"]
+
