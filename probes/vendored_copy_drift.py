@@ -203,7 +203,8 @@ def header_lines(data: bytes) -> list[tuple[int, int, bytes | None, bytes | None
             if word == b"@":
                 if not blank:
                     out.append((start, len(lead), None, None))
-            elif not blank or (blank == b"async" and lead.rstrip(_BLANK) != lead and lead.lstrip(_BLANK).startswith(b"async")):
+            elif not blank or (blank == b"async" and lead.rstrip(_BLANK) != lead
+                               and lead.lstrip(_BLANK).startswith(b"async")):
                 name = _NAME_AFTER.match(data, at + len(word))
                 if name is not None:
                     indent = len(lead) - len(lead.lstrip(_BLANK))

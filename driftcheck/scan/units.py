@@ -177,7 +177,8 @@ def run_whole(run: _Run, claim=None) -> UnitResult:
     # the release-wide rules last: the worker, which claims from the back, takes them first (on the seed, the three
     # of them are 0.47 s of a 0.9 s first scan; taken in rule order, the last one ran alone after the other process
     # had finished)
-    whole = sorted(((slot, p) for slot, p in enumerate(run.probes) if not per_file(p)), key=lambda sp: sp[1].RULE.reads_release)
+    whole = sorted(((slot, p) for slot, p in enumerate(run.probes) if not per_file(p)),
+                   key=lambda sp: sp[1].RULE.reads_release)
     claim = claim or itertools.count().__next__
     first = claim()
     if first >= len(whole):

@@ -136,8 +136,8 @@ def _line_at(text: str, offset: int) -> tuple[int, str]:
 
 def _triple_quotes(text: str) -> list[int]:
     """The offsets where `re.finditer(r'\"\"\"|\'\'\'', text)` matches, found by two substring searches: the regex
-    tried every quote character of the text (a quarter of classes_fast's time), `str.find` skips ahead. The two quotes cannot overlap,
-    and each search steps past its own match as finditer does."""
+    tried every quote character of the text (a quarter of classes_fast's time), `str.find` skips ahead. The two
+    quotes cannot overlap, and each search steps past its own match as finditer does."""
     out: list[int] = []
     for quote in ('"""', "'''"):
         at = text.find(quote)

@@ -86,7 +86,8 @@ def has_member(api, text: str, path: str, class_name: str, class_line: int, name
     info = api.skeletons.get(path, False)
     if info is False:
         shape = skeleton(text)
-        info = api.skeletons[path] = None if shape is None else summarise_source(module, path, path.endswith("/__init__.py"), shape)
+        info = api.skeletons[path] = None if shape is None else \
+            summarise_source(module, path, path.endswith("/__init__.py"), shape)
     if info is None:
         return None
     ci = info.classes.get(class_name)
@@ -110,8 +111,10 @@ def has_member(api, text: str, path: str, class_name: str, class_line: int, name
 
 
 def _method_decorators(text: str, class_line: int) -> list[str]:
-    """The names of the indented decorators between the class line and the next top-level statement (decorators of
-    the class's own methods, and of functions nested in them: more than the class's own, never fewer)."""
+    """The names of the indented decorators between the class line and the next top-level definition or decorator
+    (decorators of the class's own methods, and of functions nested in them). A line of the class's docstring at
+    column 0 that starts with `def`, `class` or `@` ends the region early; a decorator below it would then be missed,
+    and so would the member it makes only where the decorator's own module spells a name this module never does."""
     lines = text.split("\n")
     end = class_line
     while end < len(lines) and (not lines[end][:1] or lines[end][0].isspace() or lines[end][0] in "#)]}"):

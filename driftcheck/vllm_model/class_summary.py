@@ -48,7 +48,8 @@ def _field_call_info(value: ast.expr) -> tuple[bool, str | None, bool, bool | No
     return True, ast.unparse(value), True, None
 
 
-def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool | list[int] = True, setattr_at: list[int] | None = None) -> ClassInfo:
+def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool | list[int] = True,
+                    setattr_at: list[int] | None = None) -> ClassInfo:
     deco_kwargs: dict[str, str] = {}
     for d in node.decorator_list:
         if isinstance(d, ast.Call):

@@ -14,8 +14,8 @@ unknown, never missing. Most uses are narrower, and say which names they can wri
 - `g = globals()` read, iterated, and `g.update(d)` where `d` only gets keys iterated from `g` (vLLM 0.5-0.6's
   `_custom_ops`, which wraps its own functions in place).
 
-`created_names(tree, *globals_calls(tree, source))` is None when some use may create any name, else the names the uses can write (with the
-line of the use).
+`created_names(tree, *globals_calls(tree, source))` is None when some use may create any name, else the names the
+uses can write (with the line of the use).
 """
 
 from __future__ import annotations

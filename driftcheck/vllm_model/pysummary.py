@@ -351,7 +351,7 @@ def summarise_source(name: str, path: str, is_package: bool, source: str) -> Mod
     _Summariser(info, scan_calls=dataclass_calls, setattr_at=setattr_lines(source)).run(tree)
     calls, parents = globals_calls(tree, source) if "globals()" in source else ([], None)
     if calls and hands_out_globals(calls, parents):
-        created = created_names(tree, calls, parents)  # the names its globals() uses can write, when they say which (W_)
+        created = created_names(tree, calls, parents)  # the names its globals() uses can write, where they say (W_)
         if created is None:
             info.dynamic_globals = True
         else:
