@@ -21,6 +21,7 @@ from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
     VERSION_WORD, calls_one_of, checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
 )
+from driftcheck.vllm_model.function_summary import walk_statements
 
 
 _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
@@ -872,8 +873,11 @@ def _after_no_return(tree: ast.AST) -> list[Guard]:
 
 
 def _statement_blocks(tree: ast.AST):
-    """Every statement list of two or more statements (a body, an `else`, a `finally`)."""
-    for owner in walk(tree):
+    """Every statement list of two or more statements (a body, an `else`, a `finally`), in the order a walk of the
+    whole tree meets them: only statements (and except handlers, match cases) hold such lists, and no statement lies
+    under an expression, so the walk goes through statements only (four of the file's questions each walked every
+    node of it)."""
+    for owner in walk_statements(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(owner, name, None)
             if isinstance(block, list) and len(block) >= 2:
