@@ -18,6 +18,7 @@ from driftcheck.astnodes import dotted_name, nodes_of, own_scope, walk, within
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import NO_RETURN, Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
+from driftcheck.vllm_model.function_summary import walk_statements
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
@@ -335,8 +336,8 @@ def _after_leaving(tree: ast.Module, decided: dict[int, bool]) -> list[tuple[int
     # those that leave by `return`, `continue` or `break`, which no handler of an enclosing `try` catches
     uncaught = {id(n) for n in nodes_of(tree, ast.If) if id(n) in decided
                 and isinstance((n.body if decided[id(n)] else n.orelse)[-1], (ast.Return, ast.Continue, ast.Break))}
-    blocks = [getattr(node, name) for node in walk(tree) for name in ("body", "orelse", "finalbody")
-              if isinstance(getattr(node, name, None), list)]
+    blocks = [getattr(node, name) for node in walk_statements(tree) for name in ("body", "orelse", "finalbody")
+              if isinstance(getattr(node, name, None), list)]  # only statements hold statement lists
     grew = True
     while grew:  # a `try` whose body's last statement leaves uncaught, or without handlers, leaves (nested ones too)
         grew = False
@@ -584,7 +585,7 @@ def _release_constants_of(tree: ast.Module) -> dict[str, str]:
     the file, and the module's functions without arguments whose every return gives one -> that release, the
     functions keyed `name()`."""
     stored: dict[str, int] = {}
-    for n in walk(tree):
+    for n in nodes_of(tree, ast.Name, ast.Global, ast.Nonlocal):  # (counts: the order does not matter)
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             stored[n.id] = stored.get(n.id, 0) + 1
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
