@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import weakref
-from collections import defaultdict
+from collections import defaultdict, deque
 
 _INDEX: "weakref.WeakKeyDictionary[ast.AST, dict[type, list[ast.AST]]]" = weakref.WeakKeyDictionary()
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # a node class's fields, without `ctx`
@@ -79,6 +79,23 @@ def walk(node: ast.AST):
                 queue += [item for item in value if isinstance(item, _AST)]
             elif isinstance(value, _AST):
                 queue.append(value)
+
+
+_STATEMENT_FIELDS = ("items", "body", "handlers", "orelse", "finalbody", "cases")  # in each node type's _fields order
+
+
+def walk_statements(fn: ast.AST):
+    """ast.walk restricted to statements (and except handlers, match cases, with-items), in the same
+    breadth-first order: the nodes an assignment to `self.x` can be, and the only ones that hold statement lists,
+    without visiting expressions (no statement lies under an expression)."""
+    todo = deque([fn])
+    while todo:
+        node = todo.popleft()
+        yield node
+        for name in _STATEMENT_FIELDS:
+            children = getattr(node, name, None)
+            if children and type(children) is list:
+                todo.extend(children)
 
 
 def nodes_of(tree: ast.AST, *kinds: type) -> list:

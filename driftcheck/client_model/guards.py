@@ -12,7 +12,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, source_text, walk
+from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, source_text, walk, walk_statements
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.path_inserts import outside_path_inserts
@@ -21,7 +21,6 @@ from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
     VERSION_WORD, calls_one_of, checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
 )
-from driftcheck.vllm_model.function_summary import walk_statements
 
 
 _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()

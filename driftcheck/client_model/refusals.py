@@ -14,11 +14,10 @@ import operator
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, nodes_of, own_scope, walk, within
+from driftcheck.astnodes import dotted_name, nodes_of, own_scope, walk, walk_statements, within
 from driftcheck.client_model.client import parse_client_file
 from driftcheck.client_model.guards import NO_RETURN, Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
-from driftcheck.vllm_model.function_summary import walk_statements
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,

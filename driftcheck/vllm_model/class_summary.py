@@ -8,8 +8,8 @@ import ast
 import bisect
 import re
 
-from driftcheck.astnodes import dotted_name, first_line, source_text, walk
-from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function, walk_statements
+from driftcheck.astnodes import dotted_name, first_line, source_text, walk, walk_statements
+from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function
 from driftcheck.vllm_model.module_summary import ClassInfo, FieldInfo
 
 

@@ -5,9 +5,8 @@ on its first parameter.
 from __future__ import annotations
 
 import ast
-from collections import deque
 
-from driftcheck.astnodes import dotted_name, first_line, source_text, walk
+from driftcheck.astnodes import dotted_name, first_line, source_text, walk, walk_statements
 from driftcheck.vllm_model.module_summary import FunctionInfo
 from driftcheck.vllm_model.signatures import signature_from_args
 
@@ -114,22 +113,6 @@ def _first_param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[as
     return [t.attr for stmt in (walk_statements(fn) if stmts is None else stmts) if isinstance(stmt, (ast.Assign, ast.AnnAssign))
             for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for t in attr_targets(target)
             if isinstance(t.value, ast.Name) and t.value.id == first]
-
-
-_STATEMENT_FIELDS = ("items", "body", "handlers", "orelse", "finalbody", "cases")  # in each node type's _fields order
-
-
-def walk_statements(fn: ast.AST):
-    """ast.walk restricted to statements (and except handlers, match cases, with-items), in the same
-    breadth-first order: the nodes an assignment to `self.x` can be, without visiting expressions."""
-    todo = deque([fn])
-    while todo:
-        node = todo.popleft()
-        yield node
-        for name in _STATEMENT_FIELDS:
-            children = getattr(node, name, None)
-            if children and type(children) is list:
-                todo.extend(children)
 
 
 def attr_targets(target: ast.expr) -> list[ast.Attribute]:
