@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import assignment_targets, attribute_stores, dotted_name, is_type_checking, nodes_of, root_name, walk, within
+from driftcheck.astnodes import (assignment_targets, attribute_stores, dotted_name, functions_at, is_type_checking, nodes_of,
+                                 root_name, walk, within)
 from driftcheck.client_model.client import is_test_path
 from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
@@ -783,11 +784,11 @@ def local_classes(tree: ast.Module) -> list[tuple[ast.FunctionDef | ast.AsyncFun
     """(function, class) for each class a function's body defines, also under its `if` / `try` / `with` / `for`, not
     in a function nested in it (that one is its own scope); a name two such classes share counts for neither."""
     found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = []
-    functions = sorted(nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef), key=lambda n: n.lineno)
-    for node in nodes_of(tree, ast.ClassDef) if functions else ():
+    has_functions = bool(nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef))
+    for node in nodes_of(tree, ast.ClassDef) if has_functions else ():
         # the innermost function whose lines hold the class; its statement blocks must reach it (not a class body)
-        around = [fn for fn in functions if fn.lineno < node.lineno <= (fn.end_lineno or fn.lineno)]
-        fn = max(around, key=lambda f: f.lineno) if around else None
+        around = functions_at(tree, node.lineno)
+        fn = around[-1] if around else None
         if fn is not None and any(stmt is node for stmt in walk_statements(fn.body)):
             found.append((fn, node))
     counts: dict[str, int] = {}
