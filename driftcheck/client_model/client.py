@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from driftcheck import shared_trees
 from driftcheck.errors import DriftcheckError, SourceError
 from driftcheck.sources.sources import SourceTree
+from driftcheck.text_lines import TextLines
 
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 # an import of vLLM, or a load of one of its modules by its whole name (`importlib.import_module("vllm.v1.core.x")`)
@@ -31,7 +33,7 @@ class ClientFile:
     module: str  # dotted module name derived from the path
     text: str
     tree: ast.Module
-    lines: list[str] = field(default_factory=list)
+    lines: Sequence[str] = field(default_factory=list)  # text.splitlines(), as TextLines (no string per line)
 
     def code(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
@@ -419,7 +421,7 @@ def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:
         raise ClientParseError(f"{where}:{exc.lineno}: cannot parse ({exc.msg})", hint) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ClientParseError(f"{where}: cannot parse ({type(exc).__name__})") from None
-    return ClientFile(rel=rel, module=module_name_for(rel), text=text, tree=parsed, lines=text.splitlines())
+    return ClientFile(rel=rel, module=module_name_for(rel), text=text, tree=parsed, lines=TextLines(text))
 
 
 def kept_on(owner, name: str, basis, build):

@@ -164,6 +164,7 @@ def _scan(vllm: Target, clients: list[Target], options: ScanOptions, api: ApiInd
                     if presummary is not None:
                         presummary.stop()
                     raise
+                found.importing.clear()  # their bytes, parsed now: the texts and trees are what the scan reads on
                 lines_by_file.update({f.rel: f.lines for f in source.files})
                 make_ctx = _ContextMaker(api, source, client.name or client.location, vllm.version, loader, note,
                                          result.baselines, client.name or "client")
