@@ -43,6 +43,14 @@ class TextLines(Sequence):
             return piece[:-2]
         return piece[:-1] if piece and piece[-1] in _LINE_ENDS else piece
 
+    def code(self, number: int) -> str:
+        """Line `number` (counted from 1) stripped, "" past either end: what a finding quotes, in one call (every
+        line end `splitlines` knows is whitespace to `strip`, so the piece with its end strips to the line's)."""
+        starts = self._starts
+        if not 0 < number < len(starts):
+            return ""
+        return self._text[starts[number - 1]:starts[number]].strip()
+
     def __eq__(self, other) -> bool:
         if isinstance(other, TextLines):
             return self._text == other._text

@@ -36,6 +36,8 @@ class ClientFile:
     lines: Sequence[str] = field(default_factory=list)  # text.splitlines(), as TextLines (no string per line)
 
     def code(self, line: int) -> str:
+        if self.lines.__class__ is TextLines:
+            return self.lines.code(line)  # type: ignore[attr-defined]
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
 
 

@@ -17,6 +17,7 @@ def _same(text: str) -> None:
     assert len(got) == len(want)
     assert list(got) == want
     assert got == want
+    assert [got.code(n) for n in range(len(want) + 2)] == ["", *(line.strip() for line in want), ""]
     assert got[:] == want and got[1:-1] == want[1:-1]
     if want:
         assert got[-1] == want[-1] and got[0] == want[0]
