@@ -52,9 +52,8 @@ class TextLines(Sequence):
         return self._text[starts[number - 1]:starts[number]].strip()
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, TextLines):
-            return self._text == other._text
-        return isinstance(other, list) and list(self) == other
+        # the lines, as a list compares them ("a\r\n" and "a\n" hold the same line)
+        return isinstance(other, (TextLines, list)) and len(self) == len(other) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]  # equal to a list, which has none
 

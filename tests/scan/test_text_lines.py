@@ -44,6 +44,11 @@ def test_random_texts_of_line_ends():
         _same("".join(rng.choice("ab \n\r\x0b\x0c\x1e\x85\u2028") for _ in range(rng.randint(0, 14))))
 
 
+def test_equal_where_the_lines_are():
+    assert TextLines("a\r\nb") == TextLines("a\nb") == ["a", "b"]
+    assert TextLines("a\nb") != TextLines("a\nc") and TextLines("a") != ("a",) and TextLines("") == []
+
+
 def test_out_of_range_and_the_client_file_code(tmp_path):
     lines = TextLines("one\ntwo\r\nthree")
     with pytest.raises(IndexError):
