@@ -216,6 +216,36 @@ def stores_only(node: ast.Attribute, tree: ast.AST) -> bool:
     return isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in augmented_targets(tree)
 
 
+_BINDINGS: "weakref.WeakKeyDictionary[ast.AST, dict[str, dict[str, int]]]" = weakref.WeakKeyDictionary()
+
+
+def binding_counts(tree: ast.AST) -> dict[str, dict[str, int]]:
+    """How often `tree` binds each name, anywhere in it, by kind: "import" (what an import binds: its alias, else
+    the first part of the module's dotted name), "def" (a function or class), "store" / "del" (a bare name assigned,
+    a loop or `with` target, a `del`), "arg" (a parameter). One table per tree, read from its buckets: what a name read
+    in the file may hold (the visitor's names bound twice, DC119's names an import alone binds)."""
+    found = _BINDINGS.get(tree)
+    if found is None:
+        found = {}
+
+        def count(name: str, kind: str) -> None:
+            kinds = found.setdefault(name, {})
+            kinds[kind] = kinds.get(kind, 0) + 1
+
+        for n in nodes_of(tree, ast.Import, ast.ImportFrom):
+            for a in n.names:
+                count((a.asname or a.name).split(".")[0], "import")
+        for n in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            count(n.name, "def")
+        for n in nodes_of(tree, ast.Name):
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                count(n.id, "store" if isinstance(n.ctx, ast.Store) else "del")
+        for n in nodes_of(tree, ast.arg):
+            count(n.arg, "arg")
+        _BINDINGS[tree] = found
+    return found
+
+
 _BY_LINE: "weakref.WeakKeyDictionary[ast.AST, dict[tuple, tuple[list[int], list]]]" = weakref.WeakKeyDictionary()
 
 

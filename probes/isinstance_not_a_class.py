@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import binding_counts, nodes_of
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -35,14 +35,9 @@ class _Bindings:
 
     def __init__(self, tree: ast.Module):
         self.from_imports = nodes_of(tree, ast.ImportFrom)
-        self.imported: dict[str, int] = {}
-        for node in [*self.from_imports, *nodes_of(tree, ast.Import)]:
-            for a in node.names:
-                name = a.asname or a.name.split(".")[0]
-                self.imported[name] = self.imported.get(name, 0) + 1
-        self.other = {n.name for n in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)}
-        self.other |= {n.id for n in nodes_of(tree, ast.Name) if isinstance(n.ctx, (ast.Store, ast.Del))}
-        self.other |= {n.arg for n in nodes_of(tree, ast.arg)}
+        counts = binding_counts(tree)
+        self.imported = {name: kinds["import"] for name, kinds in counts.items() if "import" in kinds}
+        self.other = {name for name, kinds in counts.items() if kinds.keys() - {"import"}}
 
 
 def _local_name(bindings: _Bindings, imp) -> str | None:

@@ -12,7 +12,7 @@ import re
 import sys
 
 from driftcheck.vllm_model.class_summary import flatten_class_body
-from driftcheck.astnodes import children, dotted_name, nodes_of, root_name, stores_only, walk, within
+from driftcheck.astnodes import binding_counts, children, dotted_name, nodes_of, root_name, stores_only, walk, within
 from driftcheck.client_model.client import ClientFile, kept_on
 from driftcheck.client_model.client_classes import ClientClasses, vllm_bases_through
 from driftcheck.client_model.inference import (
@@ -503,19 +503,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         object such a name holds where it is read depends on which binding ran, so a class read through it is not
         certainly that class (vLLM 0.16.0's `ops`, `_custom_ops` on CUDA and the `xpu_ops` class on XPU)."""
         if self._bound_twice is None:
-            seen: dict[str, int] = {}
-            for n in nodes_of(self.file.tree, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
-                              ast.ClassDef, ast.Name):
-                names: list[str] = []
-                if isinstance(n, (ast.Import, ast.ImportFrom)):
-                    names = [(a.asname or a.name).split(".")[0] for a in n.names]
-                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    names = [n.name]
-                elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    names = [n.id]
-                for name in names:
-                    seen[name] = seen.get(name, 0) + 1
-            self._bound_twice = frozenset(name for name, count in seen.items() if count > 1)
+            self._bound_twice = frozenset(name for name, kinds in binding_counts(self.file.tree).items()
+                                          if kinds.get("import", 0) + kinds.get("def", 0) + kinds.get("store", 0) > 1)
         return self._bound_twice
 
     def _visit_super_member(self, node: ast.Attribute, base: SuperOf, key: tuple) -> None:
