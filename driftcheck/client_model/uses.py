@@ -38,9 +38,10 @@ class ImportUse:
         if not self.guarded:
             return ""
         if self.handler_raises:
-            return (" The import is guarded by try/except ImportError, whose handler raises an error of the client's "
-                    "own instead: the code refuses this vLLM rather than falling back.")
-        return " The import is guarded by try/except ImportError, so the fallback path runs instead."
+            return (" The import is guarded by a try whose ImportError handler raises an error of the client's own "
+                    "instead: the code refuses this vLLM rather than falling back.")
+        # the handler may name ImportError, ModuleNotFoundError, Exception or nothing: say what it does, not its name
+        return " The import is guarded by a try whose handler catches ImportError, so the fallback path runs instead."
 
 
 @dataclass

@@ -70,7 +70,8 @@ Result = Resolved | Missing | Unknown | External | InSubclass
 
 
 def close_matches(name: str, candidates: list[str]) -> list[str]:
-    return list(_close_matches(name, tuple(candidates)))
+    # each name once: a class and a base of its MRO that both define a method list it twice
+    return list(_close_matches(name, tuple(dict.fromkeys(candidates))))
 
 
 @functools.lru_cache(maxsize=8192)

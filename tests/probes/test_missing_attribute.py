@@ -103,3 +103,31 @@ def test_a_subclass_only_member_under_hasattr_names_its_guard(tmp_path):
 def test_twin_the_unguarded_subclass_only_member_names_no_guard(tmp_path):
     f = _spec_warning(tmp_path, "    return spec.members\n")
     assert f.severity == "warning" and "check" not in f.message and "guarded" not in f.details
+
+
+def test_similar_names_are_listed_once(tmp_path):
+    # a method the class and a base of its MRO both define was listed twice among the similar names (12a: vLLM
+    # 0.21.0's RMSNormGated and CustomOp both define forward_native: "Similar: forward_native, forward_native, ...")
+    from scan.helpers import write_tree
+
+    root = write_tree(tmp_path / "vllm_tree", {
+        "vllm/__init__.py": "",
+        "vllm/ops.py": """\
+            class CustomOp:
+                def forward_native(self, x):
+                    return x
+
+            class Norm(CustomOp):
+                def forward_native(self, x):
+                    return x
+
+                def forward_tpu(self, x):
+                    return x
+        """,
+    })
+    result = scan_client(tmp_path, {"c.py": "from vllm.ops import Norm\n\ndef f(x):\n    return Norm.forward_natives(x)\n"},
+                         only=["DC006"], vllm_root=root)
+    [f] = result.findings
+    assert f.symbol.endswith("Norm.forward_natives")
+    similar = f.message.split("Similar: ", 1)[1].rstrip(".").split(", ")
+    assert similar[0] == "forward_native" and len(similar) == len(set(similar))

@@ -158,7 +158,7 @@ def test_na2_twin_a_getattr_that_computes_the_answer_is_named_without_a_target(t
 # axolotl @ 067b021 at vLLM 0.33.0: `src/axolotl/scripts/vllm_serve_lora.py:38` (`from vllm.utils import get_open_port`
 # in the `except ImportError` fallback of a try, itself in a try) and `:401` (`from vllm.sampling_params import
 # GuidedDecodingParams` under `try/except ImportError`) were DC002 warnings whose message gave no reason for being a
-# warning ("ImportError when this function runs."), where DC001 says "The import is guarded by try/except ImportError".
+# warning ("ImportError when this function runs."), where DC001 says "The import is guarded by a try whose handler catches ImportError".
 GUARDED = ("def f():\n    try:\n        from vllm.sampling_params import GuidedDecodingParams\n"
            "    except ImportError:\n        GuidedDecodingParams = None\n    return GuidedDecodingParams\n")
 
@@ -167,7 +167,7 @@ def test_na3_a_guarded_import_of_a_missing_name_says_why_it_is_a_warning(tmp_pat
     vllm = {"vllm/__init__.py": "", "vllm/sampling_params.py": "class SamplingParams:\n    pass\n"}
     (f,) = _scan(tmp_path, GUARDED, vllm)
     assert (f.rule, f.severity) == ("DC002", "warning")
-    assert "guarded by try/except ImportError" in f.message
+    assert "guarded by a try whose handler catches ImportError" in f.message
 
 
 def test_na3_twin_the_unguarded_import_is_an_error_that_says_nothing_of_a_guard(tmp_path):
@@ -184,7 +184,7 @@ def test_na3_a_guarded_import_whose_fallback_sets_the_name_says_both(tmp_path):
             "    vllm.sampling_params.GuidedDecodingParams = vllm.sampling_params.StructuredOutputsParams\n")
     (f,) = _scan(tmp_path, code, vllm)
     assert (f.rule, f.severity) == ("DC002", "warning")
-    assert "sets it on that module itself" in f.message and "guarded by try/except ImportError" in f.message
+    assert "sets it on that module itself" in f.message and "guarded by a try whose handler catches ImportError" in f.message
 
 
 # ----------------------------------------------------------------------------------------- NA4
