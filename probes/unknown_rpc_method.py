@@ -16,12 +16,16 @@ A release whose own platform list names a platform class from outside its tree (
 `TpuPlatform = tpu_inference.platforms.TpuPlatform`, picked by `tpu_platform_plugin()`) runs on a worker driftcheck
 cannot read: a method no readable worker defines may be that worker's, so DC007 is unknown unless the client defines
 a method of that name itself (then it is the client's own method, which no platform's worker serves).
+An extension or worker class whose bases include one driftcheck cannot read (an installed library's class, a module
+the tree lacks; not vLLM's own nor the standard library's) may inherit the method from it: unknown, naming that base
+(12b: an extension on a rollout library's base class got an error for a method the base may define).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 
 from driftcheck.astnodes import nodes_of
 from driftcheck.vllm_model.class_summary import flatten_class_body
@@ -67,20 +71,23 @@ def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[str]]:
     wrapper builds that class by name and forwards attributes to it, whatever its bases), and the dotted paths
     that could not be read."""
     names: set[str] = set()
-    unread: list[str] = []
+    unread: list[tuple[str, str]] = []  # (class, the base of it driftcheck cannot read, or "")
     # a worker_cls in vLLM's own package is one of the target's workers (looked at already) or a module it lacks
     for dotted in [d for d, _loc in ctx.usage.worker_extensions] + own_workers(ctx):
-        found = _class_methods(ctx, dotted, 0)
+        bases: list[str] = []
+        found = _class_methods(ctx, dotted, 0, bases)
         if found is None:
-            unread.append(dotted)
+            unread.append((dotted, bases[0] if bases else ""))
         else:
             names |= found
     return names, unread
 
 
-def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None:
+def _class_methods(ctx: ScanContext, dotted: str, depth: int, unread_bases: list[str] | None = None) -> set[str] | None:
     """Methods of the client class `pkg.mod.Class`, following `from x import Class` re-exports and client bases,
-    as `resolve_obj_by_qualname` imports it; None when it cannot be read."""
+    as `resolve_obj_by_qualname` imports it; None when it cannot be read, also when a base it imports cannot be
+    (a class of an installed library may define the method: `unread_bases` gets that base's dotted path). A base from
+    the target's own package adds nothing (its workers are looked at already), nor one from the standard library."""
     module, _, cls_name = dotted.rpartition(".")
     found = ctx.client.module_tree(module) if module and depth < 8 else None
     if found is None:
@@ -100,15 +107,23 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int) -> set[str] | None
             local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
             for base in node.bases:  # client bases add their methods (a vLLM base is a worker class already)
                 if isinstance(base, ast.Name) and base.id in imported:
-                    names |= _class_methods(ctx, imported[base.id], depth + 1) or set()
+                    inherited = _class_methods(ctx, imported[base.id], depth + 1, unread_bases)
+                    if inherited is None and imported[base.id].split(".")[0] not in (ctx.api.package, *_STDLIB):
+                        if unread_bases is not None and not unread_bases:
+                            unread_bases.append(imported[base.id])
+                        return None
+                    names |= inherited or set()
                 elif isinstance(base, ast.Name) and base.id in local and base.id != cls_name:
                     # a mixin defined above it in the same module (`class Ext(CheckpointMixin, BaseExt)`)
-                    names |= _class_methods(ctx, f"{module}.{base.id}", depth + 1) or set()
+                    mixed = _class_methods(ctx, f"{module}.{base.id}", depth + 1, unread_bases)
+                    if mixed is None:
+                        return None  # the mixin's own base cannot be read
+                    names |= mixed
             found_methods |= names | _patched_onto(ctx).get(f"{module}.{cls_name}", set())
     if top:
         return found_methods
     if cls_name in imported:
-        return _class_methods(ctx, imported[cls_name], depth + 1)
+        return _class_methods(ctx, imported[cls_name], depth + 1, unread_bases)
     for node in tree.body:  # bound some other way (`Ext = make()`, `from x import *`): cannot tell
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             return None
@@ -156,6 +171,9 @@ def _patched_onto(ctx: ScanContext) -> dict[str, set[str]]:
         _PATCHED.clear()  # (one scan reads one client; a long-lived process keeps none for long)
     _PATCHED[id(ctx.client)] = (ctx.client, found)
     return found
+
+
+_STDLIB = frozenset(sys.stdlib_module_names) | {"typing_extensions"}  # bases that define no rpc method (ABC, Generic)
 
 
 def _imported_names(tree: ast.Module, module: str, is_package: bool, anywhere: bool = False) -> dict[str, str]:
@@ -261,12 +279,14 @@ def check(ctx: ScanContext):
                               "that defines it", r.loc, r.method)
             continue
         if unread:  # the client's own extension may define it
-            module = unread[0].rpartition(".")[0]
-            why = "is in a module the client's tree does not hold (it may be installed from elsewhere)" \
+            dotted, base = unread[0]
+            module = dotted.rpartition(".")[0]
+            why = f"derives from {base}, which driftcheck cannot read (a module outside the client's tree)" if base else \
+                "is in a module the client's tree does not hold (it may be installed from elsewhere)" \
                 if module and ctx.client.module_tree(module) is None else \
                 "is bound in a way driftcheck does not follow (a star import, an assignment, or a re-export from a " \
                 "module the tree does not hold)"
-            yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension or worker {unread[0]} "
+            yield ctx.unknown(RULE, f"cannot tell whether `{r.method}` exists: the worker extension or worker {dotted} "
                               f"named by the client {why}", r.loc, r.method)
             continue
         if outside is None:

@@ -50,3 +50,38 @@ def test_extension_named_for_another_class_does_not_help(tmp_path):
     gen = GEN.replace("MultiprocExecutor(cfg)", 'MultiprocExecutor(cfg, worker_extension_cls="pkg.ext.Other")')
     result = scan_client(tmp_path, {**EXTENSION, "pkg/gen.py": gen}, only=["DC007"])
     assert [f.symbol for f in result.findings] == ["_reset_capture"]
+
+
+def _extension_deriving(tmp_path, header: str, bases: str):
+    gen = GEN.replace("MultiprocExecutor(cfg)", 'MultiprocExecutor(cfg, worker_extension_cls="pkg.ext.CaptureExtension")')
+    ext = f"""
+        import vllm
+        {header}
+
+
+        class CaptureExtension({bases}):
+            def other(self):
+                pass
+    """
+    return scan_client(tmp_path, {"pkg/__init__.py": "", "pkg/ext.py": ext, "pkg/gen.py": gen}, only=["DC007"])
+
+
+def test_unknown_when_the_extension_derives_from_a_class_outside_the_tree(tmp_path):
+    # an installed library's base class may define the method the rpc names: no error, an unknown naming that base
+    result = _extension_deriving(tmp_path, "from rollout_lib.workers import BaseExtension", "BaseExtension")
+    assert result.findings == []
+    [u] = result.unknown
+    assert u.symbol == "_reset_capture" and "derives from rollout_lib.workers.BaseExtension" in u.message
+
+
+def test_unknown_when_a_mixin_of_the_module_derives_from_such_a_class(tmp_path):
+    header = "from rollout_lib.workers import BaseExtension\n\n\n        class Mixin(BaseExtension):\n            pass"
+    result = _extension_deriving(tmp_path, header, "Mixin")
+    assert result.findings == [] and [u.symbol for u in result.unknown] == ["_reset_capture"]
+
+
+def test_a_standard_library_or_vllm_base_adds_nothing_and_the_error_stays(tmp_path):
+    result = _extension_deriving(tmp_path, "from abc import ABC", "ABC")
+    assert [f.symbol for f in result.findings] == ["_reset_capture"] and result.unknown == []
+    result = _extension_deriving(tmp_path / "v", "from vllm.v1.worker.worker_base import WorkerBase", "WorkerBase")
+    assert [f.symbol for f in result.findings] == ["_reset_capture"] and result.unknown == []
