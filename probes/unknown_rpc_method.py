@@ -17,8 +17,9 @@ A release whose own platform list names a platform class from outside its tree (
 cannot read: a method no readable worker defines may be that worker's, so DC007 is unknown unless the client defines
 a method of that name itself (then it is the client's own method, which no platform's worker serves).
 An extension or worker class whose bases include one driftcheck cannot read (an installed library's class, a module
-the tree lacks; not vLLM's own nor the standard library's) may inherit the method from it: unknown, naming that base
-(12b: an extension on a rollout library's base class got an error for a method the base may define).
+the tree lacks, `from lib import Base` or `import lib` then `lib.Base`; not vLLM's own nor the standard library's)
+may inherit the method from it: a method no class read defines is unknown, naming that base, not an error; the
+methods the class and its readable bases define still answer (12b, 12c).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import ast
 import re
 import sys
 
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.rules.context import ScanContext
@@ -66,10 +67,10 @@ def own_workers(ctx: ScanContext) -> list[str]:
     return [d for d, _loc in ctx.usage.worker_classes if d.split(".")[0] != ctx.api.package]
 
 
-def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[str]]:
+def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[tuple[str, str]]]:
     """The methods of the client's worker extensions and of the workers it names as `worker_cls` (vLLM's worker
-    wrapper builds that class by name and forwards attributes to it, whatever its bases), and the dotted paths
-    that could not be read."""
+    wrapper builds that class by name and forwards attributes to it, whatever its bases), and the classes not read
+    whole: (dotted path, "") for one that could not be read, (dotted path, base) for one whose base could not."""
     names: set[str] = set()
     unread: list[tuple[str, str]] = []  # (class, the base of it driftcheck cannot read, or "")
     # a worker_cls in vLLM's own package is one of the target's workers (looked at already) or a module it lacks
@@ -77,17 +78,20 @@ def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[str]]:
         bases: list[str] = []
         found = _class_methods(ctx, dotted, 0, bases)
         if found is None:
-            unread.append((dotted, bases[0] if bases else ""))
+            unread.append((dotted, ""))
         else:
-            names |= found
+            names |= found  # its own methods and those of the bases read
+            if bases:  # and a base that may define others
+                unread.append((dotted, bases[0]))
     return names, unread
 
 
 def _class_methods(ctx: ScanContext, dotted: str, depth: int, unread_bases: list[str] | None = None) -> set[str] | None:
     """Methods of the client class `pkg.mod.Class`, following `from x import Class` re-exports and client bases,
-    as `resolve_obj_by_qualname` imports it; None when it cannot be read, also when a base it imports cannot be
-    (a class of an installed library may define the method: `unread_bases` gets that base's dotted path). A base from
-    the target's own package adds nothing (its workers are looked at already), nor one from the standard library."""
+    as `resolve_obj_by_qualname` imports it; None when it cannot be read. A base it imports that cannot be read (an
+    installed library's class, a module the tree lacks) may define more: its dotted path goes to `unread_bases`. A
+    base from the target's own package adds nothing (its workers are looked at already), nor one from the standard
+    library."""
     module, _, cls_name = dotted.rpartition(".")
     found = ctx.client.module_tree(module) if module and depth < 8 else None
     if found is None:
@@ -108,17 +112,21 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int, unread_bases: list
             for base in node.bases:  # client bases add their methods (a vLLM base is a worker class already)
                 if isinstance(base, ast.Name) and base.id in imported:
                     inherited = _class_methods(ctx, imported[base.id], depth + 1, unread_bases)
-                    if inherited is None and imported[base.id].split(".")[0] not in (ctx.api.package, *_STDLIB):
-                        if unread_bases is not None and not unread_bases:
-                            unread_bases.append(imported[base.id])
-                        return None
+                    if inherited is None and imported[base.id].split(".")[0] not in (ctx.api.package, *_STDLIB) \
+                            and unread_bases is not None:
+                        unread_bases.append(imported[base.id])
+                    names |= inherited or set()
+                elif isinstance(base, ast.Attribute) and _module_path(tree, base) is not None:
+                    # `ray_ext.BaseExtension` after `import ray_ext` (or `import pkg.base as base_mod`)
+                    path = _module_path(tree, base)
+                    inherited = _class_methods(ctx, path, depth + 1, unread_bases)
+                    if inherited is None and path.split(".")[0] not in (ctx.api.package, *_STDLIB) \
+                            and unread_bases is not None:
+                        unread_bases.append(path)
                     names |= inherited or set()
                 elif isinstance(base, ast.Name) and base.id in local and base.id != cls_name:
                     # a mixin defined above it in the same module (`class Ext(CheckpointMixin, BaseExt)`)
-                    mixed = _class_methods(ctx, f"{module}.{base.id}", depth + 1, unread_bases)
-                    if mixed is None:
-                        return None  # the mixin's own base cannot be read
-                    names |= mixed
+                    names |= _class_methods(ctx, f"{module}.{base.id}", depth + 1, unread_bases) or set()
             found_methods |= names | _patched_onto(ctx).get(f"{module}.{cls_name}", set())
     if top:
         return found_methods
@@ -174,6 +182,21 @@ def _patched_onto(ctx: ScanContext) -> dict[str, set[str]]:
 
 
 _STDLIB = frozenset(sys.stdlib_module_names) | {"typing_extensions"}  # bases that define no rpc method (ABC, Generic)
+
+
+def _module_path(tree: ast.Module, node: ast.Attribute) -> str | None:
+    """The dotted path `mod.sub.Cls` is, where `mod` is a module the module's top-level `import` statements bind
+    (`import mod.sub`, `import x.y as mod`); None otherwise."""
+    written = dotted_name(node)
+    if written is None:
+        return None
+    root, _, rest = written.partition(".")
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if (a.asname or a.name.split(".")[0]) == root and rest:
+                    return f"{a.name if a.asname else root}.{rest}"
+    return None
 
 
 def _imported_names(tree: ast.Module, module: str, is_package: bool, anywhere: bool = False) -> dict[str, str]:

@@ -74,14 +74,48 @@ def test_unknown_when_the_extension_derives_from_a_class_outside_the_tree(tmp_pa
     assert u.symbol == "_reset_capture" and "derives from rollout_lib.workers.BaseExtension" in u.message
 
 
+def test_the_extensions_own_methods_still_answer_beside_such_a_base(tmp_path):
+    # 12c: making the whole class unreadable turned rpcs to the methods it defines itself into unknowns
+    gen = GEN.replace("MultiprocExecutor(cfg)", 'MultiprocExecutor(cfg, worker_extension_cls="pkg.ext.CaptureExtension")')
+    ext = """
+        import vllm
+        from rollout_lib.workers import BaseExtension
+
+
+        class CaptureExtension(BaseExtension):
+            def _reset_capture(self):
+                pass
+    """
+    result = scan_client(tmp_path, {"pkg/__init__.py": "", "pkg/ext.py": ext, "pkg/gen.py": gen}, only=["DC007"])
+    assert result.findings == [] and result.unknown == []
+    gen = gen.replace('collective_rpc("_reset_capture")', 'collective_rpc("_warm_up")')
+    result = scan_client(tmp_path / "2", {"pkg/__init__.py": "", "pkg/ext.py": ext, "pkg/gen.py": gen}, only=["DC007"])
+    assert result.findings == [] and [u.symbol for u in result.unknown] == ["_warm_up"]
+
+
 def test_unknown_when_a_mixin_of_the_module_derives_from_such_a_class(tmp_path):
     header = "from rollout_lib.workers import BaseExtension\n\n\n        class Mixin(BaseExtension):\n            pass"
     result = _extension_deriving(tmp_path, header, "Mixin")
     assert result.findings == [] and [u.symbol for u in result.unknown] == ["_reset_capture"]
 
 
+def test_a_dotted_base_through_a_module_import(tmp_path):
+    result = _extension_deriving(tmp_path, "import rollout_lib.workers as rw", "rw.BaseExtension")
+    assert result.findings == []
+    [u] = result.unknown
+    assert "derives from rollout_lib.workers.BaseExtension" in u.message
+    # a module of the client's own tree is read: its class defines the method
+    files = {"pkg/__init__.py": "", "pkg/base.py": "class Base:\n    def _reset_capture(self):\n        pass\n"}
+    gen = GEN.replace("MultiprocExecutor(cfg)", 'MultiprocExecutor(cfg, worker_extension_cls="pkg.ext.CaptureExtension")')
+    ext = "import vllm\nimport pkg.base\n\n\nclass CaptureExtension(pkg.base.Base):\n    pass\n"
+    result = scan_client(tmp_path / "own", {**files, "pkg/ext.py": ext, "pkg/gen.py": gen}, only=["DC007"])
+    assert result.findings == [] and result.unknown == []
+
+
 def test_a_standard_library_or_vllm_base_adds_nothing_and_the_error_stays(tmp_path):
     result = _extension_deriving(tmp_path, "from abc import ABC", "ABC")
     assert [f.symbol for f in result.findings] == ["_reset_capture"] and result.unknown == []
     result = _extension_deriving(tmp_path / "v", "from vllm.v1.worker.worker_base import WorkerBase", "WorkerBase")
+    assert [f.symbol for f in result.findings] == ["_reset_capture"] and result.unknown == []
+    result = _extension_deriving(tmp_path / "a", "import abc", "abc.ABC")
     assert [f.symbol for f in result.findings] == ["_reset_capture"] and result.unknown == []
