@@ -10,7 +10,7 @@ import bisect
 import re
 
 from driftcheck.astnodes import attribute_stores, attribute_stores_within, dotted_name, first_line, nodes_of, nodes_within, walk
-from driftcheck.client_model.computed_names import computed_names, string_constants
+from driftcheck.client_model.computed_names import computed_names, module_bindings, string_constants
 from driftcheck.client_model.replacements import registered_with, registrations
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
 from driftcheck.client_model.stand_ins import StandIns
@@ -499,12 +499,8 @@ class ClientClasses(StandIns):
             return [text for part in value.values for text in self._strings_of(part)]
         if isinstance(value, ast.JoinedStr):
             # f"{__name__}.MonoProbe": a class of this very module (vLLM's own DeepSeek test names its extension so)
-            parts = value.values
-            if len(parts) == 2 and isinstance(parts[0], ast.FormattedValue) and isinstance(parts[0].value, ast.Name) \
-                    and parts[0].value.id == "__name__" and parts[0].format_spec is None and parts[0].conversion == -1 \
-                    and isinstance(parts[1], ast.Constant) and isinstance(parts[1].value, str):
-                return [self.file.module + parts[1].value]
-            return []
+            named = _own_module_string(value, self.file.module)
+            return [named] if named is not None else []
         if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.Attribute):
             return string_constants(value, self.file.tree)
         if isinstance(value, ast.Name):
@@ -512,12 +508,15 @@ class ClientClasses(StandIns):
                 return []
             source = self.foreign.get(value.id)
             if source is None:
-                return string_constants(value, self.file.tree)
-            # `from pkg.consts import _EXT`: the constant as that client file binds it (the import's own name)
+                return string_constants(value, self.file.tree) or _own_module_strings(self.file, value.id)
+            # `from pkg.consts import _EXT`: the constant as that client file binds it (the import's own name); also
+            # `_EXT = f"{__name__}.Ext"` there (SkyRL's worker wrap module names its extension so, 12c)
             imported = next((a.name for n in nodes_of(self.file.tree, ast.ImportFrom) for a in n.names
                              if (a.asname or a.name) == value.id), None)
             file = self.usage.file_of_module(source)
-            return string_constants(ast.Name(id=imported, ctx=ast.Load()), file.tree) if file and imported else []
+            if file is None or imported is None:
+                return []
+            return string_constants(ast.Name(id=imported, ctx=ast.Load()), file.tree) or _own_module_strings(file, imported)
         name = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else \
             value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None
         out: list[str] = []
@@ -610,3 +609,20 @@ def built_by_the_client(client, module: str, name: str) -> bool:
 
     return any(builds(f.tree, f.module == module) for f in client.files if name in f.text) or \
         any(builds(f.tree, f.module == module) for f in client.other_files(containing=name))
+
+
+def _own_module_string(value: ast.JoinedStr, module: str) -> str | None:
+    """`f"{__name__}.Cls"` as the module that evaluates it spells it (`pkg.mod.Cls`); None for any other f-string."""
+    parts = value.values
+    if len(parts) == 2 and isinstance(parts[0], ast.FormattedValue) and isinstance(parts[0].value, ast.Name) \
+            and parts[0].value.id == "__name__" and parts[0].format_spec is None and parts[0].conversion == -1 \
+            and isinstance(parts[1], ast.Constant) and isinstance(parts[1].value, str):
+        return module + parts[1].value
+    return None
+
+
+def _own_module_strings(file, name: str) -> list[str]:
+    """What a module-level name of `file` holds when every binding of it is `f"{__name__}.Cls"`."""
+    values = module_bindings(file.tree, name)
+    named = [_own_module_string(v, file.module) if isinstance(v, ast.JoinedStr) else None for v in values]
+    return named if named and all(n is not None for n in named) else []  # type: ignore[return-value]

@@ -119,3 +119,26 @@ def test_a_standard_library_or_vllm_base_adds_nothing_and_the_error_stays(tmp_pa
     assert [f.symbol for f in result.findings] == ["_reset_capture"] and result.unknown == []
     result = _extension_deriving(tmp_path / "a", "import abc", "abc.ABC")
     assert [f.symbol for f in result.findings] == ["_reset_capture"] and result.unknown == []
+
+
+def test_an_extension_named_by_a_module_constant_spelling_its_own_module(tmp_path):
+    # SkyRL: `EXT = f"{__name__}.Wrap"` in the extension's module, imported and handed on by another file (12c)
+    gen = GEN.replace("from vllm.v1.executor.multiproc_executor import MultiprocExecutor",
+                      "from vllm.v1.executor.multiproc_executor import MultiprocExecutor\n    from pkg.ext import EXT")
+    gen = gen.replace("MultiprocExecutor(cfg)", "MultiprocExecutor(cfg, worker_extension_cls=EXT)")
+    ext = {"pkg/ext.py": EXTENSION["pkg/ext.py"] + '\n\n        EXT = f"{__name__}.CaptureExtension"\n'}
+    result = scan_client(tmp_path, {"pkg/__init__.py": "", **ext, "pkg/gen.py": gen}, only=["DC007"])
+    assert result.findings == [] and result.unknown == []
+    # the same constant used in its own file
+    own = EXTENSION["pkg/ext.py"] + '''
+        EXT = f"{__name__}.CaptureExtension"
+
+
+        def start(cfg):
+            from vllm.v1.executor.multiproc_executor import MultiprocExecutor
+            executor = MultiprocExecutor(cfg, worker_extension_cls=EXT)
+            executor.collective_rpc("_reset_capture")
+            executor.collective_rpc("_not_there")
+    '''
+    result = scan_client(tmp_path / "own", {"pkg/__init__.py": "", "pkg/ext.py": own}, only=["DC007"])
+    assert [f.symbol for f in result.findings] == ["_not_there"] and result.unknown == []
