@@ -19,7 +19,9 @@ a method of that name itself (then it is the client's own method, which no platf
 An extension or worker class whose bases include one driftcheck cannot read (an installed library's class, a module
 the tree lacks, `from lib import Base` or `import lib` then `lib.Base`; not vLLM's own nor the standard library's)
 may inherit the method from it: a method no class read defines is unknown, naming that base, not an error; the
-methods the class and its readable bases define still answer (12b, 12c).
+methods the class and its readable bases define still answer (12b, 12c). An extension module the tree lacks from its
+root is looked for in the folders the naming file puts on `sys.path` when it runs (client_model/script_paths.py: a
+script's own folder, a folder it inserts from `__file__`), as Python and vLLM's workers find it (12b).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import re
 import sys
 
 from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.client_model.script_paths import script_folders
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.rules.context import ScanContext
@@ -74,9 +77,13 @@ def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[tuple[st
     names: set[str] = set()
     unread: list[tuple[str, str]] = []  # (class, the base of it driftcheck cannot read, or "")
     # a worker_cls in vLLM's own package is one of the target's workers (looked at already) or a module it lacks
-    for dotted in [d for d, _loc in ctx.usage.worker_extensions] + own_workers(ctx):
+    named = [*ctx.usage.worker_extensions, *((d, loc) for d, loc in ctx.usage.worker_classes if d in own_workers(ctx))]
+    for dotted, loc in named:
         bases: list[str] = []
         found = _class_methods(ctx, dotted, 0, bases)
+        beside = _beside_script(ctx, loc.path, dotted) if found is None else None
+        if beside is not None:
+            found = _class_methods(ctx, beside, 0, bases)
         if found is None:
             unread.append((dotted, ""))
         else:
@@ -84,6 +91,26 @@ def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[tuple[st
             if bases:  # and a base that may define others
                 unread.append((dotted, bases[0]))
     return names, unread
+
+
+def _beside_script(ctx: ScanContext, path: str, dotted: str) -> str | None:
+    """`dotted` as a module of a folder the file naming it puts on `sys.path` when it runs (client_model/script_paths:
+    its own folder when it is a script, a folder it inserts from `__file__`): "dft_ext.DumpExt" named in
+    `tools/dft/extract_hidden.py` is `tools/dft/dft_ext.py`, where the tree has no such module from its root (12b)."""
+    module = dotted.rpartition(".")[0]
+    if not module or ctx.client.module_tree(module) is not None:
+        return None
+    named_in = ctx.client.file_at(path)
+    try:
+        tree = named_in.tree if named_in is not None else ast.parse(ctx.client.tree.read_text(path))
+    except Exception:  # unreadable or not Python: no script to say where it runs
+        return None
+    for folder in script_folders(tree, path):
+        if folder and all(part.isidentifier() for part in folder.split("/")):
+            nearby = f"{folder.replace('/', '.')}.{dotted}"
+            if ctx.client.module_tree(nearby.rpartition(".")[0]) is not None:
+                return nearby
+    return None
 
 
 def _class_methods(ctx: ScanContext, dotted: str, depth: int, unread_bases: list[str] | None = None) -> set[str] | None:

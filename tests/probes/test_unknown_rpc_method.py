@@ -142,3 +142,32 @@ def test_an_extension_named_by_a_module_constant_spelling_its_own_module(tmp_pat
     '''
     result = scan_client(tmp_path / "own", {"pkg/__init__.py": "", "pkg/ext.py": own}, only=["DC007"])
     assert [f.symbol for f in result.findings] == ["_not_there"] and result.unknown == []
+
+
+SCRIPT = """
+    from vllm.v1.executor.multiproc_executor import MultiprocExecutor
+
+
+    def main(cfg):
+        executor = MultiprocExecutor(cfg, worker_extension_cls="dft_ext.DumpExt")
+        executor.collective_rpc("dump_hidden")
+        executor.collective_rpc("dump_nothing")
+"""
+
+BESIDE = {
+    "tools/dft/dft_ext.py": """
+        class DumpExt:
+            def dump_hidden(self):
+                pass
+    """,
+}
+
+
+def test_an_extension_module_beside_the_script_that_names_it(tmp_path):
+    # 12b: `python tools/dft/extract.py` has tools/dft first on sys.path; "dft_ext.DumpExt" is tools/dft/dft_ext.py
+    script = SCRIPT + '\n\n    if __name__ == "__main__":\n        main(None)\n'
+    result = scan_client(tmp_path, {**BESIDE, "tools/dft/extract.py": script}, only=["DC007"])
+    assert [f.symbol for f in result.findings] == ["dump_nothing"] and result.unknown == []
+    # a module that is no script (imported from elsewhere, its folder not on sys.path): still unknown
+    result = scan_client(tmp_path / "lib", {**BESIDE, "tools/dft/extract.py": SCRIPT}, only=["DC007"])
+    assert result.findings == [] and {u.symbol for u in result.unknown} == {"dump_hidden", "dump_nothing"}
