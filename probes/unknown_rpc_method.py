@@ -36,6 +36,8 @@ from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.vllm_model.resolved import External, Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
+
+_STDLIB = frozenset(sys.stdlib_module_names) | {"typing_extensions"}  # bases that define no rpc method (ABC, Generic)
 from driftcheck.vllm_model.pysummary import resolve_relative
 
 RULE = Rule("DC007", "unknown-rpc-method", "collective_rpc names a method no worker class defines", "error", raises=("AttributeError", "RuntimeError"))
@@ -77,7 +79,8 @@ def _client_extension_methods(ctx: ScanContext) -> tuple[set[str], list[tuple[st
     names: set[str] = set()
     unread: list[tuple[str, str]] = []  # (class, the base of it driftcheck cannot read, or "")
     # a worker_cls in vLLM's own package is one of the target's workers (looked at already) or a module it lacks
-    named = [*ctx.usage.worker_extensions, *((d, loc) for d, loc in ctx.usage.worker_classes if d in own_workers(ctx))]
+    own = set(own_workers(ctx))
+    named = [*ctx.usage.worker_extensions, *((d, loc) for d, loc in ctx.usage.worker_classes if d in own)]
     for dotted, loc in named:
         bases: list[str] = []
         found = _class_methods(ctx, dotted, 0, bases)
@@ -138,19 +141,10 @@ def _class_methods(ctx: ScanContext, dotted: str, depth: int, unread_bases: list
             local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
             for base in node.bases:  # client bases add their methods (a vLLM base is a worker class already)
                 if isinstance(base, ast.Name) and base.id in imported:
-                    inherited = _class_methods(ctx, imported[base.id], depth + 1, unread_bases)
-                    if inherited is None and imported[base.id].split(".")[0] not in (ctx.api.package, *_STDLIB) \
-                            and unread_bases is not None:
-                        unread_bases.append(imported[base.id])
-                    names |= inherited or set()
+                    names |= _base_methods(ctx, imported[base.id], depth + 1, unread_bases)
                 elif isinstance(base, ast.Attribute) and _module_path(tree, base) is not None:
                     # `ray_ext.BaseExtension` after `import ray_ext` (or `import pkg.base as base_mod`)
-                    path = _module_path(tree, base)
-                    inherited = _class_methods(ctx, path, depth + 1, unread_bases)
-                    if inherited is None and path.split(".")[0] not in (ctx.api.package, *_STDLIB) \
-                            and unread_bases is not None:
-                        unread_bases.append(path)
-                    names |= inherited or set()
+                    names |= _base_methods(ctx, _module_path(tree, base), depth + 1, unread_bases)
                 elif isinstance(base, ast.Name) and base.id in local and base.id != cls_name:
                     # a mixin defined above it in the same module (`class Ext(CheckpointMixin, BaseExt)`)
                     names |= _class_methods(ctx, f"{module}.{base.id}", depth + 1, unread_bases) or set()
@@ -208,7 +202,13 @@ def _patched_onto(ctx: ScanContext) -> dict[str, set[str]]:
     return found
 
 
-_STDLIB = frozenset(sys.stdlib_module_names) | {"typing_extensions"}  # bases that define no rpc method (ABC, Generic)
+def _base_methods(ctx: ScanContext, path: str, depth: int, unread_bases: list[str] | None) -> set[str]:
+    """The methods a base of a client class adds; a base that cannot be read, unless vLLM's own or the standard
+    library's, goes to `unread_bases` (it may define more)."""
+    inherited = _class_methods(ctx, path, depth, unread_bases)
+    if inherited is None and path.split(".")[0] not in (ctx.api.package, *_STDLIB) and unread_bases is not None:
+        unread_bases.append(path)
+    return inherited or set()
 
 
 def _module_path(tree: ast.Module, node: ast.Attribute) -> str | None:
