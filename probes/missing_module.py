@@ -6,7 +6,9 @@ submodules). An `import` of a module that is gone fails with `ModuleNotFoundErro
 closest existing package in the target and, when a module of the same name exists elsewhere in
 the target, where it went. Where the client spells the module's name as a string it may register the module itself (a
 warning), unless every such string is only handed to a loader (`importlib.import_module`, `find_spec`, `__import__`,
-directly or as a candidate of the loop that does): loading by name registers nothing (NB4).
+directly or as a candidate of the loop that does): loading by name registers nothing (NB4). A module whose file a diff
+the client ships for vLLM's source creates, where that diff applies to the release, is unknown: it exists where the
+diff was applied (source_diffs.py; MA1, vLLM-Moet's fork diff).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import dotted_name, nodes_of
+from driftcheck.client_model.source_diffs import diff_creates_module
 from driftcheck.client_model.client import is_test_path
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -268,6 +271,12 @@ def check(ctx: ScanContext):
         else:
             message += _names_defined_at(ctx, imp.module, taken) or _own_note(ctx, imp.module, taken)
         severity = "warning" if imp.guarded else None
+        diff = diff_creates_module(ctx.client.tree, ctx.api.tree, imp.module)
+        if diff is not None:  # the client's patch for vLLM's source creates the module's file (source_diffs.py)
+            yield ctx.unknown(RULE, f"cannot tell whether `{imp.module}` exists: {ctx.version_label()} has no such module, "
+                                    f"but the client ships a patch for vLLM's own source ({diff}) that creates it and "
+                                    "applies to this release; whether it was applied cannot be known", imp.loc, imp.module)
+            continue
         installed = ctx.usage.installed.get(imp.module)
         if installed is not None:
             yield ctx.finding(RULE, _installed_by_setup(ctx, imp, installed) + imp.guard_note(), imp.loc, None, imp.module,

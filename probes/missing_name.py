@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.client_model.overlay import copy_may_define
-from driftcheck.client_model.source_diffs import diff_may_define
+from driftcheck.client_model.source_diffs import diff_creates_module, diff_may_define
 from driftcheck.client_model.uses import call_shape
 from driftcheck.vllm_model.signatures import check_call
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
@@ -123,10 +123,16 @@ def _other_copy(ctx: ScanContext, symbol: str) -> str:
 
 
 def _diff_adds(ctx: ScanContext, mod, name: str) -> str | None:
-    """The client ships a diff for vLLM's source that applies to this release and adds `name` to the module
-    (source_diffs.py): the name exists where the diff was applied, which driftcheck cannot know."""
+    """The client ships a diff for vLLM's source that applies to this release and adds `name` to the module, or creates
+    it as a submodule of the package (source_diffs.py, MA1): the name exists where the diff was applied, which
+    driftcheck cannot know."""
     if mod is None:
         return None
+    if mod.is_package:  # `from vllm.x.utils import new_module`: a submodule the diff creates
+        diff = diff_creates_module(ctx.client.tree, ctx.api.tree, f"{mod.name}.{name}")
+        if diff is not None:
+            return (f"{ctx.version_label()} has no such submodule, but the client ships a patch for vLLM's own source "
+                    f"({diff}) that creates it and applies to this release; whether it was applied cannot be known")
     diff = diff_may_define(ctx.client.tree, ctx.api.tree, mod.path, name)
     if diff is None:
         return None

@@ -14,7 +14,8 @@ scripts) while prefix caching is left on, unless the target turns it off
 itself for that path (it reads the target's config code for such a switch). In a script, a comment line names the path
 but configures nothing; a shell command runs on over backslash continuations and quotes left open (a JSON config over
 several lines), and a variable assigned the config counts as off where every command that expands it turns caching off
-(NB3). In Python, the statement that holds the path's name turns caching off, or, where that statement binds a dict to
+(NB3); an array `ARGS=( ... )` over several lines is one command, and caching counts as off where the array the command
+fills (with its appends) or one it expands whole holds `--no-enable-prefix-caching` (shell_arrays.py). In Python, the statement that holds the path's name turns caching off, or, where that statement binds a dict to
 a name, a later statement of the same block stores False into it (`kwargs["enable_prefix_caching"] = False`,
 `kwargs.update(enable_prefix_caching=False)`; the last such store decides, one under an `if` does not count; SB1). Fix:
 `disable-prefix-caching` (or `--no-enable-prefix-caching` on the command line).
@@ -33,6 +34,7 @@ from driftcheck.client_model.uses import Loc, loc_of
 from driftcheck.astnodes import dotted_name, walk
 from driftcheck.client_model.client import is_test_path
 from driftcheck.client_model.launches import stand_in_callees
+from driftcheck.client_model.shell_arrays import EXPANSION, ShellArray, read_arrays, shell_parens
 
 RULE = Rule("DC102", "prefix-caching-hidden-states", "Hidden-state capture with prefix caching on", "warning",
             fix="disable-prefix-caching", kind="behaviour")
@@ -235,7 +237,9 @@ def _scripts(ctx: ScanContext):
         if not any(m in text for m in HS_MARKERS):
             continue
         lines = text.splitlines()
-        spans = _shell_commands(lines) if rel.endswith((".sh", ".bash")) else None
+        shell = rel.endswith((".sh", ".bash"))
+        spans = _shell_commands(lines) if shell else None
+        arrays = read_arrays(lines) if shell else {}
         for i, line in enumerate(lines, 1):
             if not any(m in line for m in HS_MARKERS):
                 continue
@@ -243,13 +247,22 @@ def _scripts(ctx: ScanContext):
             if start == i - 1 and line.lstrip().startswith("#"):
                 continue  # a comment names the path; it configures nothing
             command = "\n".join(lines[start:end + 1])
-            off = _turns_off(command)
+            off = _turns_off(command) or _array_turns_off(command, arrays)
             users = _commands_using(command, spans, lines) if spans is not None and not off else []
             yield Loc(rel, i, 1, line.strip()), off or bool(users) and all(_turns_off(u) for u in users)
 
 
 def _turns_off(command: str) -> bool:
     return bool(CLI_OFF.search(command) or "enable_prefix_caching: false" in command.lower())
+
+
+def _array_turns_off(command: str, arrays: dict[str, ShellArray]) -> bool:
+    """Whether an array this command fills, with its appends (`ARGS=( --speculative-config ... )`, then `ARGS+=(
+    --no-enable-prefix-caching )`), or an array it expands whole (`vllm serve ... "${EXTRA[@]}"`) turns caching off."""
+    assigned = re.match(r"\s*(?:(?:local|declare|typeset|readonly|export)(?:\s+-\w+)*\s+)?([A-Za-z_]\w*)=\(", command)
+    names = {assigned.group(1)} if assigned else set()
+    names |= {m.group(1) for m in EXPANSION.finditer(command)}
+    return any(name in arrays and _turns_off(arrays[name].text) for name in names)
 
 
 def _span_of(spans: list[tuple[int, int]] | None, lines: list[str], index: int) -> tuple[int, int]:
@@ -268,29 +281,20 @@ def _span_of(spans: list[tuple[int, int]] | None, lines: list[str], index: int) 
 
 
 def _shell_commands(lines: list[str]) -> list[tuple[int, int]] | None:
-    """(first, last) line of each command of a shell script: a newline ends one unless a backslash continues it or a
-    quote opened in it is still open (a JSON `--speculative-config "{...}"` over several lines); a `#` starting a word
-    outside quotes comments out the rest of its line. None when a quote never closes (not read that way, then)."""
+    """(first, last) line of each command of a shell script: a newline ends one unless a backslash continues it, a
+    quote opened in it is still open (a JSON `--speculative-config "{...}"` over several lines) or an array it assigns
+    is (`ARGS=(` ... `)`, one flag a line); a `#` starting a word outside quotes comments out the rest of its line. None
+    when a quote never closes (not read that way, then)."""
     spans: list[tuple[int, int]] = []
-    start, quote = 0, None
+    start, quote, depth = 0, None, 0
     for i, line in enumerate(lines):
-        j, continued = 0, False
-        while j < len(line):
-            c = line[j]
-            if quote is not None:
-                if c == "\\" and quote == '"':
-                    j += 1
-                elif c == quote:
-                    quote = None
-            elif c == "\\":
-                continued = j == len(line) - 1
-                j += 1
-            elif c in "\"'":
-                quote = c
-            elif c == "#" and (j == 0 or line[j - 1] in " \t;|&("):
-                break
-            j += 1
-        if quote is None and not continued:
+        marks, quote, continued = shell_parens(line, 0, quote)
+        for j in marks:
+            if line[j] == "(" and (depth or (j and line[j - 1] == "=")):
+                depth += 1  # an array `ARGS=( ... )` over several lines is one command
+            elif line[j] == ")" and depth:
+                depth -= 1
+        if quote is None and not continued and not depth:
             spans.append((start, i))
             start = i + 1
     return spans if quote is None else None

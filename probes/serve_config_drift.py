@@ -49,7 +49,9 @@ it; `launches.only_inspected`): an unknown flag there is a warning.
 
 Certainty: an unknown flag is an error only when the parser's flag set was derived completely (every
 `add_argument` reached had a flag driftcheck could read); otherwise it is `unknown` with the reason. A
-token the client computes (a variable, `*extra_args`, `"$@"`) is never judged; flags around it are.
+token the client computes (a variable, `*extra_args`, `"$@"`) is never judged; flags around it are. The words of a bash
+array the script fills and expands whole (`ARGS=( --flag v ... )`, then `vllm serve "${ARGS[@]}"`) are the command's,
+each at its own line, where every write of the array is seen (client_model/shell_arrays.py).
 Each finding names the client file and line (Python, shell, YAML or Dockerfile) and the vLLM line that
 defines the parser, the config class or the registry.
 """

@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
+from driftcheck.client_model.shell_arrays import ShellArray, computed, expanded_array, read_arrays
 from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
 
 CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
@@ -580,6 +581,7 @@ def _indent(line: str) -> int:
 
 
 def _text(f: LaunchFile, out: Launches) -> None:
+    arrays = read_arrays(f.lines) if f.kind == "shell" else {}
     for line, text in _logical_lines(f):
         stripped = text.lstrip()
         if stripped.startswith("#") or not SHELL_START.search(text):
@@ -589,10 +591,11 @@ def _text(f: LaunchFile, out: Launches) -> None:
             body = re.sub(r"^(RUN|CMD|ENTRYPOINT)\s+", "", body, flags=re.I)
         elif f.kind == "yaml":
             body = re.sub(r"^(-\s+)?([\w.-]+\s*:\s*)?", "", body)
-        _shell_command(f, body, line, f.kind, out)
+        _shell_command(f, body, line, f.kind, out, arrays=arrays)
 
 
-def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches, fixed_line: bool = False) -> None:
+def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches, fixed_line: bool = False,
+                   arrays: dict[str, ShellArray] | None = None) -> None:
     tokens = _exec_form(text)
     if tokens is None:
         try:
@@ -614,6 +617,12 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
             break
         if not fixed_line:
             where = _line_of(f, tok, where)
+        array = expanded_array(tok, arrays, line) if arrays else None
+        if array is not None:  # `"${ARGS[@]}"` of an array the script fills with words it spells
+            for word, at in array.words:
+                launch.args.append(Arg(None, at, spread=word.startswith("$")) if computed(word) else
+                                   Arg(word, at, config=_json_config(f, word, at)))
+            continue
         if tok in ('"$@"', "$@", "$*") or re.fullmatch(r"\$\{?\w+\[[@*]\]\}?", tok):
             launch.args.append(Arg(None, where, spread=True))
         elif "$" in tok or "`" in tok:

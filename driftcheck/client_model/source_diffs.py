@@ -2,11 +2,16 @@
 installed vLLM with `git apply` as an install step): a name such a diff adds to a vLLM module exists only where the
 diff was applied, which driftcheck cannot know. A diff counts for a release only where `git apply` would take all
 of it: every file it changes is in the release and every hunk's old side (its context and removed lines) is found
-there, in order; a diff for another release's files (a file that is gone, context that changed) adds nothing.
+there, in order; a diff for another release's files (a file that is gone, context that changed) adds nothing. A file
+the diff creates (`--- /dev/null`) must be absent from the release (`git apply` will not create a file that exists) and
+is a module the diff adds (`added_modules`). Files outside the release's packages (a `git format-patch` of a vLLM
+checkout also changes `tests/`, `tools/`, `csrc/`) cannot be checked against a wheel and define nothing vLLM imports:
+they are not read.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 from driftcheck.sources.sources import SourceError, SourceTree
@@ -19,7 +24,26 @@ _DEFINES = (  # module-level bindings (an unindented line) and the keys of a tab
     re.compile(r"^\s*[\"'](\w+)[\"']\s*:"),  # "NAME": ... (vllm/envs.py's `environment_variables`)
 )
 _IMPORT = re.compile(r"^(?:from\s+[\w.]+\s+)?import\s+([^#]+)")
-_memo: dict[tuple[int, int], tuple[SourceTree, SourceTree, dict[str, dict[str, str]]]] = {}  # holds the trees: no reused id
+
+
+def _per_pair(compute):
+    """`compute(client, vllm)` asked once per pair of trees (the last eight pairs kept, each with its trees, so that an
+    id is not reused while its answer is kept)."""
+    memo: dict[tuple[int, int], tuple] = {}
+
+    @functools.wraps(compute)
+    def answer(client: SourceTree, vllm: SourceTree):
+        key = (id(client), id(vllm))
+        held = memo.get(key)
+        if held is not None and held[0] is client and held[1] is vllm:
+            return held[2]
+        out = compute(client, vllm)
+        if len(memo) >= 8:
+            memo.pop(next(iter(memo)))
+        memo[key] = (client, vllm, out)
+        return out
+
+    return answer
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -64,6 +88,21 @@ def _sections(text: str) -> list[tuple[str, list[tuple[list[str], list[str]]]]]:
     return [(p, h) for p, h in out if p != "/dev/null" and h]
 
 
+def _created(text: str) -> set[str]:
+    """The files a unified diff creates: a `--- /dev/null` old side."""
+    out: set[str] = set()
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("--- /dev/null") and lines[i + 1].startswith("+++ "):
+            path = lines[i + 1][4:].split("\t", 1)[0].strip()
+            out.add(path[2:] if path.startswith(("a/", "b/")) else path)
+    return out
+
+
+def _in_release_package(vllm: SourceTree, path: str) -> bool:
+    return "/" in path and vllm.is_file(path.split("/", 1)[0] + "/__init__.py")
+
+
 def _contains(lines: list[str], block: list[str]) -> bool:
     block = [b for b in block if b]
     if not block:
@@ -89,9 +128,9 @@ def _series(client: SourceTree, vllm: SourceTree) -> list[tuple[str, list, str]]
             continue
         # a `git format-patch` of a vLLM checkout may also touch files no release ships (`.gitignore`, `csrc/`):
         # only its Python files can be checked against the release, and only they define names
-        sections = [(p, h) for p, h in _sections(text) if p.endswith(".py")]
+        sections = [(p, h) for p, h in _sections(text) if p.endswith(".py") and _in_release_package(vllm, p)]
         if sections:
-            diffs.append((rel, sections, text))
+            diffs.append((rel, sections, text, _created(text)))
     texts: dict[str, list[str] | None] = {}
 
     def lines_of(path: str) -> list[str] | None:
@@ -104,29 +143,41 @@ def _series(client: SourceTree, vllm: SourceTree) -> list[tuple[str, list, str]]
         return texts[path]
 
     adds = {rel: {(p, n.strip()) for p, hunks in sections for _old, new in hunks for n in new if n.strip()}
-            for rel, sections, _text in diffs}
+            for rel, sections, _text, _new in diffs}
     out = []
-    for item in diffs:
-        rel, sections = item[0], item[1]
-        if any(lines_of(p) is None for p, _h in sections):
+    for rel, sections, text, created in diffs:
+        # a file the diff changes is in the release; one it creates is not
+        if any((lines_of(p) is None) != (p in created) for p, _h in sections):
             continue
-        if all(_contains(texts[p], old) for p, hunks in sections for old, _new in hunks):
-            out.append(item)
+        changed = [(p, hunks) for p, hunks in sections if p not in created]
+        if all(_contains(texts[p], old) for p, hunks in changed for old, _new in hunks):
+            out.append((rel, sections, text))
             continue
         others = set().union(*(a for r, a in adds.items() if r != rel))
-        if all(line in known or (p, line) in others for p, hunks in sections
+        if all(line in known or (p, line) in others for p, hunks in changed
                for known in [set(texts[p])] for old, _new in hunks for line in old if line):
-            out.append(item)
+            out.append((rel, sections, text))
     return out
 
 
+@_per_pair
+def added_modules(client: SourceTree, vllm: SourceTree) -> dict[str, str]:
+    """Dotted module name (`vllm.model_executor.layers.quantization.utils.moe_w2_delta`) -> the client's diff that
+    creates its file, for the diffs that apply to this release: the module exists where the diff was applied."""
+    out: dict[str, str] = {}
+    for rel, sections, text in _series(client, vllm):
+        created = _created(text)
+        for path, _hunks in sections:
+            if path in created:
+                module = path[:-3].removesuffix("/__init__").replace("/", ".")
+                out.setdefault(module, rel)
+    return out
+
+
+@_per_pair
 def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str]]:
     """vLLM file (`vllm/envs.py`) -> {name: the client's diff that adds it}, for the client's diffs that apply to
     this release."""
-    key = (id(client), id(vllm))
-    held = _memo.get(key)
-    if held is not None and held[0] is client and held[1] is vllm:
-        return held[2]
     out: dict[str, dict[str, str]] = {}
     for rel, sections, _text in _series(client, vllm):
         for path, hunks in sections:
@@ -145,31 +196,26 @@ def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str
                         if m:
                             names.setdefault(m.group(1), rel)
                             break
-    if len(_memo) >= 8:
-        _memo.pop(next(iter(_memo)))
-    _memo[key] = (client, vllm, out)
     return out
 
 
-_changed_memo: dict[tuple[int, int], tuple[SourceTree, SourceTree, dict[str, str]]] = {}
 
 
+@_per_pair
 def changed_files(client: SourceTree, vllm: SourceTree) -> dict[str, str]:
     """vLLM file -> the client's diff (its path) that changes it, for the diffs that apply to this release: what such
     a file defines (a function's returns, a class's methods) may be other than its text says where the diff is
     applied."""
-    key = (id(client), id(vllm))
-    held = _changed_memo.get(key)
-    if held is not None and held[0] is client and held[1] is vllm:
-        return held[2]
     out: dict[str, str] = {}
     for rel, sections, _text in _series(client, vllm):
         for path, _hunks in sections:
             out.setdefault(path, rel)
-    if len(_changed_memo) >= 8:
-        _changed_memo.pop(next(iter(_changed_memo)))
-    _changed_memo[key] = (client, vllm, out)
     return out
+
+
+def diff_creates_module(client: SourceTree, vllm: SourceTree, module: str) -> str | None:
+    """The client's diff (its path) that creates the module's file, if one applies here."""
+    return added_modules(client, vllm).get(module)
 
 
 def diff_may_define(client: SourceTree, vllm: SourceTree, vllm_path: str, name: str) -> str | None:
@@ -182,19 +228,15 @@ _MEMBER_FIELD = re.compile(r"^(\s+)(\w+)\s*(?::[^=]+)?=(?!=)")  # `    num_step:
 _SELF_STORE = re.compile(r"^\s+self\.(\w+)\s*(?::[^=]+)?=(?!=)")  # `        self.step_num = 1` in a method
 _CLASS = re.compile(r"^(\s*)class\s+(\w+)")
 _HEADING = re.compile(r"^@@ [^@]* @@\s?(.*)$")
-_member_memo: dict[tuple[int, int], tuple[SourceTree, SourceTree, dict[tuple[str, str, str], str]]] = {}
 
 
+@_per_pair
 def added_members(client: SourceTree, vllm: SourceTree) -> dict[tuple[str, str, str], str]:
     """(vLLM file, class, member) -> the client's diff that adds that member to the class, for the diffs that apply to
     this release, alone or in series (ZW): a method or a field its added lines define in the class body, or an
     attribute a method of the class stores on `self`. The class is the one the hunk is in: the last `class` line of
     its context or added lines, else the class git names in the hunk header (`@@ -151,3 +151,5 @@ class
     SchedulerOutput:`)."""
-    key = (id(client), id(vllm))
-    held = _member_memo.get(key)
-    if held is not None and held[0] is client and held[1] is vllm:
-        return held[2]
     out: dict[tuple[str, str, str], str] = {}
     for rel, _sections_of, text in _series(client, vllm):
         path, cls = "", None  # the file, and the (name, indentation) of the class the current line is in
@@ -225,7 +267,4 @@ def added_members(client: SourceTree, vllm: SourceTree) -> dict[tuple[str, str, 
             stored = _SELF_STORE.match(body)
             if stored:
                 out.setdefault((path, cls[0], stored.group(1)), rel)
-    if len(_member_memo) >= 8:
-        _member_memo.pop(next(iter(_member_memo)))
-    _member_memo[key] = (client, vllm, out)
     return out

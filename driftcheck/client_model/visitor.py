@@ -921,14 +921,23 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         found = self.infer(node, {})
         if isinstance(found, ClassRef):
             return found.cls.qualname
+        # a class through a module the file imports from the target's package (`moe_w2_delta.DeltaTier.m = fn` after
+        # `from vllm.x.utils import moe_w2_delta`), whether or not the target has that module: where it is gone, its
+        # import fails first (DC001/DC002)
+        attr = None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr[:1].isupper():
+            attr, node = node.attr, node.value
         if not isinstance(node, ast.Name):
             return None
-        for imp in nodes_of(self.file.tree, ast.ImportFrom):
-            if imp.level or not imp.module or imp.module.split(".")[0] != self.package:
+        for imp in nodes_of(self.file.tree, ast.ImportFrom, ast.Import):
+            if isinstance(imp, ast.ImportFrom) and (imp.level or not imp.module or imp.module.split(".")[0] != self.package):
                 continue
             for a in imp.names:
-                if (a.asname or a.name) == node.id and a.name[:1].isupper():
-                    return f"{imp.module}.{a.name}"
+                if isinstance(imp, ast.Import):
+                    if attr and a.asname == node.id and a.name.split(".")[0] == self.package:
+                        return f"{a.name}.{attr}"  # `import vllm.x.mod as m` then `m.Cls`
+                elif (a.asname or a.name) == node.id and (attr or a.name[:1].isupper()):
+                    return f"{imp.module}.{a.name}" + (f".{attr}" if attr else "")
         return None
 
     def _bound(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, how: str, name: str, own_members: set[str] | None = None) -> BoundFunction:
