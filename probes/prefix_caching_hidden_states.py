@@ -211,8 +211,35 @@ def _stores_hidden_states(fn: ast.AST) -> bool:
             values = [node.value] if places else []
         else:
             continue
-        if any(_names_capture(v, _HIDDEN_STATES) for v in values) or any(_names_capture(p, _CAPTURE_WORDS) for p in places):
+        if any(_names_capture(v, _HIDDEN_STATES) for v in values):
             return True
+        # a place named for hidden states that gets only constants holds settings, not captured rows: a patched
+        # model `__init__` doing `self.aux_hidden_state_layers = tuple(range(n))` (tpu-spec-decode, 12e) picks the
+        # layers vLLM's own drafter reads; an empty container (`self._captured_states = {}`) is a buffer to fill
+        if any(_names_capture(p, _CAPTURE_WORDS) for p in places) and not all(_only_constants(v) for v in values):
+            return True
+    return False
+
+
+_CONTAINERS = ("tuple", "list", "sorted", "frozenset", "set")
+
+
+def _only_constants(value: ast.expr) -> bool:
+    """Whether `value` is made of constants only, through tuples, lists, sets, arithmetic and `range(...)`, whose items
+    are ints whatever its arguments (`tuple(range(n))`, `(2, 5, 8)`, `None`): no tensor can be in it. An empty
+    container is not: it is there to be filled."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return bool(value.elts) and all(_only_constants(e) for e in value.elts)
+    if isinstance(value, ast.BinOp):
+        return _only_constants(value.left) and _only_constants(value.right)
+    if isinstance(value, ast.UnaryOp):
+        return _only_constants(value.operand)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.keywords:
+        if value.func.id == "range":
+            return True
+        return value.func.id in _CONTAINERS and len(value.args) == 1 and _only_constants(value.args[0])
     return False
 
 

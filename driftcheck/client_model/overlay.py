@@ -4,7 +4,9 @@ time although the release lacks it. Those modules (and the folders above them th
 own: imports of them resolve to the client's files, like any client package. A client file whose dotted name the
 release also has, with other contents, replaces the release's file or is replaced by it, whichever was installed
 last: a name only one copy defines is neither certainly there nor certainly missing (`shadowed`, DC002 says unknown).
-A client file its launcher copies or mounts over a release file (`mounted_copies`: `-v ${OVL}/kv_cache_utils.py:/usr/
+A folder named like the package below the client's root, that no import reaches by its path and that replaces at least
+one release file at the same place (`vllm_patches/vllm/v1/core/sched/scheduler.py`), is such an overlay too: the
+client's install step copies it over vLLM's folder (`_nested_roots`, MC1: CARD). A client file its launcher copies or mounts over a release file (`mounted_copies`: `-v ${OVL}/kv_cache_utils.py:/usr/
 .../vllm/v1/core/kv_cache_utils.py:ro`, a mount table, a `cp` or `COPY` line) shadows that module the same way.
 """
 
@@ -24,10 +26,12 @@ def overlay_modules(client: ClientSource, api) -> tuple[dict[str, str], dict[str
     package = api.package
     own: dict[str, str] = {}
     both: dict[str, tuple[str, str]] = {}  # module -> (client rel, release rel)
-    for rel in client.tree.iter_files(package):
+    roots = _nested_roots(client, api)
+    for rel in [*client.tree.iter_files(package), *(r for root in roots for r in client.tree.iter_files(root))]:
         if in_skipped_folder(rel):
             continue
-        module = module_name_for(rel)
+        below = next((root for root in roots if rel.startswith(root + "/")), None)
+        module = module_name_for(rel[len(below) - len(package):] if below else rel)
         if module != package and not module.startswith(package + "."):
             continue
         found = api.module_path(module)
@@ -41,7 +45,7 @@ def overlay_modules(client: ClientSource, api) -> tuple[dict[str, str], dict[str
             parent = ".".join(parts[:i])
             if parent in own or api.module_path(parent) is not None:
                 break
-            own[parent] = "/".join(parts[:i]) + "/"
+            own[parent] = (below[:-len(package)] if below else "") + "/".join(parts[:i]) + "/"
     shadowed: dict[str, tuple[str, str]] = {}
     if both:
         mine = client.tree.read_many([rel for rel, _ in both.values()])
@@ -51,6 +55,30 @@ def overlay_modules(client: ClientSource, api) -> tuple[dict[str, str], dict[str
             if data is not None and data != theirs.get(path):
                 shadowed[module] = (rel, hashlib.sha1(data).hexdigest())
     return own, shadowed
+
+
+def _nested_roots(client: ClientSource, api) -> list[str]:
+    """Folders named like the target's package below the client's root (`vllm_patches/vllm/`) that hold an overlay of
+    it: files the client's install step copies over the installed package (CARD's README: `cp -r vllm_patches/vllm/*
+    "$VLLM_DIR"/`). Such a folder is no package of the client's (neither it nor the folder above it has an
+    `__init__.py`, so nothing imports it by its path; a vendored copy of vLLM is a package, with its own), and at least
+    one of its files replaces a file of the release at the same place."""
+    package = api.package
+    roots: dict[str, bool] = {}  # root -> whether a file of it replaces one of the release
+    for rel in client.tree.iter_files(""):
+        parts = rel.split("/")
+        if package not in parts[1:-1] or in_skipped_folder(rel):
+            continue
+        i = parts.index(package, 1)
+        root = "/".join(parts[:i + 1])
+        if root not in roots:
+            above = "/".join(parts[:i])
+            if client.tree.is_file(f"{root}/__init__.py") or client.tree.is_file(f"{above}/__init__.py"):
+                continue
+            roots[root] = False
+        if not roots[root] and api.tree.is_file("/".join([package, *parts[i + 1:]])):
+            roots[root] = True
+    return sorted(root for root, replaces in roots.items() if replaces)
 
 
 def in_overlay(overlay: dict[str, str], module: str) -> bool:

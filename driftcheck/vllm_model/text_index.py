@@ -252,6 +252,23 @@ class TextIndex:
                 out.append((rel, line, kind))
         return out
 
+    def importers(self, name: str) -> dict[str, int]:
+        """How many of the package's files import `name` from each module (`from vllm.x import a, name`, also in a
+        parenthesised list over several lines; relative imports aside): where vLLM's own code takes a name from is
+        its public home, kept once per tree."""
+        def count() -> dict[str, int]:
+            word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+            out: dict[str, int] = {}
+            for rel in self.files_mentioning(name):
+                if rel.split("/")[0] != self.package:
+                    continue
+                for m in _FROM_IMPORT.finditer(self.blob(rel)):
+                    if word.search(m.group(2)):
+                        module = m.group(1).decode()
+                        out[module] = out.get(module, 0) + 1
+            return out
+        return self.remember(f"importers:{name}", count)
+
     def own_object_at(self, rel: str, line: int) -> tuple[str, str] | None:
         """The top-level assignment at `rel:line` when it binds an object made for one module, as (its source text,
         that module): a call handed `__name__` or `__file__` (`logger = init_logger(__name__)`) is made for its own
@@ -290,36 +307,47 @@ class TextIndex:
     def defining_modules(self, name: str, near: str, *, leader: bool = False) -> list[str]:
         """The package's modules that define `name` at top level, the likeliest new home of a name that left module
         `near` first: the one sharing the most leading package parts with `near` (`from vllm.utils import cdiv` ->
-        `vllm.utils.math_utils`, not an unrelated kernel file that happens to assign `cdiv = gl.cdiv`), then a `def` /
-        `class` before a plain assignment (often an alias of something else), then the shallower module.
+        `vllm.utils.math_utils`, not an unrelated kernel file that happens to assign `cdiv = gl.cdiv`), then the one
+        vLLM's own files import it from most (itself or the package above it: `importers`), then a `def` / `class`
+        before a plain assignment (often an alias of something else), then the shallower module.
 
         `leader=True` (asked where a home is named: DC002's "It is defined in ... now", DC001's hint, `move-import`):
-        empty when no one module leads, the first two alike on all three counts, so that only their order in the
+        empty when no one module leads, the first two alike on all four counts, so that only their order in the
         file list would pick one (HG1: 0.33.0-0.34.0 ship two copies of FlashAttention 4's `fa_logging.py`, under
         `third_party/tml_fa4/` and `vllm_flash_attn/cute/`, each with its own `_default_handler`; neither is where
         `vllm.logger._default_handler` went). As DC008 names no rename on a tie (TD)."""
         near_parts = near.split(".")
-        ranked: dict[str, tuple[int, int, int, int]] = {}
+        found: list[tuple[str, int, int, int]] = []  # (module, shared leading parts, 1 for an assignment, order)
         for order, (rel, _line, kind) in enumerate(self.top_level_definitions(name)):
             if rel.split("/")[0] != self.package:
                 continue
             module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
-            parts = module.split(".")
             shared = 0
-            for mine, theirs in zip(parts, near_parts):
+            for mine, theirs in zip(module.split("."), near_parts):
                 if mine != theirs:
                     break
                 shared += 1
             own = self.own_object_at(rel, _line) if kind == "assign" else None
             if own is not None and own[1] != near:
                 continue  # `logger = init_logger(__name__)`: that module's own object, no home of another's (NA1)
-            key = (-shared, 1 if kind == "assign" else 0, len(parts), order)
+            found.append((module, shared, 1 if kind == "assign" else 0, order))
+        # vLLM's own imports of it from a module or from the package above it that re-exports it (`from vllm.model_
+        # executor.layers.attention import Attention`, defined in `.attention`): a model file's private class of the
+        # same name (pixtral's vision `Attention`) is imported by none (MD1); asked only where there is a choice
+        importers = self.importers(name) if len({m for m, *_ in found}) > 1 else {}
+        ranked: dict[str, tuple[int, int, int, int, int]] = {}
+        for module, shared, assign, order in found:
+            used = importers.get(module, 0) + importers.get(module.rpartition(".")[0], 0)
+            key = (-shared, -used, assign, module.count(".") + 1, order)
             if module not in ranked or key < ranked[module]:
                 ranked[module] = key
         out = sorted(ranked, key=ranked.__getitem__)
-        if leader and len(out) > 1 and ranked[out[0]][:3] == ranked[out[1]][:3]:
+        if leader and len(out) > 1 and ranked[out[0]][:4] == ranked[out[1]][:4]:
             return []
         return out
+
+
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 
 
 def _scan_classes(rel: str, data: bytes) -> list[ClassMembers]:

@@ -203,3 +203,18 @@ def test_dc102_twins_of_the_stand_in_stay(tmp_path):
                               'config = LLM(model="m", speculative_config={"method": "extract_hidden_states"})')
     [f] = scan_files(tmp_path / "b", {"tests/test_spec.py": handed}, only=["DC102"]).findings
     assert f.client.path == "tests/test_spec.py"
+
+
+def test_dc102_a_place_named_for_hidden_states_that_gets_only_constants_keeps_none(tmp_path):
+    # tpu-spec-decode's benchmarks/layer_truncation.py (batch 12e): a patched model `__init__` picks the layers vLLM's
+    # drafter reads (`self.aux_hidden_state_layers = tuple(range(n))`); no hidden state is captured by the client
+    layers = PATCHES.replace("        return hidden_states\n",
+                             "        self.aux_hidden_state_layers = tuple(range(self.num_layers))\n"
+                             "        self.hidden_state_ids = (2, 5, -1)\n        return hidden_states\n")
+    assert scan_files(tmp_path, {"c.py": layers}, only=["DC102"], vllm="0.16.0").findings == []
+    # twins: an empty buffer to fill, and a value that may hold tensors, into the same kind of place, are captures
+    for i, value in enumerate(("{}", "tuple(outputs)", "[h.cpu() for h in hidden_states]")):
+        kept = PATCHES.replace("        return hidden_states\n",
+                               f"        self._captured_states = {value}\n        return hidden_states\n")
+        [f] = scan_files(tmp_path / str(i), {"c.py": kept}, only=["DC102"], vllm="0.16.0").findings
+        assert f.details["capture"] == "_forward_linear", value

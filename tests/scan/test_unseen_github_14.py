@@ -1,0 +1,93 @@
+"""Causes found in batch 14 (unseen GitHub clients that modify vLLM, and entry-point plugins;
+docs/triage/2026-12-06-unseen-github-14.md): the shape that runs (no error) and its twins where the code really fails
+(still an error). The runnable case is tests/fixtures/plugin_shapes/MC1_module_a_nested_overlay_folder_copies_into_vllm."""
+
+from __future__ import annotations
+
+from scan.helpers import scan_trees
+
+# ----------------------------------------------------------------------------------------- MC1
+# CARD ships replacement vLLM files and one new module under `vllm_patches/vllm/`, which its README copies over the
+# installed package; the files of that overlay import the new module by its vLLM name.
+_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/sample/__init__.py": "",
+    "vllm/v1/sample/logits_processor/__init__.py": "def build_logitsprocs():\n    return []\n",
+    "vllm/v1/core/__init__.py": "",
+    "vllm/v1/core/scheduler.py": "class Scheduler:\n    def schedule(self):\n        return []\n",
+}
+_NEW = {"vllm/v1/sample/logits_processor/paired_logits.py": "def get_pair(i):\n    return i\n"}
+_USERS = {
+    "vllm/v1/core/scheduler.py": """
+        from vllm.v1.sample.logits_processor.paired_logits import get_pair
+
+
+        class Scheduler:
+            def schedule(self):
+                return [get_pair(0)]
+    """,
+    "vllm/v1/sample/logits_processor/ck_pair.py": "from vllm.v1.sample.logits_processor import paired_logits\n",
+}
+
+
+def _under(folder: str, files: dict[str, str]) -> dict[str, str]:
+    return {f"{folder}/{rel}": text for rel, text in files.items()}
+
+
+def _errors(result) -> list[tuple[str, str, int]]:
+    assert not result.internal_errors
+    return sorted((f.rule, f.client.path, f.client.line) for f in result.findings if f.severity == "error")
+
+
+def test_mc1_a_nested_overlay_of_vllms_package_provides_its_modules(tmp_path):
+    client = _under("vllm_patches", {**_NEW, **_USERS})
+    assert _errors(scan_trees(tmp_path, _VLLM, client)) == []
+
+
+def test_mc1_twins_a_package_of_the_client_or_no_replaced_file_stays_an_error(tmp_path):
+    expected = [("DC001", "vllm_patches/vllm/v1/core/scheduler.py", 1),
+                ("DC002", "vllm_patches/vllm/v1/sample/logits_processor/ck_pair.py", 1)]
+    # the folder above is a package of the client's: its `vllm` is imported as `vllm_patches.vllm`, never copied over
+    package = {**_under("vllm_patches", {**_NEW, **_USERS}), "vllm_patches/__init__.py": ""}
+    assert _errors(scan_trees(tmp_path / "package", _VLLM, package)) == expected
+    # no file of the folder is at a place the release has: nothing says it is laid over vLLM's package
+    renamed = {rel.replace("core/scheduler.py", "core/my_scheduler.py"): text for rel, text in _USERS.items()}
+    found = _errors(scan_trees(tmp_path / "loose", _VLLM, _under("vllm_patches", {**_NEW, **renamed})))
+    assert found == [("DC001", "vllm_patches/vllm/v1/core/my_scheduler.py", 1), expected[1]]
+    # without the new module in the overlay, its import fails wherever the overlay is copied
+    assert _errors(scan_trees(tmp_path / "missing", _VLLM, _under("vllm_patches", _USERS))) == expected
+
+
+# ----------------------------------------------------------------------------------------- MD1
+# VAETKI at vLLM 0.34.0: `from vllm.attention.layer import Attention`, a module that is gone. Two modules define a class
+# `Attention`: the layer every model imports (through its package), and pixtral's private vision block, one level
+# shallower. The hint and `move-import` named pixtral's, and the fix then dropped the keywords that class lacks.
+_ATTENTION = {
+    "vllm/__init__.py": "",
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/attention/__init__.py":
+        "from vllm.model_executor.layers.attention.attention import Attention\n\n__all__ = ['Attention']\n",
+    "vllm/model_executor/layers/attention/attention.py":
+        "class Attention:\n    def __init__(self, num_heads, head_size, scale, num_kv_heads=None, cache_config=None):\n"
+        "        self.num_heads = num_heads\n",
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/pixtral.py": "class Attention:\n    def __init__(self, args):\n        self.args = args\n",
+    "vllm/model_executor/models/llama.py": "from vllm.model_executor.layers.attention import Attention\n",
+    "vllm/model_executor/models/qwen2.py": "from vllm.model_executor.layers.attention import (\n    Attention,\n)\n",
+}
+_LAYER_USER = {"pkg/__init__.py": "", "pkg/model.py": "from vllm.attention.layer import Attention\n"}
+
+
+def test_md1_the_home_vllms_own_code_imports_from_is_named(tmp_path):
+    [f] = scan_trees(tmp_path, _ATTENTION, _LAYER_USER, only=["DC001"]).findings
+    assert "`Attention` in `vllm.model_executor.layers.attention.attention`" in f.message
+
+
+def test_md1_twin_with_no_import_of_either_the_shallower_module_is_named(tmp_path):
+    # nothing in the release imports either class: the old order (the shallower module) stands
+    alone = {rel: text for rel, text in _ATTENTION.items() if not rel.endswith(("llama.py", "qwen2.py"))}
+    alone["vllm/model_executor/layers/attention/__init__.py"] = ""
+    [f] = scan_trees(tmp_path, alone, _LAYER_USER, only=["DC001"]).findings
+    assert "`Attention` in `vllm.model_executor.models.pixtral`" in f.message
