@@ -20,6 +20,7 @@ from driftcheck.client_model.inference import (
     UnboundMethod, ValueInference, base_name,
 )
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
+from driftcheck.client_model.isinstance_narrowing import narrowing_classes
 from driftcheck.client_model.replacements import built_as_replacement
 from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
 from driftcheck.client_model.uses import (
@@ -376,6 +377,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if self._patched_on(base.cls, node.attr) or self._replaced(base.cls, base.built) or self._held_replaced(base):
                 return
             result = self._unread_may_set(node, self._look_up(base.cls, node.attr, store))
+            if isinstance(result, (Missing, InSubclass)) and not store:
+                result = self._narrowed(node, env, result)
             stand_in = self.usage.stand_ins.get(base.cls.qualname, {}).get(node.attr) \
                 if isinstance(result, Missing) and not store and not base.built else None
             if stand_in is not None:
@@ -459,6 +462,19 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _narrowed(self, node: ast.Attribute, env: dict, result):
+        """The member as a class the code has just tested the receiver against defines it (`if not isinstance(self.
+        connector, SupportsHMA): return`, then `self.connector.request_finished_all_groups()`; isinstance_narrowing.py):
+        every class of the test's group must be a vLLM class that has it; else `result` as it was."""
+        for group in narrowing_classes(self.file.tree, node):
+            refs = [self.infer(c, env) for c in group]
+            if not refs or not all(isinstance(r, ClassRef) for r in refs):
+                continue
+            found = [self._look_up(r.cls, node.attr, False) for r in refs]
+            if all(isinstance(f, (Resolved, External)) for f in found):
+                return found[0]
+        return result
 
     def _visit_class_member(self, node: ast.Attribute, base: ClassRef, key: tuple, env: dict) -> None:
         """`Cls.m` read off a vLLM class itself (`Pooler.from_config_with_defaults(...)`, `RequestStatus.WAITING_FOR_FSM`):

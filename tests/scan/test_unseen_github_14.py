@@ -91,3 +91,101 @@ def test_md1_twin_with_no_import_of_either_the_shallower_module_is_named(tmp_pat
     alone["vllm/model_executor/layers/attention/__init__.py"] = ""
     [f] = scan_trees(tmp_path, alone, _LAYER_USER, only=["DC001"]).findings
     assert "`Attention` in `vllm.model_executor.models.pixtral`" in f.message
+
+
+# ----------------------------------------------------------------------------------------- ME1
+# CARD's copy of vLLM 0.18.1's scheduler: `if not isinstance(self.connector, SupportsHMA): return`, then
+# `self.connector.request_finished_all_groups(...)`, which only NixlConnector among KVConnectorBase_V1's subclasses
+# defines, and the mixin SupportsHMA declares: DC006 warned that the line fails for other connectors.
+_CONNECTORS = {
+    "vllm/__init__.py": "",
+    "vllm/kv.py": """
+        from abc import ABC, abstractmethod
+
+
+        class KVConnectorBase:
+            def start_load_kv(self):
+                pass
+
+
+        class SupportsHMA(ABC):
+            @abstractmethod
+            def request_finished_all_groups(self, request):
+                raise NotImplementedError
+
+
+        class NixlConnector(KVConnectorBase, SupportsHMA):
+            def request_finished_all_groups(self, request):
+                return True
+
+
+        class OtherConnector(KVConnectorBase):
+            pass
+    """,
+}
+_HEAD = """
+    from vllm.kv import KVConnectorBase, OtherConnector, SupportsHMA
+
+
+    class Scheduler:
+        def __init__(self, connector: KVConnectorBase, backup: KVConnectorBase):
+            self.connector = connector
+            self.backup = backup
+
+        def finished(self, request):
+"""
+_NARROWING = {  # each proves the object has the member: no warning
+    "early_exit": """
+            if not isinstance(self.connector, SupportsHMA):
+                return None
+            return self.connector.request_finished_all_groups(request)
+    """,
+    "early_exit_or": """
+            if request is None or not isinstance(self.connector, SupportsHMA):
+                raise ValueError(request)
+            return self.connector.request_finished_all_groups(request)
+    """,
+    "inside": """
+            if isinstance(self.connector, SupportsHMA) and request is not None:
+                return self.connector.request_finished_all_groups(request)
+    """,
+    "asserted": """
+            assert isinstance(self.connector, SupportsHMA), "needs HMA"
+            return self.connector.request_finished_all_groups(request)
+    """,
+}
+_NOT_NARROWING = {  # twins: each leaves the warning
+    "class_lacks_it": """
+            if not isinstance(self.connector, OtherConnector):
+                return None
+            self.connector.request_finished_all_groups(request)
+    """,
+    "other_receiver": """
+            if not isinstance(self.connector, SupportsHMA):
+                return None
+            return self.backup.request_finished_all_groups(request)
+    """,
+    "no_exit": """
+            if not isinstance(self.connector, SupportsHMA):
+                print("not HMA")
+            return self.connector.request_finished_all_groups(request)
+    """,
+}
+
+
+def _sched(body: str) -> dict[str, str]:
+    import textwrap
+
+    return {"pkg/__init__.py": "", "pkg/sched.py": textwrap.dedent(_HEAD) + textwrap.indent(textwrap.dedent(body), " " * 8)}
+
+
+def test_me1_a_member_of_the_class_an_isinstance_test_narrows_to(tmp_path):
+    for name, body in _NARROWING.items():
+        result = scan_trees(tmp_path / name, _CONNECTORS, _sched(body), only=["DC006"])
+        assert not result.internal_errors and result.findings == [], name
+
+
+def test_me1_twins_that_do_not_narrow_keep_the_warning(tmp_path):
+    for name, body in _NOT_NARROWING.items():
+        result = scan_trees(tmp_path / name, _CONNECTORS, _sched(body), only=["DC006"])
+        assert [f.severity for f in result.findings] == ["warning"], name
