@@ -9,7 +9,8 @@ speculators 0.3.0 (+ the seed's block_hasher patch) on vLLM 0.16 (CPU): (4, 256)
 
 The probe flags clients that capture prefill hidden states (in process, through a patched
 `forward` or a worker extension that stores a hidden-states value in a container, an attribute or an
-item, or by configuring `extract_hidden_states` / a hidden-states KV connector in Python or in
+item; a place named for hidden states that gets only constants, `self.aux_hidden_state_layers = tuple(range(n))`,
+holds settings, not rows, or by configuring `extract_hidden_states` / a hidden-states KV connector in Python or in
 scripts) while prefix caching is left on, unless the target turns it off
 itself for that path (it reads the target's config code for such a switch). In a script, a comment line names the path
 but configures nothing; a shell command runs on over backslash continuations and quotes left open (a JSON config over
