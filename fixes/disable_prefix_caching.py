@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from driftcheck.client_model.client import SHELL_SUFFIXES
 from driftcheck.vllm_model import bodies
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, append_arg, run_transformer
 from driftcheck.probes.request_block_hasher import ConfigCall
@@ -164,7 +165,6 @@ def transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutco
 
 
 # ------------------------------------------------------------------------------- shell scripts
-SHELL_SUFFIXES = (".sh", ".bash")
 VLLM_SERVE = re.compile(r"(?:^|[\s;&|(])(?:vllm\s+serve|python3?\s+-m\s+vllm\.entrypoints\.openai\.api_server)\b")
 # where a simple command's words end: a control or redirection operator outside quotes (or a comment)
 _ENDS = set("|&;<>)")

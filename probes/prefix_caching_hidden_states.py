@@ -33,7 +33,7 @@ from driftcheck.vllm_model.facts import prefix_caching_default, prefix_caching_s
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import Loc, loc_of
 from driftcheck.astnodes import dotted_name, walk
-from driftcheck.client_model.client import is_test_path
+from driftcheck.client_model.client import SCRIPT_SUFFIXES, SHELL_SUFFIXES, is_test_path
 from driftcheck.client_model.launches import stand_in_callees
 from driftcheck.client_model.shell_arrays import EXPANSION, ShellArray, read_arrays, shell_parens
 
@@ -41,7 +41,6 @@ RULE = Rule("DC102", "prefix-caching-hidden-states", "Hidden-state capture with 
             fix="disable-prefix-caching", kind="behaviour")
 
 HS_MARKERS = ("extract_hidden_states", "HiddenStatesConnector", "hidden_states_connector")
-SCRIPT_SUFFIXES = (".sh", ".bash", ".yaml", ".yml")
 CLI_OFF = re.compile(r"--no-enable-prefix-caching|--enable-prefix-caching[= ](?:False|false|0)")
 
 
@@ -265,7 +264,7 @@ def _scripts(ctx: ScanContext):
         if not any(m in text for m in HS_MARKERS):
             continue
         lines = text.splitlines()
-        shell = rel.endswith((".sh", ".bash"))
+        shell = rel.endswith(SHELL_SUFFIXES)
         spans = _shell_commands(lines) if shell else None
         arrays = read_arrays(lines) if shell else {}
         for i, line in enumerate(lines, 1):

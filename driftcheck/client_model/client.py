@@ -213,7 +213,9 @@ class Survey:
     launchers: int = 0  # .py files that do not import vLLM but start `vllm serve` or build its configs (DC111)
 
 
-SCRIPT_SUFFIXES = (".sh", ".bash", ".yaml", ".yml")
+# shell scripts, SLURM batch scripts among them (`#SBATCH` lines are comments to the shell)
+SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
+SCRIPT_SUFFIXES = (*SHELL_SUFFIXES, ".yaml", ".yml")
 # what a file that starts `vllm serve` or builds its JSON configs mentions (DC111 reads those files)
 LAUNCH_MARKER = re.compile(rb"vllm(?:\s+|\W*,\s*\W*)serve\b|vllm\.entrypoints\.(?:openai\.api_server|cli\.main)|"
                            rb"kv_connector|speculative[_-]config")
@@ -223,7 +225,7 @@ def launch_kind(rel: str) -> str | None:
     name = rel.rsplit("/", 1)[-1]
     if name.endswith(".py"):
         return "python"
-    if name.endswith((".sh", ".bash")):
+    if name.endswith(SHELL_SUFFIXES):
         return "shell"
     if name.endswith((".yaml", ".yml")):
         return "yaml"

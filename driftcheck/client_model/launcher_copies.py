@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.client_model.client import in_skipped_folder
+from driftcheck.client_model.client import SHELL_SUFFIXES, in_skipped_folder
 from driftcheck.errors import SourceError
 
-_SHELL_SUFFIXES = (".sh", ".bash")
 _MAX_TEXT = 1 << 20
 _ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|readonly\s+)?(\w+)=(.+)$", re.M)
 _COPY = re.compile(r"^[^#\n]*?\b(?:cp|install|rsync|ln)\b[^\n#]*$", re.M)
@@ -35,7 +34,7 @@ def launcher_installed(client, package: str, has_module) -> dict[str, str]:
     release lacks (`has_module(name)` is False) -> "file:line" of the copy."""
     out: dict[str, str] = {}
     for rel in client.tree.iter_files("", ""):
-        if not rel.endswith(_SHELL_SUFFIXES) or in_skipped_folder(rel):
+        if not rel.endswith(SHELL_SUFFIXES) or in_skipped_folder(rel):
             continue
         try:
             data = client.tree.read_bytes(rel)

@@ -567,7 +567,9 @@ def _logical_lines(f: LaunchFile):
             j = i + 1
             while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > _indent(lines[start])):
                 j += 1
-            block = [b.strip().removesuffix("\\") for b in lines[i + 1:j] if b.strip()]
+            # a `#` line of the block is a comment of the script it holds: joined into one line, it would comment out
+            # every command after it (gpu-recipes' Helm templates, R1)
+            block = [b.strip().removesuffix("\\") for b in lines[i + 1:j] if b.strip() and not b.strip().startswith("#")]
             if block:
                 yield start + 2, " ".join(block)
                 i = j
@@ -625,7 +627,7 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
             continue
         if tok in ('"$@"', "$@", "$*") or re.fullmatch(r"\$\{?\w+\[[@*]\]\}?", tok):
             launch.args.append(Arg(None, where, spread=True))
-        elif "$" in tok or "`" in tok:
+        elif computed(tok):
             launch.args.append(Arg(None, where, spread=tok.startswith("$") and not tok.startswith("--")))
         else:
             launch.args.append(Arg(tok, where, config=_json_config(f, tok, where)))

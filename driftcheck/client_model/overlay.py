@@ -4,9 +4,10 @@ time although the release lacks it. Those modules (and the folders above them th
 own: imports of them resolve to the client's files, like any client package. A client file whose dotted name the
 release also has, with other contents, replaces the release's file or is replaced by it, whichever was installed
 last: a name only one copy defines is neither certainly there nor certainly missing (`shadowed`, DC002 says unknown).
-A folder named like the package below the client's root, that no import reaches by its path and that replaces at least
-one release file at the same place (`vllm_patches/vllm/v1/core/sched/scheduler.py`), is such an overlay too: the
-client's install step copies it over vLLM's folder (`_nested_roots`, MC1: CARD). A client file its launcher copies or mounts over a release file (`mounted_copies`: `-v ${OVL}/kv_cache_utils.py:/usr/
+A folder named like the package below the client's root, that no import reaches by another name (the folder above it
+is no package) and that replaces at least one release file at the same place (`vllm_patches/vllm/v1/core/sched/
+scheduler.py`), is such an overlay too: the client's install step copies it over vLLM's folder or installs it as vLLM
+(`_nested_roots`; MC1: CARD, MF1: olmes_setup's whole modified copy in `libs/vllm/`). A client file its launcher copies or mounts over a release file (`mounted_copies`: `-v ${OVL}/kv_cache_utils.py:/usr/
 .../vllm/v1/core/kv_cache_utils.py:ro`, a mount table, a `cp` or `COPY` line) shadows that module the same way.
 """
 
@@ -16,7 +17,7 @@ import ast
 import hashlib
 import re
 
-from driftcheck.client_model.client import ClientSource, in_skipped_folder, module_name_for
+from driftcheck.client_model.client import SHELL_SUFFIXES, ClientSource, in_skipped_folder, module_name_for
 from driftcheck.errors import SourceError
 
 
@@ -58,26 +59,28 @@ def overlay_modules(client: ClientSource, api) -> tuple[dict[str, str], dict[str
 
 
 def _nested_roots(client: ClientSource, api) -> list[str]:
-    """Folders named like the target's package below the client's root (`vllm_patches/vllm/`) that hold an overlay of
-    it: files the client's install step copies over the installed package (CARD's README: `cp -r vllm_patches/vllm/*
-    "$VLLM_DIR"/`). Such a folder is no package of the client's (neither it nor the folder above it has an
-    `__init__.py`, so nothing imports it by its path; a vendored copy of vLLM is a package, with its own), and at least
-    one of its files replaces a file of the release at the same place."""
+    """Folders named like the target's package below the client's root that hold its own copy of part or all of it,
+    laid over the installed package: CARD's `vllm_patches/vllm/` (its README copies the files over vLLM's folder),
+    olmes_setup's `libs/vllm/` (a whole modified vLLM its requirements install). Such a folder is imported only as the
+    package itself: the folder above it is no package of the client's (a copy vendored as `pkg/third_party/vllm` is
+    imported as `pkg.third_party.vllm`, which is the client's own module, not vLLM), and at least one of its files
+    replaces a file of the release at the same place."""
     package = api.package
     roots: dict[str, bool] = {}  # root -> whether a file of it replaces one of the release
     for rel in client.tree.iter_files(""):
         parts = rel.split("/")
-        if package not in parts[1:-1] or in_skipped_folder(rel):
+        if in_skipped_folder(rel):
             continue
-        i = parts.index(package, 1)
-        root = "/".join(parts[:i + 1])
-        if root not in roots:
-            above = "/".join(parts[:i])
-            if client.tree.is_file(f"{root}/__init__.py") or client.tree.is_file(f"{above}/__init__.py"):
+        for i in range(1, len(parts) - 1):
+            if parts[i] != package:
                 continue
-            roots[root] = False
-        if not roots[root] and api.tree.is_file("/".join([package, *parts[i + 1:]])):
-            roots[root] = True
+            root = "/".join(parts[:i + 1])
+            if root not in roots:
+                if client.tree.is_file("/".join(parts[:i]) + "/__init__.py"):
+                    continue
+                roots[root] = False
+            if not roots[root] and api.tree.is_file("/".join([package, *parts[i + 1:]])):
+                roots[root] = True
     return sorted(root for root, replaces in roots.items() if replaces)
 
 
@@ -108,7 +111,7 @@ def copy_may_define(client: ClientSource, rel: str, module: str, name: str) -> b
 
 
 # Text files a launcher's mounts or copies are written in, besides the client's Python files.
-_LAUNCH_SUFFIXES = (".sh", ".bash", ".yaml", ".yml", ".toml", ".cfg")
+_LAUNCH_SUFFIXES = (*SHELL_SUFFIXES, ".yaml", ".yml", ".toml", ".cfg")
 _MAX_LAUNCH_TEXT = 1 << 20  # a bigger text file is data, not a launcher
 
 

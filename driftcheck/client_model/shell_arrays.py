@@ -139,8 +139,9 @@ def read_arrays(lines: list[str]) -> dict[str, ShellArray]:
 
 
 def computed(word: str) -> bool:
-    """Whether the shell computes this word when it runs (a variable, a command substitution)."""
-    return "$" in word or "`" in word
+    """Whether this word is computed before the command runs: by the shell (a variable, a command substitution) or by
+    a template the file is rendered through first (Helm's `--{{ $key }}`, Jinja's `{% ... %}`; batch 15b)."""
+    return "$" in word or "`" in word or "{{" in word or "{%" in word
 
 
 def expanded_array(token: str, arrays: dict[str, ShellArray], line: int) -> ShellArray | None:

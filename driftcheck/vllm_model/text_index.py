@@ -307,9 +307,10 @@ class TextIndex:
     def defining_modules(self, name: str, near: str, *, leader: bool = False) -> list[str]:
         """The package's modules that define `name` at top level, the likeliest new home of a name that left module
         `near` first: the one sharing the most leading package parts with `near` (`from vllm.utils import cdiv` ->
-        `vllm.utils.math_utils`, not an unrelated kernel file that happens to assign `cdiv = gl.cdiv`), then the one
-        vLLM's own files import it from most (itself or the package above it: `importers`), then a `def` / `class`
-        before a plain assignment (often an alias of something else), then the shallower module.
+        `vllm.utils.math_utils`, not an unrelated kernel file that happens to assign `cdiv = gl.cdiv`), then a `def` /
+        `class` before a plain assignment (often an alias of something else: `vllm.utils.Device`, an enum, went to
+        `vllm.engine.protocol`, not to `vllm.config.device`'s `Device = Literal[...]`), then the one vLLM's own files
+        import it from most (itself or the package above it: `importers`), then the shallower module.
 
         `leader=True` (asked where a home is named: DC002's "It is defined in ... now", DC001's hint, `move-import`):
         empty when no one module leads, the first two alike on all four counts, so that only their order in the
@@ -338,7 +339,7 @@ class TextIndex:
         ranked: dict[str, tuple[int, int, int, int, int]] = {}
         for module, shared, assign, order in found:
             used = importers.get(module, 0) + importers.get(module.rpartition(".")[0], 0)
-            key = (-shared, -used, assign, module.count(".") + 1, order)
+            key = (-shared, assign, -used, module.count(".") + 1, order)
             if module not in ranked or key < ranked[module]:
                 ranked[module] = key
         out = sorted(ranked, key=ranked.__getitem__)

@@ -136,3 +136,42 @@ def test_dc102_prefix_caching_turned_off_inside_the_array(tmp_path):
     }
     found = _scan(tmp_path, files, ["DC102"]).findings
     assert [(f.client.path, f.client.line, f.severity) for f in found] == [("left_on.sh", 2, "warning")]
+
+
+# ------------------------------------------------------------------------------------------ YAML blocks (batch 15b)
+HELM = """
+    spec:
+      containers:
+        - name: server
+          command: ["/bin/sh", "-c"]
+          args:
+            - |
+              # Launch the server
+              echo starting
+              vllm serve {{ .Values.model }} \\
+                --max-model-len 4096 \\
+              {{- range $key, $value := .Values.serverArgs }}
+                --{{ $key }} {{ $value }} \\
+              {{- end }}
+                --bogus-flag-x
+"""
+
+
+def test_dc111_reads_a_yaml_block_past_its_comment_lines_and_leaves_template_words_computed(tmp_path):
+    # gpu-recipes' Helm templates: a `# ...` line in the block hid the command (R1); once read, `--{{ $key }}` is a
+    # flag Helm renders, not the flag `--{{` (F1)
+    found = _scan(tmp_path, {"templates/launcher.yaml": HELM}, ["DC111"]).findings
+    assert [(f.severity, f.client.line) for f in found] == [("error", 14)]
+    assert "--bogus-flag-x" in found[0].message
+
+
+def test_dc111_reads_slurm_batch_scripts(tmp_path):
+    # batch 15b's R3: a SLURM `.sbatch` script is a shell script whose `#SBATCH` lines are comments
+    job = """
+        #!/bin/bash
+        #SBATCH --job-name=serve
+        #SBATCH --gres=gpu:8
+        vllm serve /models/x --tensor-parallel-size 8 --bogus-flag-x
+    """
+    found = _scan(tmp_path, {"jobs/serve.sbatch": job}, ["DC111"]).findings
+    assert [(f.client.path, f.client.line, f.severity) for f in found] == [("jobs/serve.sbatch", 4, "error")]

@@ -189,3 +189,49 @@ def test_me1_twins_that_do_not_narrow_keep_the_warning(tmp_path):
     for name, body in _NOT_NARROWING.items():
         result = scan_trees(tmp_path / name, _CONNECTORS, _sched(body), only=["DC006"])
         assert [f.severity for f in result.findings] == ["warning"], name
+
+
+def test_md1_a_class_still_comes_before_an_assignment_of_the_same_name(tmp_path):
+    # llm-service (batch 15a) at vLLM 0.11.2: `from vllm.utils import Device`, the enum, now `vllm.engine.protocol`'s
+    # class; `vllm.config.device` assigns a `Literal` of the same name, which vLLM's own code imports
+    release = {
+        "vllm/__init__.py": "",
+        "vllm/utils.py": "def cdiv(a, b):\n    return -(a // -b)\n",
+        "vllm/engine/__init__.py": "",
+        "vllm/engine/protocol.py": "import enum\n\n\nclass Device(enum.Enum):\n    GPU = enum.auto()\n",
+        "vllm/config/__init__.py": "",
+        "vllm/config/device.py": "from typing import Literal\n\nDevice = Literal['auto', 'cuda']\n",
+        "vllm/config/model.py": "from vllm.config.device import Device\n",
+        "vllm/config/cache.py": "from vllm.config.device import Device\n",
+    }
+    [f] = scan_trees(tmp_path, release, {"pkg/__init__.py": "", "pkg/dev.py": "from vllm.utils import Device\n"},
+                     only=["DC002"]).findings
+    assert "vllm.engine.protocol" in f.message and "vllm.config.device" not in f.message
+
+
+# ----------------------------------------------------------------------------------------- MF1
+# olmes_setup (batch 15a) ships a whole modified vLLM 0.8.5 in `libs/vllm/` (with its `__init__.py`), which its
+# requirements install (`-e ./libs/vllm`): its `engine/metrics.py` adds keywords its `engine/llm_engine.py` passes.
+_METRICS = {
+    "vllm/__init__.py": "",
+    "vllm/engine/__init__.py": "",
+    "vllm/engine/metrics.py": "class LoggingStatLogger:\n    def __init__(self, interval):\n        self.interval = interval\n",
+}
+_COPY = {
+    "libs/vllm/__init__.py": "",
+    "libs/vllm/engine/__init__.py": "",
+    "libs/vllm/engine/metrics.py": "class LoggingStatLogger:\n    def __init__(self, interval, olmes_task=None):\n"
+                                   "        self.interval = interval\n        self.task = olmes_task\n",
+    "libs/vllm/engine/llm_engine.py": "from vllm.engine.metrics import LoggingStatLogger\n\n\n"
+                                      "def loggers():\n    return [LoggingStatLogger(5, olmes_task='gsm8k')]\n",
+}
+
+
+def test_mf1_a_whole_copy_of_vllm_below_the_root_is_the_vllm_that_runs(tmp_path):
+    assert _errors(scan_trees(tmp_path, _METRICS, _COPY)) == []
+
+
+def test_mf1_twin_a_copy_inside_a_package_of_the_client_is_its_own_module(tmp_path):
+    # `libs` is a package: the copy is imported as `libs.vllm`, and `vllm.engine.metrics` is the release's
+    packaged = {**_COPY, "libs/__init__.py": ""}
+    assert _errors(scan_trees(tmp_path, _METRICS, packaged)) == [("DC003", "libs/vllm/engine/llm_engine.py", 5)]
