@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
-from driftcheck.client_model.shell_arrays import ShellArray, computed, expanded_array, read_arrays
+from driftcheck.client_model.shell_arrays import ShellArray, array_at, computed, expanded_array, read_arrays
 from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
 
 CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
@@ -607,6 +607,10 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
             tokens = list(lexer)
         except ValueError:  # unbalanced quotes: not a command we can read
             return
+    held = array_at(arrays, line) if arrays else None
+    if held is not None:  # `cmd=( vllm serve "$m" ... )`, `cmd+=( ... )`, then `"${cmd[@]}"`: the array is the command
+        _held_command(f, held, kind, out)
+        return
     texts: list[str | None] = [None if t in STOP_TOKENS else t for t in tokens]
     found = _entry_at(texts)
     if found is None:
@@ -621,9 +625,7 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
             where = _line_of(f, tok, where)
         array = expanded_array(tok, arrays, line) if arrays else None
         if array is not None:  # `"${ARGS[@]}"` of an array the script fills with words it spells
-            for word, at in array.words:
-                launch.args.append(Arg(None, at, spread=word.startswith("$")) if computed(word) else
-                                   Arg(word, at, config=_json_config(f, word, at)))
+            launch.args += _array_args(f, array.words)
             continue
         if tok in ('"$@"', "$@", "$*") or re.fullmatch(r"\$\{?\w+\[[@*]\]\}?", tok):
             launch.args.append(Arg(None, where, spread=True))
@@ -632,6 +634,24 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
         else:
             launch.args.append(Arg(tok, where, config=_json_config(f, tok, where)))
     out.launches.append(launch)
+
+
+def _held_command(f: LaunchFile, array: ShellArray, kind: str, out: Launches) -> None:
+    """A command a bash array holds whole, its appends included (batch 15b's R4), read once per array."""
+    if any(launch.rel == f.rel and launch.line == array.first_line for launch in out.launches):
+        return
+    found = _entry_at([None if computed(word) else word for word, _ in array.words])
+    if found is None:
+        return
+    entry, start, command = found
+    launch = Launch(f.rel, array.first_line, _code(f, array.first_line), entry, kind, command=command)
+    launch.args += _array_args(f, array.words[start:])
+    out.launches.append(launch)
+
+
+def _array_args(f: LaunchFile, words: list[tuple[str, int]]) -> list[Arg]:
+    return [Arg(None, at, spread=word.startswith("$")) if computed(word) else Arg(word, at, config=_json_config(f, word, at))
+            for word, at in words]
 
 
 def _exec_form(text: str) -> list[str] | None:

@@ -30,6 +30,7 @@ class ShellArray:
     words: list[tuple[str, int]] = field(default_factory=list)  # (word with its quotes read off, 1-based line)
     text: str = ""  # the assignment's and appends' source, for rules that search it
     appends: list[int] = field(default_factory=list)  # the 1-based lines of its `+=( ... )` appends
+    last_line: int = 0  # 1-based line of the `)` that ends the assignment (not its appends)
 
 
 def shell_parens(line: str, start: int = 0, quote: str | None = None) -> tuple[list[int], str | None, bool]:
@@ -128,7 +129,7 @@ def read_arrays(lines: list[str]) -> dict[str, ShellArray]:
                 array = None
                 break
             if array is None:
-                array = ShellArray(name, row + 1)
+                array = ShellArray(name, row + 1, last_line=end_row + 1)
             else:
                 array.appends.append(row + 1)
             array.words.extend(words)
@@ -152,3 +153,8 @@ def expanded_array(token: str, arrays: dict[str, ShellArray], line: int) -> Shel
     if array is None or array.first_line > line or any(a > line for a in array.appends):
         return None
     return array
+
+
+def array_at(arrays: dict[str, ShellArray], line: int) -> ShellArray | None:
+    """The array whose assignment spans `line` (a command held whole in it: `cmd=( vllm serve "$m" ... )`)."""
+    return next((a for a in arrays.values() if a.first_line <= line <= a.last_line), None)

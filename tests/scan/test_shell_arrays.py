@@ -175,3 +175,31 @@ def test_dc111_reads_slurm_batch_scripts(tmp_path):
     """
     found = _scan(tmp_path, {"jobs/serve.sbatch": job}, ["DC111"]).findings
     assert [(f.client.path, f.client.line, f.severity) for f in found] == [("jobs/serve.sbatch", 4, "error")]
+
+
+def test_dc111_reads_a_command_an_array_holds_whole(tmp_path):
+    # batch 15b's R4 (nikocevicstefan/vllm-serve): `cmd=("vllm" "serve" "$model")`, appends, then `"${cmd[@]}"`
+    files = {
+        "one_line.sh": """
+            cmd=("vllm" "serve" "$model_path")
+            cmd+=(--tensor-parallel-size "$TP")
+            if [ -n "$X" ]; then
+              cmd+=(--bogus-held-flag "$X")
+            fi
+            "${cmd[@]}"
+        """,
+        "lines.sh": """
+            CMD=(
+              vllm serve "$m"
+              --max-model-len 4096
+              --another-bogus
+            )
+            "${CMD[@]}"
+        """,
+        "fine.sh": """
+            CMD=(vllm serve "$m" --max-model-len 4096)
+            "${CMD[@]}"
+        """,
+    }
+    found = _scan(tmp_path, files, ["DC111"]).findings
+    assert sorted((f.client.path, f.client.line) for f in found) == [("lines.sh", 4), ("one_line.sh", 4)]
