@@ -217,7 +217,7 @@ class Survey:
 SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 SCRIPT_SUFFIXES = (*SHELL_SUFFIXES, ".yaml", ".yml")
 # what a file that starts `vllm serve` or builds its JSON configs mentions (DC111 reads those files)
-LAUNCH_MARKER = re.compile(rb"vllm(?:[\"']?\s+[\"']?|\W*,\s*\W*)serve\b|vllm\.entrypoints\.(?:openai\.api_server|cli\.main)|"
+LAUNCH_MARKER = re.compile(rb"vllm(?:[\"']?\s+[\"']?|\W*,\s*\W*)serve\b|--entrypoint[= ]\S*vllm\b|vllm\.entrypoints\.(?:openai\.api_server|cli\.main)|"
                            rb"kv_connector|speculative[_-]config")
 
 

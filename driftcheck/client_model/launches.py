@@ -31,7 +31,8 @@ CONFIG_KEYWORDS = {"speculative_config": "speculative", "kv_transfer_config": "k
 COMPUTED = object()  # a config value driftcheck cannot read
 
 _SEP = r"""[\s"',]+"""  # between words of a command line, or of a JSON/YAML flow list
-SHELL_START = re.compile(rf"\bvllm{_SEP}serve\b|-m{_SEP}vllm\.entrypoints\.(?:openai\.api_server|cli\.main{_SEP}serve)\b")
+SHELL_START = re.compile(rf"\bvllm{_SEP}serve\b|-m{_SEP}vllm\.entrypoints\.(?:openai\.api_server|cli\.main{_SEP}serve)\b|"
+                         r"--entrypoint[= ]\S*vllm\b[\s\S]*?\sserve\b")  # a container whose entrypoint is vllm
 STOP_TOKENS = {";", "&", "&&", "|", "||", ")", "(", ">", ">>", "<", "2>&1", "|&", ";;"}
 
 
@@ -420,9 +421,25 @@ def _entry_at(texts: list[str | None]) -> tuple[str, int, str] | None:
                 texts[i - 1] == "vllm" or texts[i - 1].endswith("/vllm") or
                 (texts[i - 1] == "vllm.entrypoints.cli.main" and i >= 2 and texts[i - 2] == "-m")):
             return "serve", i + 1, "" if texts[i - 1] == "vllm.entrypoints.cli.main" else "vllm"
+        if t == "serve" and i >= 3 and (texts[i - 1] is None or computed(texts[i - 1]) or ":" in texts[i - 1]
+                                         or "/" in texts[i - 1]) \
+                and _vllm_entrypoint(texts[:i - 1]):
+            # `docker run ... --entrypoint vllm IMAGE serve ...` (16a): the word before `serve` is the image, a
+            # variable or a reference with a tag or a registry path (not `vllm bench serve`'s `bench`)
+            return "serve", i + 1, "vllm"
         if t == "vllm.entrypoints.openai.api_server" and i >= 1 and texts[i - 1] == "-m":
             return "api_server", i + 1, ""
     return None
+
+
+def _vllm_entrypoint(texts: list[str | None]) -> bool:
+    """Whether a container run's words before its image set the image's entrypoint to `vllm`."""
+    for k, t in enumerate(texts):
+        value = texts[k + 1] if t == "--entrypoint" and k + 1 < len(texts) else \
+            t.partition("=")[2] if t is not None and t.startswith("--entrypoint=") else None
+        if value is not None and (value == "vllm" or value.endswith("/vllm")):
+            return True
+    return False
 
 
 def _python_list(f: LaunchFile, node, scope: _Scope, seen: set[int]) -> Launch | None:

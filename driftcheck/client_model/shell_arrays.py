@@ -30,13 +30,14 @@ class ShellArray:
     words: list[tuple[str, int]] = field(default_factory=list)  # (word with its quotes read off, 1-based line)
     text: str = ""  # the assignment's and appends' source, for rules that search it
     appends: list[int] = field(default_factory=list)  # the 1-based lines of its `+=( ... )` appends
+    scope: tuple[int, int] | None = None  # the function's 1-based lines, for an array it declares `local`
     last_line: int = 0  # 1-based line of the `)` that ends the assignment (not its appends)
 
 
-def shell_parens(line: str, start: int = 0, quote: str | None = None) -> tuple[list[int], str | None, bool]:
-    """The columns of the `(` and `)` of `line` from `start` that are outside quotes and comments (a `#` starting a
-    word), the quote still open at its end (one an earlier line left open comes in as `quote`), and whether a backslash
-    ends it (the command goes on)."""
+def shell_parens(line: str, start: int = 0, quote: str | None = None, marks_of: str = "()") -> tuple[list[int], str | None, bool]:
+    """The columns of the `(` and `)` (or the characters `marks_of`) of `line` from `start` that are outside quotes and
+    comments (a `#` starting a word), the quote still open at its end (one an earlier line left open comes in as
+    `quote`), and whether a backslash ends it (the command goes on)."""
     marks: list[int] = []
     j, continued = start, False
     while j < len(line):
@@ -53,7 +54,7 @@ def shell_parens(line: str, start: int = 0, quote: str | None = None) -> tuple[l
             quote = c
         elif c == "#" and (j == 0 or line[j - 1] in " \t;|&("):
             break
-        elif c in "()":
+        elif c in marks_of:
             marks.append(j)
         j += 1
     return marks, quote, continued
@@ -96,8 +97,41 @@ def _line_of(lines: list[str], token: str, after: int) -> int:
     return after
 
 
+_FUNCTION = re.compile(r"^\s*(?:function\s+[\w.:-]+\s*(?:\(\s*\))?|[\w.:-]+\s*\(\s*\))\s*\{?\s*(?:#.*)?$")
+_LOCAL = re.compile(r"\b(?:local|declare|typeset)(?:\s+-\w+)*\s+$")
+
+
+def _function_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) row of each shell function (`name() {` or `function name {` to its closing brace)."""
+    spans: list[tuple[int, int]] = []
+    row = 0
+    while row < len(lines):
+        if not _FUNCTION.match(lines[row]):
+            row += 1
+            continue
+        depth, quote, opened, end = 0, None, False, None
+        for r in range(row, len(lines)):
+            marks, quote, _ = shell_parens(lines[r], 0, quote, marks_of="{}")
+            for j in marks:
+                if lines[r][j] == "{" and (j + 1 == len(lines[r]) or lines[r][j + 1] in " \t") and \
+                        (j == 0 or lines[r][j - 1] in " \t)"):
+                    depth, opened = depth + 1, True
+                elif lines[r][j] == "}" and opened and (j == 0 or lines[r][j - 1] in " \t;"):
+                    depth -= 1
+            if opened and depth == 0:
+                end = r
+                break
+        if end is None:
+            return spans
+        spans.append((row, end))
+        row = end + 1
+    return spans
+
+
 def read_arrays(lines: list[str]) -> dict[str, ShellArray]:
-    """The arrays of a script whose every write is seen (see the module's docstring), by name."""
+    """The arrays of a script whose every write is seen (see the module's docstring), by name; an array each of
+    several functions declares for itself (`local args=( ... )`) is read once per function, keyed `name@line` of its
+    assignment, with `scope` the function's lines (batch 15b's R2)."""
     writes: dict[str, list[tuple[int, int, str]]] = {}  # name -> (row, column after "(" or -1, "=" / "+=" / other)
     for row, line in enumerate(lines):
         if line.lstrip().startswith("#"):
@@ -105,38 +139,61 @@ def read_arrays(lines: list[str]) -> dict[str, ShellArray]:
         for m in _WRITE.finditer(line):
             name, index, plus, paren = m.groups()
             kind = "other" if index or not paren else ("+=" if plus else "=")
+            if kind == "=" and _LOCAL.search(line[:m.start(1)]):
+                kind = "local"
             writes.setdefault(name, []).append((row, m.end() if paren else -1, kind))
         for m in _READS_INTO.finditer(line):
             writes.setdefault(m.group(1), []).append((row, -1, "other"))
     out: dict[str, ShellArray] = {}
+    spans: list[tuple[int, int]] | None = None
     for name, found in writes.items():
-        kinds = [k for _, _, k in found]
-        if kinds.count("=") != 1 or "other" in kinds or kinds[0] != "=":
+        kinds = ["=" if k == "local" else k for _, _, k in found]
+        if kinds.count("=") == 1 and "other" not in kinds and kinds[0] == "=":
+            array = _read_array(lines, name, found)
+            if array is not None:
+                out[name] = array
             continue
-        array = None
-        for row, col, kind in found:
-            end = _body_end(lines, row, col)
-            if end is None:
-                array = None
+        if "other" in kinds or any(k == "=" for _, _, k in found):
+            continue  # a global array written twice: which value a command sees is not read
+        spans = _function_spans(lines) if spans is None else spans
+        groups: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
+        for write in found:
+            span = next((sp for sp in spans if sp[0] <= write[0] <= sp[1]), None)
+            if span is None:
+                groups = {}
                 break
-            end_row, end_col = end
-            if end_row == row:
-                body = lines[row][col:end_col]
-            else:
-                body = "\n".join([lines[row][col:], *lines[row + 1:end_row], lines[end_row][:end_col]])
-            words = _words(body, row + 1, lines)
-            if words is None:
-                array = None
-                break
-            if array is None:
-                array = ShellArray(name, row + 1, last_line=end_row + 1)
-            else:
-                array.appends.append(row + 1)
-            array.words.extend(words)
-            array.text += ("\n" if array.text else "") + "\n".join(lines[row:end_row + 1])
-        if array is not None:
-            out[name] = array
+            groups.setdefault(span, []).append(write)
+        for span, group in groups.items():
+            if [k for _, _, k in group].count("local") == 1 and group[0][2] == "local":
+                array = _read_array(lines, name, group)
+                if array is not None:
+                    array.scope = (span[0] + 1, span[1] + 1)
+                    out[f"{name}@{array.first_line}"] = array
     return out
+
+
+def _read_array(lines: list[str], name: str, found: list[tuple[int, int, str]]) -> ShellArray | None:
+    """The array one assignment and its appends spell, or None where a body never closes or cannot be split."""
+    array = None
+    for row, col, _kind in found:
+        end = _body_end(lines, row, col)
+        if end is None:
+            return None
+        end_row, end_col = end
+        if end_row == row:
+            body = lines[row][col:end_col]
+        else:
+            body = "\n".join([lines[row][col:], *lines[row + 1:end_row], lines[end_row][:end_col]])
+        words = _words(body, row + 1, lines)
+        if words is None:
+            return None
+        if array is None:
+            array = ShellArray(name, row + 1, last_line=end_row + 1)
+        else:
+            array.appends.append(row + 1)
+        array.words.extend(words)
+        array.text += ("\n" if array.text else "") + "\n".join(lines[row:end_row + 1])
+    return array
 
 
 def computed(word: str) -> bool:
@@ -150,6 +207,9 @@ def expanded_array(token: str, arrays: dict[str, ShellArray], line: int) -> Shel
     every write of it is above the command's line (an append below it does not reach this command)."""
     m = EXPANSION.fullmatch(token)
     array = arrays.get(m.group(1)) if m else None
+    if m and array is None:  # a `local` array of the function the command is in
+        array = next((a for key, a in arrays.items() if key.startswith(m.group(1) + "@") and a.scope
+                      and a.scope[0] <= line <= a.scope[1]), None)
     if array is None or array.first_line > line or any(a > line for a in array.appends):
         return None
     return array

@@ -919,6 +919,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         class, an object, a name bound by `from x import y` outside vLLM, which may be either)."""
         if isinstance(self.infer(node, {}), ModRef):
             return dotted_name(node)
+        if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in ("__import__", "import_module"):
+            return ast.unparse(node)  # `__import__(name, fromlist=["_"]).f = fn`: a loader gives a module (16a)
         dotted = dotted_name(node)
         alias = self._alias_value(node.id) if isinstance(node, ast.Name) else None
         if alias is not None and _gets_a_module(alias):  # `_kv_cache_manager = sys.modules.get("vllm.v1.core...")`

@@ -203,3 +203,46 @@ def test_dc111_reads_a_command_an_array_holds_whole(tmp_path):
     }
     found = _scan(tmp_path, files, ["DC111"]).findings
     assert sorted((f.client.path, f.client.line) for f in found) == [("lines.sh", 4), ("one_line.sh", 4)]
+
+
+def test_dc111_reads_a_container_whose_entrypoint_is_vllm(tmp_path):
+    # batch 16a: `docker run ... --entrypoint vllm "$IMAGE" serve "$PACK" --flags` is `vllm serve` in the container
+    files = {
+        "serve.sh": """
+            docker run --rm --gpus all \\
+              --entrypoint vllm "$IMAGE" serve "$PACK" \\
+              --max-model-len 4096 --bogus-docker-flag
+        """,
+        "other.sh": """
+            docker run --rm --entrypoint python "$IMAGE" serve.py --bogus-docker-flag
+            docker run --rm --entrypoint vllm vllm/vllm-openai:v0.26.0 bench serve --bogus-docker-flag
+        """,
+        "tagged.sh": """
+            docker run --rm --entrypoint=vllm vllm/vllm-openai:v0.26.0 serve m --bogus-docker-flag
+        """,
+    }
+    found = _scan(tmp_path, files, ["DC111"]).findings
+    assert sorted((f.client.path, f.client.line) for f in found) == [("serve.sh", 3), ("tagged.sh", 1)]
+
+
+def test_arrays_each_function_declares_local_are_read_per_function():
+    # batch 15b's R2 (pysheeet's run.sh): two functions, each with its own `local args=( ... )`
+    lines = _lines("""
+        serve_a() {
+          local args=( --max-model-len 4096 )
+          vllm serve m "${args[@]}"
+        }
+
+        function serve_b {
+          local args=( --tensor-parallel-size 2 )
+          args+=( --enforce-eager )
+          vllm serve m "${args[@]}"
+        }
+        vllm serve m "${args[@]}"
+    """)
+    arrays = read_arrays(lines)
+    a = expanded_array("${args[@]}", arrays, 3)
+    b = expanded_array("${args[@]}", arrays, 9)
+    assert [w for w, _ in a.words] == ["--max-model-len", "4096"]
+    assert [w for w, _ in b.words] == ["--tensor-parallel-size", "2", "--enforce-eager"]
+    assert expanded_array("${args[@]}", arrays, 11) is None  # outside both functions: which one ran is not read

@@ -235,3 +235,27 @@ def test_mf1_twin_a_copy_inside_a_package_of_the_client_is_its_own_module(tmp_pa
     # `libs` is a package: the copy is imported as `libs.vllm`, and `vllm.engine.metrics` is the release's
     packaged = {**_COPY, "libs/__init__.py": ""}
     assert _errors(scan_trees(tmp_path, _METRICS, packaged)) == [("DC003", "libs/vllm/engine/llm_engine.py", 5)]
+
+
+# ----------------------------------------------------------------------------------------- MG1 (batch 16a)
+# a DeepSeek-V4.1 image's sitecustomize.py replaces a module-level function of vLLM's, once on the module it imports
+# and once on each module `__import__` loads: a function stored only on modules has no `self`, so DC008 has no
+# question about the names it reads on its first parameter
+_INDEXER = {"vllm/__init__.py": "", "vllm/indexer.py": "def uses_fp4(vllm_config):\n    return False\n"}
+_SITE = """
+    import vllm.indexer as _idx
+
+
+    def _uses_fp4(vllm_config):
+        return vllm_config.attention_config.use_fp4
+
+
+    _idx.uses_fp4 = _uses_fp4
+    for _m in ("vllm.indexer",):
+        __import__(_m, fromlist=["_"]).uses_fp4 = _uses_fp4
+"""
+
+
+def test_mg1_a_function_stored_on_modules_a_loader_returns_has_no_self(tmp_path):
+    result = scan_trees(tmp_path, _INDEXER, {"sitecustomize.py": _SITE}, only=["DC008"])
+    assert not result.internal_errors and result.unknown == [] and result.findings == []
