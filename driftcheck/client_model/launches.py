@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
-from driftcheck.client_model.shell_arrays import ShellArray, array_at, computed, expanded_array, read_arrays
+from driftcheck.client_model.shell_arrays import ShellArray, array_at, computed, expanded_array, read_arrays, word_line
 from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
 
 CONFIG_FLAGS = {"--speculative-config": "speculative", "--kv-transfer-config": "kv_transfer"}
@@ -639,7 +639,7 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
         if tok in STOP_TOKENS:
             break
         if not fixed_line:
-            where = _line_of(f, tok, where)
+            where = word_line(f.lines, tok, where, reach=200)
         array = expanded_array(tok, arrays, line) if arrays else None
         if array is not None:  # `"${ARGS[@]}"` of an array the script fills with words it spells
             launch.args += _array_args(f, array.words)
@@ -681,14 +681,6 @@ def _exec_form(text: str) -> list[str] | None:
     except ValueError:
         return None
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
-
-
-def _line_of(f: LaunchFile, token: str, after: int) -> int:
-    probe = token.split("=", 1)[0][:40] if token.startswith("--") else token[:40]
-    for n in range(after, min(after + 200, len(f.lines)) + 1):
-        if probe and probe in f.lines[n - 1]:
-            return n
-    return after
 
 
 def _json_config(f: LaunchFile, token: str, line: int) -> ConfigUse | None:

@@ -84,14 +84,17 @@ def _words(body: str, first_line: int, lines: list[str]) -> list[tuple[str, int]
     out: list[tuple[str, int]] = []
     row = first_line
     for tok in tokens:
-        row = _line_of(lines, tok, row)
+        row = word_line(lines, tok, row)
         out.append((tok, row))
     return out
 
 
-def _line_of(lines: list[str], token: str, after: int) -> int:
+def word_line(lines: list[str], token: str, after: int, reach: int | None = None) -> int:
+    """The 1-based line, from `after` on (at most `reach` lines further), that spells a command word: a flag by its
+    name, another word by its first 40 characters; `after` when none does."""
     probe = token.split("=", 1)[0][:40] if token.startswith("--") else token[:40]
-    for n in range(after, len(lines) + 1):
+    last = len(lines) if reach is None else min(after + reach, len(lines))
+    for n in range(after, last + 1):
         if probe and probe in lines[n - 1]:
             return n
     return after

@@ -114,12 +114,13 @@ def _contains(lines: list[str], block: list[str]) -> bool:
     return False
 
 
-def _series(client: SourceTree, vllm: SourceTree) -> list[tuple[str, list, str]]:
-    """(diff, its sections, its text) for each of the client's diffs that may apply to this release: one that applies
-    alone (every file it changes is in the release, every hunk's old side found there, in order), or one of a series an
-    install script applies in order (`git apply a.patch b.patch`, b's context holding lines a adds; ZW) whose files are
-    all in the release and each of whose old-side lines is a line of the release's file or one another diff of the
-    client adds to that file. A diff for another release's files never applies."""
+@_per_pair
+def _series(client: SourceTree, vllm: SourceTree) -> list[tuple[str, list, str, set[str]]]:
+    """(diff, its sections, its text, the files it creates) for each of the client's diffs that may apply to this
+    release (asked once per pair of trees): one that applies alone (every file it changes is in the release, every
+    hunk's old side found there, in order), or one of a series an install script applies in order (`git apply a.patch
+    b.patch`, b's context holding lines a adds; ZW) whose files are all in the release and each of whose old-side lines
+    is a line of the release's file or one another diff of the client adds to that file. A diff for another release's files never applies."""
     diffs = []
     for rel in sorted({rel for suffix in _SUFFIXES for rel in client.iter_files(suffix=suffix)}):
         try:
@@ -151,12 +152,12 @@ def _series(client: SourceTree, vllm: SourceTree) -> list[tuple[str, list, str]]
             continue
         changed = [(p, hunks) for p, hunks in sections if p not in created]
         if all(_contains(texts[p], old) for p, hunks in changed for old, _new in hunks):
-            out.append((rel, sections, text))
+            out.append((rel, sections, text, created))
             continue
         others = set().union(*(a for r, a in adds.items() if r != rel))
         if all(line in known or (p, line) in others for p, hunks in changed
                for known in [set(texts[p])] for old, _new in hunks for line in old if line):
-            out.append((rel, sections, text))
+            out.append((rel, sections, text, created))
     return out
 
 
@@ -165,8 +166,7 @@ def added_modules(client: SourceTree, vllm: SourceTree) -> dict[str, str]:
     """Dotted module name (`vllm.model_executor.layers.quantization.utils.moe_w2_delta`) -> the client's diff that
     creates its file, for the diffs that apply to this release: the module exists where the diff was applied."""
     out: dict[str, str] = {}
-    for rel, sections, text in _series(client, vllm):
-        created = _created(text)
+    for rel, sections, _text, created in _series(client, vllm):
         for path, _hunks in sections:
             if path in created:
                 module = path[:-3].removesuffix("/__init__").replace("/", ".")
@@ -179,7 +179,7 @@ def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str
     """vLLM file (`vllm/envs.py`) -> {name: the client's diff that adds it}, for the client's diffs that apply to
     this release."""
     out: dict[str, dict[str, str]] = {}
-    for rel, sections, _text in _series(client, vllm):
+    for rel, sections, _text, _created_files in _series(client, vllm):
         for path, hunks in sections:
             names = out.setdefault(path, {})
             for _old, new in hunks:
@@ -199,15 +199,13 @@ def added_names(client: SourceTree, vllm: SourceTree) -> dict[str, dict[str, str
     return out
 
 
-
-
 @_per_pair
 def changed_files(client: SourceTree, vllm: SourceTree) -> dict[str, str]:
     """vLLM file -> the client's diff (its path) that changes it, for the diffs that apply to this release: what such
     a file defines (a function's returns, a class's methods) may be other than its text says where the diff is
     applied."""
     out: dict[str, str] = {}
-    for rel, sections, _text in _series(client, vllm):
+    for rel, sections, _text, _created_files in _series(client, vllm):
         for path, _hunks in sections:
             out.setdefault(path, rel)
     return out
@@ -238,7 +236,7 @@ def added_members(client: SourceTree, vllm: SourceTree) -> dict[tuple[str, str, 
     its context or added lines, else the class git names in the hunk header (`@@ -151,3 +151,5 @@ class
     SchedulerOutput:`)."""
     out: dict[tuple[str, str, str], str] = {}
-    for rel, _sections_of, text in _series(client, vllm):
+    for rel, _sections_of, text, _created_files in _series(client, vllm):
         path, cls = "", None  # the file, and the (name, indentation) of the class the current line is in
         for line in text.splitlines():
             if line.startswith("+++ "):
