@@ -365,7 +365,13 @@ def _pinned_image(ctx: ScanContext, launch: Launch) -> tuple[str, int, str] | No
     names a release other than the target (`image: vllm/vllm-openai:v0.10.2`, `FROM vllm/vllm-openai:v0.10.2`): the
     nearest such line before the launch in its YAML document (after the last `---`) or Dockerfile. The command runs on
     that image's vLLM, not on the one scanned against. None otherwise (a tag that names no release, `latest`, `${V}`)."""
-    if launch.kind not in ("yaml", "dockerfile") or not ctx.api.version:
+    if not ctx.api.version:
+        return None
+    if launch.image is not None:  # a container spec's or `docker run`'s own image (`container_launches`)
+        ref, line = launch.image
+        release = _TAG_RELEASE.match(ref.rpartition(":")[2]) if ":" in ref.rsplit("/", 1)[-1] else None
+        return (ref, line, release.group(1)) if release and release.group(1) != ctx.api.version else None
+    if launch.kind not in ("yaml", "dockerfile"):
         return None
     lines = next((f.lines for f in ctx.client.launch_files() if f.rel == launch.rel), None)
     for number in range(min(launch.line, len(lines or ())) - 1, -1, -1):

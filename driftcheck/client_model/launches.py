@@ -23,6 +23,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
+from driftcheck.client_model.container_launches import (
+    ContainerCommand, container_commands, dockerfile_commands, image_run_at, server_image,
+)
 from driftcheck.client_model.shell_arrays import ShellArray, array_at, computed, expanded_array, read_arrays, word_line
 from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
 
@@ -32,7 +35,8 @@ COMPUTED = object()  # a config value driftcheck cannot read
 
 _SEP = r"""[\s"',]+"""  # between words of a command line, or of a JSON/YAML flow list
 SHELL_START = re.compile(rf"\bvllm{_SEP}serve\b|-m{_SEP}vllm\.entrypoints\.(?:openai\.api_server|cli\.main{_SEP}serve)\b|"
-                         r"--entrypoint[= ]\S*vllm\b[\s\S]*?\sserve\b")  # a container whose entrypoint is vllm
+                         r"--entrypoint[= ]\S*vllm\b[\s\S]*?\sserve\b|"  # a container whose entrypoint is vllm
+                         r"\bvllm-openai\b")  # vLLM's server image, whose entrypoint is `vllm serve` (`docker run IMAGE ARGS`)
 STOP_TOKENS = {";", "&", "&&", "|", "||", ")", "(", ">", ">>", "<", "2>&1", "|&", ";;"}
 
 
@@ -54,6 +58,7 @@ class Launch:
     args: list[Arg] = field(default_factory=list)
     command: str = ""  # the executable that starts it when it is run by name (`vllm serve`): "vllm"; "" for `-m`
     unseen: bool = False  # a test's command list that driftcheck never sees run (`only_inspected`)
+    image: tuple[str, int] | None = None  # (reference, line) of the container image a manifest runs it in
 
 
 @dataclass
@@ -429,6 +434,9 @@ def _entry_at(texts: list[str | None]) -> tuple[str, int, str] | None:
             return "serve", i + 1, "vllm"
         if t == "vllm.entrypoints.openai.api_server" and i >= 1 and texts[i - 1] == "-m":
             return "api_server", i + 1, ""
+    at = image_run_at(texts) if any(server_image(t) for t in texts) else None
+    if at is not None:  # `docker run ... vllm/vllm-openai:TAG --model M ...`: the image's entrypoint is `vllm serve`
+        return "serve", at + 1, "vllm"
     return None
 
 
@@ -444,13 +452,14 @@ def _vllm_entrypoint(texts: list[str | None]) -> bool:
 
 def _python_list(f: LaunchFile, node, scope: _Scope, seen: set[int]) -> Launch | None:
     texts = [_const(scope.value(e)) if not isinstance(e, ast.Starred) else None for e in node.elts]
-    if "serve" not in texts and "vllm.entrypoints.openai.api_server" not in texts:
+    if "serve" not in texts and "vllm.entrypoints.openai.api_server" not in texts and not any(map(server_image, texts)):
         return None
     found = _entry_at(texts)
     if found is None:
         return None
     entry, start, command = found
-    launch = Launch(f.rel, node.lineno, _code(f, node.lineno), entry, "python", command=command)
+    launch = Launch(f.rel, node.lineno, _code(f, node.lineno), entry, "python", command=command,
+                    image=(texts[start - 1], node.lineno) if server_image(texts[start - 1]) else None)
     for e in node.elts[start:]:
         launch.args.append(_python_arg(f, e, scope, seen))
     return launch
@@ -601,9 +610,12 @@ def _indent(line: str) -> int:
 
 def _text(f: LaunchFile, out: Launches) -> None:
     arrays = read_arrays(f.lines) if f.kind == "shell" else {}
+    containers = container_commands(f.lines) if f.kind == "yaml" else \
+        dockerfile_commands(f.lines) if f.kind == "dockerfile" else []
+    read = {row for c in containers if _container_launch(f, c, out) for row in c.rows}
     for line, text in _logical_lines(f):
         stripped = text.lstrip()
-        if stripped.startswith("#") or not SHELL_START.search(text):
+        if stripped.startswith("#") or not SHELL_START.search(text) or line in read:
             continue
         body = stripped
         if f.kind == "dockerfile":
@@ -611,6 +623,19 @@ def _text(f: LaunchFile, out: Launches) -> None:
         elif f.kind == "yaml":
             body = re.sub(r"^(-\s+)?([\w.-]+\s*:\s*)?", "", body)
         _shell_command(f, body, line, f.kind, out, arrays=arrays)
+
+
+def _container_launch(f: LaunchFile, c: ContainerCommand, out: Launches) -> bool:
+    """A container's command, when it starts vLLM's server: its entrypoint's words and its arguments' (R5 / R6)."""
+    found = _entry_at([word for word, _ in c.words])
+    if found is None:
+        return False
+    entry, start, command = found
+    launch = Launch(f.rel, c.line, _code(f, c.line), entry, f.kind, command=command, image=c.image)
+    launch.args += [Arg(word, at, config=_json_config(f, word, at)) if word is not None else Arg(None, at)
+                    for word, at in c.words[start:]]
+    out.launches.append(launch)
+    return True
 
 
 def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches, fixed_line: bool = False,
@@ -633,7 +658,8 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
     if found is None:
         return
     entry, start, command = found
-    launch = Launch(f.rel, line, _code(f, line), entry, kind, command=command)
+    launch = Launch(f.rel, line, _code(f, line), entry, kind, command=command,
+                    image=(texts[start - 1], line) if server_image(texts[start - 1]) else None)
     where = line
     for tok in tokens[start:]:
         if tok in STOP_TOKENS:
