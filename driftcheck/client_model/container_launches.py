@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from driftcheck.client_model.shell_arrays import computed
 
 # a reference to vLLM's server image, by any registry or mirror path, any tag or digest (`vllm/vllm-openai:v0.9.0`,
-# `docker.io/vllm/vllm-openai@sha256:...`, `registry.local/mirror/vllm-openai:latest`)
-_SERVER_IMAGE = re.compile(r"(?:[\w.:-]+/)*vllm-openai(?::[^\s\"'@/]+)?(?:@sha256:[0-9a-f]+)?")
+# `docker.io/vllm/vllm-openai@sha256:...`, `registry.local/mirror/vllm-openai:latest`, a Helm `:{{ .Values.tag }}`)
+_SERVER_IMAGE = re.compile(r"(?:[\w.:-]+/)*vllm-openai(?::(?:[^\s\"'@/{]|\{\{[^}]*\}\}|\{[^}\s]*\})+)?(?:@sha256:[0-9a-f]+)?")
 
 
 def server_image(word: str | None) -> bool:
@@ -263,7 +263,7 @@ def dockerfile_commands(lines: list[str]) -> list[ContainerCommand]:
     (`ENTRYPOINT ["vllm", "serve"]`), or the one it inherits from vLLM's server image or a stage built on it. A
     shell-form `CMD` runs under `/bin/sh -c`, and a shell-form `ENTRYPOINT` ignores `CMD`: neither is read."""
     out: list[ContainerCommand] = []
-    entries: dict[str, list[tuple[str | None, int]] | None] = {}  # stage alias -> the entrypoint its containers run
+    entries: dict[str, tuple] = {}  # stage alias -> (the entrypoint its containers run, the image it is built on)
     stage: dict | None = None
 
     def close() -> None:
@@ -280,9 +280,9 @@ def dockerfile_commands(lines: list[str]) -> list[ContainerCommand]:
             close()
             parts = [p for p in rest.split() if not p.startswith("--")]
             ref = parts[0] if parts else ""
-            inherited = entries.get(ref.lower()) if ref.lower() in entries else \
-                [("vllm", row), ("serve", row)] if server_image(ref) else None
-            stage = {"image": (ref, row), "entry": inherited, "entry_rows": set(), "cmd": None}
+            inherited, image = entries[ref.lower()] if ref.lower() in entries else \
+                ([("vllm", row), ("serve", row)] if server_image(ref) else None, (ref, row))
+            stage = {"image": image, "entry": inherited, "entry_rows": set(), "cmd": None}
             if len(parts) >= 3 and parts[1].lower() == "as":
                 stage["alias"] = parts[2].lower()
         elif stage is None:
@@ -294,7 +294,7 @@ def dockerfile_commands(lines: list[str]) -> list[ContainerCommand]:
             exec_form = _exec_words(rest, row)
             stage["cmd"] = (exec_form, row) if exec_form is not None else None
         if stage is not None and "alias" in stage:
-            entries[stage["alias"]] = stage["entry"]
+            entries[stage["alias"]] = (stage["entry"], stage["image"])
     close()
     return out
 

@@ -1,0 +1,254 @@
+"""DC111 on the flags a container spec hands vLLM's server image (`vllm/vllm-openai`, entrypoint `vllm serve`): batch
+15b's R5 / R6. The shapes are those deployment repositories write: a compose service's folded `command: >` and flow
+list, a Kubernetes container's `args:` block list (quoted items, trailing comments) and `command: ["python3", "-m",
+"vllm.entrypoints.openai.api_server"]` with `args:`, a Helm template, a Dockerfile stage built on the image with an
+exec-form `CMD`, and `docker run ... IMAGE ARGS` in a shell script and a Python argument list. Each is checked
+against vLLM 0.16.0's real parser; `--use-v2-block-manager` and `--num-scheduler-steps` are flags older releases
+had and 0.16.0 does not.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from conftest import CACHE_DIR
+from driftcheck.client_model.container_launches import container_commands, dockerfile_commands, server_image
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+
+def scan_files(tmp_path, files: dict[str, str], version: str = "0.16.0"):
+    root = tmp_path / "client"
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    result = scan(resolve_vllm(version, CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC111"]))
+    assert not result.internal_errors
+    return ({(f.client.path, f.client.line, f.symbol, f.severity) for f in result.findings},
+            {(u.client.path, u.client.line, u.message) for u in result.unknown if u.rule == "DC111"})
+
+
+COMPOSE = """
+    version: '3.8'
+    services:
+      chroma:
+        image: chromadb/chroma:latest
+        command: --host 0.0.0.0 --not-vllms-flag
+      embedder:
+        image: vllm/vllm-openai:latest
+        ports:
+          - "8002:8000"
+        command: >
+          --model /models/bge-large
+          --served-model-name bge
+          --use-v2-block-manager
+        restart: unless-stopped
+      chat:
+        command: ["--model", "m", "--num-scheduler-steps", "4"]
+        image: "vllm/vllm-openai:${VLLM_TAG:-latest}"
+      legacy:
+        image: vllm/vllm-openai:latest
+        entrypoint: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+        command:
+          - --model
+          - m
+          - --use-v2-block-manager
+"""
+
+
+def test_compose_command_is_the_server_images_cmd(tmp_path):
+    found, unknown = scan_files(tmp_path, {"docker-compose.yml": COMPOSE})
+    assert found == {
+        ("docker-compose.yml", 13, "vllm serve --use-v2-block-manager", "error"),
+        ("docker-compose.yml", 16, "vllm serve --num-scheduler-steps", "error"),
+        ("docker-compose.yml", 24, "python -m vllm.entrypoints.openai.api_server --use-v2-block-manager", "error"),
+    }
+    assert unknown == set()
+
+
+def test_compose_twin_with_flags_the_release_has(tmp_path):
+    text = COMPOSE.replace("--use-v2-block-manager", "--enable-prefix-caching").replace("--num-scheduler-steps", "--max-num-seqs")
+    assert scan_files(tmp_path, {"docker-compose.yml": text}) == (set(), set())
+
+
+K8S = """
+    apiVersion: apps/v1
+    kind: Deployment
+    spec:
+      template:
+        spec:
+          containers:
+          - name: vllm
+            resources:
+              limits:
+                nvidia.com/gpu: "2"
+            image: vllm/vllm-openai:v0.16.0
+            args:
+            - "--model"
+            - "/models/DeepSeek"
+            - "--tensor-parallel-size"
+            - "2"                         # two GPUs a pod
+            - "--num-scheduler-steps"     # multi-step scheduling
+            - "8"
+            ports:
+            - containerPort: 8000
+          - name: sidecar
+            image: busybox
+            args: ["--not-vllms-flag"]
+    ---
+    apiVersion: apps/v1
+    kind: Deployment
+    spec:
+      template:
+        spec:
+          containers:
+          - name: vllm-gpu
+            image: vllm/vllm-openai:nightly
+            command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+            args:
+            - "--model=$(MODEL_PATH)"
+            - "--gpu-memory-utilization=0.95"
+            - "--use-v2-block-manager=true"
+          - name: shell
+            image: vllm/vllm-openai:latest
+            command: ["/bin/sh", "-c"]
+            args:
+            - |
+              vllm serve m --port 8000 --num-scheduler-steps 4
+"""
+
+
+def test_kubernetes_args_and_command(tmp_path):
+    found, unknown = scan_files(tmp_path, {"deploy/vllm.yaml": K8S})
+    assert found == {
+        ("deploy/vllm.yaml", 17, "vllm serve --num-scheduler-steps", "error"),
+        ("deploy/vllm.yaml", 37, "python -m vllm.entrypoints.openai.api_server --use-v2-block-manager", "error"),
+        # a shell script the container runs: read as before, once
+        ("deploy/vllm.yaml", 43, "vllm serve --num-scheduler-steps", "error"),
+    }
+    assert unknown == set()
+
+
+def test_kubernetes_twin_with_flags_the_release_has(tmp_path):
+    text = K8S.replace("--num-scheduler-steps", "--max-num-seqs").replace("--use-v2-block-manager=true", "--enforce-eager")
+    assert scan_files(tmp_path, {"deploy/vllm.yaml": text}) == (set(), set())
+
+
+def test_an_image_pinned_to_another_release_is_unknown(tmp_path):
+    found, unknown = scan_files(tmp_path, {"deploy/vllm.yaml": K8S.replace("vllm-openai:v0.16.0", "vllm-openai:v0.6.6")})
+    assert ("deploy/vllm.yaml", 17, "vllm serve --num-scheduler-steps", "error") not in found
+    [(path, line, message)] = [u for u in unknown if u[1] == 17]
+    assert "`vllm/vllm-openai:v0.6.6` (line 11), whose tag names vLLM 0.6.6, not the target" in message
+
+
+def test_helm_template(tmp_path):
+    found, unknown = scan_files(tmp_path, {"chart/templates/deployment.yaml": """
+          containers:
+            - name: {{ .Chart.Name }}
+              image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+              args:
+                - --model
+                - {{ .Values.model }}
+                - --not-known-to-run-vllm
+            - name: server
+              image: "vllm/vllm-openai:{{ .Values.tag }}"
+              args:
+                {{- range .Values.extraArgs }}
+                - {{ . }}
+                {{- end }}
+                - --num-scheduler-steps
+                - {{ .Values.steps | quote }}
+    """})
+    # an image named by a template may be anything: its arguments are not read; the server image's are, around the loop
+    assert found == {("chart/templates/deployment.yaml", 14, "vllm serve --num-scheduler-steps", "error")}
+    assert unknown == set()
+
+
+def test_dockerfile_cmd_of_a_stage_built_on_the_image(tmp_path):
+    found, _ = scan_files(tmp_path, {
+        "Dockerfile": """
+            FROM vllm/vllm-openai:latest AS base
+            RUN pip install --no-cache-dir my-plugin
+            FROM base
+            CMD ["--model", "m", "--use-v2-block-manager"]
+        """,
+        "docker/Dockerfile.serve": """
+            FROM python:3.12-slim
+            ENTRYPOINT ["vllm", "serve"]
+            CMD ["m", "--num-scheduler-steps", "8"]
+        """,
+        "docker/Dockerfile.shell": """
+            FROM vllm/vllm-openai:latest
+            CMD --model m --use-v2-block-manager
+        """,
+    })
+    # the shell form runs `/bin/sh -c "..."` after the entrypoint: not flags; the ENTRYPOINT line is not read twice
+    assert found == {("Dockerfile", 4, "vllm serve --use-v2-block-manager", "error"),
+                     ("docker/Dockerfile.serve", 3, "vllm serve --num-scheduler-steps", "error")}
+
+
+def test_docker_run_of_the_image(tmp_path):
+    found, _ = scan_files(tmp_path, {
+        "run.sh": """
+            #!/bin/bash
+            docker run --runtime nvidia --gpus all \\
+                -v ~/.cache/huggingface:/root/.cache/huggingface \\
+                -p 8000:8000 --ipc=host \\
+                vllm/vllm-openai:latest \\
+                --model mistralai/Mistral-7B-v0.1 --use-v2-block-manager
+            docker run --entrypoint bash vllm/vllm-openai:latest -c "echo --not-a-flag"
+            podman run --rm vllm/vllm-openai:v0.16.0 --model m --max-num-seqs 8
+        """,
+        "launch.py": """
+            import subprocess
+            subprocess.run(["docker", "run", "--gpus", "all", "vllm/vllm-openai:v0.16.0", "--model", "m",
+                            "--num-scheduler-steps", "4"], check=True)
+        """,
+    })
+    assert found == {("run.sh", 6, "vllm serve --use-v2-block-manager", "error"),
+                     ("launch.py", 3, "vllm serve --num-scheduler-steps", "error")}
+
+
+def test_server_image_names():
+    for ref in ("vllm/vllm-openai", "vllm/vllm-openai:v0.9.0", "docker.io/vllm/vllm-openai:latest",
+                "registry.local:5000/mirror/vllm-openai:v0.10.2-aibrix", "vllm/vllm-openai@sha256:" + "a" * 64,
+                "vllm/vllm-openai:${VLLM_TAG:-latest}", '"vllm/vllm-openai:nightly"', "vllm/vllm-openai:{{ .Values.tag }}"):
+        assert server_image(ref), ref
+    for ref in ("vllm/vllm-tpu:nightly", "rocm/vllm:latest", "my/vllm-openai-proxy", "vllm-openai/other", "busybox"):
+        assert not server_image(ref), ref
+
+
+def test_mapping_keys_above_and_below_the_image():
+    lines = textwrap.dedent("""
+        containers:
+        - name: a
+          args:
+          - --x
+          image: vllm/vllm-openai
+        - image: vllm/vllm-openai
+          args: [--y, "--z=1"]
+        - image: busybox
+          command: [sh]
+    """).strip().splitlines()
+    [a, b, busybox] = container_commands(lines)
+    assert a.words == [("vllm", 5), ("serve", 5), ("--x", 4)] and a.line == 3 and a.rows == {3, 4}
+    assert b.words == [("vllm", 6), ("serve", 6), ("--y", 7), ("--z=1", 7)] and b.image == ("vllm/vllm-openai", 6)
+    assert busybox.words == [("sh", 9)]  # (its command replaces the entrypoint; no vLLM word: launches reads none)
+
+
+def test_dockerfile_stages():
+    lines = textwrap.dedent("""
+        FROM vllm/vllm-openai:v0.9.0 AS serve
+        FROM serve
+        ENTRYPOINT ["bash"]
+        CMD ["-c", "x"]
+        FROM serve
+        CMD ["--model", "m"]
+    """).strip().splitlines()
+    [bash, flags] = dockerfile_commands(lines)
+    assert bash.words[0] == ("bash", 3)
+    # the stage inherits the entrypoint and the image (its tag pins the release) of the stage it is built on
+    assert flags.words == [("vllm", 1), ("serve", 1), ("--model", 6), ("m", 6)]
+    assert flags.image == ("vllm/vllm-openai:v0.9.0", 1)
