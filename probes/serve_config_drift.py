@@ -138,6 +138,8 @@ def _check_launch(ctx: ScanContext, model: ServeModel, launch: Launch, configs: 
             yield ctx.unknown(RULE, f"cannot find how {ctx.version_label()} builds the `{ENTRY_WORDS[launch.entry]}` argument "
                                     "parser, so its flags are not checked", _loc(launch.rel, launch.line, launch.code))
         return
+    if launch.restarts is not None:
+        yield _restarted(ctx, parser, launch)
     args = launch.args
     for i, arg in enumerate(args):
         if arg.text is None or not arg.text.startswith("--") or arg.text == "--":
@@ -163,6 +165,22 @@ def _check_launch(ctx: ScanContext, model: ServeModel, launch: Launch, configs: 
             carrier.config.which = which
             if carrier.config not in configs:
                 configs.append(carrier.config)
+
+
+def _restarted(ctx: ScanContext, parser: Parser, launch: Launch):
+    """A container of vLLM's image whose arguments start with `vllm serve`: the image's entrypoint already runs it, so
+    the server gets `vllm serve vllm serve ...` (the first images' `python3 -m vllm.entrypoints.openai.api_server` got
+    `vllm serve ...` as arguments): `vllm` is taken for the model (or `--model`'s value is moved there) and `serve` is
+    one positional too many for `parse_args`."""
+    code = _line_code(ctx, launch, launch.restarts)
+    image = launch.image[0] if launch.image else "vllm/vllm-openai"
+    return ctx.finding(
+        RULE,
+        f"the image `{image}` already runs `vllm serve` (its entrypoint) and appends the container's arguments, which "
+        "start with `vllm serve` again: the server's parser takes one positional, the model, and exits at once with "
+        "`unrecognized arguments: serve ...` (drop `vllm serve` from the arguments, or set the entrypoint)",
+        _loc(launch.rel, launch.restarts, code), ctx.vllm_location(parser.path, parser.line), "vllm serve serve",
+        when="call", fix=False, flag="serve", parser=f"{parser.path}:{parser.line}", launch_kind=launch.kind)
 
 
 def _unknown_flag(ctx: ScanContext, parser: Parser, launch: Launch, line: int, code: str, raw: str, flag: str):

@@ -30,9 +30,26 @@ from driftcheck.client_model.shell_arrays import computed
 _SERVER_IMAGE = re.compile(r"(?:[\w.:-]+/)*vllm-openai(?::(?:[^\s\"'@/{]|\{\{[^}]*\}\}|\{[^}\s]*\})+)?(?:@sha256:[0-9a-f]+)?")
 
 
+_OFFICIAL_IMAGE = re.compile(r"(?:docker\.io/)?vllm/vllm-openai(?:[:@]\S*)?")
+
+
+def official_server_image(ref: str) -> bool:
+    """Whether an image reference is vLLM's own published server image (a mirror or a build of the user's that keeps
+    the name may have set another entrypoint)."""
+    return _OFFICIAL_IMAGE.fullmatch(image_reference(ref)) is not None
+
+
+def image_reference(word: str) -> str:
+    """The image a word names: its quotes read off, and a variable with a default (`${VLLM_IMAGE:-vllm/vllm-openai:v0.6.6}`,
+    compose and shell alike) read as that default, which runs unless the user sets the variable (batch 18a's M1)."""
+    word = word.strip("\"'")
+    m = re.fullmatch(r"\$\{\w+:?-([^}]*\S)\}", word)
+    return m.group(1).strip("\"'") if m else word
+
+
 def server_image(word: str | None) -> bool:
     """Whether a word names vLLM's server image (`vllm/vllm-openai`), whose entrypoint is `vllm serve`."""
-    return word is not None and _SERVER_IMAGE.fullmatch(word.strip("\"'")) is not None
+    return word is not None and _SERVER_IMAGE.fullmatch(image_reference(word)) is not None
 
 
 def image_run_at(texts: list[str | None]) -> int | None:
@@ -65,6 +82,7 @@ class ContainerCommand:
     words: list[tuple[str | None, int]]
     image: tuple[str, int]  # (the image reference, its line)
     rows: set[int] = field(default_factory=set)  # the 1-based lines its keys and their values take
+    from_image: bool = False  # the first two words are the image's own entrypoint (`vllm serve`), not the spec's
 
 
 _KEY = re.compile(r"^(\s*)(-\s+)?([\w.-]+)\s*:(?:\s+|$)(.*)$")
@@ -87,7 +105,7 @@ def container_commands(lines: list[str]) -> list[ContainerCommand]:
             km = _KEY.match(lines[key_row])
             if km and km.group(3) in _WANTED and km.group(3) not in keys:
                 keys[km.group(3)] = _value(lines, key_row, indent, km.group(4))
-        image = _unquote(_strip_comment(m.group(4)).strip())  # (a variable in its tag still names the image)
+        image = image_reference(_unquote(_strip_comment(m.group(4)).strip()))  # (a variable in its tag still names it)
         entry = keys.get("entrypoint" if compose else "command")
         arguments = keys.get("command" if compose else "args")
         if entry is not None:
@@ -98,7 +116,8 @@ def container_commands(lines: list[str]) -> list[ContainerCommand]:
             continue  # an image whose entrypoint driftcheck does not know
         rows = {r for v in (entry, arguments) if v is not None for r in range(v.line, v.last + 1)}
         out.append(ContainerCommand(arguments.line if arguments else entry.line if entry else row + 1,
-                                    head + (arguments.words if arguments else []), (image, row + 1), rows))
+                                    head + (arguments.words if arguments else []), (image, row + 1), rows,
+                                    from_image=entry is None))
     return out
 
 
@@ -170,6 +189,7 @@ def _value(lines: list[str], row: int, indent: int, inline: str) -> Value:
 def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value:
     words: list[tuple[str | None, int]] = []
     item_col = None
+    continued: list[str] | None = None
     for r in body:
         text = lines[r]
         stripped = text.strip()
@@ -177,18 +197,41 @@ def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value
             continue
         if item_col is None and stripped.startswith("- "):
             item_col = _indent(text)
+        if continued is not None:  # the lines of a quoted item that goes on below its `-` line (lws' `- "bash ...;`)
+            continued.append(stripped)
+            if _closes(" ".join(continued)):
+                words[-1] = (_word(_unquote(" ".join(continued))), words[-1][1])
+                continued = None
+            continue
         if _indent(text) == item_col and stripped.startswith("-"):
             item = _strip_comment(stripped[1:]).strip()
             if not item or item[0] in ">|[{" or re.match(r"[\w.-]+\s*:(\s|$)", item) and item[0] not in "\"'-":
                 words.append((None, r + 1))  # a nested block, a mapping: not one word
                 continue
-            word = _unquote(item)
-            words.append((None if computed(word) or re.search(r"\s", word) else word, r + 1))
+            if item[0] in "\"'" and not _closes(item):
+                words.append((None, r + 1))
+                continued = [item]
+                continue
+            words.append((_word(_unquote(item)), r + 1))
         elif "{{" in stripped or "{%" in stripped or item_col is None or _indent(text) <= item_col:
             words.append((None, r + 1))  # `{{- toYaml .Values.args | nindent 12 }}`: any number of words
         elif words:
             words[-1] = (None, words[-1][1])  # an item that goes on below its `-` line: not the word read there
     return Value(row + 1, words, last)
+
+
+def _closes(item: str) -> bool:
+    """Whether a quoted scalar is closed: its last character is its quote (not `\\"`, and not half of `''`)."""
+    body = item[1:]
+    if item[0] == "'":
+        return body.replace("''", "").endswith("'")
+    return body.endswith('"') and not body.endswith('\\"')
+
+
+def _word(text: str) -> str | None:
+    """A word as read, or None where it is computed; a word with spaces is kept whole (one argument: a shell's script,
+    whose own words `launches` reads, or a value, never a flag)."""
+    return text if re.search(r"\s", text) else None if computed(text) else text
 
 
 def _closed(text: str) -> bool:
@@ -211,7 +254,7 @@ def _flow_list(text: str, line: int) -> list[tuple[str | None, int]]:
     except ValueError:
         value = None
     if isinstance(value, list):
-        return [(v if isinstance(v, str) and not computed(v) else None, line) for v in value]
+        return [(_word(v) if isinstance(v, str) else None, line) for v in value]
     body = text.strip()[1:].rsplit("]", 1)[0]
     try:
         lexer = shlex.shlex(body, posix=True)
@@ -220,7 +263,7 @@ def _flow_list(text: str, line: int) -> list[tuple[str | None, int]]:
         items = [item.strip() for item in lexer]
     except ValueError:
         return [(None, line)]
-    return [(None if computed(item) or not item or re.search(r"\s", item) else item, line) for item in items]
+    return [(_word(item) if item else None, line) for item in items]
 
 
 def _split(text: str, line: int) -> list[tuple[str | None, int]]:
@@ -228,7 +271,7 @@ def _split(text: str, line: int) -> list[tuple[str | None, int]]:
         lexer = shlex.shlex(text, posix=True)
         lexer.whitespace_split = True
         lexer.commenters = ""
-        return [(None if computed(w) else w, line) for w in lexer]
+        return [(_word(w), line) for w in lexer]
     except ValueError:
         return [(None, line)]
 
@@ -269,7 +312,8 @@ def dockerfile_commands(lines: list[str]) -> list[ContainerCommand]:
     def close() -> None:
         if stage and stage["entry"] and stage["cmd"] is not None:
             words, row = stage["cmd"]
-            out.append(ContainerCommand(row, stage["entry"] + words, stage["image"], {row, *stage["entry_rows"]}))
+            out.append(ContainerCommand(row, stage["entry"] + words, stage["image"], {row, *stage["entry_rows"]},
+                                        from_image=not stage["entry_rows"]))
 
     for row, text in _instructions(lines):
         m = _INSTRUCTION.match(text)
@@ -324,4 +368,4 @@ def _exec_words(rest: str, row: int) -> list[tuple[str | None, int]] | None:
         return None
     if not isinstance(value, list):
         return None
-    return [(v if isinstance(v, str) and not computed(v) else None, row) for v in value]
+    return [(_word(v) if isinstance(v, str) else None, row) for v in value]

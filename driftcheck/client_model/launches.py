@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
 from driftcheck.client_model.container_launches import (
-    ContainerCommand, container_commands, dockerfile_commands, image_run_at, server_image,
+    ContainerCommand, container_commands, dockerfile_commands, image_run_at, official_server_image, server_image,
 )
 from driftcheck.client_model.shell_arrays import ShellArray, array_at, computed, expanded_array, read_arrays, word_line
 from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
@@ -59,6 +59,7 @@ class Launch:
     command: str = ""  # the executable that starts it when it is run by name (`vllm serve`): "vllm"; "" for `-m`
     unseen: bool = False  # a test's command list that driftcheck never sees run (`only_inspected`)
     image: tuple[str, int] | None = None  # (reference, line) of the container image a manifest runs it in
+    restarts: int | None = None  # the line where a container's arguments say `vllm serve` again after the image's own
 
 
 @dataclass
@@ -422,6 +423,8 @@ def _const(expr: ast.expr) -> str | None:
 def _entry_at(texts: list[str | None]) -> tuple[str, int, str] | None:
     """(entry, index of the first argument, the command run by name or "") when these tokens start vLLM's server."""
     for i, t in enumerate(texts):
+        if t in ("serve", "vllm.entrypoints.openai.api_server") and _printed(texts, i):
+            continue  # `echo vllm serve m --flag`: a command printed, not run
         if t == "serve" and i >= 1 and texts[i - 1] is not None and (
                 texts[i - 1] == "vllm" or texts[i - 1].endswith("/vllm") or
                 (texts[i - 1] == "vllm.entrypoints.cli.main" and i >= 2 and texts[i - 2] == "-m")):
@@ -438,6 +441,13 @@ def _entry_at(texts: list[str | None]) -> tuple[str, int, str] | None:
     if at is not None:  # `docker run ... vllm/vllm-openai:TAG --model M ...`: the image's entrypoint is `vllm serve`
         return "serve", at + 1, "vllm"
     return None
+
+
+def _printed(texts: list[str | None], i: int) -> bool:
+    """Whether the command whose entry word is `i` (`serve` after `vllm`, or a module after `python -m`) is printed:
+    `echo` / `printf` right before it (a YAML block read as one line may hold an `echo` of its own before it)."""
+    k = i - 1 if texts[i] == "serve" else i - 2  # `vllm` of `vllm serve`, `python` of `python -m ...`
+    return k >= 1 and texts[k - 1] in ("echo", "printf")
 
 
 def _vllm_entrypoint(texts: list[str | None]) -> bool:
@@ -626,16 +636,45 @@ def _text(f: LaunchFile, out: Launches) -> None:
 
 
 def _container_launch(f: LaunchFile, c: ContainerCommand, out: Launches) -> bool:
-    """A container's command, when it starts vLLM's server: its entrypoint's words and its arguments' (R5 / R6)."""
-    found = _entry_at([word for word, _ in c.words])
+    """A container's command, when it starts vLLM's server: its entrypoint's words and its arguments' (R5 / R6), or
+    the script a shell it runs takes (`command: ["/bin/bash", "-lc", "--"]`, `args: ["ray start ...; vllm serve ..."]`)."""
+    texts = [word for word, _ in c.words]
+    found = _entry_at(texts)
     if found is None:
-        return False
+        at = _script_word(texts)
+        if at is None or not SHELL_START.search(texts[at]):
+            return False
+        before = len(out.launches)
+        _shell_command(f, texts[at], c.words[at][1], f.kind, out)
+        return len(out.launches) > before
     entry, start, command = found
     launch = Launch(f.rel, c.line, _code(f, c.line), entry, f.kind, command=command, image=c.image)
-    launch.args += [Arg(word, at, config=_json_config(f, word, at)) if word is not None else Arg(None, at)
-                    for word, at in c.words[start:]]
+    if c.from_image and official_server_image(c.image[0]) and texts[2:4] == ["vllm", "serve"]:
+        launch.restarts = c.words[2][1]  # `command: ["vllm", "serve", ...]` on the image that already runs it
+    # (a word with spaces is one argument, never a flag)
+    launch.args += [Arg(word, at, config=_json_config(f, word, at)) if word is not None and not re.search(r"\s", word)
+                    else Arg(None, at) for word, at in c.words[start:]]
     out.launches.append(launch)
     return True
+
+
+_SHELL = re.compile(r"(?:\S*/)?(?:ba|da|z|k)?sh")
+
+
+def _script_word(texts: list[str | None]) -> int | None:
+    """The index of the script in `sh -c SCRIPT` (`bash -lc -- SCRIPT`, `/bin/sh -ec SCRIPT`): the shell runs it."""
+    for i, t in enumerate(texts):
+        if t is None or not _SHELL.fullmatch(t):
+            continue
+        j, takes_script = i + 1, False
+        while j < len(texts) and texts[j] is not None and texts[j].startswith("-"):
+            if texts[j] == "--":
+                j += 1
+                break
+            takes_script = takes_script or (not texts[j].startswith("--") and "c" in texts[j][1:])
+            j += 1
+        return j if takes_script and j < len(texts) and texts[j] is not None else None
+    return None
 
 
 def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches, fixed_line: bool = False,
@@ -656,6 +695,9 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
     texts: list[str | None] = [None if t in STOP_TOKENS else t for t in tokens]
     found = _entry_at(texts)
     if found is None:
+        at = _script_word(texts)  # `bash -c "vllm serve m --flag"`: the script's own words (batch 18a's M3)
+        if at is not None and len(tokens[at]) < len(text) and SHELL_START.search(tokens[at]):
+            _shell_command(f, tokens[at], line, kind, out, fixed_line, arrays)
         return
     entry, start, command = found
     launch = Launch(f.rel, line, _code(f, line), entry, kind, command=command,

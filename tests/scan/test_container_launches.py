@@ -252,3 +252,79 @@ def test_dockerfile_stages():
     # the stage inherits the entrypoint and the image (its tag pins the release) of the stage it is built on
     assert flags.words == [("vllm", 1), ("serve", 1), ("--model", 6), ("m", 6)]
     assert flags.image == ("vllm/vllm-openai:v0.9.0", 1)
+
+
+def test_arguments_that_start_the_server_again(tmp_path):
+    found, _ = scan_files(tmp_path, {"docker-compose.yml": """
+        services:
+          llm:
+            image: vllm/vllm-openai:v0.16.0
+            command: ["vllm", "serve", "/models/Qwen3", "--max-num-seqs", "8"]
+          ok:
+            image: vllm/vllm-openai:v0.16.0
+            command: ["/models/Qwen3", "--max-num-seqs", "8"]
+          own:
+            image: vllm/vllm-openai:v0.16.0
+            entrypoint: ["vllm", "serve"]
+            command: ["/models/Qwen3"]
+          mirror:
+            image: registry.local/mirror/vllm-openai:v0.16.0
+            command: ["vllm", "serve", "/models/Qwen3"]
+    """})
+    # only the official image's entrypoint is known for certain (a build that keeps the name may reset it)
+    assert found == {("docker-compose.yml", 4, "vllm serve serve", "error")}
+
+
+def test_image_in_a_variable_with_a_default_and_scripts_a_shell_runs(tmp_path):
+    """Batch 18a: aibrix's standalone compose names `${VLLM_IMAGE:-vllm/vllm-openai:v0.6.6}` (M1); kubernetes-sigs/lws'
+    leader runs `command: [sh, -c, "<script over two lines>"]` (M3); aibrix's Ray head `command: ["/bin/bash", "-lc",
+    "--"]` with the script in `args:` (M4); a shell script's `bash -c "vllm serve ..."`."""
+    found, unknown = scan_files(tmp_path, {
+        "docker-compose.yml": """
+            services:
+              llm:
+                image: ${VLLM_IMAGE:-vllm/vllm-openai:v0.16.0}
+                command: >
+                  --model m
+                  --use-v2-block-manager
+        """,
+        "lws.yaml": """
+            spec:
+              containers:
+                - name: vllm-leader
+                  image: vllm/vllm-openai:v0.16.0
+                  command:
+                    - sh
+                    - -c
+                    - "bash /workspace/multi-node-serving.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE);
+                       python3 -m vllm.entrypoints.openai.api_server --port 8080 --model $MODEL --num-scheduler-steps 2"
+        """,
+        "fleet.yaml": """
+            spec:
+              containers:
+                - name: ray-head
+                  image: vllm/vllm-openai:v0.16.0
+                  command: ["/bin/bash", "-lc", "--"]
+                  args: ["ray start --head; vllm serve $MODEL --use-v2-block-manager"]
+        """,
+        "start.sh": """
+            bash -c "vllm serve $MODEL --num-scheduler-steps 2"
+            echo "Deploy with: vllm serve $MODEL --not-run" | tee log
+            bash -c "echo vllm serve m --not-run-either"
+            echo vllm serve m --printed; vllm serve m --max-num-seqs 4
+        """,
+    })
+    assert found == {("docker-compose.yml", 6, "vllm serve --use-v2-block-manager", "error"),
+                     ("lws.yaml", 9, "python -m vllm.entrypoints.openai.api_server --num-scheduler-steps", "error"),
+                     ("fleet.yaml", 6, "vllm serve --use-v2-block-manager", "error"),
+                     ("start.sh", 1, "vllm serve --num-scheduler-steps", "error")}
+    assert unknown == set()
+    # the variable's default pins the release: another one than the target's makes the flag unknown
+    _, unknown = scan_files(tmp_path / "pinned", {"docker-compose.yml": """
+        services:
+          llm:
+            image: "${VLLM_IMAGE:-vllm/vllm-openai:v0.6.6}"
+            command: --model m --use-v2-block-manager
+    """})
+    [(_, line, message)] = unknown
+    assert line == 4 and "`vllm/vllm-openai:v0.6.6` (line 3)" in message
