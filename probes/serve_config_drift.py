@@ -15,7 +15,10 @@ What is checked, all read from the target's sources (`driftcheck/vllm_model/serv
   `add_argument` flags, the dataclass fields `get_kwargs(cls)` loops turn into flags, `--no-x` for bool
   fields where the release uses `BooleanOptionalAction`; `--a_b` is read as `--a-b` when the release's
   `FlexibleArgumentParser` does so; `--speculative-config.method` is the flag `--speculative-config`;
-  a unique prefix is accepted (argparse abbreviations);
+  a unique prefix is accepted (argparse abbreviations); also the arguments a container hands vLLM's server image
+  (`vllm/vllm-openai`, entrypoint `vllm serve`: `docker run IMAGE ARGS`, compose `command:`, Kubernetes `args:`,
+  a Dockerfile `CMD`; `client_model/container_launches.py`), and on the official image, arguments that start with
+  `vllm serve` again (one positional too many);
 - **keys** of `--speculative-config` / `--kv-transfer-config` JSON, of `speculative_config=` /
   `kv_transfer_config=` dicts, of dicts assigned to `*speculative_config` and of any dict with a
   `"kv_connector"` key, against the fields of `SpeculativeConfig` / `KVTransferConfig`: an error where the
