@@ -190,10 +190,19 @@ def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value
     words: list[tuple[str | None, int]] = []
     item_col = None
     continued: list[str] | None = None
+    depth = 0  # inside a template's `{{ if }}` / `{{ range }}` / `{{ with }}`: rendered or not as the values say
     for r in body:
         text = lines[r]
         stripped = text.strip()
         if stripped.startswith("#"):
+            continue
+        if _OPENS.match(stripped) or _CLOSES.match(stripped):
+            depth = max(0, depth + (1 if _OPENS.match(stripped) else -1))
+            words.append((None, r + 1))
+            continue
+        if depth:  # a chart renders a flag under `{{- if semverCompare ">=0.8" .Values.tag }}` only for some releases
+            if _indent(text) == item_col and stripped.startswith("-") or item_col is None:
+                words.append((None, r + 1))
             continue
         if item_col is None and stripped.startswith("- "):
             item_col = _indent(text)
@@ -218,6 +227,10 @@ def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value
         elif words:
             words[-1] = (None, words[-1][1])  # an item that goes on below its `-` line: not the word read there
     return Value(row + 1, words, last)
+
+
+_OPENS = re.compile(r"\{\{-?\s*(?:if|range|with)\b|\{%-?\s*(?:if|for|with)\b")
+_CLOSES = re.compile(r"\{\{-?\s*end\b|\{%-?\s*end(?:if|for|with)\b")
 
 
 def _closes(item: str) -> bool:

@@ -328,3 +328,26 @@ def test_image_in_a_variable_with_a_default_and_scripts_a_shell_runs(tmp_path):
     """})
     [(_, line, message)] = unknown
     assert line == 4 and "`vllm/vllm-openai:v0.6.6` (line 3)" in message
+
+
+def test_a_helm_charts_conditional_flags_are_not_certain(tmp_path):
+    # a chart renders a flag under `{{- if ... }}` only where its values say so (a release check, an option): such a
+    # flag is not certain to reach the server; the flags outside the conditional are
+    found, unknown = scan_files(tmp_path, {"chart/templates/deployment.yaml": """
+          containers:
+            - name: vllm
+              image: "vllm/vllm-openai:{{ .Values.tag }}"
+              args:
+                - --model
+                - {{ .Values.model | quote }}
+                {{- if semverCompare "<0.7.0" .Values.tag }}
+                - --use-v2-block-manager
+                {{- end }}
+                {{- if .Values.steps }}
+                - --num-scheduler-steps
+                - {{ .Values.steps | quote }}
+                {{- end }}
+                - --num-scheduler-steps
+    """})
+    assert found == {("chart/templates/deployment.yaml", 14, "vllm serve --num-scheduler-steps", "error")}
+    assert unknown == set()
