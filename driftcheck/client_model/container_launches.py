@@ -52,18 +52,45 @@ def server_image(word: str | None) -> bool:
     return word is not None and _SERVER_IMAGE.fullmatch(image_reference(word)) is not None
 
 
-def image_run_at(texts: list[str | None]) -> int | None:
+def image_run_at(texts: list[str | None], images: dict[str, str] | None = None) -> int | None:
     """The index of the image word in `docker run ... vllm/vllm-openai:TAG ARGS` (also podman, nerdctl, `docker container
-    run`) that keeps the image's entrypoint: the words after it are `vllm serve`'s. None otherwise."""
+    run`) that keeps the image's entrypoint: the words after it are `vllm serve`'s. None otherwise. `images`: the
+    script's variables that name the server image (`image_variables`), for `docker run ... "$IMAGE" ARGS`."""
     run = None
     for i, t in enumerate(texts):
         if t == "run" and i >= 1 and texts[i - 1] in ("docker", "podman", "nerdctl", "container"):
             run = i
         elif run is not None and t is not None and (t == "--entrypoint" or t.startswith("--entrypoint=")):
             return None  # another entrypoint: `_entry_at` reads `--entrypoint vllm IMAGE serve`
-        elif run is not None and server_image(t):
+        elif run is not None and (server_image(t) or variable_image(t, images) is not None):
             return i
     return None
+
+
+# every write of a scalar: `NAME=value` after a line start or a separator (`then IMAGE=x;`), and `${NAME:=value}`
+_SCALAR = re.compile(r"""(?:^|[\s;&|(])([A-Za-z_]\w*)=("[^"]*"|'[^']*'|[^\s;&|)]*)|\$\{([A-Za-z_]\w*):?=([^}]*)\}""")
+
+
+def image_variables(lines: list[str]) -> dict[str, str]:
+    """The shell variables a script sets to vLLM's server image, and nothing else, on every line it sets them
+    (`IMAGE="${IMAGE:-vllm/vllm-openai:v0.8.5}"`, `: "${IMAGE:=vllm/vllm-openai:latest}"`): name -> image reference
+    (batch 18a's M2). The user may export another image; the words after it are still the server's flags."""
+    seen: dict[str, set[str]] = {}
+    for line in lines:
+        if line.lstrip().startswith("#"):
+            continue
+        for m in _SCALAR.finditer(line):
+            name, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            value = value.strip("\"'")
+            seen.setdefault(name, set()).add(image_reference(value) if value.startswith("${") else value)
+    return {name: next(iter(values)) for name, values in seen.items()
+            if len(values) == 1 and server_image(next(iter(values)))}
+
+
+def variable_image(word: str | None, images: dict[str, str] | None) -> str | None:
+    """The image a `$IMAGE` / `${IMAGE}` word expands to, where the script sets that variable to the server image."""
+    m = re.fullmatch(r"\$(?:\{(\w+)\}|(\w+))", word or "")
+    return images.get(m.group(1) or m.group(2)) if m and images else None
 
 
 # ------------------------------------------------------------------------------------------------------------- YAML

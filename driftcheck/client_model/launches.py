@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
 from driftcheck.client_model.container_launches import (
-    ContainerCommand, container_commands, dockerfile_commands, image_run_at, official_server_image, server_image,
+    ContainerCommand, container_commands, dockerfile_commands, image_reference, image_run_at, image_variables,
+    official_server_image, server_image, variable_image,
 )
 from driftcheck.client_model.shell_arrays import ShellArray, array_at, computed, expanded_array, read_arrays, word_line
 from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
@@ -420,7 +421,7 @@ def _const(expr: ast.expr) -> str | None:
     return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
 
 
-def _entry_at(texts: list[str | None]) -> tuple[str, int, str] | None:
+def _entry_at(texts: list[str | None], images: dict[str, str] | None = None) -> tuple[str, int, str] | None:
     """(entry, index of the first argument, the command run by name or "") when these tokens start vLLM's server."""
     for i, t in enumerate(texts):
         if t in ("serve", "vllm.entrypoints.openai.api_server") and _printed(texts, i):
@@ -437,7 +438,7 @@ def _entry_at(texts: list[str | None]) -> tuple[str, int, str] | None:
             return "serve", i + 1, "vllm"
         if t == "vllm.entrypoints.openai.api_server" and i >= 1 and texts[i - 1] == "-m":
             return "api_server", i + 1, ""
-    at = image_run_at(texts) if any(server_image(t) for t in texts) else None
+    at = image_run_at(texts, images) if images or any(server_image(t) for t in texts) else None
     if at is not None:  # `docker run ... vllm/vllm-openai:TAG --model M ...`: the image's entrypoint is `vllm serve`
         return "serve", at + 1, "vllm"
     return None
@@ -620,19 +621,21 @@ def _indent(line: str) -> int:
 
 def _text(f: LaunchFile, out: Launches) -> None:
     arrays = read_arrays(f.lines) if f.kind == "shell" else {}
+    images = image_variables(f.lines) if f.kind == "shell" and "vllm-openai" in f.text else {}
     containers = container_commands(f.lines) if f.kind == "yaml" else \
         dockerfile_commands(f.lines) if f.kind == "dockerfile" else []
     read = {row for c in containers if _container_launch(f, c, out) for row in c.rows}
     for line, text in _logical_lines(f):
         stripped = text.lstrip()
-        if stripped.startswith("#") or not SHELL_START.search(text) or line in read:
+        if stripped.startswith("#") or line in read or not (SHELL_START.search(text) or images and any(
+                f"${name}" in text or f"${{{name}}}" in text for name in images)):  # `docker run "$IMAGE" ...`
             continue
         body = stripped
         if f.kind == "dockerfile":
             body = re.sub(r"^(RUN|CMD|ENTRYPOINT)\s+", "", body, flags=re.I)
         elif f.kind == "yaml":
             body = re.sub(r"^(-\s+)?([\w.-]+\s*:\s*)?", "", body)
-        _shell_command(f, body, line, f.kind, out, arrays=arrays)
+        _shell_command(f, body, line, f.kind, out, arrays=arrays, images=images)
 
 
 def _container_launch(f: LaunchFile, c: ContainerCommand, out: Launches) -> bool:
@@ -678,7 +681,7 @@ def _script_word(texts: list[str | None]) -> int | None:
 
 
 def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches, fixed_line: bool = False,
-                   arrays: dict[str, ShellArray] | None = None) -> None:
+                   arrays: dict[str, ShellArray] | None = None, images: dict[str, str] | None = None) -> None:
     tokens = _exec_form(text)
     if tokens is None:
         try:
@@ -693,15 +696,16 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
         _held_command(f, held, kind, out)
         return
     texts: list[str | None] = [None if t in STOP_TOKENS else t for t in tokens]
-    found = _entry_at(texts)
+    found = _entry_at(texts, images)
     if found is None:
         at = _script_word(texts)  # `bash -c "vllm serve m --flag"`: the script's own words (batch 18a's M3)
         if at is not None and len(tokens[at]) < len(text) and SHELL_START.search(tokens[at]):
-            _shell_command(f, tokens[at], line, kind, out, fixed_line, arrays)
+            _shell_command(f, tokens[at], line, kind, out, fixed_line, arrays, images)
         return
     entry, start, command = found
+    image = texts[start - 1] if server_image(texts[start - 1]) else variable_image(texts[start - 1], images)
     launch = Launch(f.rel, line, _code(f, line), entry, kind, command=command,
-                    image=(texts[start - 1], line) if server_image(texts[start - 1]) else None)
+                    image=(image_reference(image), line) if image else None)
     where = line
     for tok in tokens[start:]:
         if tok in STOP_TOKENS:

@@ -351,3 +351,28 @@ def test_a_helm_charts_conditional_flags_are_not_certain(tmp_path):
     """})
     assert found == {("chart/templates/deployment.yaml", 14, "vllm serve --num-scheduler-steps", "error")}
     assert unknown == set()
+
+
+def test_docker_run_of_an_image_a_variable_holds(tmp_path):
+    # batch 18a's M2 (serve_reference.sh): `IMAGE="${IMAGE:-vllm/vllm-openai:TAG}"`, then `docker run ... "$IMAGE" ARGS`
+    found, unknown = scan_files(tmp_path, {
+        "serve.sh": """
+            IMAGE="${IMAGE:-vllm/vllm-openai:v0.16.0}"
+            docker run -d --gpus all "$IMAGE" \\
+              /model --served-model-name m \\
+              --num-scheduler-steps 4
+        """,
+        "pinned.sh": """
+            : "${IMG:=vllm/vllm-openai:v0.6.6}"
+            docker run --rm ${IMG} --model m --use-v2-block-manager
+        """,
+        "twice.sh": """
+            IMAGE=vllm/vllm-openai:v0.16.0
+            if [ -n "$CPU" ]; then IMAGE=my/cpu-image; fi
+            docker run "$IMAGE" --model m --use-v2-block-manager
+            docker run "$OTHER" --model m --use-v2-block-manager
+        """,
+    })
+    assert found == {("serve.sh", 4, "vllm serve --num-scheduler-steps", "error")}
+    [(path, line, message)] = unknown
+    assert (path, line) == ("pinned.sh", 2) and "`vllm/vllm-openai:v0.6.6` (line 2)" in message
