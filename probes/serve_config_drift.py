@@ -296,9 +296,11 @@ def _check_connector(ctx: ScanContext, model: ServeModel, use: ConfigUse):
         return
     near = difflib.get_close_matches(name, list(model.connectors), n=3, cutoff=0.6)
     hint = f" (registered names close to it: {', '.join(near)})" if near else ""
+    fails = f"with `ValueError: Unsupported connector type: {name}`" if model.unsupported else \
+        "when the factory looks it up (`ValueError: Unsupported connector type` or a `KeyError`, by engine version)"
     yield ctx.finding(RULE, f"KV connector `{name}` is not registered in {ctx.version_label()}{hint} and no "
-                            "kv_connector_module_path names a module for it: the engine fails to start with "
-                            f"`ValueError: Unsupported connector type: {name}`.{_stale_replacement(ctx, model, use.rel)}",
+                            f"kv_connector_module_path names a module for it: the engine fails to start {fails}."
+                            f"{_stale_replacement(ctx, model, use.rel)}",
                       _loc(use.rel, line, code), where, f"kv_connector={name}", when="call", fix=False, connector=name)
 
 
@@ -390,7 +392,9 @@ def _pinned_image(ctx: ScanContext, launch: Launch) -> tuple[str, int, str] | No
         return None
     if launch.image is not None:  # a container spec's or `docker run`'s own image (`container_launches`)
         ref, line = launch.image
-        release = _TAG_RELEASE.match(ref.rpartition(":")[2]) if ":" in ref.rsplit("/", 1)[-1] else None
+        name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
+        release = _TAG_RELEASE.match(tag) if "vllm" in name.rsplit("/", 1)[-1].lower() else None
+        # (`ghcr.io/llm-d/llm-d-cuda:v0.9.0` is llm-d's release, not vLLM's: the launch may run the target)
         return (ref, line, release.group(1)) if release and release.group(1) != ctx.api.version else None
     if launch.kind not in ("yaml", "dockerfile"):
         return None

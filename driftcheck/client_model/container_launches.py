@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from driftcheck.client_model.shell_arrays import computed
 
 # a reference to vLLM's server image, by any registry or mirror path, any tag or digest (`vllm/vllm-openai:v0.9.0`,
-# `docker.io/vllm/vllm-openai@sha256:...`, `registry.local/mirror/vllm-openai:latest`, a Helm `:{{ .Values.tag }}`)
-_SERVER_IMAGE = re.compile(r"(?:[\w.:-]+/)*vllm-openai(?::(?:[^\s\"'@/{]|\{\{[^}]*\}\}|\{[^}\s]*\})+)?(?:@sha256:[0-9a-f]+)?")
+# `docker.io/vllm/vllm-openai@sha256:...`, `registry.local/mirror/vllm-openai:latest`, a Helm `:{{ .Values.tag }}`,
+# a registry prefix a template fills: `{{DOCKER_IMAGE_PREFIX}}vllm/vllm-openai:v0.10.2`)
+_SERVER_IMAGE = re.compile(r"(?:\{\{[^}]*\}\}|\$\{[^}]*\})?(?:[\w.:-]+/)*vllm-openai(?::(?:[^\s\"'@/{]|\{\{[^}]*\}\}|\{[^}\s]*\})+)?(?:@sha256:[0-9a-f]+)?")
 
 
 _OFFICIAL_IMAGE = re.compile(r"(?:docker\.io/)?vllm/vllm-openai(?:[:@]\S*)?")
@@ -154,7 +155,7 @@ def _sibling_rows(lines: list[str], row: int, indent: int, starts_item: bool) ->
     rows = [row]
     for up in range(row - 1, -1, -1) if not starts_item else ():
         text = lines[up]
-        if not text.strip() or text.lstrip().startswith("#"):
+        if _blank(text):
             continue
         col = _indent(text)
         if col == indent and not text.lstrip().startswith("-"):
@@ -165,7 +166,7 @@ def _sibling_rows(lines: list[str], row: int, indent: int, starts_item: bool) ->
             break
     for down in range(row + 1, len(lines)):
         text = lines[down]
-        if not text.strip() or text.lstrip().startswith("#"):
+        if _blank(text):
             continue
         col = _indent(text)
         if col < indent or text.startswith("---"):
@@ -173,6 +174,13 @@ def _sibling_rows(lines: list[str], row: int, indent: int, starts_item: bool) ->
         if col == indent and not text.lstrip().startswith("-"):
             rows.append(down)
     return sorted(rows)
+
+
+def _blank(text: str) -> bool:
+    """A line that holds no key: empty, a comment, or a template's own line (`{{- if .Values.lora }}`, which charts
+    write at any column, the first included)."""
+    stripped = text.strip()
+    return not stripped or stripped.startswith(("#", "{{", "{%"))
 
 
 def _indent(text: str) -> int:
@@ -190,7 +198,8 @@ def _value(lines: list[str], row: int, indent: int, inline: str) -> Value:
             if not text.strip():
                 continue
             col = _indent(text)
-            if col > indent or (col == indent and text.lstrip().startswith("- ") and not inline):
+            if col > indent or (col == indent and text.lstrip().startswith("- ") and not inline) or \
+                    text.lstrip().startswith(("{{", "{%")):  # a chart's `{{- if }}` at any column, inside the list
                 body.append(down)
             else:
                 break
@@ -223,13 +232,13 @@ def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value
         stripped = text.strip()
         if stripped.startswith("#"):
             continue
-        if _OPENS.match(stripped) or _CLOSES.match(stripped):
-            depth = max(0, depth + (1 if _OPENS.match(stripped) else -1))
-            words.append((None, r + 1))
+        if _OPENS.match(stripped) or _CLOSES.match(stripped) or _ELSE.match(stripped):  # (no word of its own)
+            depth = max(0, depth + (1 if _OPENS.match(stripped) else -1 if _CLOSES.match(stripped) else 0))
             continue
         if depth:  # a chart renders a flag under `{{- if semverCompare ">=0.8" .Values.tag }}` only for some releases
-            if _indent(text) == item_col and stripped.startswith("-") or item_col is None:
-                words.append((None, r + 1))
+            if stripped.startswith("- ") and (item_col is None or _indent(text) == item_col):
+                word = _word(_unquote(_strip_comment(stripped[1:]).strip()))
+                words.append((None if word is None or word.startswith("-") else word, r + 1))  # (an executable stays)
             continue
         if item_col is None and stripped.startswith("- "):
             item_col = _indent(text)
@@ -258,6 +267,7 @@ def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value
 
 _OPENS = re.compile(r"\{\{-?\s*(?:if|range|with)\b|\{%-?\s*(?:if|for|with)\b")
 _CLOSES = re.compile(r"\{\{-?\s*end\b|\{%-?\s*end(?:if|for|with)\b")
+_ELSE = re.compile(r"\{\{-?\s*else\b|\{%-?\s*(?:else|elif)\b")
 
 
 def _closes(item: str) -> bool:

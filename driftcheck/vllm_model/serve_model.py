@@ -56,6 +56,7 @@ class ServeModel:
     connectors: dict[str, tuple[str, int]] = field(default_factory=dict)  # registered name -> (path, line)
     connectors_complete: bool = False
     factory: tuple[str, int] | None = None  # (path, line) of the registry's lookup
+    unsupported: bool = True  # every lookup raises `ValueError: Unsupported connector type` (0.8.5's V1 one: KeyError)
     factory_class: str | None = None  # the registry class's qualname
     factory_path: list[str] = field(default_factory=list)  # its methods a name passes through on the way to the lookup
     llm_kwargs: dict[str, int] = field(default_factory=dict)  # LLM.__init__ parameters -> line
@@ -203,11 +204,14 @@ def _connectors(api: ApiIndex, model: ServeModel) -> None:
         for node in walk(tree) if tree is not None else ():
             if not isinstance(node, ast.ClassDef):
                 continue
-            # the lookup: a method given the KV transfer config that reads the registry
-            lookups = [fn for fn in node.body if isinstance(fn, ast.FunctionDef) and
-                       any("kv_transfer_config" in a.arg for a in fn.args.args) and "_registry" in ast.unparse(fn)]
+            # the lookup: a method given the KV transfer config, or the config it reads it from (0.9.2's
+            # `create_connector_v0(cls, rank, local_rank, config)`: `config.kv_transfer_config.kv_connector`), that
+            # reads the registry
+            lookups = [fn for fn in node.body if isinstance(fn, ast.FunctionDef) and "_registry" in (body := ast.unparse(fn))
+                       and (any("kv_transfer_config" in a.arg for a in fn.args.args) or ".kv_transfer_config" in body)]
             if lookups:
                 registry, model.factory = node.name, (rel, lookups[0].lineno)
+                model.unsupported = all("Unsupported connector type" in ast.unparse(fn) for fn in lookups)
                 module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
                 model.factory_class, model.factory_path = f"{module}.{node.name}", _lookup_path(node, lookups)
                 if "raise" not in ast.unparse(lookups[0]):

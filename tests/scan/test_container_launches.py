@@ -376,3 +376,81 @@ def test_docker_run_of_an_image_a_variable_holds(tmp_path):
     assert found == {("serve.sh", 4, "vllm serve --num-scheduler-steps", "error")}
     [(path, line, message)] = unknown
     assert (path, line) == ("pinned.sh", 2) and "`vllm/vllm-openai:v0.6.6` (line 2)" in message
+
+
+def test_larger_charts_shapes(tmp_path):
+    """Batch 18b: production-stack writes `{{- if }}` lines at column 0 and inside a `command:` list (an executable per
+    branch); llm-d's presets list `- vllm` / `- serve` as block items (a file no `vllm serve` text marks); a
+    `{{DOCKER_IMAGE_PREFIX}}` in front of the image; an image of another project whose tag is its own release."""
+    found, unknown = scan_files(tmp_path, {
+        "chart/templates/deployment-vllm-multi.yaml": """
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: "vllm"
+                      image: "lmcache/vllm-openai:latest"
+            {{- if .Values.servingEngineSpec.runtimeClassName }}
+                      runtimeClassName: nvidia
+            {{- end }}
+                      command:
+                      {{- if eq .Values.repository "lmcache/vllm-openai" }}
+                      - "/opt/venv/bin/vllm"
+                      {{- else }}
+                      - "vllm"
+                      {{- end }}
+                      - "serve"
+                      - "m"
+            {{- if .Values.enableLoRA }}
+                      - "--enable-lora-bogus"
+            {{- end }}
+                      - "--use-v2-block-manager"
+        """,
+        "presets/basic.yaml": """
+            spec:
+              containers:
+                - name: vllm
+                  image: ghcr.io/llm-d/llm-d:0.0.8
+                  command:
+                    - vllm
+                    - serve
+                    - m
+                  args:
+                    - "--port"
+                    - "8001"
+                    - "--num-scheduler-steps"
+        """,
+        "model.yaml": """
+            spec:
+              containers:
+                - name: vllm
+                  image: {{DOCKER_IMAGE_PREFIX}}vllm/vllm-openai:v0.16.0
+                  args:
+                    - m
+                    - --use-v2-block-manager=1
+                - name: llm-d
+                  image: ghcr.io/llm-d/llm-d-cuda:v0.9.0
+                  command: ["vllm", "serve"]
+                  args: [/mnt/models, --num-scheduler-steps, "4"]
+        """,
+    })
+    assert found == {("chart/templates/deployment-vllm-multi.yaml", 21, "vllm serve --use-v2-block-manager", "error"),
+                     ("presets/basic.yaml", 12, "vllm serve --num-scheduler-steps", "error"),
+                     ("model.yaml", 7, "vllm serve --use-v2-block-manager", "error"),
+                     # llm-d's tag is llm-d's release, not vLLM's: the launch may run the target
+                     ("model.yaml", 11, "vllm serve --num-scheduler-steps", "error")}
+    assert unknown == set()
+
+
+def test_connectors_of_a_factory_whose_lookup_takes_the_whole_config(tmp_path):
+    """Batch 18b's F1: 0.9.2's `create_connector_v0(cls, rank, local_rank, config)` reads
+    `config.kv_transfer_config.kv_connector`; the registry was not found, so every connector was an unknown."""
+    files = {"serve.sh": """
+        vllm serve m --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
+        vllm serve m --kv-transfer-config '{"kv_connector":"NixlConnectr","kv_role":"kv_both"}'
+    """}
+    found, unknown = scan_files(tmp_path, files, version="0.9.2")
+    assert found == {("serve.sh", 2, "kv_connector=NixlConnectr", "error")} and unknown == set()
+    # 0.8.5 has no NixlConnector, and its V1 lookup indexes the registry (a KeyError), its V0 one raises ValueError
+    found, unknown = scan_files(tmp_path / "085", files, version="0.8.5")
+    assert {f[2] for f in found} == {"kv_connector=NixlConnector", "kv_connector=NixlConnectr"} and unknown == set()
