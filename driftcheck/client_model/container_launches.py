@@ -114,7 +114,7 @@ class ContainerCommand:
 
 
 _KEY = re.compile(r"^(\s*)(-\s+)?([\w.-]+)\s*:(?:\s+|$)(.*)$")
-_WANTED = ("image", "command", "args", "entrypoint")
+_WANTED = ("image", "command", "args", "entrypoint", "build")
 
 
 def container_commands(lines: list[str]) -> list[ContainerCommand]:
@@ -138,7 +138,9 @@ def container_commands(lines: list[str]) -> list[ContainerCommand]:
         arguments = keys.get("command" if compose else "args")
         if entry is not None:
             head = entry.words
-        elif server_image(image):
+        elif server_image(image) and not (compose and "build" in keys):
+            # (a compose service that also says `build:` tags the image it builds with that name: its Dockerfile's
+            # ENTRYPOINT, whatever it is, runs)
             head = [("vllm", row + 1), ("serve", row + 1)]  # the image's ENTRYPOINT
         else:
             continue  # an image whose entrypoint driftcheck does not know

@@ -454,3 +454,25 @@ def test_connectors_of_a_factory_whose_lookup_takes_the_whole_config(tmp_path):
     # 0.8.5 has no NixlConnector, and its V1 lookup indexes the registry (a KeyError), its V0 one raises ValueError
     found, unknown = scan_files(tmp_path / "085", files, version="0.8.5")
     assert {f[2] for f in found} == {"kv_connector=NixlConnector", "kv_connector=NixlConnectr"} and unknown == set()
+
+
+def test_a_compose_service_that_builds_its_image_runs_that_dockerfiles_entrypoint(tmp_path):
+    # `image:` beside `build:` names the image compose builds (a Dockerfile that may reset ENTRYPOINT): its `command:`
+    # is not known to reach `vllm serve`, unless the service sets the entrypoint itself
+    found, _ = scan_files(tmp_path, {"docker-compose.yml": """
+        services:
+          built:
+            image: vllm/vllm-openai:gemma-audio
+            build:
+              context: ./vllm
+              dockerfile: Dockerfile
+            command: ["vllm", "serve", "/models/m", "--use-v2-block-manager"]
+          built-own-entry:
+            image: vllm/vllm-openai:gemma-audio
+            build: ./vllm
+            entrypoint: ["vllm", "serve"]
+            command: ["/models/m", "--num-scheduler-steps", "2"]
+    """})
+    # the first service's `vllm serve` is read as the command it runs (the line reader's, as before), not as a repeat
+    assert found == {("docker-compose.yml", 7, "vllm serve --use-v2-block-manager", "error"),
+                     ("docker-compose.yml", 12, "vllm serve --num-scheduler-steps", "error")}
