@@ -648,7 +648,10 @@ def _container_launch(f: LaunchFile, c: ContainerCommand, out: Launches) -> bool
         if at is None or not SHELL_START.search(texts[at]):
             return False
         before = len(out.launches)
-        _shell_command(f, texts[at], c.words[at][1], f.kind, out)
+        # `bash -c SCRIPT -- --model m ...`: the word after the script is its `$0`, the rest its `"$@"`
+        _shell_command(f, texts[at], c.words[at][1], f.kind, out, positional=c.words[at + 2:])
+        for launch in out.launches[before:]:
+            launch.image = launch.image or c.image  # (the script runs in the container's image)
         return len(out.launches) > before
     entry, start, command = found
     launch = Launch(f.rel, c.line, _code(f, c.line), entry, f.kind, command=command, image=c.image)
@@ -681,7 +684,9 @@ def _script_word(texts: list[str | None]) -> int | None:
 
 
 def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches, fixed_line: bool = False,
-                   arrays: dict[str, ShellArray] | None = None, images: dict[str, str] | None = None) -> None:
+                   arrays: dict[str, ShellArray] | None = None, images: dict[str, str] | None = None,
+                   positional: list[tuple[str | None, int]] | None = None) -> None:
+    """`positional`: the words a `sh -c SCRIPT $0 ...` hands the script, which its `"$@"` expands to."""
     tokens = _exec_form(text)
     if tokens is None:
         try:
@@ -716,7 +721,10 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
         if array is not None:  # `"${ARGS[@]}"` of an array the script fills with words it spells
             launch.args += _array_args(f, array.words)
             continue
-        if tok in ('"$@"', "$@", "$*") or re.fullmatch(r"\$\{?\w+\[[@*]\]\}?", tok):
+        if positional is not None and tok in ("$@", "${@}"):  # odh's `exec vllm serve "$@"`, the flags in `args:`
+            launch.args += [Arg(word, at) if word is not None and not re.search(r"\s", word) else Arg(None, at)
+                            for word, at in positional]
+        elif tok in ('"$@"', "$@", "$*") or re.fullmatch(r"\$\{?\w+\[[@*]\]\}?", tok):
             launch.args.append(Arg(None, where, spread=True))
         elif computed(tok):
             launch.args.append(Arg(None, where, spread=tok.startswith("$") and not tok.startswith("--")))

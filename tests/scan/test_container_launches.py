@@ -476,3 +476,30 @@ def test_a_compose_service_that_builds_its_image_runs_that_dockerfiles_entrypoin
     # the first service's `vllm serve` is read as the command it runs (the line reader's, as before), not as a repeat
     assert found == {("docker-compose.yml", 7, "vllm serve --use-v2-block-manager", "error"),
                      ("docker-compose.yml", 12, "vllm serve --num-scheduler-steps", "error")}
+
+
+def test_a_shell_script_that_hands_its_arguments_to_the_server(tmp_path):
+    # batch 18b's M3 (odh-model-controller's runtimes): `command: [bash, -c, "... exec vllm serve \"$@\"", --]`, the flags
+    # in `args:`; the word after the script is its `$0`
+    found, unknown = scan_files(tmp_path, {"runtime.yaml": """
+        spec:
+          containers:
+            - name: kserve-container
+              image: vllm/vllm-openai:v0.16.0
+              command:
+                - /bin/bash
+                - -c
+                - source /etc/profile.d/setup.sh && exec python3 -m vllm.entrypoints.openai.api_server "$@"
+                - --
+              args:
+                - --model=/mnt/models
+                - --use-v2-block-manager
+            - name: pinned
+              image: vllm/vllm-openai:v0.6.6
+              command: ["bash", "-c", "exec vllm serve \\"$@\\"", "--"]
+              args: ["--model=/mnt/models", "--use-v2-block-manager"]
+    """})
+    assert found == {("runtime.yaml", 12, "python -m vllm.entrypoints.openai.api_server --use-v2-block-manager", "error")}
+    # the script runs in its container's image, whose tag pins another release
+    [(_, line, message)] = unknown
+    assert line == 16 and "`vllm/vllm-openai:v0.6.6` (line 14)" in message
