@@ -206,7 +206,10 @@ def _value(lines: list[str], row: int, indent: int, inline: str) -> Value:
             else:
                 break
         last = body[-1] + 1 if body else row + 1
-        if inline:  # a block scalar: each line's words
+        content = [lines[r].strip() for r in body if not _blank(lines[r])]
+        # a block scalar, or a plain scalar over several lines (`command:` then `--model m` / `--port 8000` below it,
+        # batch 18c): each line's words
+        if inline or content and not any(c.startswith("- ") or _KEY.match(c) for c in content):
             words: list[tuple[str | None, int]] = []
             for r in body:
                 if not lines[r].strip().startswith("#"):
@@ -220,8 +223,14 @@ def _value(lines: list[str], row: int, indent: int, inline: str) -> Value:
             text += " " + _strip_comment(lines[end]).strip()
         words = _flow_list(text, row + 1)
         return Value(row + 1, words, end + 1)
-    words = [(w, row + 1) for w, _ in _split(_unquote(inline), row + 1)] if inline[0] in "\"'" else _split(inline, row + 1)
-    return Value(row + 1, words, row + 1)
+    if inline[0] in "\"'":
+        return Value(row + 1, [(w, row + 1) for w, _ in _split(_unquote(inline), row + 1)], row + 1)
+    words, end = _split(inline, row + 1), row
+    while end + 1 < len(lines) and _indent(lines[end + 1]) > indent and not _blank(lines[end + 1]) and \
+            not lines[end + 1].lstrip().startswith("- ") and not _KEY.match(lines[end + 1]):
+        end += 1  # a plain scalar's next line (`command: --model m` then `  --port 8000`)
+        words += _split(_strip_comment(lines[end]).strip(), end + 1)
+    return Value(row + 1, words, end + 1)
 
 
 def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value:

@@ -503,3 +503,24 @@ def test_a_shell_script_that_hands_its_arguments_to_the_server(tmp_path):
     # the script runs in its container's image, whose tag pins another release
     [(_, line, message)] = unknown
     assert line == 16 and "`vllm/vllm-openai:v0.6.6` (line 14)" in message
+
+
+def test_a_plain_scalar_over_several_lines(tmp_path):
+    # batch 18c (kubernetes-sigs/inference-perf's compose example): `command:` with the flags on the lines below it,
+    # no `>`; and a plain value that goes on to the next line
+    found, _ = scan_files(tmp_path, {"docker-compose.yml": """
+        services:
+          vllm:
+            image: vllm/vllm-openai:latest
+            command:
+              --model facebook/opt-125m
+              --use-v2-block-manager
+          other:
+            image: vllm/vllm-openai:latest
+            command: --model m
+              --num-scheduler-steps 2
+            ports:
+              - "8000:8000"
+    """})
+    assert found == {("docker-compose.yml", 6, "vllm serve --use-v2-block-manager", "error"),
+                     ("docker-compose.yml", 10, "vllm serve --num-scheduler-steps", "error")}
