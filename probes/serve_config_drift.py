@@ -392,10 +392,8 @@ def _pinned_image(ctx: ScanContext, launch: Launch) -> tuple[str, int, str] | No
         return None
     if launch.image is not None:  # a container spec's or `docker run`'s own image (`container_launches`)
         ref, line = launch.image
-        name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
-        release = _TAG_RELEASE.match(tag) if "vllm" in name.rsplit("/", 1)[-1].lower() else None
-        # (`ghcr.io/llm-d/llm-d-cuda:v0.9.0` is llm-d's release, not vLLM's: the launch may run the target)
-        return (ref, line, release.group(1)) if release and release.group(1) != ctx.api.version else None
+        release = _image_release(ref)
+        return (ref, line, release) if release and release != ctx.api.version else None
     if launch.kind not in ("yaml", "dockerfile"):
         return None
     lines = next((f.lines for f in ctx.client.launch_files() if f.rel == launch.rel), None)
@@ -407,12 +405,19 @@ def _pinned_image(ctx: ScanContext, launch: Launch) -> tuple[str, int, str] | No
         ref = (m.group(1) or m.group(2)) if m else None
         if not ref or (launch.kind == "yaml") != bool(m.group(1)):
             continue
-        name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
-        release = _TAG_RELEASE.match(tag)
-        if "vllm" not in name.rsplit("/", 1)[-1].lower() or release is None:
+        release = _image_release(ref)
+        if release is None:
             return None  # the nearest image is not a vLLM release image: the launch may run the target
-        return (ref, number + 1, release.group(1)) if release.group(1) != ctx.api.version else None
+        return (ref, number + 1, release) if release != ctx.api.version else None
     return None
+
+
+def _image_release(ref: str) -> str | None:
+    """The vLLM release an image's tag names, where the image's name says vLLM (`vllm/vllm-openai:v0.10.2`);
+    `ghcr.io/llm-d/llm-d-cuda:v0.9.0` is llm-d's release, not vLLM's, and `latest` names none."""
+    name, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
+    release = _TAG_RELEASE.match(tag) if "vllm" in name.rsplit("/", 1)[-1].lower() else None
+    return release.group(1) if release else None
 
 
 def _code_at(ctx: ScanContext, rel: str, line: int) -> str:

@@ -159,7 +159,7 @@ def _sibling_rows(lines: list[str], row: int, indent: int, starts_item: bool) ->
         text = lines[up]
         if _blank(text):
             continue
-        col = _indent(text)
+        col = column(text)
         if col == indent and not text.lstrip().startswith("-"):
             rows.append(up)
         elif col < indent:
@@ -170,7 +170,7 @@ def _sibling_rows(lines: list[str], row: int, indent: int, starts_item: bool) ->
         text = lines[down]
         if _blank(text):
             continue
-        col = _indent(text)
+        col = column(text)
         if col < indent or text.startswith("---"):
             break
         if col == indent and not text.lstrip().startswith("-"):
@@ -185,7 +185,8 @@ def _blank(text: str) -> bool:
     return not stripped or stripped.startswith(("#", "{{", "{%"))
 
 
-def _indent(text: str) -> int:
+def column(text: str) -> int:
+    """The column a line's text starts at."""
     return len(text) - len(text.lstrip())
 
 
@@ -199,7 +200,7 @@ def _value(lines: list[str], row: int, indent: int, inline: str) -> Value:
             text = lines[down]
             if not text.strip():
                 continue
-            col = _indent(text)
+            col = column(text)
             if col > indent or (col == indent and text.lstrip().startswith("- ") and not inline) or \
                     text.lstrip().startswith(("{{", "{%")):  # a chart's `{{- if }}` at any column, inside the list
                 body.append(down)
@@ -226,7 +227,7 @@ def _value(lines: list[str], row: int, indent: int, inline: str) -> Value:
     if inline[0] in "\"'":
         return Value(row + 1, [(w, row + 1) for w, _ in _split(_unquote(inline), row + 1)], row + 1)
     words, end = _split(inline, row + 1), row
-    while end + 1 < len(lines) and _indent(lines[end + 1]) > indent and not _blank(lines[end + 1]) and \
+    while end + 1 < len(lines) and column(lines[end + 1]) > indent and not _blank(lines[end + 1]) and \
             not lines[end + 1].lstrip().startswith("- ") and not _KEY.match(lines[end + 1]):
         end += 1  # a plain scalar's next line (`command: --model m` then `  --port 8000`)
         words += _split(_strip_comment(lines[end]).strip(), end + 1)
@@ -247,19 +248,19 @@ def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value
             depth = max(0, depth + (1 if _OPENS.match(stripped) else -1 if _CLOSES.match(stripped) else 0))
             continue
         if depth:  # a chart renders a flag under `{{- if semverCompare ">=0.8" .Values.tag }}` only for some releases
-            if stripped.startswith("- ") and (item_col is None or _indent(text) == item_col):
+            if stripped.startswith("- ") and (item_col is None or column(text) == item_col):
                 word = _word(_unquote(_strip_comment(stripped[1:]).strip()))
                 words.append((None if word is None or word.startswith("-") else word, r + 1))  # (an executable stays)
             continue
         if item_col is None and stripped.startswith("- "):
-            item_col = _indent(text)
+            item_col = column(text)
         if continued is not None:  # the lines of a quoted item that goes on below its `-` line (lws' `- "bash ...;`)
             continued.append(stripped)
             if _closes(" ".join(continued)):
                 words[-1] = (_word(_unquote(" ".join(continued))), words[-1][1])
                 continued = None
             continue
-        if _indent(text) == item_col and stripped.startswith("-"):
+        if column(text) == item_col and stripped.startswith("-"):
             item = _strip_comment(stripped[1:]).strip()
             if not item or item[0] in ">|[{" or re.match(r"[\w.-]+\s*:(\s|$)", item) and item[0] not in "\"'-":
                 words.append((None, r + 1))  # a nested block, a mapping: not one word
@@ -269,7 +270,7 @@ def _block_list(lines: list[str], body: list[int], row: int, last: int) -> Value
                 continued = [item]
                 continue
             words.append((_word(_unquote(item)), r + 1))
-        elif "{{" in stripped or "{%" in stripped or item_col is None or _indent(text) <= item_col:
+        elif "{{" in stripped or "{%" in stripped or item_col is None or column(text) <= item_col:
             words.append((None, r + 1))  # `{{- toYaml .Values.args | nindent 12 }}`: any number of words
         elif words:
             words[-1] = (None, words[-1][1])  # an item that goes on below its `-` line: not the word read there
@@ -310,11 +311,8 @@ def _closed(text: str) -> bool:
 
 
 def _flow_list(text: str, line: int) -> list[tuple[str | None, int]]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if isinstance(value, list):
+    value = exec_form(text)
+    if value is not None:
         return [(_word(v) if isinstance(v, str) else None, line) for v in value]
     body = text.strip()[1:].rsplit("]", 1)[0]
     try:
@@ -421,12 +419,17 @@ def _instructions(lines: list[str]):
 
 def _exec_words(rest: str, row: int) -> list[tuple[str | None, int]] | None:
     """An exec-form instruction's words (`["vllm", "serve"]`), None for the shell form."""
-    if not rest.startswith("["):
+    value = exec_form(rest)
+    return None if value is None else [(_word(v) if isinstance(v, str) else None, row) for v in value]
+
+
+def exec_form(text: str) -> list | None:
+    """The items of a JSON list (a Dockerfile's exec form, a YAML flow list written as JSON), None for anything else."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
         return None
     try:
-        value = json.loads(rest)
+        value = json.loads(body)
     except ValueError:
         return None
-    if not isinstance(value, list):
-        return None
-    return [(_word(v) if isinstance(v, str) else None, row) for v in value]
+    return value if isinstance(value, list) else None

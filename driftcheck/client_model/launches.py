@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from driftcheck.client_model.client import ClientSource, LaunchFile, is_test_path
 from driftcheck.client_model.container_launches import (
-    ContainerCommand, container_commands, dockerfile_commands, image_reference, image_run_at, image_variables,
-    official_server_image, server_image, variable_image,
+    ContainerCommand, container_commands, dockerfile_commands, exec_form, image_reference, image_run_at, image_variables,
+    column, official_server_image, server_image, variable_image,
 )
 from driftcheck.client_model.shell_arrays import ShellArray, array_at, computed, expanded_array, read_arrays, word_line
 from driftcheck.astnodes import children, dotted_name, first_line, nodes_of, walk
@@ -602,7 +602,7 @@ def _logical_lines(f: LaunchFile):
         if f.kind == "yaml" and re.search(r"(:|^\s*-)\s*[>|][-+]?\d?\s*$", lines[start]):
             # a block scalar: the lines indented deeper than its key, folded into one command
             j = i + 1
-            while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > _indent(lines[start])):
+            while j < len(lines) and (not lines[j].strip() or column(lines[j]) > column(lines[start])):
                 j += 1
             # a `#` line of the block is a comment of the script it holds: joined into one line, it would comment out
             # every command after it (gpu-recipes' Helm templates, R1)
@@ -613,10 +613,6 @@ def _logical_lines(f: LaunchFile):
                 continue
         yield start + 1, "\n".join(parts)
         i += 1
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
 
 
 def _text(f: LaunchFile, out: Launches) -> None:
@@ -687,7 +683,8 @@ def _shell_command(f: LaunchFile, text: str, line: int, kind: str, out: Launches
                    arrays: dict[str, ShellArray] | None = None, images: dict[str, str] | None = None,
                    positional: list[tuple[str | None, int]] | None = None) -> None:
     """`positional`: the words a `sh -c SCRIPT $0 ...` hands the script, which its `"$@"` expands to."""
-    tokens = _exec_form(text)
+    value = exec_form(text)  # `["vllm", "serve", ...]`: a Dockerfile's exec form, a YAML flow list
+    tokens = [v for v in value if isinstance(v, str)] if value is not None else None
     if tokens is None:
         try:
             lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
@@ -749,18 +746,6 @@ def _held_command(f: LaunchFile, array: ShellArray, kind: str, out: Launches) ->
 def _array_args(f: LaunchFile, words: list[tuple[str, int]]) -> list[Arg]:
     return [Arg(None, at, spread=word.startswith("$")) if computed(word) else Arg(word, at, config=_json_config(f, word, at))
             for word, at in words]
-
-
-def _exec_form(text: str) -> list[str] | None:
-    """`["vllm", "serve", ...]` (a Dockerfile's exec form, a YAML flow list)."""
-    body = text.strip()
-    if not (body.startswith("[") and body.endswith("]")):
-        return None
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
 
 
 def _json_config(f: LaunchFile, token: str, line: int) -> ConfigUse | None:
