@@ -245,7 +245,9 @@ def strip_wheel(wheel: Path, out: Path, origin: dict | None = None) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     os.close(fd)
     try:
-        with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as dst:
+        # Stored, not deflated: a first scan of a release reads its whole text, and inflating it was the longest
+        # step of a seed scan's serial start (0.25 s of 0.32.0's 39 MB); the zip is ~3.4x larger on disk.
+        with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as dst:
             for info in src.infolist():
                 rel = _safe_rel(info.filename)
                 if rel is None or info.is_dir() or stat.S_ISLNK(info.external_attr >> 16):

@@ -42,6 +42,9 @@ def test_traversal_absolute_and_link_members_are_invisible(tmp_path):
     strip_wheel(wheel, out)
     with zipfile.ZipFile(out) as z:
         assert sorted(z.namelist()) == sorted(OK_VLLM)
+        # stored, so a first scan reads the release's text without inflating it (docs/performance.md)
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
+    assert ZipTree(out).read_many(sorted(OK_VLLM)) == {k: v.encode() for k, v in sorted(OK_VLLM.items())}
     assert not (tmp_path / "escape.py").exists() and not Path("/abs/evil.py").exists()
 
 
