@@ -122,10 +122,10 @@ def _other_copy(ctx: ScanContext, symbol: str) -> str:
             "depends on the order they were installed in")
 
 
-def _diff_adds(ctx: ScanContext, mod, name: str) -> str | None:
+def _patch_adds(ctx: ScanContext, mod, name: str) -> str | None:
     """The client ships a diff for vLLM's source that applies to this release and adds `name` to the module, or creates
-    it as a submodule of the package (source_diffs.py, MA1): the name exists where the diff was applied, which
-    driftcheck cannot know."""
+    it as a submodule of the package (source_diffs.py, MA1), or a script that rewrites the module's file and defines
+    `name` in its text (text_patchers.py): the name exists where that ran, which driftcheck cannot know."""
     if mod is None:
         return None
     if mod.is_package:  # `from vllm.x.utils import new_module`: a submodule the diff creates
@@ -135,6 +135,11 @@ def _diff_adds(ctx: ScanContext, mod, name: str) -> str | None:
                     f"({diff}) that creates it and applies to this release; whether it was applied cannot be known")
     diff = diff_may_define(ctx.client.tree, ctx.api.tree, mod.path, name)
     if diff is None:
+        script = ctx.usage.rewritten.get(mod.path)
+        if script is not None and name in script[1]:  # text_patchers.py (batch 19a, F3)
+            return (f"{ctx.version_label()} does not define it, but the client's script ({script[0]}) rewrites "
+                    f"{mod.path} and its text defines `{name}`; whether it ran, and found what it looks for in this "
+                    "release, cannot be known")
         return None
     return (f"{ctx.version_label()} does not define it, but the client ships a patch for vLLM's own source ({diff}) "
             f"that adds it to {mod.path} and applies to this release; whether it was applied cannot be known")
@@ -174,7 +179,7 @@ def check(ctx: ScanContext):
         if _other_copy_defines(ctx, imp.module, imp.name):
             yield ctx.unknown(RULE, _other_copy(ctx, symbol), imp.loc, symbol)
             continue
-        patched_in = _diff_adds(ctx, mod, imp.name)
+        patched_in = _patch_adds(ctx, mod, imp.name)
         if patched_in:
             yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {patched_in}", imp.loc, symbol)
             continue
@@ -230,7 +235,7 @@ def check(ctx: ScanContext):
                 yield ctx.unknown(RULE, _other_copy(ctx, symbol), use.loc, symbol)
                 continue
             mod = ctx.api.module(use.module)
-            patched_in = _diff_adds(ctx, mod, use.attr)
+            patched_in = _patch_adds(ctx, mod, use.attr)
             if patched_in:
                 yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {patched_in}", use.loc, symbol)
                 continue

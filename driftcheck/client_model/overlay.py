@@ -64,9 +64,12 @@ def _nested_roots(client: ClientSource, api) -> list[str]:
     olmes_setup's `libs/vllm/` (a whole modified vLLM its requirements install). Such a folder is imported only as the
     package itself: the folder above it is no package of the client's (a copy vendored as `pkg/third_party/vllm` is
     imported as `pkg.third_party.vllm`, which is the client's own module, not vLLM), and at least one of its files
-    replaces a file of the release at the same place."""
+    replaces a file of the release at the same place, or one of its files imports, by the package's name, a module only
+    the folder holds (rdna4-vllm's `zaya/overlay/vllm/`, all new files at 0.22.0, which its Dockerfile copies over
+    vLLM's folder: written to run as the package, whatever the release ships; batch 19a)."""
     package = api.package
     roots: dict[str, bool] = {}  # root -> whether a file of it replaces one of the release
+    files: dict[str, list[str]] = {}
     for rel in client.tree.iter_files(""):
         parts = rel.split("/")
         if in_skipped_folder(rel):
@@ -79,9 +82,28 @@ def _nested_roots(client: ClientSource, api) -> list[str]:
                 if client.tree.is_file("/".join(parts[:i]) + "/__init__.py"):
                     continue
                 roots[root] = False
+            files.setdefault(root, []).append(rel)
             if not roots[root] and api.tree.is_file("/".join([package, *parts[i + 1:]])):
                 roots[root] = True
-    return sorted(root for root, replaces in roots.items() if replaces)
+    return sorted(root for root, replaces in roots.items() if replaces or _imports_itself(client, root, files[root], package))
+
+
+def _imports_itself(client: ClientSource, root: str, rels: list[str], package: str) -> bool:
+    """Whether a file below `root` (a folder named `package`) imports, by the package's dotted name, a module below
+    `root` other than the package itself."""
+    held = {module_name_for(package + rel[len(root):]) for rel in rels} - {package}
+    for rel in rels:
+        f = client.file_at(rel)
+        for node in ast.walk(f.tree) if f is not None else ():
+            if isinstance(node, ast.Import):
+                named = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                named = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            if any(name in held for name in named):
+                return True
+    return False
 
 
 def in_overlay(overlay: dict[str, str], module: str) -> bool:

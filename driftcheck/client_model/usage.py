@@ -22,6 +22,7 @@ from driftcheck.client_model.client_stores import credit_client_stores
 from driftcheck.client_model.open_extensions import open_extensions
 from driftcheck.client_model.import_hooks import import_hook_redirects
 from driftcheck.client_model.launcher_copies import launcher_installed
+from driftcheck.client_model.text_patchers import rewritten_files
 from driftcheck.client_model.overlay import mounted_copies, overlay_modules
 from driftcheck.client_model.uses import Loc, Usage
 from driftcheck.client_model.visitor import FileAnalyzer
@@ -50,6 +51,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     usage.mounted = mounted_copies(client, api)
     usage.redirected = import_hook_redirects(client, api.package)
     usage.installed = launcher_installed(client, api.package, lambda m: api.module(m) is not None)
+    usage.rewritten = rewritten_files(client, api.package, api.tree.is_file)
     for module, (copy, _where) in [*usage.mounted.items(), *usage.redirected.items()]:
         usage.shadowed.setdefault(module, (copy, ""))
     for module in usage.overlay:  # importing it sets it on the vLLM package above it, as any submodule

@@ -193,6 +193,8 @@ class Usage:
     # modules the release lacks that the client's shell setup copies into the installed vLLM folder, from a source
     # driftcheck may not read (launcher_copies.py) -> "file:line" of the copy
     installed: dict[str, str] = field(default_factory=dict)
+    # release files a client script rewrites in place (text_patchers.py) -> ("file:line", the names its text defines)
+    rewritten: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     def client_packages(self) -> frozenset[str]:
         """Every client module and every package above one (`a.b.c`: a, a.b, a.b.c), made once: each file's class
         phase asks whether an import names the client's own code, and a whole-platform client has a thousand files.

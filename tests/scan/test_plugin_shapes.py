@@ -167,6 +167,10 @@ there first) and FB2_ from tilelang-turboquant (Sasopsy/turboquant-vllm cbef9b2)
 that derives from `QuantizationConfig` through the client's own base is no sibling "that does not derive from it")
 and FB3_ from vllm-fp8kv (nickus/vllm-fp8kv 6746463) at 0.25.0 and 0.28.0 (modules its `setup.sh` copies into the
 installed vLLM folder from a pull request's checkout; `installed_together`, so the copy lands in the test's site folder).
+NG1_ to NG3_ from rdna4-vllm (patcarter883/rdna4-vllm 81712c3) at vLLM 0.22.0 and DS4_SM120_Flash_VLLM_Experiment
+(phaelon74 70b612d) at 0.33.0 (batch 19a, docs/triage/2026-12-06-unseen-github-19a.md: an overlay folder of new files only
+that its Dockerfile copies over vLLM's folder; a module a Dockerfile's `install -D` puts into vLLM's package folder; a
+name a Python script inserts into a vLLM module's text; tests/scan/test_batch_19a.py holds their twins).
 FE1_ from tenstorrent/vllm-tt-plugin (e3fc849) at vLLM 0.25.1, 0.28.0 and 0.34.0 (batch 34e,
 docs/triage/2026-12-05-metrics-executors-34e.md: a module whose name the platform hands to a hook of vLLM's
 `ParallelConfig` only past `if not hasattr(parallel_config, "engine_core_launcher_cls"): raise`, where the target's

@@ -51,10 +51,14 @@ def test_mc1_twins_a_package_of_the_client_or_no_replaced_file_stays_an_error(tm
     # the folder above is a package of the client's: its `vllm` is imported as `vllm_patches.vllm`, never copied over
     package = {**_under("vllm_patches", {**_NEW, **_USERS}), "vllm_patches/__init__.py": ""}
     assert _errors(scan_trees(tmp_path / "package", _VLLM, package)) == expected
-    # no file of the folder is at a place the release has: nothing says it is laid over vLLM's package
+    # no file of the folder is at a place the release has, and none imports another by vLLM's name (the module's user
+    # is a script outside it): nothing says the folder is laid over vLLM's package
+    outside = {"run.py": _USERS["vllm/v1/core/scheduler.py"]}
+    found = _errors(scan_trees(tmp_path / "loose", _VLLM, {**_under("vllm_patches", _NEW), **outside}))
+    assert found == [("DC001", "run.py", 1)]
+    # with a file of the folder importing the new module by vLLM's name, it is (batch 19a's R1, all files new)
     renamed = {rel.replace("core/scheduler.py", "core/my_scheduler.py"): text for rel, text in _USERS.items()}
-    found = _errors(scan_trees(tmp_path / "loose", _VLLM, _under("vllm_patches", {**_NEW, **renamed})))
-    assert found == [("DC001", "vllm_patches/vllm/v1/core/my_scheduler.py", 1), expected[1]]
+    assert _errors(scan_trees(tmp_path / "self", _VLLM, _under("vllm_patches", {**_NEW, **renamed}))) == []
     # without the new module in the overlay, its import fails wherever the overlay is copied
     assert _errors(scan_trees(tmp_path / "missing", _VLLM, _under("vllm_patches", _USERS))) == expected
 
