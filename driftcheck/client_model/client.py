@@ -160,6 +160,20 @@ def own_packages(client: ClientSource) -> set[str]:
     return out
 
 
+SMALL_TEXT = 1 << 20  # a bigger client file is data, not a script or launcher someone wrote
+
+
+def texts_mentioning(client: "ClientSource", rels, needle: str):
+    """(rel, text) for each of `rels` whose bytes hold `needle` (unreadable files and ones over SMALL_TEXT left out)."""
+    for rel in rels:
+        try:
+            data = client.tree.read_bytes(rel)
+        except SourceError:
+            continue
+        if len(data) <= SMALL_TEXT and needle.encode() in data:
+            yield rel, data.decode("utf-8", errors="replace")
+
+
 def in_skipped_folder(rel: str) -> bool:
     """Whether a client file lies in a folder no scan reads (caches, virtual environments, hidden or dist-info)."""
     parts = rel.split("/")[:-1]

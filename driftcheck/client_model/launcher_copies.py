@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import re
 
-from driftcheck.client_model.client import in_skipped_folder, launch_kind
-from driftcheck.errors import SourceError
+from driftcheck.client_model.client import in_skipped_folder, launch_kind, texts_mentioning
 
-_MAX_TEXT = 1 << 20
 _ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|readonly\s+)?(\w+)=(.+)$", re.M)
 _COPY = re.compile(r"^[^#\n]*?\b(?:cp|install|rsync|ln)\b[^\n#]*$|^[ \t]*(?:COPY|ADD)[ \t][^\n]*$", re.M)
 _FOR = re.compile(r"\bfor\s+(\w+)\s+in\b((?:[^;\n]|\\\n)*?)(?:;\s*|\n\s*)do\b", re.S)
@@ -38,16 +36,8 @@ def launcher_installed(client, package: str, has_module) -> dict[str, str]:
     """Modules below `package` that the client's shell scripts copy into the installed package's folder and that the
     release lacks (`has_module(name)` is False) -> "file:line" of the copy."""
     out: dict[str, str] = {}
-    for rel in client.tree.iter_files("", ""):
-        if launch_kind(rel) not in ("shell", "dockerfile") or in_skipped_folder(rel):
-            continue
-        try:
-            data = client.tree.read_bytes(rel)
-        except SourceError:
-            continue
-        if len(data) > _MAX_TEXT or package.encode() not in data:
-            continue
-        text = data.decode("utf-8", errors="replace")
+    scripts = [rel for rel in client.tree.iter_files("", "") if launch_kind(rel) in ("shell", "dockerfile") and not in_skipped_folder(rel)]
+    for rel, text in texts_mentioning(client, scripts, package):
         for path, line, spelled in _copied_paths(text, package):
             module = ".".join([package, *path[:-3].split("/")])
             if not path.endswith(".py") or path.endswith("__init__.py") or module in out or has_module(module):

@@ -17,7 +17,7 @@ import ast
 import hashlib
 import re
 
-from driftcheck.client_model.client import SHELL_SUFFIXES, ClientSource, in_skipped_folder, module_name_for
+from driftcheck.client_model.client import SHELL_SUFFIXES, ClientSource, in_skipped_folder, module_name_for, texts_mentioning
 from driftcheck.errors import SourceError
 
 
@@ -134,7 +134,6 @@ def copy_may_define(client: ClientSource, rel: str, module: str, name: str) -> b
 
 # Text files a launcher's mounts or copies are written in, besides the client's Python files.
 _LAUNCH_SUFFIXES = (*SHELL_SUFFIXES, ".yaml", ".yml", ".toml", ".cfg")
-_MAX_LAUNCH_TEXT = 1 << 20  # a bigger text file is data, not a launcher
 
 
 def _mount_line(package: str) -> re.Pattern:
@@ -164,11 +163,11 @@ def mounted_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
               and (rel.endswith(_LAUNCH_SUFFIXES) or rel.rsplit("/", 1)[-1].startswith("Dockerfile") or rel.endswith(".py"))]
     pattern, needle = _mount_line(package), f"{package}/"
     out: dict[str, tuple[str, str]] = {}
-    mounts = [(rel, text, m) for rel, text in [*texts, *_read_texts(client, launch, needle)]
+    mounts = [(rel, text, m) for rel, text in [*texts, *texts_mentioning(client, launch, needle)]
               for m in _matches_on_lines_with(pattern, text, needle)]
     words = ("locate_file", f"{package}.__file__", f"{package}.__path__")  # what reads the installed package's folder
     trees = {f.rel: f.tree for f in client.files}
-    helpers = [*texts, *_read_texts(client, [r for r in launch if r.endswith(".py")], package)]
+    helpers = [*texts, *texts_mentioning(client, [r for r in launch if r.endswith(".py")], package)]
     mounts += [(rel, text, m) for rel, text in helpers if any(w in text for w in words)
                for m in _folder_joins(text, package, trees.get(rel))]
     for rel, text, m in mounts:
@@ -251,12 +250,3 @@ def _release_module(api, inside: str, name: str) -> str | None:
             return None
         parts = parts[1:]
 
-
-def _read_texts(client: ClientSource, rels: list[str], needle: str):
-    for rel in rels:
-        try:
-            data = client.tree.read_bytes(rel)
-        except SourceError:
-            continue
-        if len(data) <= _MAX_LAUNCH_TEXT and needle.encode() in data:
-            yield rel, data.decode("utf-8", errors="replace")

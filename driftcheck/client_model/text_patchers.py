@@ -18,10 +18,8 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.client_model.client import in_skipped_folder
-from driftcheck.errors import SourceError
+from driftcheck.client_model.client import in_skipped_folder, texts_mentioning
 
-_MAX_TEXT = 4 << 20
 _WRITES = re.compile(r"\.write(?:_text|_bytes)?\(")
 _DEFINED = re.compile(r"\b(?:def|class)\s+(\w+)|^[\s'\"]*(\w+)\s*(?::[^=\n]+)?=(?!=)", re.M)
 _TAIL = re.compile(r"(?:\w+/)*\w+\.py")
@@ -31,21 +29,11 @@ def rewritten_files(client, package: str, has_file) -> dict[str, tuple[str, list
     """Release file (`vllm/x/y.py`) -> ("file:line" of the script's path literal, the names the script's text defines)
     for each file of the release (`has_file(path)`) a client script rewrites."""
     out: dict[str, tuple[str, list[str]]] = {}
-    texts = {f.rel: f.text for f in client.files}
     needle = f"{package}/"
-    for rel in client.tree.iter_files("", ".py"):
-        if in_skipped_folder(rel):
-            continue
-        text = texts.get(rel)
-        if text is None:
-            try:
-                data = client.tree.read_bytes(rel)
-            except SourceError:
-                continue
-            if len(data) > _MAX_TEXT or needle.encode() not in data:
-                continue
-            text = data.decode("utf-8", errors="replace")
-        if needle not in text or not _WRITES.search(text):
+    parsed = [(f.rel, f.text) for f in client.files if needle in f.text]  # read already: those importing vLLM
+    others = [rel for rel in client.tree.iter_files("", ".py") if client.file_at(rel) is None and not in_skipped_folder(rel)]
+    for rel, text in [*parsed, *texts_mentioning(client, others, needle)]:
+        if not _WRITES.search(text):
             continue
         try:
             tree = ast.parse(text)

@@ -14,6 +14,8 @@ defines the name it inserts; the name exists where the script ran, which cannot 
 
 from __future__ import annotations
 
+import pytest
+
 from scan.helpers import edited, plugin_shape, scan_trees
 
 NG1_VLLM, NG1_CLIENT = plugin_shape("NG1")
@@ -63,16 +65,16 @@ def test_ng2_a_literal_site_packages_path_and_a_dockerfile_copy_are_read(tmp_pat
     assert _found(tmp_path / "copy", NG2_VLLM, copy)[0] == [("warning", "DC002", "use_het.py", 2)]
 
 
-def test_ng2_twins_another_folder_or_a_document_keep_the_error(tmp_path):
-    for name, client in {
-        # a folder of the checkout the release has no package for: not vLLM's package folder
-        "nothere": edited(NG2_CLIENT, "Dockerfile", (INSTALL, INSTALL.replace("/vllm/distributed/", "/vllm/nothere/"))),
-        # no folder named like the package: a plugin folder of the image's
-        "plugins": edited(NG2_CLIENT, "Dockerfile", (INSTALL, "install -D /tmp/hettp/het_tp.py /opt/plugins/distributed/het_tp.py")),
-        # the same lines in a document: nothing runs them
-        "document": {**{k: v for k, v in NG2_CLIENT.items() if k != "Dockerfile"}, "INSTALL.md": NG2_CLIENT["Dockerfile"]},
-    }.items():
-        assert _found(tmp_path / name, NG2_VLLM, client)[0] == [("error", "DC002", "use_het.py", 2)], name
+@pytest.mark.parametrize("client", [
+    # a folder of the checkout the release has no package for: not vLLM's package folder
+    edited(NG2_CLIENT, "Dockerfile", (INSTALL, INSTALL.replace("/vllm/distributed/", "/vllm/nothere/"))),
+    # no folder named like the package: a plugin folder of the image's
+    edited(NG2_CLIENT, "Dockerfile", (INSTALL, "install -D /tmp/hettp/het_tp.py /opt/plugins/distributed/het_tp.py")),
+    # the same lines in a document: nothing runs them
+    {**{k: v for k, v in NG2_CLIENT.items() if k != "Dockerfile"}, "INSTALL.md": NG2_CLIENT["Dockerfile"]},
+], ids=["no-such-package", "another-folder", "document"])
+def test_ng2_twins_another_folder_or_a_document_keep_the_error(tmp_path, client):
+    assert _found(tmp_path, NG2_VLLM, client)[0] == [("error", "DC002", "use_het.py", 2)]
 
 
 # ----------------------------------------------------------------------------------------- NG3
@@ -85,11 +87,10 @@ def test_ng3_a_name_a_script_writes_into_the_module_is_unknown_naming_the_script
     assert "client's script (docker/patch_vllm.py:17) rewrites vllm/logger.py" in result.unknown[0].message
 
 
-def test_ng3_twins_keep_the_error(tmp_path):
-    for name, edit in {
-        "no-write": ("    path.write_text(source)\n", "    print(source)\n"),  # reads the file, writes nothing back
-        "other-file": ('SITE / "vllm/logger.py"', 'SITE / "vllm/logging_utils.py"'),  # a file the release lacks
-        "other-name": ("fast_prefill_helper", "slow_prefill_helper"),  # the script never defines the name imported
-    }.items():
-        client = edited(NG3_CLIENT, PATCHER, edit)
-        assert _found(tmp_path / name, NG3_VLLM, client)[0] == [("error", "DC002", "bench.py", 2)], name
+@pytest.mark.parametrize("edit", [
+    ("    path.write_text(source)\n", "    print(source)\n"),  # reads the file, writes nothing back
+    ('SITE / "vllm/logger.py"', 'SITE / "vllm/logging_utils.py"'),  # a file the release lacks
+    ("fast_prefill_helper", "slow_prefill_helper"),  # the script never defines the name imported
+], ids=["no-write", "other-file", "other-name"])
+def test_ng3_twins_keep_the_error(tmp_path, edit):
+    assert _found(tmp_path, NG3_VLLM, edited(NG3_CLIENT, PATCHER, edit))[0] == [("error", "DC002", "bench.py", 2)]

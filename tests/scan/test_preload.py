@@ -114,3 +114,56 @@ def test_every_rule_that_asks_for_the_baseline_declares_it():
     for probe in load_probes():
         asks = "ctx.baseline()" in inspect.getsource(probe)
         assert probe.RULE.baseline == asks, probe.RULE.id
+
+
+def _api(version: str):
+    """A release's api with no cache: its text index starts cold (no store)."""
+    from driftcheck.vllm_model.api_index import ApiIndex
+
+    target = resolve_vllm(version, CACHE_DIR)
+    return ApiIndex(target.tree, target.version)
+
+
+def _target_question(api):
+    from driftcheck.vllm_model.bodies import text_index_for
+
+    return text_index_for(api).remember("test-question", lambda: {"pid": os.getpid(), "files": len(text_index_for(api).blobs())})
+
+
+def test_the_reader_answers_the_release_questions_and_hands_them_over(monkeypatch):
+    from driftcheck.vllm_model.bodies import text_index_for
+    from driftcheck.vllm_model.facts import precondition_index
+
+    api = _api("0.16.0")
+    index = text_index_for(api)
+    expected = precondition_index(_api("0.16.0"))
+    monkeypatch.setattr(preload_module, "ANSWER_GRACE", 60)  # a scan prepares its client meanwhile; here, wait
+    job = Preload([index], [_target_question, precondition_index], api)
+    job.join()
+    job.finish()
+    answer = index.extra["test-question"]
+    assert answer["pid"] != os.getpid() and answer["files"] > 900  # computed in the reader, from the text it read
+    assert index.extra["engine_setup_precondition:v2"] == expected and expected  # what the rule computes itself
+    assert index.dirty
+
+
+def test_a_question_that_fails_or_is_late_costs_neither_the_text_nor_the_time(monkeypatch):
+    import time
+
+    from driftcheck.vllm_model.bodies import text_index_for
+
+    def broken(api):
+        raise RuntimeError("question broke")
+
+    def slow(api):
+        time.sleep(30)
+
+    for question in (broken, slow):
+        api = _api("0.11.0")
+        index = text_index_for(api)
+        started = time.perf_counter()
+        job = Preload([index], [question], api)
+        job.join()
+        job.finish()  # `slow`: not ready within ANSWER_GRACE, so the reader is stopped
+        assert time.perf_counter() - started < 10
+        assert index._blobs is not None and len(index._blobs) > 900 and not index.extra, question.__name__
