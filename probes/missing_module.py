@@ -277,6 +277,14 @@ def check(ctx: ScanContext):
                                     f"but the client ships a patch for vLLM's own source ({diff}) that creates it and "
                                     "applies to this release; whether it was applied cannot be known", imp.loc, imp.module)
             continue
+        dropped = ctx.usage.drop_ins.get(imp.module)
+        if dropped is not None:  # a flat folder of copies of the package's files holds it (drop_ins.py, NGA)
+            yield ctx.unknown(RULE, f"cannot tell whether `{imp.module}` exists: {ctx.version_label()} has no such module, "
+                                    f"but the client's `{dropped[0]}` is a copy of it, in a folder of copies of "
+                                    f"`{imp.module.rpartition('.')[0]}`'s files that import each other by vLLM's names "
+                                    f"({dropped[1]}); whether they are copied into vLLM's package cannot be known",
+                              imp.loc, imp.module)
+            continue
         installed = ctx.usage.installed.get(imp.module)
         if installed is not None:
             yield ctx.finding(RULE, _installed_by_setup(ctx, imp, installed) + imp.guard_note(), imp.loc, None, imp.module,

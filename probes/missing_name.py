@@ -112,6 +112,12 @@ def _other_copy(ctx: ScanContext, symbol: str) -> str:
         return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client's import "
                 f"hook ({where}) maps that module to its own `{copy}`, which may; whether an import runs after the hook "
                 "is installed cannot be known")
+    if module in ctx.usage.drop_ins:
+        copy, where = ctx.usage.drop_ins[module]
+        return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client's "
+                f"`{copy}` is a copy of that module, which may, in a folder of copies of `{module.rpartition('.')[0]}`'s "
+                f"files that import each other by vLLM's names ({where}); whether they are copied into vLLM's package "
+                "cannot be known")
     if module in ctx.usage.mounted:
         copy, where = ctx.usage.mounted[module]
         return (f"cannot tell whether `{symbol}` exists: {ctx.version_label()} does not define it, but the client copies "

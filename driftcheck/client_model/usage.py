@@ -21,6 +21,7 @@ from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.client_stores import credit_client_stores
 from driftcheck.client_model.open_extensions import open_extensions
 from driftcheck.client_model.import_hooks import import_hook_redirects
+from driftcheck.client_model.drop_ins import drop_in_copies
 from driftcheck.client_model.launcher_copies import launcher_installed
 from driftcheck.client_model.text_patchers import rewritten_files
 from driftcheck.client_model.overlay import mounted_copies, overlay_modules
@@ -54,6 +55,10 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     usage.rewritten = rewritten_files(client, api.package, api.tree.is_file)
     for module, (copy, _where) in [*usage.mounted.items(), *usage.redirected.items()]:
         usage.shadowed.setdefault(module, (copy, ""))
+    usage.drop_ins = drop_in_copies(client, api)
+    for module, (copy, _where) in usage.drop_ins.items():
+        if api.module_path(module) is not None:  # a release module the copy may replace (one only the copy provides:
+            usage.shadowed.setdefault(module, (copy, ""))  # DC001's unknown)
     for module in usage.overlay:  # importing it sets it on the vLLM package above it, as any submodule
         parent, _, leaf = module.rpartition(".")
         if parent not in usage.overlay:

@@ -193,6 +193,9 @@ class Usage:
     # modules the release lacks that the client's shell setup copies into the installed vLLM folder, from a source
     # driftcheck may not read (launcher_copies.py) -> "file:line" of the copy
     installed: dict[str, str] = field(default_factory=dict)
+    # modules of vLLM's package a flat client folder holds a copy of, to be dropped into it (drop_ins.py) -> (client
+    # file, "file:line" of the import of a sibling by vLLM's name)
+    drop_ins: dict[str, tuple[str, str]] = field(default_factory=dict)
     # release files a client script rewrites in place (text_patchers.py) -> ("file:line", the names its text defines)
     rewritten: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     def client_packages(self) -> frozenset[str]:

@@ -171,6 +171,9 @@ NG1_ to NG3_ from rdna4-vllm (patcarter883/rdna4-vllm 81712c3) at vLLM 0.22.0 an
 (phaelon74 70b612d) at 0.33.0 (batch 19a, docs/triage/2026-12-06-unseen-github-19a.md: an overlay folder of new files only
 that its Dockerfile copies over vLLM's folder; a module a Dockerfile's `install -D` puts into vLLM's package folder; a
 name a Python script inserts into a vLLM module's text; tests/scan/test_batch_19a.py holds their twins).
+NH1_ from vllm-windows-build (aivrar/vllm-windows-build ec866e6) at vLLM 0.25.1, 0.26.0 and 0.33.0 (batch 19b,
+docs/triage/2026-12-06-build-time-patchers-19b.md: a flat folder of copies of one vLLM package's files that import each
+other by vLLM's names, dropped into that package; tests/scan/test_batch_19b.py holds its twins).
 FE1_ from tenstorrent/vllm-tt-plugin (e3fc849) at vLLM 0.25.1, 0.28.0 and 0.34.0 (batch 34e,
 docs/triage/2026-12-05-metrics-executors-34e.md: a module whose name the platform hands to a hook of vLLM's
 `ParallelConfig` only past `if not hasattr(parallel_config, "engine_core_launcher_cls"): raise`, where the target's
