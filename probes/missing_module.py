@@ -17,6 +17,7 @@ import ast
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.source_diffs import diff_creates_module
+from driftcheck.vllm_model.other_builds import built_elsewhere
 from driftcheck.client_model.client import is_test_path
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -91,41 +92,6 @@ def _read_through(ctx: ScanContext, rel: str, module: str) -> set[str]:
         if dotted and dotted.startswith(prefix):
             out.add(dotted[len(prefix):].split(".", 1)[0])
     return out
-
-
-def _imported_by_target(ctx: ScanContext, module: str) -> tuple[str, int, str] | None:
-    """Where vLLM's own code imports `module`: then some build ships it (a compiled extension or files a
-    build copies in, such as `vllm._C` or `vllm.vllm_flash_attn`), though the sources read here lack it. Also where it
-    imports a package above `module` that these sources lack as well: the build that copies in the package has its
-    submodules (a CUDA build's `vllm.third_party.deep_gemm`, which the CPU wheel lacks; vLLM's own test imports
-    `vllm.third_party.deep_gemm.utils`). (path, line, the module imported there)."""
-    parts = module.split(".")
-    for depth in range(len(parts), 1, -1):
-        above = ".".join(parts[:depth])
-        if depth < len(parts) and ctx.api.module(above) is not None:
-            return None  # a package these sources have: its submodules are all here
-        found = _imports_of(ctx, above)
-        if found is not None:
-            return found[0], found[1], above
-    return None
-
-
-def _imports_of(ctx: ScanContext, module: str) -> tuple[str, int] | None:
-    import re
-
-    from driftcheck.vllm_model.bodies import text_index_for
-
-    index = text_index_for(ctx.api)
-    parent, _, leaf = module.rpartition(".")
-    pattern = re.compile(rb"^\s*(?:from\s+" + re.escape(module.encode()) + rb"[\s.]|import\s+" + re.escape(module.encode())
-                         + rb"\b|from\s+" + re.escape(parent.encode()) + rb"\s+import\s+[^\n]*\b" + re.escape(leaf.encode()) + rb"\b)", re.M)
-    for rel in index.files_mentioning(leaf):
-        if rel.split("/")[0] != ctx.api.package:
-            continue
-        m = pattern.search(index.blob(rel))
-        if m:
-            return rel, index.blob(rel).count(b"\n", 0, m.start()) + 1
-    return None
 
 
 def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> str:
@@ -290,7 +256,7 @@ def check(ctx: ScanContext):
             yield ctx.finding(RULE, _installed_by_setup(ctx, imp, installed) + imp.guard_note(), imp.loc, None, imp.module,
                               when="call" if imp.runtime_only else "import", severity="warning", fix=False)
             continue
-        provided = _imported_by_target(ctx, imp.module)
+        provided = built_elsewhere(ctx.api, imp.module)
         registered = _named_by_client(ctx, imp.module, imp.loc.path)
         if provided is None and registered is not None:
             # `sys.modules["vllm.x.y"] = mod` / `alias_frozen_module("vllm.x.y", ...)`: the client may provide it

@@ -75,6 +75,10 @@ from driftcheck.vllm_model.serve_model import ServeModel, serve_model
 from driftcheck.vllm_model.serve_parser import Parser
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.client_model.uses import Loc
+from driftcheck.client_model.client import is_test_path
+from driftcheck.client_model.overlay import in_overlay
+from driftcheck.client_model.source_diffs import diff_creates_module
+from driftcheck.vllm_model.other_builds import built_elsewhere
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
             "error", kind="behaviour", raises=("SystemExit", "ValueError", "ValidationError", "TypeError"))
@@ -84,6 +88,8 @@ ENTRY_WORDS = {"serve": "vllm serve", "api_server": "python -m vllm.entrypoints.
 
 def check(ctx: ScanContext):
     found = collect(ctx.client)
+    for module, rel, line, code in found.modules:
+        yield from _run_module(ctx, module, rel, line, code)
     llm_calls = [c for c in ctx.usage.calls if c.kind == "construct" and c.target.qualname.startswith("vllm.")
                  and c.target.qualname.rsplit(".", 1)[-1] == "LLM"]
     if not found.launches and not found.configs and not found.kv_dicts and not llm_calls:
@@ -111,6 +117,32 @@ def check(ctx: ScanContext):
             yield item
     for call in llm_calls:
         yield from _check_llm(ctx, model, call)
+
+
+def _run_module(ctx: ScanContext, module: str, rel: str, line: int, code: str):
+    """`python -m vllm.x` where the target has no module `vllm.x` (vllm-experiment's `-m vllm.entrypoints.api_server`,
+    gone from 0.25.1 on; batch 19b): Python exits at once. Not where the client itself provides the module."""
+    if ctx.api.module_path(module) is not None or in_overlay(ctx.usage.overlay, module) \
+            or module in ctx.usage.installed or module in ctx.usage.drop_ins \
+            or diff_creates_module(ctx.client.tree, ctx.api.tree, module) is not None:
+        return
+    parent = module.rsplit(".", 1)[0]
+    while parent and ctx.api.module_path(parent) is None:
+        parent = parent.rpartition(".")[0]
+    where = ctx.vllm_location(ctx.api.module_path(parent)[0], 1) if parent else None
+    built = built_elsewhere(ctx.api, module)
+    if built is not None:  # `-m vllm.vllm_flash_attn...`: a CUDA build's, which the sources read here lack
+        yield ctx.finding(
+            RULE, f"`python -m {module}`: {ctx.api.build or 'the build read here'} has no module `{module}`, but vLLM's "
+                  f"own code imports `{built[2]}` ({built[0]}:{built[1]}): other builds provide it. It fails here only if "
+                  "this build is the one that runs.", _loc(rel, line, code), ctx.vllm_location(built[0], built[1]),
+            f"python -m {module}", when="call", fix=False, severity="warning")
+        return
+    test = is_test_path(rel)
+    yield ctx.finding(
+        RULE, f"`python -m {module}` runs a module {ctx.version_label()} does not have: Python exits at once with "
+              f"`No module named {module}`" + (" (the command is in test code, which may only inspect it)" if test else ""),
+        _loc(rel, line, code), where, f"python -m {module}", when="call", fix=False, severity="warning" if test else None)
 
 
 def _loc(rel: str, line: int, code: str) -> Loc:

@@ -232,8 +232,9 @@ SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")
 SCRIPT_SUFFIXES = (*SHELL_SUFFIXES, ".yaml", ".yml")
 # what a file that starts `vllm serve` or builds its JSON configs mentions (DC111 reads those files)
 LAUNCH_MARKER = re.compile(rb"vllm(?:[\"']?\s+[\"']?|\W*,\s*\W*)serve\b|--entrypoint[= ]\S*vllm\b|vllm\.entrypoints\.(?:openai\.api_server|cli\.main)|"
-                           rb"kv_connector|speculative[_-]config|vllm-openai\b|"
-                           rb"-\s+[\"']?vllm[\"']?\s*\n\s*-\s+[\"']?serve\b")  # (the server image: its arguments are flags; a YAML list `- vllm` / `- serve`)
+                           rb"kv_connector|speculative[_-]config|vllm-openai\b|-m[\"']?\s*,?\s*[\"']?vllm\.\w|"
+                           rb"-\s+[\"']?vllm[\"']?\s*\n\s*-\s+[\"']?serve\b")  # (the server image: its arguments are flags; a YAML list `- vllm` / `- serve`;
+# `python -m vllm.x`, whose module DC111 checks)
 
 
 def launch_kind(rel: str) -> str | None:

@@ -79,6 +79,7 @@ class Launches:
     launches: list[Launch] = field(default_factory=list)
     configs: list[ConfigUse] = field(default_factory=list)
     kv_dicts: list = field(default_factory=list)  # (file, dict node, scope): dicts with a "kv_connector" key
+    modules: list[tuple[str, str, int, str]] = field(default_factory=list)  # `python -m vllm.x`: (module, file, line, code)
     unseen: set = field(default_factory=set)  # id() of those a test builds and driftcheck does not see reach vLLM
 
     def kv_configs(self, fields: set[str]) -> list[ConfigUse]:
@@ -104,6 +105,33 @@ def collect(source: ClientSource) -> Launches:
             _python(f, out)
         elif f.kind in ("shell", "yaml", "dockerfile"):
             _text(f, out)
+        if f.kind in ("python", "shell"):  # (a manifest's or Dockerfile's runs in its image, whose vLLM may be another)
+            out.modules += _run_modules(f)
+    return out
+
+
+# `python -m vllm.x` in a shell line, `"-m", "vllm.x"` in a Python list
+_RUN_MODULE = re.compile(r"""(?<![\w-])-m(?:\s+|["']\s*,\s*["'])(vllm(?:\.\w+)+)\b(?![.\w])""")
+
+
+_CONTAINER_RUN = re.compile(r"\b(?:docker|podman|nerdctl|kubectl|singularity|apptainer|enroot)\b|--container-image")
+
+
+def _run_modules(f) -> list[tuple[str, str, int, str]]:
+    """The vLLM modules a file runs with `python -m`: not on a comment line, nor after `echo` / `printf` / `print(`
+    (a command shown, not run), nor in a command that runs it in a container (whose image has its own vLLM)."""
+    out = []
+    for m in _RUN_MODULE.finditer(f.text):
+        line = f.text.count("\n", 0, m.start()) + 1
+        code = f.lines[line - 1] if line <= len(f.lines) else ""
+        before = code[:max(0, m.start() - (f.text.rfind("\n", 0, m.start()) + 1))]
+        first = line  # the command's first line: a shell command goes on over lines ending in `\`
+        while first > 1 and f.lines[first - 2].rstrip().endswith("\\"):
+            first -= 1
+        command = "\n".join(f.lines[first - 1:line])
+        if code.lstrip().startswith("#") or re.search(r"\b(?:echo|printf|print\()", before) or _CONTAINER_RUN.search(command):
+            continue
+        out.append((m.group(1), f.rel, line, code.strip()))
     return out
 
 

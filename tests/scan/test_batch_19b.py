@@ -53,3 +53,43 @@ def test_nh1_the_folders_modules_are_unknowns_naming_the_copy_and_the_import(tmp
 def test_nh1_twins_keep_the_errors(tmp_path, client, expected):
     found, _ = _found(tmp_path, client)
     assert [x for x in found if x[0] == "error"] == expected
+
+
+# ----------------------------------------------------------------------------------------- RM1 (a missed error)
+# vllm-experiment (StellaLee/vllm-experiment 20d9fe0) starts its server with `$PYTHON -m vllm.entrypoints.api_server`
+# (scripts/start_server.sh:9 and ten more), a module gone from vLLM 0.25.1 on: at 0.33.0 the server never starts. DC111
+# read the flags of `-m vllm.entrypoints.openai.api_server` only; a `python -m` of a module the target lacks is an
+# error now (a warning in test code), where the client provides no such module itself.
+_SERVER_VLLM = {"vllm/__init__.py": "", "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/openai/__init__.py": "",
+                "vllm/entrypoints/openai/api_server.py": "def run_server(args):\n    return args\n"}
+_START = '#!/bin/bash\nPYTHON=${PYTHON:-python3}\n$PYTHON -m vllm.entrypoints.api_server \\\n  --model m --port 8000\n'
+
+
+def _dc111(tmp_path, client_files):
+    result = scan_trees(tmp_path, _SERVER_VLLM, client_files, only=["DC111"])
+    assert not result.internal_errors
+    return [(f.severity, f.client.path, f.client.line, f.symbol) for f in result.findings]
+
+
+def test_rm1_a_removed_module_run_with_python_m_is_an_error(tmp_path):
+    found = _dc111(tmp_path / "shell", {"scripts/start_server.sh": _START})
+    assert found == [("error", "scripts/start_server.sh", 3, "python -m vllm.entrypoints.api_server")]
+    listed = {"launch.py": 'import subprocess, sys\nsubprocess.run([sys.executable, "-m", "vllm.entrypoints.api_server"])\n'}
+    assert _dc111(tmp_path / "python", listed) == [("error", "launch.py", 2, "python -m vllm.entrypoints.api_server")]
+    assert _dc111(tmp_path / "test", {"tests/test_start.sh": _START}) == [
+        ("warning", "tests/test_start.sh", 3, "python -m vllm.entrypoints.api_server")]
+
+
+@pytest.mark.parametrize("client", [
+    {"scripts/start_server.sh": _START.replace("-m vllm.entrypoints.api_server", "-m vllm.entrypoints.openai.api_server")},
+    {"scripts/start_server.sh": "#!/bin/bash\n# $PYTHON -m vllm.entrypoints.api_server --model m\n"},
+    {"scripts/start_server.sh": '#!/bin/bash\necho "run: python3 -m vllm.entrypoints.api_server --model m"\n'},
+    {"scripts/start_server.sh": "#!/bin/bash\ndocker run --gpus all \\\n  vllm/vllm-openai:v0.4.0 \\\n"
+                                "  python3 -m vllm.entrypoints.api_server --model m\n"},
+    {"scripts/start_server.sh": _START, "Dockerfile": "FROM vllm/vllm-openai:v0.4.0\n"
+                                                      "COPY api_server.py /usr/lib/python3/dist-packages/vllm/entrypoints/api_server.py\n",
+     "api_server.py": "print('serving')\n"},
+], ids=["a-module-it-has", "a-comment", "printed", "in-a-container", "installed-by-the-client"])
+def test_rm1_twins_are_quiet(tmp_path, client):
+    found = _dc111(tmp_path, client)
+    assert [x for x in found if x[3].startswith("python -m")] == []
