@@ -8,7 +8,10 @@ the target, where it went. Where the client spells the module's name as a string
 warning), unless every such string is only handed to a loader (`importlib.import_module`, `find_spec`, `__import__`,
 directly or as a candidate of the loop that does): loading by name registers nothing (NB4). A module whose file a diff
 the client ships for vLLM's source creates, where that diff applies to the release, is unknown: it exists where the
-diff was applied (source_diffs.py; MA1, vLLM-Moet's fork diff).
+diff was applied (source_diffs.py; MA1, vLLM-Moet's fork diff). A module only a flat folder of the client's copies of a
+vLLM package's files holds is unknown too (drop_ins.py; NH1). A dotted patch path (`mock.patch("vllm.a.b.C.m")`,
+`monkeypatch.setattr("vllm.a.b.f", x)`) that runs through a module the target lacks fails the same way when the patch
+starts: mock imports the path's modules (batch 19c, VLM-R1's `vllm.worker.worker.Worker...` at 0.33.0).
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from driftcheck.client_model.client import is_test_path
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
-from driftcheck.vllm_model.resolved import External, Resolved
+from driftcheck.vllm_model.resolved import External, Missing, Resolved
+from driftcheck.client_model.overlay import in_overlay
+from driftcheck.client_model.phases import PATCH_BY_PATH
+from driftcheck.client_model.uses import Loc
 from driftcheck.vllm_model.same_named import own_objects, same_named_modules
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
@@ -212,6 +218,7 @@ def _loader_arguments(tree: ast.Module) -> set[int]:
 
 
 def check(ctx: ScanContext):
+    yield from _check_patched(ctx)
     seen: set[tuple[str, int, str]] = set()
     for imp in ctx.usage.imports:
         if imp.unreached:
@@ -283,6 +290,52 @@ def check(ctx: ScanContext):
             moved_to=start[0] if start else None, nearest_package=parent or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
         )
+
+
+def _patched_modules(ctx: ScanContext):
+    """(module, loc) for each `patch("vllm.a.b.C.attr")` / `monkeypatch.setattr("vllm.a.b.f", x)` whose path runs
+    through a module the target lacks: the patch imports the path's modules when it starts (mock's `_importer`,
+    monkeypatch's `derive_importpath`) and raises ModuleNotFoundError (VLM-R1 patches
+    `vllm.worker.worker.Worker._assert_memory_footprint_increased_during_profiling` around `LLM(...)`: 0.33.0 has no
+    `vllm.worker`; batch 19c). A path whose last module exists but lacks the next name is left to the name rules."""
+    for file in ctx.usage.files:
+        for node in nodes_of(file.tree, ast.Call):
+            if not (node.args and dotted_name(node.func) in PATCH_BY_PATH and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str) and node.args[0].value.startswith(ctx.api.package + ".")):
+                continue
+            parts = node.args[0].value.split(".")
+            if not all(p.isidentifier() for p in parts):
+                continue
+            known = 1  # the longest prefix that is a module of the target
+            while known < len(parts) and ctx.api.module_path(".".join(parts[:known + 1])) is not None:
+                known += 1
+            if known + 1 >= len(parts):
+                continue  # every module is there (or only the patched attribute follows the last one)
+            owner = ".".join(parts[:known])
+            if isinstance(ctx.api.resolve(f"{owner}.{parts[known]}"), Missing):
+                line = file.lines[node.lineno - 1] if node.lineno <= len(file.lines) else ""
+                yield ".".join(parts[:known + 1]), Loc(file.rel, node.lineno, node.col_offset + 1, line.strip(),
+                                                        node.end_lineno or node.lineno, (node.end_col_offset or 0) + 1)
+
+
+def _check_patched(ctx: ScanContext):
+    for module, loc in _patched_modules(ctx):
+        if in_overlay(ctx.usage.overlay, module) or module in ctx.usage.installed or module in ctx.usage.drop_ins \
+                or diff_creates_module(ctx.client.tree, ctx.api.tree, module) is not None:
+            continue  # the client provides it
+        parent, parent_path = _nearest_package(ctx, module)
+        built = built_elsewhere(ctx.api, module)
+        if built is not None:
+            yield ctx.finding(RULE, f"`{module}`, which this patch's path runs through, is absent from "
+                                    f"{ctx.api.build or 'the build read here'}, but vLLM's own code imports `{built[2]}` "
+                                    f"({built[0]}:{built[1]}): other builds provide it. It fails here only if this build "
+                                    "is the one that runs.", loc, ctx.vllm_location(built[0], built[1]), module,
+                              when="call", severity="warning", fix=False)
+            continue
+        yield ctx.finding(RULE, f"`{module}`, which this patch's path runs through, does not exist in "
+                                f"{ctx.version_label()}: the patch imports it when it starts and raises ModuleNotFoundError.",
+                          loc, ctx.vllm_location(parent_path, 1) if parent_path else None, module, when="call", fix=False,
+                          nearest_package=parent or None)
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

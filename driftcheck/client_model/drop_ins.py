@@ -8,9 +8,12 @@ Nothing in the client says whether the copy is made, so a module only the folder
 missing nor certainly there (DC001 says unknown), and a module of the release the folder has its own copy of is
 shadowed like any other client copy (DC002 says unknown for a name only the copy defines).
 
-A folder counts for a package `vllm.P` when one of its files imports, by vLLM's name, `vllm.P.X` where `X.py` is a file
-of the same folder, and another of its files is named like a file of the release's `vllm/P/`. A folder inside a
-folder named like the package is an overlay (overlay.py), not read here.
+A folder counts for a package `vllm.P` when it is no package of the client's (no `__init__.py`: its files are not
+imported by a name of the client's), one of its files imports, by vLLM's name, `vllm.P.X` where `X.py` is another file
+of the same folder, and one of its files is named like a file of the release's `vllm/P/`. A platform plugin's
+`vllm_ascend/sample/rejection_sampler.py`, which imports vLLM's `vllm.v1.sample.rejection_sampler` to wrap it, is a
+module of the plugin's package, not a copy: its imports of vLLM stay what they are. A folder inside a folder named like
+the package is an overlay (overlay.py), not read here.
 """
 
 from __future__ import annotations
@@ -27,13 +30,13 @@ def drop_in_copies(client: ClientSource, api) -> dict[str, tuple[str, str]]:
     package = api.package
     candidates: dict[tuple[str, str], str] = {}  # (folder, vLLM package) -> where a file imports its sibling
     for f in client.files:
-        folder, _, _name = f.rel.rpartition("/")
-        if package in folder.split("/"):
-            continue  # an overlay's file (overlay.py)
+        folder, _, own = f.rel.rpartition("/")
+        if package in folder.split("/") or client.tree.is_file(_in(folder, "__init__.py")):
+            continue  # an overlay's file (overlay.py), or a module of a client package
         for node in nodes_of(f.tree, ast.Import, ast.ImportFrom):  # indexed once per tree, for every phase
             for name in _imported(node):
                 parent, _, leaf = name.rpartition(".")
-                if not parent.startswith(package + ".") or (folder, parent) in candidates:
+                if not parent.startswith(package + ".") or (folder, parent) in candidates or f"{leaf}.py" == own:
                     continue
                 if client.tree.is_file(_in(folder, f"{leaf}.py")) and _is_package(api, parent):
                     candidates[(folder, parent)] = f"{f.rel}:{node.lineno}"

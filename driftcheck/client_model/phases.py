@@ -105,14 +105,14 @@ def _setattr_names(node: ast.Call, tree: ast.Module) -> list[str]:
 
 # Calls that replace a member named by its dotted path: `monkeypatch.setattr("vllm.m.Cls", Fake)`, `mock.patch("vllm.m.f")`
 # (also as a decorator or a `with`), pytest-mock's `mocker.patch("vllm.m.f")`
-_PATCH_BY_PATH = ("monkeypatch.setattr", "patch", "mock.patch", "unittest.mock.patch", "mocker.patch")
+PATCH_BY_PATH = ("monkeypatch.setattr", "patch", "mock.patch", "unittest.mock.patch", "mocker.patch")
 
 
 def _patched_by_path(node: ast.AST, package: str) -> tuple[str, str] | None:
     """(owner, name) of a patch that names its target by a dotted string in vLLM: the test's stand-in (or a MagicMock)
     is that member while the test runs (vLLM's own test replaces `vllm.v1.worker.gpu.eplb_utils.EplbState` with its
     FakeEplbState, whose `add_model_calls` the real class lacks)."""
-    if not (isinstance(node, ast.Call) and node.args and dotted_name(node.func) in _PATCH_BY_PATH):
+    if not (isinstance(node, ast.Call) and node.args and dotted_name(node.func) in PATCH_BY_PATH):
         return None
     path = node.args[0]
     if not (isinstance(path, ast.Constant) and isinstance(path.value, str) and path.value.startswith(package + ".")):

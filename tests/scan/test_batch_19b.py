@@ -49,7 +49,15 @@ def test_nh1_the_folders_modules_are_unknowns_naming_the_copy_and_the_import(tmp
     # the imports name a package the release lacks (`attention.kernels`): not a copy of one of its packages
     ({rel: text.replace("attention.ops.", "attention.kernels.") for rel, text in NH1_CLIENT.items()},
      [("error", "DC001", BACKEND, 2), ("error", "DC001", BACKEND, 3), ("error", "DC001", DECODE, 3)]),
-], ids=["not-a-sibling", "mirrors-nothing", "no-such-package"])
+    # a package of the client's (`__init__.py`): a plugin's modules named like vLLM's, imported by the plugin's names
+    # (vllm-ascend's `vllm_ascend/sample/rejection_sampler.py` wraps vLLM's module of that name), are not copies
+    ({**NH1_CLIENT, "turboquant/__init__.py": ""},
+     [("error", "DC001", BACKEND, 3), ("error", "DC001", DECODE, 3), ("error", "DC002", BACKEND, 2)]),
+    # a file that imports its own namesake from vLLM (a wrapper) says nothing of the folder
+    ({DECODE: "from vllm.v1.attention.ops.triton_turboquant_decode import turboquant_decode_attention_fwd\n",
+      "turboquant/triton_attn_modified.py": "x = 1\n"},
+     [("error", "DC002", DECODE, 1)]),
+], ids=["not-a-sibling", "mirrors-nothing", "no-such-package", "a-client-package", "a-wrapper-of-its-namesake"])
 def test_nh1_twins_keep_the_errors(tmp_path, client, expected):
     found, _ = _found(tmp_path, client)
     assert [x for x in found if x[0] == "error"] == expected
