@@ -43,8 +43,6 @@ class EngineSetup:
 RULE = Rule("DC108", "engine-setup-precondition", "vLLM call needs engine-core setup the client never does", "error",
             fix="replay-engine-setup", kind="behaviour", raises=("ValueError", "RuntimeError", "AssertionError"),
             payload=EngineSetup, reads_release=True)
-# answered ahead, on the core that reads the release's text while the client is prepared (scan/preload.py)
-RELEASE_QUESTIONS = (precondition_index,)
 
 _CALLED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> (path, first, last line) -> names
 _LINES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> path -> its lines

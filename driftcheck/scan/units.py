@@ -312,24 +312,18 @@ def _run_units(api, source, probes, make_ctx, jobs, cache, key_base, presummary,
     except BaseException:
         preload.join(quiet=True)
         raise
-    try:
-        preload.join()  # before any fork: the workers inherit the text it read
-        run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx)
-        if jobs > 1 and len(source.files) >= MIN_FILES_FOR_POOL and _can_fork():
-            # a big client: the cross-file guards and the global digest on the second core while this one visits
-            # every file (every path visits them: the units, the whole-client rules); neither reads what the visits add
-            preload.finish()
-            bar.update(description=f"{label}: visiting {len(source.files)} files")
-            with _forked_pool(run, 1) as pool:
-                pending = pool.apply_async(_cross_file_facts, (cache is not None,))
-                visit_all(run)
-                gdigest = _adopt(run, pending.get())
-        else:
-            gdigest = _adopt(run, _cross_file_facts(cache is not None, run))
-            preload.finish()  # after the facts: the reader's answers had that long to come
-    except BaseException:
-        preload.finish(quiet=True)
-        raise
+    preload.join()  # before any fork: the workers inherit the text it read
+    run = _Run(api, source, usage, analyzers, _partition(usage), probes, make_ctx)
+    if jobs > 1 and len(source.files) >= MIN_FILES_FOR_POOL and _can_fork():
+        # a big client: the cross-file guards and the global digest on the second core while this one visits every
+        # file (every path visits them: the units, the whole-client rules); neither reads what the visits add
+        bar.update(description=f"{label}: visiting {len(source.files)} files")
+        with _forked_pool(run, 1) as pool:
+            pending = pool.apply_async(_cross_file_facts, (cache is not None,))
+            visit_all(run)
+            gdigest = _adopt(run, pending.get())
+    else:
+        gdigest = _adopt(run, _cross_file_facts(cache is not None, run))
     results: list[UnitResult | None] = [None] * len(source.files)
     keys: list[str] = []
     todo: list[int] = []
