@@ -37,6 +37,7 @@ PROBE_MODULES = [
     "vendored_copy_drift",
     "serve_config_drift",
     "refused_release",
+    "patch_anchor_gone",
     # shape probes: what the target's annotations and bodies say a value is (a record, an ABC, a tuple, a value)
     "not_a_container",
     "abstract_method_missing",

@@ -40,7 +40,7 @@ def rewritten_files(client, package: str, has_file) -> dict[str, tuple[str, list
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         paths = [(path, node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
-                 for path in _release_paths(node.value, package) if has_file(path)]
+                 for path in release_paths(node.value, package) if has_file(path)]
         if not paths:
             continue
         names = sorted({a or b for a, b in _DEFINED.findall(text)})
@@ -49,7 +49,7 @@ def rewritten_files(client, package: str, has_file) -> dict[str, tuple[str, list
     return out
 
 
-def _release_paths(value: str, package: str) -> list[str]:
+def release_paths(value: str, package: str) -> list[str]:
     """`package/...py` for each place in a string where a path below a folder named `package` starts (`/app/vllm/vllm/x.py`
     gives `vllm/vllm/x.py` and `vllm/x.py`)."""
     out = []
