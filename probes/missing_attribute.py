@@ -341,8 +341,8 @@ def check(ctx: ScanContext):
         # the store itself raises, whatever the class defines (unless the name may hold another class: `otherwise`)
         refused = layout in ("slots", "frozen") and (isinstance(use.result, Missing) or use.owner.otherwise is None)
         if isinstance(use.result, Unknown) and not refused:
-            if symbol not in seen_unknown:
-                seen_unknown.add(symbol)
+            if (symbol, use.loc.line) not in seen_unknown:  # each line: a guarded one is a warning (units._guarded_question)
+                seen_unknown.add((symbol, use.loc.line))
                 yield once_per_client(ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol))
             continue
         if isinstance(use.result, InSubclass) and not use.store:
