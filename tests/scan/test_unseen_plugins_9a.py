@@ -18,7 +18,8 @@ def _unknown(result, rule: str) -> list[str]:
 
 # ----------------------------------------------------------------------------------------- CA
 def _serve(builder: str) -> dict[str, str]:
-    return {"vllm/entrypoints/cli/serve.py": f"""
+    return {"vllm/entrypoints/cli/main.py": "def main():\n    return None\n",  # what `python -m` runs (DC111 checks it exists)
+            "vllm/entrypoints/cli/serve.py": f"""
         class ServeSubcommand:
             name = "serve"
 
