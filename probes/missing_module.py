@@ -26,8 +26,8 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
-from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.phases import PATCH_BY_PATH
+from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
 from driftcheck.vllm_model.same_named import own_objects, same_named_modules
 
@@ -320,9 +320,8 @@ def _patched_modules(ctx: ScanContext):
 
 def _check_patched(ctx: ScanContext):
     for module, loc in _patched_modules(ctx):
-        if in_overlay(ctx.usage.overlay, module) or module in ctx.usage.installed or module in ctx.usage.drop_ins \
-                or diff_creates_module(ctx.client.tree, ctx.api.tree, module) is not None:
-            continue  # the client provides it
+        if client_provides(ctx.usage, ctx.client.tree, ctx.api.tree, module):
+            continue
         parent, parent_path = _nearest_package(ctx, module)
         built = built_elsewhere(ctx.api, module)
         if built is not None:

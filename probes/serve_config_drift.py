@@ -74,10 +74,9 @@ from driftcheck.client_model.launches import COMPUTED, CONFIG_FLAGS, ConfigUse, 
 from driftcheck.vllm_model.serve_model import ServeModel, serve_model
 from driftcheck.vllm_model.serve_parser import Parser
 from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
 from driftcheck.client_model.client import is_test_path
-from driftcheck.client_model.overlay import in_overlay
-from driftcheck.client_model.source_diffs import diff_creates_module
 from driftcheck.vllm_model.other_builds import built_elsewhere
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
@@ -122,9 +121,7 @@ def check(ctx: ScanContext):
 def _run_module(ctx: ScanContext, module: str, rel: str, line: int, code: str):
     """`python -m vllm.x` where the target has no module `vllm.x` (vllm-experiment's `-m vllm.entrypoints.api_server`,
     gone from 0.25.1 on; batch 19b): Python exits at once. Not where the client itself provides the module."""
-    if ctx.api.module_path(module) is not None or in_overlay(ctx.usage.overlay, module) \
-            or module in ctx.usage.installed or module in ctx.usage.drop_ins \
-            or diff_creates_module(ctx.client.tree, ctx.api.tree, module) is not None:
+    if ctx.api.module_path(module) is not None or client_provides(ctx.usage, ctx.client.tree, ctx.api.tree, module):
         return
     parent = module.rsplit(".", 1)[0]
     while parent and ctx.api.module_path(parent) is None:

@@ -63,6 +63,7 @@ class ClientSource:
     unparsed: list[tuple[str, str]] = field(default_factory=list)  # (rel, why): files in a newer Python's syntax
     _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
     _quoted: dict[str, str] | None = field(default=None, repr=False)
+    _scripts: tuple[str, list] | None = field(default=None, repr=False)
 
     def by_module(self, module: str) -> ClientFile | None:
         return first_file_by(self, self.files, "module").get(module)
@@ -130,6 +131,14 @@ class ClientSource:
                     yield parse_client_file(self.tree, rel, data)
             except Exception:  # unreadable or not parseable here: it reaches nothing we can see
                 continue
+
+    def package_scripts(self, package: str) -> list[tuple[str, str, ast.Module]]:
+        """(rel, text, tree) of the client's .py files that spell a path into the package's folder (`vllm/`) and read
+        or write a file's text (`.read_text(`, `.write`): its patch scripts. Read and parsed once per client for both
+        rules that read them (text_patchers.py, patch_anchors.py)."""
+        if self._scripts is None or self._scripts[0] != package:
+            self._scripts = (package, _package_scripts(self, package))
+        return self._scripts[1]
 
     def launch_files(self) -> list[LaunchFile]:
         """Files that may launch vLLM or build its configs, read once on first use: every other rule sees
@@ -264,6 +273,21 @@ def is_test_path(rel: str) -> bool:
     name = parts[-1]
     return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
             or any(part in ("tests", "test") for part in parts[:-1]))
+
+
+def _package_scripts(client: ClientSource, package: str) -> list[tuple[str, str, ast.Module]]:
+    needle = f"{package}/"
+    read = [(f.rel, f.text) for f in client.files if needle in f.text]  # read already: those importing vLLM
+    others = [rel for rel in client.tree.iter_files("", ".py") if client.file_at(rel) is None and not in_skipped_folder(rel)]
+    out = []
+    for rel, text in [*read, *texts_mentioning(client, others, needle)]:
+        if ".read_text(" not in text and ".write" not in text:
+            continue  # neither checks a file's text nor writes any
+        try:
+            out.append((rel, text, ast.parse(text)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return out
 
 
 def _quoted_names(tree: SourceTree) -> dict[str, str]:

@@ -51,6 +51,7 @@ class Guard:
     # kind "dead": "function" for a top-level function (QA2's script-only files), where the default says "method";
     # kind "unreachable": "import" after an import of the same try body that fails on the target (TF2)
     imports: tuple[tuple[int, int], ...] = ()  # kind "try": the spans of the import statements at the body's top level
+    handlers: tuple[tuple[int, int], ...] = ()  # kind "try": the spans of the bodies of the handlers that catch
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -245,7 +246,8 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 start, end = body_span(node.body)
                 imports = tuple((n.lineno, n.end_lineno or n.lineno) for n in node.body
                                 if isinstance(n, (ast.Import, ast.ImportFrom)))
-                out.append(Guard(start, end, "try", frozenset(catches), node.lineno, imports=imports))
+                handlers = tuple(body_span(h.body) for h in node.handlers if h.body and not _reraises(h))
+                out.append(Guard(start, end, "try", frozenset(catches), node.lineno, imports=imports, handlers=handlers))
             for h in node.handlers:
                 names = _handler_names(h, tuples)
                 if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
@@ -1162,6 +1164,16 @@ def _after_failing_import(guards: list[Guard], line: int, failing: list[tuple[in
                 if start <= failed <= end and (ANY in g.catches or g.catches & set(raises)):
                     return Guard(end + 1, g.end, "unreachable", frozenset(), failed, where=str(g.line), test="import")
     return None
+
+
+def failing_handler(guard: Guard, failing: list[tuple[int, tuple[str, ...]]]) -> int:
+    """The line of a certain error inside one of a try guard's handlers (0: none): what the try catches is raised
+    again there, so the client does not handle it (batch 20a's W1: `try: DeltaMessage(delta_text) / except Exception:
+    DeltaMessage(delta_text)`, where the positional argument fails both times)."""
+    for line, _raises in failing:
+        if any(start <= line <= end for start, end in guard.handlers):
+            return line
+    return 0
 
 
 def running_fallback(guards: list[Guard], line: int, raises: tuple[str, ...],

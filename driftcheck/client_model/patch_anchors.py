@@ -50,16 +50,7 @@ def anchor_raises(client, package: str, read_release) -> list[AnchorRaise]:
     """The raises a client's patch scripts reach on the target's files (`read_release(path)`: the file's text, None
     when the release lacks it)."""
     out: list[AnchorRaise] = []
-    needle = f"{package}/"
-    rels = [rel for rel in client.tree.iter_files("", ".py") if not in_skipped_folder(rel)]
-    parsed = []  # every client file that spells a path into the package: a patch script, or one that writes text there
-    for rel, text in texts_mentioning(client, rels, needle):
-        if ".read_text(" not in text and ".write" not in text:
-            continue  # neither checks a file's text nor writes any
-        try:
-            parsed.append((rel, text, ast.parse(text)))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
+    parsed = client.package_scripts(package)  # every client file that spells a path into the package and reads or writes
     scripts = [(rel, text, tree) for rel, text, tree in parsed if ".read_text(" in text and " not in " in text]
     if not scripts:
         return out
@@ -155,7 +146,7 @@ def _reached_raise(function: ast.FunctionDef, package: str, read_release):
             if found is None:
                 return None  # a branch that exits, or that driftcheck does not follow
             if found is not False:
-                anchors = [lit for lit in _tested_literals(stmt.test, source, literals)]
+                anchors = [lit for lit in _tested_literals(stmt.test, literals)]
                 return found, stmt.lineno, path, anchors
             continue
         if _harmless(stmt):
@@ -230,6 +221,6 @@ def _decide(test: ast.expr, source: str, text: str, literals: dict) -> bool | No
     return None
 
 
-def _tested_literals(test: ast.expr, source: str, literals: dict) -> list[str]:
+def _tested_literals(test: ast.expr, literals: dict) -> list[str]:
     return [lit for n in ast.walk(test) if isinstance(n, ast.Compare)
             for lit in [_literal(n.left, literals)] if lit is not None]

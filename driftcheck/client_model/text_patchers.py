@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.client_model.client import in_skipped_folder, texts_mentioning
 
 _WRITES = re.compile(r"\.write(?:_text|_bytes)?\(")
 _DEFINED = re.compile(r"\b(?:def|class)\s+(\w+)|^[\s'\"]*(\w+)\s*(?::[^=\n]+)?=(?!=)", re.M)
@@ -29,15 +28,8 @@ def rewritten_files(client, package: str, has_file) -> dict[str, tuple[str, list
     """Release file (`vllm/x/y.py`) -> ("file:line" of the script's path literal, the names the script's text defines)
     for each file of the release (`has_file(path)`) a client script rewrites."""
     out: dict[str, tuple[str, list[str]]] = {}
-    needle = f"{package}/"
-    parsed = [(f.rel, f.text) for f in client.files if needle in f.text]  # read already: those importing vLLM
-    others = [rel for rel in client.tree.iter_files("", ".py") if client.file_at(rel) is None and not in_skipped_folder(rel)]
-    for rel, text in [*parsed, *texts_mentioning(client, others, needle)]:
+    for rel, text, tree in client.package_scripts(package):
         if not _WRITES.search(text):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         paths = [(path, node.lineno) for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
                  for path in release_paths(node.value, package) if has_file(path)]

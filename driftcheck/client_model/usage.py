@@ -24,9 +24,11 @@ from driftcheck.client_model.import_hooks import import_hook_redirects
 from driftcheck.client_model.drop_ins import drop_in_copies
 from driftcheck.client_model.launcher_copies import launcher_installed
 from driftcheck.client_model.text_patchers import rewritten_files
-from driftcheck.client_model.overlay import mounted_copies, overlay_modules
+from driftcheck.client_model.overlay import in_overlay, mounted_copies, overlay_modules
+from driftcheck.client_model.source_diffs import diff_creates_module
 from driftcheck.client_model.uses import Loc, Usage
 from driftcheck.client_model.visitor import FileAnalyzer
+from driftcheck.sources.sources import SourceTree
 from driftcheck.vllm_model.api_index import ApiIndex
 
 
@@ -42,6 +44,13 @@ def finish_client(usage: Usage, api: ApiIndex) -> None:
     """What needs every file's uses: members the client itself sets on typed objects (rules that read it
     declare `Rule.whole_client`, so units.py runs them after every file was visited)."""
     credit_client_stores(usage, api)
+
+
+def client_provides(usage: Usage, client: SourceTree, vllm: SourceTree, module: str) -> bool:
+    """Whether the client itself provides vLLM module `module`: a file of its overlay (or inside one), a file its
+    launcher installs into vLLM's package, a drop-in copy, or a module one of its source diffs creates."""
+    return in_overlay(usage.overlay, module) or module in usage.installed or module in usage.drop_ins \
+        or diff_creates_module(client, vllm, module) is not None
 
 
 def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str, "FileAnalyzer"]]:

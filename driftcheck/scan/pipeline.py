@@ -17,7 +17,7 @@ from driftcheck.client_model.client import client_view, source_from_survey, surv
 from driftcheck.rules.context import ScanContext
 from driftcheck.errors import DriftcheckError
 from driftcheck.rules.findings import Finding, UnknownResult, summarise
-from driftcheck.client_model.guards import guard_at, running_fallback
+from driftcheck.client_model.guards import failing_handler, guard_at, running_fallback
 from driftcheck.scan.suppress import apply_accepted, apply_inline
 from driftcheck.sources.provenance import provenance
 from driftcheck.sources.package_metadata import declared_vllm_version
@@ -262,6 +262,9 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
     handled = "" if guard.kind in ("replaced", "unreachable", "dead", "expected") else \
         ": whether it runs depends on the class of the object tested there, which driftcheck does not know" \
         if guard.kind == "isinstance" else ", so the client handles it"
+    again = failing_handler(guard, lines) if guard.kind == "try" else 0
+    if again:
+        handled = f", but its handler fails on this vLLM too (line {again}), so the error escapes there"
     if finding.severity == "error":
         finding.severity = "warning"
         finding.message += f" The use is {guard.describe()}{handled}."

@@ -246,21 +246,19 @@ def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -
         _apply_guard(item, guards, rule, failing)
         items[i] = [slot, "f", _plain(item.to_json())]
     for i, slot, item, rule in open_questions:
-        items[i] = _guarded_question(item, rule, slot, guards, failing)
+        items[i] = _guarded_question(item, rule, slot, guards, failing, _apply_guard)
     return UnitResult(uses, items, errors, {k: v for k, v in run.make_ctx.baselines.items() if k == run.make_ctx.baseline_key})
 
 
-def _guarded_question(item: UnknownResult, rule, slot: int, guards, failing: dict) -> list:
+def _guarded_question(item: UnknownResult, rule, slot: int, guards, failing: dict, apply_guard) -> list:
     """An unknown at a line the client guards against what the rule's drift raises (a try that catches it, a hasattr
     of the name) is a warning: whichever way the question goes, the client handles it (batch 19d's U1: avp reads
     `_ctx.requests` under `hasattr(_ctx, "requests")` inside `try/except Exception`, and an unread package "may set"
     it). Only the usage rules' questions (does this name exist?); a behaviour rule's unknown is no use a guard handles.
     Anything else stays the unknown it was."""
-    from driftcheck.scan.pipeline import _apply_guard  # pipeline imports this module
-
     message = item.message if item.message.endswith(".") else item.message + "."
     probe = Finding(rule.id, rule.name, "error", message, item.symbol, item.client, None, client_name=item.client_name)
-    _apply_guard(probe, guards, rule, failing)
+    apply_guard(probe, guards, rule, failing)
     if probe.severity != "warning" or "guarded" not in probe.details:
         return [slot, "u1" if getattr(item, "once", False) else "u", _plain(item.to_json())]
     probe.fix = None

@@ -316,7 +316,10 @@ class TextIndex:
         empty when no one module leads, the first two alike on all four counts, so that only their order in the
         file list would pick one (HG1: 0.33.0-0.34.0 ship two copies of FlashAttention 4's `fa_logging.py`, under
         `third_party/tml_fa4/` and `vllm_flash_attn/cute/`, each with its own `_default_handler`; neither is where
-        `vllm.logger._default_handler` went). As DC008 names no rename on a tie (TD)."""
+        `vllm.logger._default_handler` went). As DC008 names no rename on a tie (TD). Empty too when several modules
+        define it and none shares more than the package with `near`: nothing ties the name to one of them (batch 19d's
+        H1: `from vllm.scripts import main` was sent to `vllm.entrypoints.launchers.run_batch`'s batch runner, one of
+        25 top-level `main`s of 0.33.0, because one vLLM file imports it from there)."""
         near_parts = near.split(".")
         found: list[tuple[str, int, int, int]] = []  # (module, shared leading parts, 1 for an assignment, order)
         for order, (rel, _line, kind) in enumerate(self.top_level_definitions(name)):
@@ -343,7 +346,7 @@ class TextIndex:
             if module not in ranked or key < ranked[module]:
                 ranked[module] = key
         out = sorted(ranked, key=ranked.__getitem__)
-        if leader and len(out) > 1 and ranked[out[0]][:4] == ranked[out[1]][:4]:
+        if leader and len(out) > 1 and (ranked[out[0]][:4] == ranked[out[1]][:4] or ranked[out[0]][0] >= -1):
             return []
         return out
 

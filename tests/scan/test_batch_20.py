@@ -1,0 +1,141 @@
+"""Batches 20a-20c (tool-call / reasoning parser and logits-processor plugins; out-of-tree models; PyPI packages
+that depend on vLLM; docs/triage/2026-12-06-*-20{a,b,c}.md), and batch 19d's H1.
+
+W1 (20a): kikikita/mcp_test's xLAM tool parser calls `DeltaMessage(delta_text)` (a pydantic model: a positional
+argument raises TypeError) inside `try:`, and its `except Exception:` handler makes the same call. The try-body
+line was a warning "so the client handles it"; the handler raises the same error, so the message says that now.
+
+R2 (20c): euroeval 16.11.0 exits early with `if quantization == "gptq" and find_spec("auto_gptq") is None: raise`;
+`find_spec` of any name was read as asking which vLLM this is, so a certain AttributeError after it was a warning
+"under a vLLM version check". Whether another package is installed says nothing of what vLLM has.
+
+U1 (20b): tecovllm-modelzoo builds `MultipleOf(16)`, a one-field dataclass whose field has no default, and declares no
+vLLM: DC107 said "may leave parameters at defaults that changed; no baseline vLLM". No parameter can take a default
+there, which the target alone shows.
+
+H1 (19d): dgx-vllm's `from vllm.scripts import main` (gone at 0.33.0) was told "`main` in
+`vllm.entrypoints.launchers.run_batch`", one of 25 top-level `main`s, because one vLLM file imports it from there.
+"""
+
+from __future__ import annotations
+
+from scan.helpers import scan_trees
+
+_PROTOCOL = {
+    "vllm/__init__.py": "",
+    "vllm/entrypoints/__init__.py": "",
+    "vllm/entrypoints/openai/__init__.py": "",
+    "vllm/entrypoints/openai/protocol.py": "from typing import Optional\nfrom pydantic import BaseModel\n\n\n"
+                                           "class DeltaMessage(BaseModel):\n    content: Optional[str] = None\n",
+}
+
+
+def _findings(tmp_path, vllm, text, rule):
+    result = scan_trees(tmp_path, vllm, {"pkg/__init__.py": "", "pkg/c.py": text}, only=[rule])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity, f.message) for f in result.findings]
+
+
+def test_w1_a_try_whose_handler_fails_the_same_way_handles_nothing(tmp_path):
+    client = ("from vllm.entrypoints.openai.protocol import DeltaMessage\n\n\n"
+              "def stream(delta_text: str):\n    try:\n        return DeltaMessage(delta_text)\n"
+              "    except Exception:\n        return DeltaMessage(delta_text)\n")
+    found = _findings(tmp_path, _PROTOCOL, client, "DC004")
+    assert [(line, severity) for line, severity, _m in found] == [(6, "warning"), (8, "error")]
+    assert "inside a try (line 5) that catches everything, but its handler fails on this vLLM too (line 8)" in found[0][2]
+    assert "so the client handles it" not in found[0][2]
+
+
+def test_w1_twin_a_handler_that_works_still_handles_it(tmp_path):
+    client = ("from vllm.entrypoints.openai.protocol import DeltaMessage\n\n\n"
+              "def stream(delta_text: str):\n    try:\n        return DeltaMessage(delta_text)\n"
+              "    except Exception:\n        return DeltaMessage(content=delta_text)\n")
+    found = _findings(tmp_path, _PROTOCOL, client, "DC004")
+    assert [(line, severity) for line, severity, _m in found] == [(6, "warning")]
+    assert found[0][2].endswith("inside a try (line 5) that catches everything, so the client handles it.")
+
+
+_LLM = {
+    "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
+    "vllm/entrypoints/__init__.py": "",
+    "vllm/entrypoints/llm.py": "class LLM:\n    def __init__(self, model: str) -> None:\n        self.model_config = model\n\n"
+                               "    def generate(self, prompts):\n        return prompts\n",
+}
+_EARLY_EXIT = '''import importlib.util
+
+from vllm import LLM
+
+
+def load(quantization):
+    if quantization == "gptq" and importlib.util.find_spec({name!r}) is None:
+        raise RuntimeError("install the quantization extra")
+    model = LLM(model="x")
+    return model.generate_batch(["hi"])
+'''
+
+
+def test_r2_another_package_installed_is_no_vllm_version_check(tmp_path):
+    found = _findings(tmp_path, _LLM, _EARLY_EXIT.format(name="auto_gptq"), "DC006")
+    assert [(line, severity) for line, severity, _m in found] == [(10, "error")]
+    inside = ("import importlib.util\n\nfrom vllm import LLM\n\n\ndef load():\n    model = LLM(model=\"x\")\n"
+              "    if importlib.util.find_spec(\"optimum\") is not None:\n        model.generate_batch([\"hi\"])\n")
+    assert [(line, severity) for line, severity, _m in _findings(tmp_path / "inside", _LLM, inside, "DC006")] == [(9, "error")]
+
+
+def test_r2_twin_find_spec_of_a_vllm_module_still_asks_which_vllm(tmp_path):
+    found = _findings(tmp_path, _LLM, _EARLY_EXIT.format(name="vllm.profiler.wrapper"), "DC006")
+    assert [(line, severity) for line, severity, _m in found] == [(10, "warning")]
+    assert "under a vLLM version check (line 7)" in found[0][2]
+
+
+_MAINS = {
+    "vllm/__init__.py": "",
+    "vllm/entrypoints/__init__.py": "",
+    "vllm/entrypoints/cli/__init__.py": "",
+    "vllm/entrypoints/cli/main.py": "def main():\n    pass\n",
+    "vllm/entrypoints/cli/run_batch.py": "from vllm.entrypoints.launchers.run_batch import main\n\n\n"
+                                         "def cmd():\n    return main\n",
+    "vllm/entrypoints/launchers/__init__.py": "",
+    "vllm/entrypoints/launchers/run_batch.py": "async def main(args):\n    pass\n",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/worker_base.py": "class WorkerWrapperBase:\n    pass\n",
+}
+
+
+def test_h1_a_name_many_modules_define_gets_no_new_home(tmp_path):
+    found = _findings(tmp_path, _MAINS, "from vllm.scripts import main\n", "DC001")
+    assert [(line, severity) for line, severity, _m in found] == [(1, "error")]
+    assert "Where what the client takes from it is defined now" not in found[0][2]
+
+
+def test_h1_twin_a_name_one_module_defines_keeps_its_new_home(tmp_path):
+    found = _findings(tmp_path, _MAINS, "from vllm.worker.wrapper import WorkerWrapperBase\n", "DC001")
+    assert [(line, severity) for line, severity, _m in found] == [(1, "error")]
+    assert "`WorkerWrapperBase` in `vllm.v1.worker.worker_base`" in found[0][2]
+
+
+_BACKEND = {
+    "vllm/__init__.py": "",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/attention/__init__.py": "",
+    "vllm/v1/attention/backend.py": "from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass MultipleOf:\n"
+                                    "    base: int\n\n\n@dataclass\nclass Stepped:\n    base: int\n    step: int = 1\n",
+}
+
+
+def _dc107_unknowns(tmp_path, text):
+    result = scan_trees(tmp_path, _BACKEND, {"pkg/__init__.py": "", "pkg/c.py": text}, only=["DC107"])
+    assert not result.internal_errors and result.findings == []
+    return [u.message for u in result.unknown]
+
+
+def test_u1_a_construction_binding_every_defaulted_field_asks_nothing(tmp_path):
+    client = "from vllm.v1.attention.backend import MultipleOf, Stepped\n\nSIZES = [MultipleOf(16), Stepped(8, step=2)]\n"
+    assert _dc107_unknowns(tmp_path, client) == []
+
+
+def test_u1_twin_a_field_left_at_its_default_is_still_the_question(tmp_path):
+    client = "from vllm.v1.attention.backend import MultipleOf, Stepped\n\nSIZES = [MultipleOf(16), Stepped(8)]\n"
+    found = _dc107_unknowns(tmp_path, client)
+    assert len(found) == 1 and found[0].startswith("1 construction(s) of vLLM dataclass-like classes (`Stepped`; ")
