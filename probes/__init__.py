@@ -38,6 +38,7 @@ PROBE_MODULES = [
     "serve_config_drift",
     "refused_release",
     "patch_anchor_gone",
+    "positional_rebound",
     # shape probes: what the target's annotations and bodies say a value is (a record, an ABC, a tuple, a value)
     "not_a_container",
     "abstract_method_missing",

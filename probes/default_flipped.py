@@ -10,6 +10,9 @@ True from 0.12. Reported as a warning when the flag flips between off/on/auto, e
 
 from __future__ import annotations
 
+import ast
+
+from driftcheck.astnodes import dotted_name
 from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
@@ -20,11 +23,43 @@ RULE = Rule("DC107", "default-flipped", "Default of a config field the client re
 SWITCH_VALUES = (True, False, None)
 
 
-def _shown(default: str | None) -> str:
-    """`lambda: X()` default factories read as their value."""
+def _shown(default: str | None, value=bodies.NOT_LITERAL) -> str:
+    """`lambda: X()` default factories read as their value; a default spelled as another class's field with the value
+    it has (`0 (ModelConfig.seed)`)."""
     if default and default.startswith("lambda:") and default.endswith("()"):
         return default[len("lambda:"):-2].strip()
+    if value is not bodies.NOT_LITERAL and default and bodies.literal_src(default) is bodies.NOT_LITERAL:
+        return f"{value!r} ({default})"
     return default or "None"
+
+
+def _value(api, path: str, text: str | None, depth: int = 0):
+    """What a default evaluates to, where driftcheck can tell (else `bodies.NOT_LITERAL`): a literal; `Field(default=X)`
+    / `field(default=X)`; a class attribute another config class defines (`revision: str | None =
+    ModelConfig.revision`, vLLM's `EngineArgs`), read as that class's own field default. Batch 20d's R2: 157 infos
+    "changed from None to ModelConfig.revision" at 0.33.0 against 0.8.5 compared spellings, not values."""
+    value = bodies.literal_src(text)
+    if value is not bodies.NOT_LITERAL or text is None or depth > 3:
+        return value
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError):
+        return bodies.NOT_LITERAL
+    if isinstance(node, ast.Call) and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in ("Field", "field"):
+        given = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if given is None and node.args and not isinstance(node.args[0], ast.Starred):
+            given = node.args[0]  # pydantic's `Field(20)`
+        return _value(api, path, ast.unparse(given), depth + 1) if given is not None else bodies.NOT_LITERAL
+    owner_name = dotted_name(node.value) if isinstance(node, ast.Attribute) else None
+    module = api.module(path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")) if owner_name else None
+    owner = api.resolve_in_scope(module, owner_name) if module is not None else None
+    if not isinstance(owner, Resolved) or owner.kind != "class":
+        return bodies.NOT_LITERAL
+    sig = api.constructor(owner)
+    field = sig.get(node.attr) if sig is not None else None
+    if field is None or not field.has_default:
+        return bodies.NOT_LITERAL
+    return _value(api, sig.path, field.default, depth + 1)
 
 
 def _leaves_a_default(ctx: ScanContext, call) -> bool:
@@ -73,12 +108,12 @@ def check(ctx: ScanContext):
                 continue
             if old.default == new.default:
                 continue
-            old_v, new_v = bodies.literal_src(old.default), bodies.literal_src(new.default)
-            if old_v == new_v and old_v is not bodies.NOT_LITERAL:
+            old_v, new_v = _value(baseline, old_sig.path, old.default), _value(ctx.api, new_sig.path, new.default)
+            if old_v == new_v and old_v is not bodies.NOT_LITERAL and type(old_v) is type(new_v):
                 continue
             switch = any(old_v is v for v in SWITCH_VALUES) and any(new_v is v for v in SWITCH_VALUES)
             cls_name = call.target.qualname.rsplit(".", 1)[-1]
-            old_text, new_text = _shown(old.default), _shown(new.default)
+            old_text, new_text = _shown(old.default, old_v), _shown(new.default, new_v)
             yield ctx.finding(
                 RULE,
                 f"{cls_name}.{new.name} is left at its default, which changed from {old_text} in vLLM {baseline.version} "

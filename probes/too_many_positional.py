@@ -4,7 +4,7 @@ When vLLM drops a parameter, or makes the rest keyword-only, a call that passed 
 raises `TypeError: ... takes N positional arguments but M were given`; when the dropped parameter came before one the
 call passes by keyword, the positional arguments now reach that one too: `TypeError: ... got multiple values for
 argument`. Worse, when a parameter is inserted in the middle, positional calls bind values to the wrong names
-silently; pass by keyword.
+silently; pass by keyword (DC121 reports that shift where the client's own vLLM is known).
 """
 
 from __future__ import annotations

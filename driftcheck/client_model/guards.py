@@ -47,7 +47,7 @@ class Guard:
     receivers: frozenset[str] = frozenset()  # hasattr/getattr: the objects probed (`spec`): the other spelling on them
     body: tuple[int, int] = (0, 0)  # "fallback": the try body whose failure runs it; "precondition": the check's one
     handed_out: bool = False  # `via` hands the function out as a value (`op_func=_impl`) rather than calling it
-    test: str = ""  # kind "dispatched": what the guarding test asks, where it is not vLLM's version (QA1's registry);
+    test: str = ""  # kind "precondition" (inline): "passes" where its imports work on the target; kind "dispatched": what the guarding test asks, where it is not vLLM's version (QA1's registry);
     # kind "dead": "function" for a top-level function (QA2's script-only files), where the default says "method";
     # kind "unreachable": "import" after an import of the same try body that fails on the target (TF2)
     imports: tuple[tuple[int, int], ...] = ()  # kind "try": the spans of the import statements at the body's top level
@@ -61,9 +61,11 @@ class Guard:
         if self.kind == "rebound":
             # a name another branch of a module-level `if` binds to something else: uses of that name only
             return any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", code or text) for n in self.names)
-        if self.kind == "precondition" and not self.where and not {"ImportError", "ModuleNotFoundError"} & set(raises):
-            # after an inline import probe whose `except` exits (`_after_import_probe`): the rest runs only on a vLLM
-            # where its imports work, so its other drift is guarded as the body of `if hasattr(...)` is
+        if self.kind == "precondition" and not self.where and self.test != "passes" \
+                and not {"ImportError", "ModuleNotFoundError"} & set(raises):
+            # after an inline import probe whose `except` exits (`_after_import_probe`), where driftcheck cannot tell
+            # that its imports work on the target (`preconditions.passing_probes`): the rest runs only on a vLLM where
+            # they do, so its other drift is guarded as the body of `if hasattr(...)` is
             return True
         if self.kind in ("capability", "precondition"):
             # a check the client makes of a package or module it names: what it guards is importing from there

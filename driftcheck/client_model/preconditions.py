@@ -91,3 +91,33 @@ def checked_rests(tree: ast.AST) -> list[CheckedRest]:
                     end = max(s.end_lineno or s.lineno for s in block[i + 1:])
                     out.append(CheckedRest(block[i + 1].lineno, end, stmt.lineno, check))
     return out
+
+
+def passing_probes(tree: ast.AST, guards: list, api) -> list:
+    """`guards` with each inline import probe (Guard kind "precondition" without a helper) whose every import
+    certainly works on the target marked `test="passes"`: the rest of its block runs there, so the probe guards only
+    the uses of what it imported, as `if hasattr(m, "x"):` guards only `x` (batch 19d's PB1: cpu_serving's `from
+    vllm import utils` works on every release, and avp's `FlashAttentionMetadata` import works at 0.33.0, where the
+    call after it raises TypeError). An import driftcheck cannot decide (a module `__getattr__`, a star import)
+    leaves the probe as it was: the rest may not run there."""
+    import dataclasses
+
+    from driftcheck.vllm_model.resolved import Missing, Unknown
+
+    probes = [g for g in guards if g.kind == "precondition" and not g.where and g.test != "passes"]
+    if not probes:
+        return guards
+    tries = {t.lineno: t for t in nodes_of(tree, ast.Try)}
+
+    def works(stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Import):
+            return all(api.module(a.name) is not None for a in stmt.names if _is_vllm(a.name))
+        if not isinstance(stmt, ast.ImportFrom) or stmt.level or not _is_vllm(stmt.module):
+            return False
+        if api.module(stmt.module) is None:
+            return False
+        return all(a.name != "*" and not isinstance(api.resolve(f"{stmt.module}.{a.name}"), (Missing, Unknown))
+                   for a in stmt.names)
+
+    passing = {g for g in probes if g.line in tries and all(works(s) for s in tries[g.line].body)}
+    return [dataclasses.replace(g, test="passes") if g in passing else g for g in guards]

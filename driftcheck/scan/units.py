@@ -40,6 +40,7 @@ from typing import Any
 from driftcheck.client_model.dead_methods import dead_methods_of
 from driftcheck.client_model.cross_file_guards import dispatched_modules, imported_version_aliases, replaced_elsewhere
 from driftcheck.client_model.guards import guards_of, reached_names
+from driftcheck.client_model.preconditions import passing_probes
 from driftcheck.client_model.refusals import refused_modules
 from driftcheck.client_model.usage import finish_client, prepare_client
 from driftcheck.client_model.uses import Usage
@@ -284,6 +285,8 @@ class _Guards:
                 cache[path] = [*(cache[path] or []), *self.run.replaced[path]]
             if path in self.run.dead:
                 cache[path] = [*(cache[path] or []), *self.run.dead[path]]
+            if f is not None and cache[path]:
+                cache[path] = passing_probes(f.tree, cache[path], self.run.api)
         return cache[path]
 
     def expression(self, where) -> str:

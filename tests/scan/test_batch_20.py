@@ -13,13 +13,27 @@ U1 (20b): tecovllm-modelzoo builds `MultipleOf(16)`, a one-field dataclass whose
 vLLM: DC107 said "may leave parameters at defaults that changed; no baseline vLLM". No parameter can take a default
 there, which the target alone shows.
 
+PB1 (19d, and HF's "left alone"): code after an inline import probe (`try: from vllm.x import Y / except
+ImportError: return`) was guarded whatever the probe imported; where every import of the probe works on the
+target the rest runs there, so only the uses of what it imported are guarded now (avp-python's
+`FlashAttentionMetadata(use_cascade=...)` at 0.33.0, cpu_serving's `from vllm import utils` probe).
+
+R1 (20d): advay-modal/vllm-lora's `endpoint-v1.py` (a file name no `import` can load) defines `@app.cls(...) class
+...` with `app = modal.App(...)` at its top level; the method was "in a method that never runs" (QA2's reading for a
+script whose top level calls none of its functions). A runner that loads the file by path finds `app` and calls what
+the decorators registered on it.
+
+R2 (20d): advay-modal/vllm-lora's `AsyncEngineArgs(...)` at 0.33.0 against its 0.8.5 got 157 DC107 infos
+"changed from None to ModelConfig.revision": 0.33.0's `EngineArgs` spells its defaults as other config classes'
+fields, whose values are mostly the same. The values are compared now (39 infos; `seed`: None -> 0 is real).
+
 H1 (19d): dgx-vllm's `from vllm.scripts import main` (gone at 0.33.0) was told "`main` in
 `vllm.entrypoints.launchers.run_batch`", one of 25 top-level `main`s, because one vLLM file imports it from there.
 """
 
 from __future__ import annotations
 
-from scan.helpers import scan_trees
+from scan.helpers import scan_trees, vllm_tree, write_tree
 
 _PROTOCOL = {
     "vllm/__init__.py": "",
@@ -139,3 +153,103 @@ def test_u1_twin_a_field_left_at_its_default_is_still_the_question(tmp_path):
     client = "from vllm.v1.attention.backend import MultipleOf, Stepped\n\nSIZES = [MultipleOf(16), Stepped(8)]\n"
     found = _dc107_unknowns(tmp_path, client)
     assert len(found) == 1 and found[0].startswith("1 construction(s) of vLLM dataclass-like classes (`Stepped`; ")
+
+
+_ATTN = {
+    "vllm/__init__.py": "",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/attention/__init__.py": "",
+    "vllm/v1/attention/backends/__init__.py": "",
+    "vllm/v1/attention/backends/flash_attn.py": "from dataclasses import dataclass\n\n\n@dataclass\n"
+                                                "class FlashAttentionMetadata:\n    num_actual_tokens: int\n",
+    "vllm/v1/attention/backends/lazy.py": "def __getattr__(name):\n    raise AttributeError(name)\n",
+}
+_PROBED = """def metadata(n):
+    try:
+        from vllm.v1.attention.backends.{module} import {name}
+    except ImportError:
+        return None
+    from vllm.v1.attention.backends.flash_attn import FlashAttentionMetadata
+    return FlashAttentionMetadata(num_actual_tokens=n, use_cascade=False)
+"""
+
+
+def _dc003(tmp_path, module, name):
+    found = _findings(tmp_path, _ATTN, _PROBED.format(module=module, name=name), "DC003")
+    return [(line, severity) for line, severity, _m in found], [m for _l, _s, m in found]
+
+
+def test_pb1_the_rest_after_a_probe_that_works_on_the_target_runs_there(tmp_path):
+    found, messages = _dc003(tmp_path, "flash_attn", "FlashAttentionMetadata")
+    assert found == [(7, "error")] and "import probe" not in messages[0]
+
+
+def test_pb1_twin_a_probe_that_fails_on_the_target_still_guards_the_rest(tmp_path):
+    found, messages = _dc003(tmp_path, "flash_attn", "FlashAttentionMetadataV2")
+    assert found == [(7, "warning")] and "after the import probe at line 2" in messages[0]
+
+
+def test_pb1_twin_a_probe_driftcheck_cannot_decide_still_guards_the_rest(tmp_path):
+    found, messages = _dc003(tmp_path, "lazy", "Anything")  # a module `__getattr__`: may or may not serve it
+    assert found == [(7, "warning")] and "after the import probe at line 2" in messages[0]
+
+
+_ENGINE = {"vllm/__init__.py": "", "vllm/engine.py": "class Engine:\n    def __init__(self, model: str):\n"
+                                                        "        self.model = model\n\n    @classmethod\n"
+                                                        "    def from_args(cls, model: str) -> \"Engine\":\n"
+                                                        "        return cls(model)\n"}
+_SERVICE = """import framework
+from vllm.engine import Engine
+
+{app}
+
+
+@{registry}(gpu="H100")
+class Service:
+    @framework.enter()
+    def start(self):
+        engine = Engine.from_args("m")
+        return engine.get_model_config()
+"""
+
+
+def _service(tmp_path, app, registry):
+    result = scan_trees(tmp_path, _ENGINE, {"serve-app.py": _SERVICE.format(app=app, registry=registry)}, only=["DC006"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity, f.message) for f in result.findings]
+
+
+def test_r1_a_class_registered_on_an_object_the_script_makes_may_run(tmp_path):
+    [(line, severity, message)] = _service(tmp_path, 'app = framework.App("x")', "app.cls")
+    assert (line, severity) == (12, "error") and "never runs" not in message
+
+
+def test_r1_twin_a_registry_the_script_imports_leaves_the_method_dead(tmp_path):
+    [(line, severity, message)] = _service(tmp_path, "from framework import app", "app.cls")
+    assert (line, severity) == (12, "warning") and "never runs" in message
+
+
+_OLD_ARGS = {"vllm/__init__.py": "", "vllm/_version.py": '__version__ = "0.8.5"\n',
+             "vllm/engine/__init__.py": "",
+             "vllm/engine/arg_utils.py": "from dataclasses import dataclass\nfrom typing import Optional\n\n\n@dataclass\n"
+                                         "class EngineArgs:\n    model: str\n    revision: Optional[str] = None\n"
+                                         "    seed: Optional[int] = None\n    max_logprobs: int = 20\n"}
+_NEW_ARGS = {"vllm/__init__.py": "",
+             "vllm/config/__init__.py": "from vllm.config.model import ModelConfig\n",
+             "vllm/config/model.py": "from pydantic import Field\nfrom pydantic.dataclasses import dataclass\n\n\n"
+                                     "@dataclass\nclass ModelConfig:\n    revision: str | None = None\n    seed: int = 0\n"
+                                     "    max_logprobs: int = Field(default=20)\n",
+             "vllm/engine/__init__.py": "",
+             "vllm/engine/arg_utils.py": "from dataclasses import dataclass\n\nfrom vllm.config import ModelConfig\n\n\n"
+                                         "@dataclass\nclass EngineArgs:\n    model: str\n"
+                                         "    revision: str | None = ModelConfig.revision\n    seed: int = ModelConfig.seed\n"
+                                         "    max_logprobs: int = ModelConfig.max_logprobs\n"}
+
+
+def test_r2_a_default_spelled_as_another_config_field_is_compared_by_its_value(tmp_path):
+    own = vllm_tree(tmp_path / "own", _OLD_ARGS)
+    client = {"pkg/__init__.py": "", "pkg/c.py": "from vllm.engine.arg_utils import EngineArgs\n\nARGS = EngineArgs(model=\"m\")\n"}
+    result = scan_trees(tmp_path, _NEW_ARGS, client, only=["DC107"], client_vllm=str(own))
+    assert not result.internal_errors and result.unknown == []
+    assert [(f.symbol, f.severity) for f in result.findings] == [("vllm.engine.arg_utils.EngineArgs.seed", "info")]
+    assert "changed from None in vLLM 0.8.5 to 0 (ModelConfig.seed)" in result.findings[0].message

@@ -55,13 +55,15 @@ def test_hf1_twin_a_new_keyword_vllm_passes_to_the_nested_wrapper_is_found(tmp_p
     assert "no vLLM of the client's own" in message
 
 
-def test_hf1_twin_with_the_clients_own_vllm_it_is_new_and_guarded_by_the_import_probe(tmp_path):
+def test_hf1_twin_with_the_clients_own_vllm_it_is_new_and_an_error_where_the_import_probe_passes(tmp_path):
+    # the probe imports `OutputProcessor`, which the target has: the wrapper is installed and vLLM's call fails
+    # (batch 19d's PB1 reading, sixteenth session: such a probe guards only the uses of what it imported)
     own = vllm_tree(tmp_path / "own", HF1_VLLM)
     write_tree(own, {"vllm/_version.py": '__version__ = "0.98.0"\n'})
     [(severity, _path, _line, argument, _vpath, message)] = _hf1(tmp_path, _with_weight_version(), HF1_CLIENT,
                                                                  client_vllm=str(own))
-    assert (severity, argument) == ("warning", "weight_version")
-    assert "new since vLLM" in message and "after the import probe" in message
+    assert (severity, argument) == ("error", "weight_version")
+    assert "new since vLLM" in message and "after the import probe" not in message
 
 
 def test_hf1_twin_without_the_probe_it_is_an_error(tmp_path):
@@ -142,4 +144,5 @@ def test_hf1_on_real_releases(tmp_path):
     found = _real(tmp_path / "b", "0.32.0", "0.9.1", PLAIN)
     assert found and {(s, a) for s, _p, a in found} == {("error", "weight_version")}
     assert {p for _s, p, _a in found} <= {"vllm/v1/engine/llm_engine.py", "vllm/v1/engine/async_llm.py"}
-    assert {s for s, _p, _a in _real(tmp_path / "c", "0.32.0", "0.9.1", PROBE)} == {"warning"}
+    # 0.32.0 has `OutputProcessor`: the probe passes, the wrapper is installed, the call fails as without it
+    assert {s for s, _p, _a in _real(tmp_path / "c", "0.32.0", "0.9.1", PROBE)} == {"error"}

@@ -1,0 +1,82 @@
+"""DC121 positional-rebound: a positional argument of a vLLM call now binds a parameter that had another place.
+
+When vLLM removes a parameter from the middle of a signature and adds one at the end, a call that passes its arguments
+by position still passes the right number of them, so nothing counts it wrong (DC003-DC005 are silent), but from the
+removed one on every argument lands in its neighbour's parameter. lmcache 0.3.9's
+`get_rope(head_size, rotary_dim, max_position, base, is_neox_style, rope_scaling, dtype, partial_rotary_factor)` on
+vLLM 0.12.0, which dropped `base` and appended `dual_chunk_attention_config`: `is_neox_style` gets the base,
+`rope_parameters` the bool (and `rope_parameters.items()` raises AttributeError), one release before the call has too
+many arguments (batch 20e's W1).
+
+How driftcheck decides: with the client's own vLLM (`--client-vllm`, or its declared requirement) and the target, for
+each call that passes arguments by position (no `*args`) to a function, method or class both releases define, the
+parameter each positional argument binds in each release. A finding where some argument now binds a parameter that the
+client's vLLM also has, at another position: the value meant for one parameter goes to another that exists for
+another purpose. A parameter renamed in place (the new name unknown to the client's vLLM) is no finding. Without the
+client's own vLLM nothing is compared (DC107's question says a baseline is missing).
+
+A warning: the call may still run (a value of a type both parameters take), it does something else. No fix: which
+keyword each value was meant for is the client's to say (`get_rope(..., is_neox_style=...)`).
+"""
+
+from __future__ import annotations
+
+from driftcheck.rules.callcheck import bound_calls, when_of
+from driftcheck.rules.context import ScanContext
+from driftcheck.rules.findings import Rule
+from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.vllm_model.signatures import POS, POSONLY, Signature
+
+RULE = Rule("DC121", "positional-rebound", "A positional argument of a vLLM call now binds another parameter",
+            "warning", kind="behaviour", baseline=True, raises=("TypeError", "AttributeError"))
+
+
+def check(ctx: ScanContext):
+    calls = [bc for bc in bound_calls(ctx) if bc.signature is not None and not bc.problems
+             and bc.use.shape.n_positional and not bc.use.shape.star_args and not bc.use.via_super]
+    if not calls:
+        return
+    baseline = ctx.baseline()
+    if baseline is None or (baseline.version and baseline.version == ctx.api.version):
+        return
+    for bc in calls:
+        old = _old_signature(baseline, bc.use)
+        if old is None:
+            continue
+        n = bc.use.shape.n_positional
+        before, now = _positional(old), _positional(bc.signature)
+        if len(before) < n or len(now) < n:
+            continue  # the client's vLLM rejected it already, or the target does (DC004)
+        moved = [(i, before[i], now[i]) for i in range(n) if now[i] != before[i] and now[i] in before]
+        if not moved:
+            continue
+        i = next(k for k in range(n) if now[k] != before[k])  # where the shift starts (a new parameter may take it)
+        meant, lands = before[i], now[i]
+        ordinal = {1: "1st", 2: "2nd", 3: "3rd"}.get(i + 1, f"{i + 1}th")
+        shifted = n - i - 1
+        others = f" (and the {shifted} after it, each into another's place)" if shifted else ""
+        then = f"vLLM {baseline.version}" if baseline.version else "the client's own vLLM"
+        yield bc.qualify(ctx.finding(
+            RULE, f"{bc.callee}'s {ordinal} positional argument bound `{meant}` in {then} and binds "
+                  f"`{lands}` in {ctx.version_label()}{others}: vLLM inserted, removed or moved a parameter at or before it, so the "
+                  f"values land in other parameters. The signature is now {bc.signature.render()}; pass them by keyword.",
+            bc.use.loc, ctx.vllm_location(bc.signature.path, bc.signature.line), bc.use.target.qualname,
+            when=when_of(bc.use), fix=False, meant=meant, binds=lands, position=i + 1,
+        ))
+
+
+def _positional(sig: Signature) -> list[str]:
+    return [p.name for p in sig.params if p.kind in (POSONLY, POS)]
+
+
+def _old_signature(baseline, use) -> Signature | None:
+    """The callee's signature in the client's own vLLM, bound as the call binds it (a method without `self`)."""
+    old = baseline.resolve(use.target.qualname)
+    if not isinstance(old, Resolved):
+        return None
+    if use.kind == "construct":
+        return baseline.constructor(old) if old.kind == "class" else None
+    if old.func is None or baseline.reshaping_decorator(old) is not None:
+        return None
+    sig = old.func.signature
+    return sig.without_first() if use.kind == "method" and not old.func.is_static else sig
