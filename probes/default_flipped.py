@@ -111,14 +111,17 @@ def check(ctx: ScanContext):
             old_v, new_v = _value(baseline, old_sig.path, old.default), _value(ctx.api, new_sig.path, new.default)
             if old_v == new_v and old_v is not bodies.NOT_LITERAL and type(old_v) is type(new_v):
                 continue
-            switch = any(old_v is v for v in SWITCH_VALUES) and any(new_v is v for v in SWITCH_VALUES)
+            # off/on/auto only as written: a value handed on to another config class may be normalised there
+            # (0.8.5's `enforce_eager=None` became False in `ModelConfig`; batch 20g's DF1)
+            written = bodies.literal_src(old.default), bodies.literal_src(new.default)
+            switch = any(written[0] is v for v in SWITCH_VALUES) and any(written[1] is v for v in SWITCH_VALUES)
             cls_name = call.target.qualname.rsplit(".", 1)[-1]
             old_text, new_text = _shown(old.default, old_v), _shown(new.default, new_v)
             yield ctx.finding(
                 RULE,
                 f"{cls_name}.{new.name} is left at its default, which changed from {old_text} in vLLM {baseline.version} "
                 f"to {new_text} in {ctx.version_label()}"
-                + (" (None means auto: on where supported)." if new_v is None and switch else "."),
+                + (" (None: vLLM decides at run time, often on where supported)." if new_v is None and switch else "."),
                 call.loc, ctx.vllm_location(new_sig.path, new.line),
                 f"{call.target.qualname}.{new.name}", when="silent", severity="warning" if switch else "info",
                 old_default=old.default, new_default=new.default,

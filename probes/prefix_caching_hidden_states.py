@@ -32,7 +32,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import prefix_caching_default, prefix_caching_state
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import Loc, loc_of
-from driftcheck.astnodes import dotted_name, walk
+from driftcheck.astnodes import dotted_name, nodes_of, walk
 from driftcheck.client_model.client import SCRIPT_SUFFIXES, SHELL_SUFFIXES, is_test_path
 from driftcheck.client_model.launches import stand_in_callees
 from driftcheck.client_model.shell_arrays import EXPANSION, ShellArray, read_arrays, shell_parens
@@ -64,9 +64,13 @@ def target_disables_for_extraction(api) -> tuple[str, int] | None:
 
 def _configuring_strings(tree: ast.AST):
     """String constants used as configuration values (dict values, keyword values, list items, assignments),
-    not docstrings, messages or comparisons (`method != "extract_hidden_states"` checks, it does not configure)."""
+    not docstrings, messages or comparisons (`method != "extract_hidden_states"` checks, it does not configure; nor
+    does a tuple it is tested against, `method not in ("eagle3", "extract_hidden_states")`: batch 20g's HS1)."""
+    compared = {id(n) for c in nodes_of(tree, ast.Compare) for n in [c.left, *c.comparators]}
     for node in walk(tree):
         values: list[ast.expr] = []
+        if id(node) in compared:
+            continue
         if isinstance(node, ast.Dict):
             values = list(node.values)
         elif isinstance(node, ast.keyword):

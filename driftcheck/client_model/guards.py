@@ -19,7 +19,8 @@ from driftcheck.client_model.path_inserts import outside_path_inserts
 from driftcheck.client_model.preconditions import checked_rests, try_check
 from driftcheck.client_model.probe_results import probed_branches
 from driftcheck.client_model.version_checks import (
-    VERSION_WORD, calls_one_of, checked_names, is_probe, probe_aliases, probe_of, test_kind, version_aliases,
+    VERSION_WORD, calls_one_of, checked_names, is_probe, other_version_names, probe_aliases, probe_of, test_kind,
+    version_aliases,
 )
 
 
@@ -232,6 +233,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
     out: list[Guard] = []
     imported = _imported_roots(tree)
     aliases = version_aliases(tree, version_imports)
+    other_versions = other_version_names(tree)
     probes = probe_aliases(tree)
     tuples: dict[str, list[ast.expr]] | None = None
     decided = _release_decider(tree, release)
@@ -256,7 +258,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                     start, end = body_span(h.body)
                     out.append(Guard(start, end, "fallback", frozenset(names), node.lineno, body=body_span(node.body)))
         elif isinstance(node, (ast.If, ast.IfExp)):
-            kind = test_kind(node.test, aliases, probes)
+            kind = test_kind(node.test, aliases, probes, other_versions)
             if kind is None:
                 checked = host_checked(node.test)
                 if checked and isinstance(node, ast.If) and not _negated(node.test):
@@ -812,6 +814,7 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
     decided = decided or (lambda test: None)
     out: list[Guard] = []
     probes = probes or {}
+    other_versions = other_version_names(tree)
     done: frozenset[str] | None = None  # the file's own "already done" markers, read once when a probe is met
     for owner in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try):
         for block in (getattr(owner, "body", None), getattr(owner, "orelse", None)):
@@ -821,7 +824,7 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
             for stmt in block:
                 if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) \
                         and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-                    kind = test_kind(stmt.test.operand, aliases)
+                    kind = test_kind(stmt.test.operand, aliases, other_versions=other_versions)
                     if kind == "version" and decided(stmt.test.operand) is True:
                         continue  # `if not <a test the target passes>: return`: the rest runs on the target (HI1)
                     if kind in ("isinstance", "hasattr", "version") and (stmt.end_lineno or stmt.lineno) < end:
@@ -833,7 +836,7 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                                          host_checked(stmt.test.operand)))
                 elif isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and (stmt.end_lineno or stmt.lineno) < end \
                         and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-                    kind = test_kind(stmt.test, aliases, probes)
+                    kind = test_kind(stmt.test, aliases, probes, other_versions)
                     if kind == "version" and decided(stmt.test) is False:
                         continue  # `if <a test the target fails>: return`: the rest runs on the target (HI1)
                     if kind == "version":

@@ -197,7 +197,41 @@ def _probed(test: ast.expr) -> frozenset[str]:
     return frozenset(d for d in (dotted_name(n.args[0]) for n in walk(test) if is_probe(n)) if d)
 
 
-def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), probes: dict | None = None) -> str | None:
+_VERSION_OF = {"version", "get_distribution", "distribution"}  # `importlib.metadata.version("ray")`, pkg_resources
+_FOREIGN: "weakref.WeakKeyDictionary[ast.AST, frozenset[str]]" = weakref.WeakKeyDictionary()
+
+
+def _another_package_version(node: ast.AST) -> bool:
+    """`version("ray")`, `get_distribution("ray")`: a call naming an installed distribution that is not vLLM's."""
+    if not isinstance(node, ast.Call) or not node.args or not calls_one_of(node, _VERSION_OF):
+        return False
+    first = node.args[0]
+    return isinstance(first, ast.Constant) and isinstance(first.value, str) \
+        and not first.value.replace("_", "-").lower().startswith("vllm")
+
+
+def other_version_names(tree: ast.AST) -> frozenset[str]:
+    """Names the file binds to another package's version (`current_version = version.parse(
+    importlib.metadata.version("ray"))`): a test on them asks nothing about vLLM (batch 20g's VR1: the check of Ray's
+    version that vLLM's old `ray_utils` makes, copied into forks, was "a vLLM version check")."""
+    found = _FOREIGN.get(tree)
+    if found is None:
+        marks = [c for c in nodes_of(tree, ast.Call) if _another_package_version(c)]
+        names: set[str] = set()
+        if marks:
+            for node in nodes_of(tree, ast.Assign):
+                lo, hi = _start(node.value), (node.value.end_lineno, node.value.end_col_offset)
+                if any(lo <= _start(c) < hi for c in marks):
+                    names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        found = _FOREIGN[tree] = frozenset(names)
+    return found
+
+
+def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), probes: dict | None = None,
+              other_versions: frozenset[str] = frozenset()) -> str | None:
+    """`other_versions`: the file's names bound to another package's version (`other_version_names`): a test that
+    reads one, or asks another package's version itself, is no vLLM version check, whatever its names are called."""
+    other = any(_another_package_version(n) or (isinstance(n, ast.Name) and n.id in other_versions) for n in walk(test))
     kinds = set()
     for node in walk(test):
         if probes and isinstance(node, ast.Name) and node.id in probes:
@@ -214,7 +248,8 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
             # which vLLM this is
             kinds.add("version")
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        if name and (VERSION_WORD.search(name) or (isinstance(node, ast.Name) and name in aliases)):
+        if name and (VERSION_WORD.search(name) and not other
+                     or (isinstance(node, ast.Name) and name in aliases and name not in other_versions)):
             kinds.add("version")
     for kind in ("version", "hasattr", "isinstance"):
         if kind in kinds:

@@ -27,6 +27,13 @@ R2 (20d): advay-modal/vllm-lora's `AsyncEngineArgs(...)` at 0.33.0 against its 0
 "changed from None to ModelConfig.revision": 0.33.0's `EngineArgs` spells its defaults as other config classes'
 fields, whose values are mostly the same. The values are compared now (39 infos; `seed`: None -> 0 is real).
 
+20g (the session's changes against its start, on the batches' trees): VR1, a check of Ray's installed version (vLLM's
+old `ray_utils`, copied into forks) was "a vLLM version check"; DF1, a default resolved through another config class
+(`enforce_eager = ModelConfig.enforce_eager`, False there; None in 0.8.5, which `ModelConfig` turned into False)
+became a warning "None -> False": the off/on/auto reading is kept for defaults written as literals; HS1, DC102 took
+the tuple of `self.method not in ("eagle3", "extract_hidden_states")` (a fork's patched `_verify_args`) for a
+configuration of the hidden-states path.
+
 H1 (19d): dgx-vllm's `from vllm.scripts import main` (gone at 0.33.0) was told "`main` in
 `vllm.entrypoints.launchers.run_batch`", one of 25 top-level `main`s, because one vLLM file imports it from there.
 """
@@ -253,3 +260,73 @@ def test_r2_a_default_spelled_as_another_config_field_is_compared_by_its_value(t
     assert not result.internal_errors and result.unknown == []
     assert [(f.symbol, f.severity) for f in result.findings] == [("vllm.engine.arg_utils.EngineArgs.seed", "info")]
     assert "changed from None in vLLM 0.8.5 to 0 (ModelConfig.seed)" in result.findings[0].message
+
+
+_ENVS = {"vllm/__init__.py": "", "vllm/envs.py": "VLLM_USE_RAY_SPMD_WORKER = False\n"}
+_RAY_CHECK = """import importlib.metadata
+
+from packaging import version
+
+import vllm.envs as envs
+
+
+def compiled_dag():
+    current_version = version.parse(importlib.metadata.version({dist!r}))
+    if current_version < version.parse("2.0"):
+        raise ValueError("too old")
+    return envs.VLLM_USE_RAY_COMPILED_DAG_CHANNEL_TYPE
+"""
+
+
+def test_vr1_another_packages_version_is_no_vllm_version_check(tmp_path):
+    found = _findings(tmp_path, _ENVS, _RAY_CHECK.format(dist="ray"), "DC002")
+    assert [(line, severity) for line, severity, _m in found] == [(12, "error")]
+
+
+def test_vr1_twin_vllms_own_version_still_is(tmp_path):
+    found = _findings(tmp_path, _ENVS, _RAY_CHECK.format(dist="vllm"), "DC002")
+    assert [(line, severity) for line, severity, _m in found] == [(12, "warning")]
+    assert "under a vLLM version check (line 10)" in found[0][2]
+
+
+def test_df1_a_default_resolved_through_another_config_is_no_switch(tmp_path):
+    old = {**_OLD_ARGS, "vllm/engine/arg_utils.py": _OLD_ARGS["vllm/engine/arg_utils.py"] + "    enforce_eager: Optional[bool] = None\n"}
+    new = {**_NEW_ARGS,
+           "vllm/config/model.py": _NEW_ARGS["vllm/config/model.py"] + "    enforce_eager: bool = False\n",
+           "vllm/engine/arg_utils.py": _NEW_ARGS["vllm/engine/arg_utils.py"] + "    enforce_eager: bool = ModelConfig.enforce_eager\n"}
+    own = vllm_tree(tmp_path / "own", old)
+    client = {"pkg/__init__.py": "", "pkg/c.py": "from vllm.engine.arg_utils import EngineArgs\n\nARGS = EngineArgs(model=\"m\")\n"}
+    result = scan_trees(tmp_path, new, client, only=["DC107"], client_vllm=str(own))
+    assert sorted((f.symbol.rsplit(".", 1)[-1], f.severity) for f in result.findings) == [("enforce_eager", "info"), ("seed", "info")]
+
+
+_SPEC = {"vllm/__init__.py": "", "vllm/config/__init__.py": "",
+         "vllm/config/cache.py": "class CacheConfig:\n    enable_prefix_caching: bool = True\n",
+         "vllm/config/speculative.py": "class SpeculativeConfig:\n    method: str = 'eagle'\n\n"
+                                       "    def _verify_args(self):\n        if self.method not in ('eagle', 'eagle3'):\n"
+                                       "            raise ValueError(self.method)\n"}
+_VERIFY = """from vllm.config.speculative import SpeculativeConfig
+
+_orig = SpeculativeConfig._verify_args
+
+
+def _patched_verify_args(self):
+    try:
+        return _orig(self)
+    except ValueError:
+        if self.method not in ("eagle3", "extract_hidden_states"):
+            raise
+
+
+SpeculativeConfig._verify_args = _patched_verify_args
+"""
+
+
+def test_hs1_a_tuple_a_method_is_compared_with_configures_nothing(tmp_path):
+    assert _findings(tmp_path, _SPEC, _VERIFY, "DC102") == []
+
+
+def test_hs1_twin_a_tuple_of_settings_still_configures(tmp_path):
+    client = _VERIFY + '\nMETHODS = ("eagle3", "extract_hidden_states")\n'
+    found = _findings(tmp_path, _SPEC, client, "DC102")
+    assert [(line, severity) for line, severity, _m in found] == [(16, "warning")]
