@@ -66,12 +66,14 @@ def _literal(value: cst.BaseExpression) -> bool:
 
 
 def _asks_for_something(value: cst.BaseExpression) -> bool:
-    """A literal that requests a behaviour: True, a non-zero number, a non-empty string (None, False, 0 and '' do not)."""
+    """A literal that requests a behaviour: True, a non-zero number, a non-empty string or collection (None, False, 0,
+    '' and [] do not)."""
     try:
         literal = ast.literal_eval(code_of(value))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
-    return isinstance(literal, (bool, int, float, complex, str, bytes)) and bool(literal)
+    # a non-empty list, tuple, set or dict too (`skip_prefixes=["talker."]`: batch 20h)
+    return isinstance(literal, (bool, int, float, complex, str, bytes, list, tuple, set, dict)) and bool(literal)
 
 
 class _DropKeyword(Targeted):
@@ -104,6 +106,12 @@ class _DropKeyword(Targeted):
                 self.skipped.append((f, f"no keyword '{kw}' in this call"))
                 continue
             renamed = f.details.get("renamed_to")
+            if not renamed and f.details.get("near") and not self.ctx.guard:
+                near = ", ".join(repr(n) for n in f.details["near"])
+                self.skipped.append((f, f"the target has {near}, which may be what '{kw}' became: dropping it could "
+                                        "throw away a value the target still takes under another name; rename or drop "
+                                        "it by hand"))
+                continue
             args = list(updated.args)
             value_code = " ".join(code_of(args[index].value).split())  # one line, for the summary
             value_code = value_code if len(value_code) <= 80 else value_code[:77] + "..."

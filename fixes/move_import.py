@@ -53,8 +53,15 @@ class _MoveImport(Targeted):
             name = (f.symbol or "").rsplit(".", 1)[-1]
             if f.rule == "DC001":
                 absent = []
+                replaced, kept = set(f.details.get("client_replaces") or ()), []
                 for alias in stmt.names:
                     alias_name = code_of(alias.name)
+                    if alias_name in replaced:
+                        kept.append(alias_name)
+                        self.skipped.append((f, f"the client sets `{alias_name}` on `{module}` itself (its own "
+                                                "replacement): this import takes that, and one from vLLM's new home "
+                                                "would take vLLM's; left for a person"))
+                        continue
                     home = self._home(f.details["moved_to"], alias_name) or self._defined_in(alias_name, module)
                     if home:
                         moving[alias_name] = home
@@ -70,7 +77,7 @@ class _MoveImport(Targeted):
                                             f"(not even `{f.details['moved_to']}`, the module of that name): "
                                             f"{'it stays' if len(absent) == 1 else 'they stay'} on the old import; "
                                             "replace by hand"))
-                if len(absent) + len(own) < len(stmt.names):
+                if len(absent) + len(own) + len(kept) < len(stmt.names):
                     done.append(f)
             else:
                 moving[name] = f.details["moved_to"]

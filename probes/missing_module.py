@@ -100,6 +100,7 @@ def _read_through(ctx: ScanContext, rel: str, module: str) -> set[str]:
     return out
 
 
+
 def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> str:
     """Where the names the client takes from a missing module are defined now, when no module of its name has them
     (`...v1.nixl_connector` became the package `...v1.nixl`: `NixlConnector` is in `...v1.nixl.connector`): a hint
@@ -289,6 +290,9 @@ def check(ctx: ScanContext):
             when="call" if imp.runtime_only else "import", severity=severity, fix=bool(start),
             moved_to=start[0] if start else None, nearest_package=parent or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
+            # names the client sets on that module itself (`old.f = own_f`): the import takes the client's, and
+            # move-import leaves them (batch 20h's W3: vllm-ascend's `chunk_gated_delta_rule`)
+            client_replaces=ctx.usage.set_by_path.get(imp.module) or None,
         )
 
 

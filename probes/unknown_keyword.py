@@ -26,6 +26,19 @@ from driftcheck.vllm_model.signatures import POS, POSONLY, VARARG, VARKW
 RULE = Rule("DC003", "unknown-keyword", "Call passes a keyword the target vLLM does not accept", "error", fix="drop-keyword", raises=("TypeError",))
 
 
+def _sharing_a_word(keyword: str, names: list[str]) -> list[str]:
+    """The names whose words (split at `_`) are all words of `keyword`, or hold all of its words: `uniform` for
+    `uniform_decode`, `block_size_tokens` for `block_size`; not names that merely share a common word (`max_tokens`
+    and `eos_token_id`)."""
+    words = {w for w in keyword.lower().split("_") if w}
+    out = []
+    for n in names:
+        theirs = {w for w in n.lower().split("_") if w}
+        if theirs and words and (theirs <= words or words <= theirs):
+            out.append(n)
+    return out[:3]
+
+
 def check(ctx: ScanContext):
     for bc in bound_calls(ctx):
         for problem in bc.problems:
@@ -34,6 +47,10 @@ def check(ctx: ScanContext):
             sig = bc.signature
             unpassed = _unpassed(sig, bc.use.shape)  # a parameter passed by position is no rename target (a duplicate)
             renamed = difflib.get_close_matches(problem.name, [n for n in sig.names() if n in unpassed], n=1, cutoff=0.75)
+            # a parameter the call does not pass that shares a word with the keyword may be what it became
+            # (`BatchDescriptor(uniform_decode=)` -> `uniform`, `skip_prefixes` -> `ignore_unexpected_prefixes`):
+            # no rename is certain, and no drop either (batch 20h)
+            near = [] if renamed else _sharing_a_word(problem.name, [n for n in sig.names() if n in unpassed])
             extra = ctx.api.unknown_keywords(bc.use.target) if bc.use.kind == "construct" else None
             if extra in (None, "forbid"):
                 message = (
@@ -53,11 +70,13 @@ def check(ctx: ScanContext):
                 severity, fix = "warning", False
             if renamed:
                 message += f" Renamed to '{renamed[0]}'?"
+            elif near:
+                message += f" Perhaps it became {', '.join(repr(n) for n in near)}."
             moved = None if renamed else _moved_into(ctx.api, sig, problem.name, unpassed)
             yield bc.qualify(ctx.finding(
                 RULE, message, bc.use.loc, ctx.vllm_location(sig.path, sig.line), f"{bc.use.target.qualname}({problem.name}=)",
                 when=when_of(bc.use), severity=severity, fix=fix, keyword=problem.name,
-                renamed_to=renamed[0] if renamed else None, signature=sig.render(), pydantic_extra=extra,
+                renamed_to=renamed[0] if renamed else None, near=near or None, signature=sig.render(), pydantic_extra=extra,
                 moved_into=moved, call_misses=[p.name for p in bc.problems if p.kind == "missing-argument"] or None,
                 # pydantic's ValidationError is a ValueError: `except ValueError` / `pytest.raises(ValueError)` catch it
                 raises=["ValidationError", "ValueError"] if extra == "forbid" else None,

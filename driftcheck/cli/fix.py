@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from driftcheck.cli.common import args_cache_dir, client_specs, emit, require_checked, resolve_targets
@@ -83,6 +84,9 @@ def cmd_fix(args: argparse.Namespace) -> int:
                                   for f in plan.held]
         if written:
             sys.stderr.write(f"wrote {len(written)} file(s)" + ("" if args.no_backup else " (backups: *.driftcheck.bak)") + "\n")
+            for path in written:
+                if path.is_symlink():  # the link stays; what it names is what changed, wherever that lies
+                    sys.stderr.write(f"  {path} is a link: the fix went to {os.path.realpath(path)}\n")
             after = scan(vllm, [client], options)
         else:
             after = plan.final

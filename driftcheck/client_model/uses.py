@@ -198,6 +198,9 @@ class Usage:
     drop_ins: dict[str, tuple[str, str]] = field(default_factory=dict)
     # release files a client script rewrites in place (text_patchers.py) -> ("file:line", the names its text defines)
     rewritten: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    # vLLM module -> the names the client sets on it by its dotted path outside tests (`vllm.x.y.f = own_f`), whether
+    # or not the target has the module (`patched` holds only what the target resolves): move-import leaves them
+    set_by_path: dict[str, list[str]] = field(default_factory=dict)
     def client_packages(self) -> frozenset[str]:
         """Every client module and every package above one (`a.b.c`: a, a.b, a.b.c), made once: each file's class
         phase asks whether an import names the client's own code, and a whole-platform client has a thousand files.

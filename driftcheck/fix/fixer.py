@@ -328,11 +328,27 @@ def apply_plan(plan: FixPlan, client: Target, backup: bool = True) -> list[Path]
     written = []
     for change, path in targets:
         mode = stat.S_IMODE(path.stat().st_mode)
+        original = plan.overlay.originals[change.rel]
+        _unchanged(path, original, written)
         if backup:
-            _write(path.with_name(path.name + BACKUP_SUFFIX), plan.overlay.originals[change.rel], mode)
+            _write(path.with_name(path.name + BACKUP_SUFFIX), original, mode)
+            _unchanged(path, original, written)  # the backup took a while (fsync): look again just before the rename
         _write(path, change.new_bytes, mode)
         written.append(path)
     return written
+
+
+def _unchanged(path: Path, original: bytes, written: list[Path]) -> None:
+    """Stop before writing a file another program changed after it was checked: its edit would be lost (batch 20h: a
+    line appended while the first backups were written was in neither the fixed file nor its backup)."""
+    try:
+        current = path.read_bytes()
+    except OSError as exc:
+        raise DriftcheckError(f"cannot read {path}: {exc.strerror}") from None
+    if current != original:
+        done = f"{len(written)} file(s) were written before it, each with its backup" if written else "nothing was written"
+        raise DriftcheckError(f"{path} changed while driftcheck was writing the fixes; it was left as it is",
+                              f"{done}; run driftcheck fix again")
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:

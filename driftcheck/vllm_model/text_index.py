@@ -316,10 +316,10 @@ class TextIndex:
         empty when no one module leads, the first two alike on all four counts, so that only their order in the
         file list would pick one (HG1: 0.33.0-0.34.0 ship two copies of FlashAttention 4's `fa_logging.py`, under
         `third_party/tml_fa4/` and `vllm_flash_attn/cute/`, each with its own `_default_handler`; neither is where
-        `vllm.logger._default_handler` went). As DC008 names no rename on a tie (TD). Empty too when several modules
-        define it and none shares more than the package with `near`: nothing ties the name to one of them (batch 19d's
-        H1: `from vllm.scripts import main` was sent to `vllm.entrypoints.launchers.run_batch`'s batch runner, one of
-        25 top-level `main`s of 0.33.0, because one vLLM file imports it from there)."""
+        `vllm.logger._default_handler` went). As DC008 names no rename on a tie (TD). Empty too for a common name, one
+        that three or more modules define alike, unless vLLM's own imports from the leader outnumber the other such
+        modules (batch 19d's H1: `from vllm.scripts import main` was sent to `vllm.entrypoints.launchers.run_batch`'s
+        batch runner, one of 25 top-level `main`s of 0.33.0, because one vLLM file imports it from there)."""
         near_parts = near.split(".")
         found: list[tuple[str, int, int, int]] = []  # (module, shared leading parts, 1 for an assignment, order)
         for order, (rel, _line, kind) in enumerate(self.top_level_definitions(name)):
@@ -346,8 +346,14 @@ class TextIndex:
             if module not in ranked or key < ranked[module]:
                 ranked[module] = key
         out = sorted(ranked, key=ranked.__getitem__)
-        if leader and len(out) > 1 and (ranked[out[0]][:4] == ranked[out[1]][:4] or ranked[out[0]][0] >= -1):
+        if leader and len(out) > 1 and ranked[out[0]][:4] == ranked[out[1]][:4]:
             return []
+        if leader and len(out) > 2:
+            # a name three or more modules define alike (as near to `near`, the same kind) is a common name: it
+            # leads only where vLLM's own imports from it outnumber the others (not by one import or by depth)
+            tied = [m for m in out if ranked[m][:2] == ranked[out[0]][:2]]
+            if len(tied) >= 3 and -ranked[out[0]][2] < len(tied) - 1:
+                return []
         return out
 
 

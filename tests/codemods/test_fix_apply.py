@@ -111,6 +111,38 @@ def test_file_changed_between_read_and_write_is_refused(tmp_path):
     assert (client_dir / WORKER).read_bytes() == worker_before  # nothing written at all
 
 
+
+def test_file_changed_while_the_fixes_are_written_is_left_as_it_is(tmp_path, monkeypatch):
+    """Batch 20h: a line appended to a file while the first backups were written was lost (in neither the fixed
+    file nor its backup). Each file is looked at again just before it is written: a changed one stops the apply,
+    kept as the person left it, and the message says what was written before it."""
+    from driftcheck.scan.pipeline import ScanOptions
+    from driftcheck.errors import DriftcheckError
+    from driftcheck.fix import fixer
+    from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+    client_dir = installed_copy(tmp_path)
+    client = resolve_client(str(client_dir), CACHE_DIR)
+    plan = fixer.plan_fixes(resolve_vllm("0.16.0", CACHE_DIR), client, ScanOptions(cache_dir=CACHE_DIR), fixer.FixOptions())
+    assert {c.rel for c in plan.changes} == {GEN, WORKER}
+    first, second = (client_dir / plan.changes[0].rel), (client_dir / plan.changes[1].rel)
+    real_write = fixer._write
+    edits = {"done": False}
+
+    def write_then_edit(path, data, mode):  # another program edits the second file once the first backup is written
+        real_write(path, data, mode)
+        if not edits["done"] and path.name.endswith(fixer.BACKUP_SUFFIX):
+            edits["done"] = True
+            second.write_bytes(second.read_bytes() + b"\n# edited by a person meanwhile\n")
+
+    monkeypatch.setattr(fixer, "_write", write_then_edit)
+    with pytest.raises(DriftcheckError, match="changed while driftcheck was writing") as caught:
+        fixer.apply_plan(plan, client)
+    assert "1 file(s) were written before it, each with its backup" in caught.value.one_line()
+    assert second.read_bytes().endswith(b"# edited by a person meanwhile\n")  # the person's edit is kept
+    assert first.read_bytes() == plan.changes[0].new_bytes  # the file before it was fixed, with its backup
+    assert (first.with_name(first.name + fixer.BACKUP_SUFFIX)).read_bytes() == plan.overlay.originals[plan.changes[0].rel]
+
 KILLER = r"""
 import os, sys, time
 import driftcheck.fix.fixer as fixer

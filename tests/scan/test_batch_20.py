@@ -34,6 +34,12 @@ became a warning "None -> False": the off/on/auto reading is kept for defaults w
 the tuple of `self.method not in ("eagle3", "extract_hidden_states")` (a fork's patched `_verify_args`) for a
 configuration of the hidden-states path.
 
+20h (`fix` on nine real clients at 0.33.0: 221 edits, 211 right): drop-keyword dropped `BatchDescriptor(
+uniform_decode=...)` where 0.33.0 calls the field `uniform` (now left, the message naming `uniform`) and non-empty
+literal lists (`AutoWeightsLoader(skip_prefixes=[...])`, now left as asking for something; cases in
+tests/codemods/cases/DC003/drop-keyword/); move-import moved an import of a name the client replaces on the old
+module itself (W3: vllm-ascend's `chunk_gated_delta_rule`), which now stays.
+
 H1 (19d): dgx-vllm's `from vllm.scripts import main` (gone at 0.33.0) was told "`main` in
 `vllm.entrypoints.launchers.run_batch`", one of 25 top-level `main`s, because one vLLM file imports it from there.
 """
@@ -118,10 +124,23 @@ _MAINS = {
                                          "def cmd():\n    return main\n",
     "vllm/entrypoints/launchers/__init__.py": "",
     "vllm/entrypoints/launchers/run_batch.py": "async def main(args):\n    pass\n",
+    # three more of 0.33.0's top-level `main`s (it has 25)
+    "vllm/benchmarks/__init__.py": "",
+    "vllm/benchmarks/serve.py": "def main(args):\n    pass\n",
+    "vllm/benchmarks/throughput.py": "def main(args):\n    pass\n",
+    "vllm/entrypoints/openai/__init__.py": "",
+    "vllm/entrypoints/openai/api_server.py": "def main():\n    pass\n",
     "vllm/v1/__init__.py": "",
     "vllm/v1/worker/__init__.py": "",
     "vllm/v1/worker/worker_base.py": "class WorkerWrapperBase:\n    pass\n",
 }
+
+
+def test_h1_twin_two_modules_and_an_import_still_name_a_home(tmp_path):
+    # two definers, one imported from by vLLM's own code: the import decides, as MD1 has it
+    two = {rel: text for rel, text in _MAINS.items() if not rel.startswith(("vllm/benchmarks", "vllm/entrypoints/openai"))}
+    found = _findings(tmp_path, two, "from vllm.scripts import main\n", "DC001")
+    assert "`main` in `vllm.entrypoints.launchers.run_batch`" in found[0][2]
 
 
 def test_h1_a_name_many_modules_define_gets_no_new_home(tmp_path):
@@ -330,3 +349,33 @@ def test_hs1_twin_a_tuple_of_settings_still_configures(tmp_path):
     client = _VERIFY + '\nMETHODS = ("eagle3", "extract_hidden_states")\n'
     found = _findings(tmp_path, _SPEC, client, "DC102")
     assert [(line, severity) for line, severity, _m in found] == [(16, "warning")]
+
+
+_FLA = {"vllm/__init__.py": "", "vllm/third_party/__init__.py": "", "vllm/third_party/fla/__init__.py": "",
+        "vllm/third_party/fla/ops/__init__.py": "",
+        "vllm/third_party/fla/ops/chunk.py": "def chunk_gated_delta_rule(q, k, v, g, beta):\n    return q\n"}
+_MODEL = "from vllm.model_executor.layers.fla.ops.chunk import chunk_gated_delta_rule\n\n\ndef run(q):\n    return chunk_gated_delta_rule\n"
+_PATCH = ("import vllm.model_executor.layers.fla.ops.chunk\n\nfrom plug.ops import own_rule\n\n"
+          "vllm.model_executor.layers.fla.ops.chunk.chunk_gated_delta_rule = own_rule\n")
+
+
+def _fix_preview(tmp_path, client_files):
+    from conftest import run_cli
+
+    vroot = vllm_tree(tmp_path / "v", _FLA)
+    write_tree(vroot, {"vllm/_version.py": '__version__ = "0.33.0"\n'})
+    croot = write_tree(tmp_path / "c", client_files)
+    proc = run_cli("fix", "--vllm", str(vroot), "--client", str(croot), "--only", "move-import")
+    return proc.stdout, proc.stderr
+
+
+def test_w3_move_import_leaves_a_name_the_client_replaces_on_the_old_module(tmp_path):
+    out, err = _fix_preview(tmp_path, {"plug/__init__.py": "", "plug/ops.py": "def own_rule(query):\n    return query\n",
+                                       "plug/model.py": _MODEL, "plug/patch.py": _PATCH})
+    assert "+from vllm.third_party" not in out
+    assert "the client sets `chunk_gated_delta_rule` on `vllm.model_executor.layers.fla.ops.chunk` itself" in err
+
+
+def test_w3_twin_without_the_clients_replacement_the_import_moves(tmp_path):
+    out, _err = _fix_preview(tmp_path, {"plug/__init__.py": "", "plug/model.py": _MODEL})
+    assert "+from vllm.third_party.fla.ops.chunk import chunk_gated_delta_rule" in out

@@ -11,7 +11,7 @@ import pytest
 from driftcheck.astnodes import dotted_name, walk
 from driftcheck.client_model import cross_file_guards
 from driftcheck.client_model.version_checks import (
-    VERSION_TEXT, VERSION_WORD, _INTROSPECTION, _call_asks_a_version, version_aliases)
+    VERSION_TEXT, VERSION_WORD, _call_asks_a_version, introspects, version_aliases)
 from driftcheck.client_model.version_checks import test_kind as kind_of_test
 from tests.conftest import client_sources, vllm_sources
 
@@ -38,8 +38,8 @@ def _walking_aliases(tree: ast.AST) -> set[str]:
         return False
 
     out = {fn.name for fn in walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-           and (any((dotted_name(c.func) or "").rsplit(".", 1)[-1] in _INTROSPECTION
-                    for c in walk(fn) if isinstance(c, ast.Call)) or returns_a_version(fn))}
+           and (any(introspects(c) for c in walk(fn) if isinstance(c, ast.Call))  # not another package's find_spec (20c)
+                or returns_a_version(fn))}
     for node in (n for n in walk(tree) if isinstance(n, ast.Assign)):
         if any(VERSION_WORD.search(n.id if isinstance(n, ast.Name) else n.attr) or (isinstance(n, ast.Name) and n.id in out)
                for n in walk(node.value) if isinstance(n, (ast.Name, ast.Attribute))) or _asks_a_version(node.value):
