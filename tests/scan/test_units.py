@@ -259,6 +259,7 @@ def test_every_global_fact_of_usage_is_in_the_units_digest(tmp_path):
         "installed": {"vllm.v1.z": "setup.sh:1"},
         "drop_ins": {"vllm.v1.ops.k": ("kernels/k.py", "kernels/a.py:1")},
         "rewritten": {"vllm/logger.py": ("docker/patch.py:3", ["helper"])},
+        "set_by_path": {"vllm.model_executor.layers.fla.ops.chunk": ["chunk_gated_delta_rule"]},
         "stand_ins": {"vllm.C": {"m": ("pkg.D", "a.py:1")}},
         "open_extensions": [("reads the configured `c.worker_extension_cls`", Loc("a.py", 1, 1, "x"))],
         "own_packages": {"pkg_hf"},
