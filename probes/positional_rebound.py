@@ -25,7 +25,7 @@ from driftcheck.rules.callcheck import bound_calls, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.resolved import Resolved
-from driftcheck.vllm_model.signatures import POS, POSONLY, Signature
+from driftcheck.vllm_model.signatures import POS, POSONLY, Signature, check_call
 
 RULE = Rule("DC121", "positional-rebound", "A positional argument of a vLLM call now binds another parameter",
             "warning", kind="behaviour", baseline=True, raises=("TypeError", "AttributeError"))
@@ -43,6 +43,8 @@ def check(ctx: ScanContext):
         old = _old_signature(baseline, bc.use)
         if old is None:
             continue
+        if check_call(old, bc.use.shape):
+            continue  # the call did not fit the client's own vLLM either: that release is not what it was written for
         n = bc.use.shape.n_positional
         before, now = _positional(old), _positional(bc.signature)
         if len(before) < n or len(now) < n:
@@ -70,8 +72,14 @@ def _positional(sig: Signature) -> list[str]:
 
 
 def _old_signature(baseline, use) -> Signature | None:
-    """The callee's signature in the client's own vLLM, bound as the call binds it (a method without `self`)."""
-    old = baseline.resolve(use.target.qualname)
+    """The callee's signature in the client's own vLLM, bound as the call binds it (a method without `self`). A
+    method is looked up from the receiver's class, as Python finds it: a subclass's own override in the client's vLLM
+    may have moved to the base since (batch 20i's S2)."""
+    old = None
+    if use.kind == "method" and use.receiver is not None and use.receiver.kind == "class":
+        old = baseline.resolve(f"{use.receiver.qualname}.{use.target.qualname.rsplit('.', 1)[-1]}")
+    if not isinstance(old, Resolved):
+        old = baseline.resolve(use.target.qualname)
     if not isinstance(old, Resolved):
         return None
     if use.kind == "construct":

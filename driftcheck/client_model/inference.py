@@ -586,6 +586,15 @@ class ValueInference:
             found = self._scopes[key] = [n for n in self._scope(body) if isinstance(n, _BINDING_KINDS)]
         return found
 
+    def _captured(self, value: object, node: ast.Assign) -> object:
+        """`_orig = m.f`: the name holds the function `m.f` is when this line runs, not what a later `m.f = patched`
+        puts there (batch 20i's W1: rdna4's wrapper calls `_orig(...)`, vLLM's own function, whose changed signature
+        the replacement's was taken for). A function read through a module attribute is read at the call (via line 0);
+        bound to a name, it was read here."""
+        if isinstance(value, FuncRef) and value.via is not None and not value.via[3] and isinstance(node.value, ast.Attribute):
+            return FuncRef(value.func, (value.via[0], value.via[1], self.file.rel, node.lineno))
+        return value
+
     def build_env(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict, self_cls: str | None,
                   record: bool = False) -> dict:
         """The names `fn`'s body binds, with what they hold. Only the visit (`record`) keeps the ImportUse of each
@@ -607,6 +616,12 @@ class ValueInference:
         # a parameter the body rebinds holds either value: its annotation counts as one of its assignments
         assigned_types: dict[str, list[object]] = {a.arg: [env[a.arg]] for a in args if a.arg in env}
         bindings: dict[str, list[tuple[int, object]]] = {a.arg: [(fn.lineno, env[a.arg])] for a in args if a.arg in env}
+        # an unannotated parameter (or `*args` / `**kwargs`) named like a module-level name or an outer one hides it:
+        # `def apply(f): f(1, 2, 3)` calls the argument, not an imported vLLM `f` (batch 20i's S1)
+        params = [a.arg for a in args] + [a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None]
+        for name in params:
+            if name not in env and (name in outer or name in self.module_env or name in self.functions):
+                env[name] = None
         local_imports = self.local_imports(fn, record)
         env.update(local_imports)
         narrowed: list[str] = []
@@ -625,7 +640,7 @@ class ValueInference:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        target_value.append((target.id, self.infer(node.value, env)))
+                        target_value.append((target.id, self._captured(self.infer(node.value, env), node)))
                     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
                             not isinstance(env.get(target.value.id), ClientSelf):
                         # `scheduler.client = _StubLookupClient(...)` on a vLLM object: reads of `scheduler.client` in

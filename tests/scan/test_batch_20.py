@@ -40,6 +40,12 @@ literal lists (`AutoWeightsLoader(skip_prefixes=[...])`, now left as asking for 
 tests/codemods/cases/DC003/drop-keyword/); move-import moved an import of a name the client replaces on the old
 module itself (W3: vllm-ascend's `chunk_gated_delta_rule`), which now stays.
 
+20i (DC121 on 30 clients, 79 scans: 56 findings at 28 call sites, all real shifts): S1, an unannotated parameter named
+like an imported vLLM function did not hide it (`def apply(f): f(1, 2, 3)` was a call of vLLM's `f`: a false DC004
+error too); S2, DC121 looked a method up on the class the target defines it in, not on the receiver's class in the
+client's vLLM, where a subclass overrode it; W1/20i, a function captured by `_orig = m.f` before `m.f = patched` was
+taken for the replacement, whose signature accepted the call, so rdna4's `_orig(..., w13_g_idx=...)` lost its error.
+
 H1 (19d): dgx-vllm's `from vllm.scripts import main` (gone at 0.33.0) was told "`main` in
 `vllm.entrypoints.launchers.run_batch`", one of 25 top-level `main`s, because one vLLM file imports it from there.
 """
@@ -379,3 +385,65 @@ def test_w3_move_import_leaves_a_name_the_client_replaces_on_the_old_module(tmp_
 def test_w3_twin_without_the_clients_replacement_the_import_moves(tmp_path):
     out, _err = _fix_preview(tmp_path, {"plug/__init__.py": "", "plug/model.py": _MODEL})
     assert "+from vllm.third_party.fla.ops.chunk import chunk_gated_delta_rule" in out
+
+
+_F = {"vllm/__init__.py": "", "vllm/m.py": "def f(a):\n    return a\n"}
+
+
+def test_s1_a_parameter_hides_the_imported_vllm_name(tmp_path):
+    client = "from vllm.m import f\n\n\ndef apply(f):\n    return f(1, 2, 3)\n"
+    assert _findings(tmp_path, _F, client, "DC004") == []
+
+
+def test_s1_twin_the_imported_name_itself_is_still_checked(tmp_path):
+    client = "from vllm.m import f\n\n\ndef apply(g):\n    return f(1, 2, 3)\n"
+    assert [(line, severity) for line, severity, _m in _findings(tmp_path, _F, client, "DC004")] == [(5, "error")]
+
+
+def _run_releases(sub_overrides_then: bool):
+    base = "class Base:\n    def run(self, x, {params}):\n        return x\n\n\n"
+    old = base.format(params="y=0, z=0") + ("class Sub(Base):\n    def run(self, x, new=0, y=0, z=0):\n        return x\n"
+                                             if sub_overrides_then else "class Sub(Base):\n    pass\n")
+    new = base.format(params="new=0, y=0, z=0") + "class Sub(Base):\n    pass\n"
+    return {"vllm/__init__.py": "", "vllm/m.py": old}, {"vllm/__init__.py": "", "vllm/m.py": new}
+
+
+def _dc121(tmp_path, sub_overrides_then: bool):
+    old, new = _run_releases(sub_overrides_then)
+    own = vllm_tree(tmp_path / "own", old)
+    client = {"pkg/__init__.py": "", "pkg/c.py": "from vllm.m import Sub\n\n\ndef go():\n    s = Sub()\n    return s.run(1, 2, 3)\n"}
+    result = scan_trees(tmp_path, new, client, only=["DC121"], client_vllm=str(own))
+    assert not result.internal_errors
+    return [(f.client.line, f.details["meant"], f.details["binds"]) for f in result.findings]
+
+
+def test_s2_a_method_a_subclass_overrode_is_looked_up_from_the_receivers_class(tmp_path):
+    assert _dc121(tmp_path, sub_overrides_then=True) == []
+
+
+def test_s2_twin_the_inherited_method_that_gained_a_parameter_shifts(tmp_path):
+    assert _dc121(tmp_path, sub_overrides_then=False) == [(6, "y", "new")]
+
+
+_M = {"vllm/__init__.py": "", "vllm/m.py": "def f(a, new=0, b=0, c=0):\n    return a\n"}
+_CAPTURE = """def install():
+    from vllm import m
+    _orig = m.f
+
+    def patched(a, b=0, c=0, zz=None, **kw):
+        return {call}(a, b, c, zz=zz, **kw)
+
+    m.f = patched
+    return m.f
+"""
+
+
+def test_w1_20i_a_function_captured_before_the_patch_is_vllms_own(tmp_path):
+    found = _findings(tmp_path, _M, _CAPTURE.format(call="_orig"), "DC003")
+    assert [(line, severity) for line, severity, _m in found] == [(6, "error")]
+    assert "rebinds" not in found[0][2]
+
+
+def test_w1_20i_twin_a_call_through_the_module_attribute_may_reach_the_replacement(tmp_path):
+    found = _findings(tmp_path, _M, _CAPTURE.format(call="m.f"), "DC003")
+    assert found == []  # `m.f` is read when `patched` runs: the replacement, which takes `zz`
