@@ -21,7 +21,7 @@ keyword each value was meant for is the client's to say (`get_rope(..., is_neox_
 
 from __future__ import annotations
 
-from driftcheck.rules.callcheck import bound_calls, when_of
+from driftcheck.rules.callcheck import bound_calls, bound_signature, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.resolved import Resolved
@@ -82,9 +82,6 @@ def _old_signature(baseline, use) -> Signature | None:
         old = baseline.resolve(use.target.qualname)
     if not isinstance(old, Resolved):
         return None
-    if use.kind == "construct":
-        return baseline.constructor(old) if old.kind == "class" else None
-    if old.func is None or baseline.reshaping_decorator(old) is not None:
+    if use.kind == "construct" and old.kind != "class":
         return None
-    sig = old.func.signature
-    return sig.without_first() if use.kind == "method" and not old.func.is_static else sig
+    return bound_signature(baseline, old, use.kind)

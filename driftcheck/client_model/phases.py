@@ -415,6 +415,14 @@ class ClientPhases:
             env[alias.asname or alias.name] = ABSENT if isinstance(result, Missing) else value
 
     # --------------------------------------------------------------- patches
+    def _record_set_by_path(self, targets: list[ast.expr]) -> None:
+        """`vllm.x.y.f = own_f`: module -> the names set on it (Usage.set_by_path, sorted by prepare_client)."""
+        for t in targets:
+            dotted = dotted_name(t) if isinstance(t, ast.Attribute) else None
+            if dotted and dotted.split(".")[0] == self.package:
+                module, _, name = dotted.rpartition(".")
+                self.usage.set_by_path.setdefault(module, []).append(name)
+
     def collect_patches(self) -> None:
         """What the client sets on vLLM classes and modules (`Cls.m = f`, `setattr(Cls, "m", f)`, `mod._X = None`):
         those names exist at run time, and a function set on a class is that class's method. A name set on each
@@ -440,6 +448,8 @@ class ClientPhases:
                 node, pairs = node
             if isinstance(node, (ast.Assign, ast.AnnAssign)):  # `x.m += v` reads `m` first: it sets no new member (JC1)
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if isinstance(node, ast.Assign) and not is_test_path(self.file.rel):
+                    self._record_set_by_path(targets)
                 for t in targets:
                     for elt in walk(t):
                         if isinstance(elt, ast.Attribute) and isinstance(elt.ctx, ast.Store):

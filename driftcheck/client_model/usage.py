@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.astnodes import dotted_name, nodes_of
-from driftcheck.client_model.client import ClientSource, is_test_path, own_packages
+from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.client import ClientSource, own_packages
 from driftcheck.client_model.client_classes import DOTTED_CLASS, flag_values
 from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.client_stores import credit_client_stores
@@ -53,21 +53,6 @@ def client_provides(usage: Usage, client: SourceTree, vllm: SourceTree, module: 
         or diff_creates_module(client, vllm, module) is not None
 
 
-def _set_by_path(client: ClientSource, package: str) -> dict[str, list[str]]:
-    """`vllm.x.y.f = own_f` in the client's files outside tests: module -> the names set on it (Usage.set_by_path)."""
-    out: dict[str, set[str]] = {}
-    for f in client.files:
-        if is_test_path(f.rel):
-            continue
-        for node in nodes_of(f.tree, ast.Assign):
-            for t in node.targets:
-                dotted = dotted_name(t) if isinstance(t, ast.Attribute) else None
-                if dotted and dotted.split(".")[0] == package:
-                    module, _, name = dotted.rpartition(".")
-                    out.setdefault(module, set()).add(name)
-    return {m: sorted(names) for m, names in sorted(out.items())}
-
-
 def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str, "FileAnalyzer"]]:
     """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
     usage = Usage(files=client.files)
@@ -77,7 +62,6 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     usage.redirected = import_hook_redirects(client, api.package)
     usage.installed = launcher_installed(client, api.package, lambda m: api.module(m) is not None)
     usage.rewritten = rewritten_files(client, api.package, api.tree.is_file)
-    usage.set_by_path = _set_by_path(client, api.package)
     for module, (copy, _where) in [*usage.mounted.items(), *usage.redirected.items()]:
         usage.shadowed.setdefault(module, (copy, ""))
     usage.drop_ins = drop_in_copies(client, api)
@@ -101,6 +85,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     for phase in phases:
         for analyzer in list(analyzers.values()):
             _guarded_phase(phase, analyzer, analyzers, usage)
+    usage.set_by_path = {module: sorted(set(names)) for module, names in sorted(usage.set_by_path.items())}
     usage.worker_extensions += _extension_defaults(client, {f.rel for f in client.files})
     usage.open_extensions = open_extensions(client.files)
     # A worker extension named by string becomes part of the worker: its `self` is a vLLM worker.

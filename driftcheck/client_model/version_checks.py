@@ -44,11 +44,16 @@ def introspects(call: ast.Call) -> bool:
 
 def _finds_another_package(call: ast.Call) -> bool:
     """`find_spec("name")` of a module outside vLLM's package, spelled out."""
-    func = call.func
-    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return _names_another_package(call, ("find_spec",), lambda module: module.split(".")[0] == "vllm")
+
+
+def _names_another_package(call: ast.Call, functions, is_vllms) -> bool:
+    """A call of one of `functions` whose first argument is a string that `is_vllms` says names no vLLM package."""
     first = call.args[0] if call.args else None
-    return last == "find_spec" and isinstance(first, ast.Constant) and isinstance(first.value, str) \
-        and first.value.split(".")[0] != "vllm"
+    return isinstance(first, ast.Constant) and isinstance(first.value, str) and calls_one_of(call, functions) \
+        and not is_vllms(first.value)
+
+
 VERSION_TEXT = re.compile(r"^\d+\.\d+(\.\d+)?")  # "0.28.0", "0.5"
 
 
@@ -203,11 +208,8 @@ _FOREIGN: "weakref.WeakKeyDictionary[ast.AST, frozenset[str]]" = weakref.WeakKey
 
 def _another_package_version(node: ast.AST) -> bool:
     """`version("ray")`, `get_distribution("ray")`: a call naming an installed distribution that is not vLLM's."""
-    if not isinstance(node, ast.Call) or not node.args or not calls_one_of(node, _VERSION_OF):
-        return False
-    first = node.args[0]
-    return isinstance(first, ast.Constant) and isinstance(first.value, str) \
-        and not first.value.replace("_", "-").lower().startswith("vllm")
+    return isinstance(node, ast.Call) and _names_another_package(
+        node, _VERSION_OF, lambda distribution: distribution.replace("_", "-").lower().startswith("vllm"))
 
 
 def other_version_names(tree: ast.AST) -> frozenset[str]:

@@ -65,17 +65,25 @@ class BoundCall:
 
 
 def signature_for(ctx: ScanContext, use: CallUse) -> Signature | None:
-    target = use.target
-    if use.kind == "construct":
-        return ctx.api.constructor(target)
-    if target.func is None or ctx.api.reshaping_decorator(target) is not None:
+    sig = bound_signature(ctx.api, use.target, use.kind)
+    if sig is None or use.kind == "construct" or not use.target.func.decorators:
+        return sig
+    # keywords a vLLM decorator's wrapper takes before handing the call on (`kwargs.pop("decorate")`: XA)
+    return sig.with_keywords(ctx.api.wrapper_keywords(use.target))
+
+
+def bound_signature(api, target: Resolved, kind: str) -> Signature | None:
+    """The parameters a call of `kind` ("construct", "method", "function") binds against `target` in `api`'s release: a
+    class's constructor, a method without `self`; None where a decorator we cannot read may take other arguments."""
+    if kind == "construct":
+        return api.constructor(target)
+    if target.func is None or api.reshaping_decorator(target) is not None:
         return None  # a decorator we cannot read may take other arguments (`@tilelang.jit` kernels)
     sig = target.func.signature
-    if use.kind == "method" and not target.func.is_static:
+    if kind == "method" and not target.func.is_static:
         sig = sig.without_first()
     sig.path = target.path
-    # keywords a vLLM decorator's wrapper takes before handing the call on (`kwargs.pop("decorate")`: XA)
-    return sig.with_keywords(ctx.api.wrapper_keywords(target)) if target.func.decorators else sig
+    return sig
 
 
 def callee_label(use: CallUse) -> str:
