@@ -49,36 +49,39 @@ def children(node: ast.AST) -> list:
     those shared singletons; a node's `.ctx` is still there to read), and without a generator per node."""
     out: list = []
     for name in _CHILD_FIELDS.get(node.__class__) or _child_fields(node.__class__):
-        try:
-            value = getattr(node, name)
-        except AttributeError:  # an optional field a hand-made node leaves unset
-            continue
+        value = getattr(node, name, None)  # None: an optional field a hand-made node leaves unset
         if value.__class__ is list:
-            out += [item for item in value if isinstance(item, _AST)]
-        elif isinstance(value, _AST):
+            out += value
+        elif value is not None and isinstance(value, _AST):
             out.append(value)
-    return out
+    # a list field's only non-node items: a `Dict`'s None keys (`{**d}`), `arguments.kw_defaults`' None defaults
+    return [item for item in out if item is not None] if node.__class__ in _NONE_IN_LISTS else out
+
+
+_NONE_IN_LISTS = frozenset({ast.Dict, ast.arguments})
 
 
 def walk(node: ast.AST):
     """`ast.walk(node)`'s nodes in its order (breadth first), without `ctx` singletons: a third of a tree's nodes,
     and ast.walk's two generators a node were the largest single cost of a whole-platform client's first phases."""
-    queue = [node]
-    i = 0
-    fields_of = _CHILD_FIELDS
-    while i < len(queue):
-        node = queue[i]
-        i += 1
+    return _breadth_first([node])
+
+
+def _breadth_first(queue: list):
+    """Extend `queue` (a list holding the root) with every node below it, in `ast.walk`'s order, and iterate it. A list
+    field is appended whole: its only non-node items are None (`_NONE_IN_LISTS`), skipped here, which costs less than
+    testing every item (the node index and the walks of every scope read each node this way)."""
+    append, extend, fields_of = queue.append, queue.extend, _CHILD_FIELDS
+    for node in queue:
+        if node is None:
+            continue
         yield node
         for name in fields_of.get(node.__class__) or _child_fields(node.__class__):
-            try:
-                value = getattr(node, name)
-            except AttributeError:
-                continue
+            value = getattr(node, name, None)  # None: an optional field a hand-made node leaves unset
             if value.__class__ is list:
-                queue += [item for item in value if isinstance(item, _AST)]
-            elif isinstance(value, _AST):
-                queue.append(value)
+                extend(value)
+            elif value is not None and isinstance(value, _AST):
+                append(value)
 
 
 _STATEMENT_FIELDS = ("items", "body", "handlers", "orelse", "finalbody", "cases")  # in each node type's _fields order
@@ -102,16 +105,23 @@ def nodes_of(tree: ast.AST, *kinds: type) -> list:
     """The nodes of `tree` of the given types, each type's in `ast.walk` order."""
     index = _INDEX.get(tree)
     if index is None:
-        index = defaultdict(list)
-        nodes = walk(tree)
-        next(nodes)  # the root stays out: a value holding its own weak key would keep every indexed tree alive
-        for node in nodes:
-            index[node.__class__].append(node)
-        _INDEX[tree] = index
+        index = _INDEX[tree] = _bucketed(tree)
     if len(kinds) == 1:
         found = index.get(kinds[0], [])
         return [tree, *found] if tree.__class__ is kinds[0] else found
     return [n for kind in kinds for n in ([tree, *index.get(kind, ())] if tree.__class__ is kind else index.get(kind, ()))]
+
+
+def _bucketed(tree: ast.AST) -> dict[type, list]:
+    """The nodes below `tree` by type, each type's in `ast.walk` order. The root stays out: a value holding its own weak
+    key would keep every indexed tree alive."""
+    queue = [tree]
+    deque(_breadth_first(queue), maxlen=0)  # run it: what it read stays in `queue`
+    index: dict[type, list] = defaultdict(list)
+    for node in queue[1:]:
+        index[node.__class__].append(node)
+    index.pop(type(None), None)
+    return index
 
 
 def functions_at(tree: ast.AST, line: int) -> list:

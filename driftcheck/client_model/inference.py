@@ -713,20 +713,25 @@ def _walk_scope(body: list[ast.stmt]) -> list[ast.AST]:
     """ast.walk over statements, not descending into nested functions, lambdas or classes (depth first)."""
     out: list[ast.AST] = []
     stack: list[ast.AST] = list(reversed(body))
+    seen, push, pop = out.append, stack.append, stack.pop
     while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, _OWN_SCOPE):
+        node = pop()
+        seen(node)
+        if node.__class__ in _OWN_SCOPE:
             continue  # a function statement of `body` itself: seen, not entered (it has its own scope)
-        for child in reversed(children(node)):
-            if isinstance(child, _NESTED):
-                if isinstance(child, _FUNCTIONS):
-                    out.append(child)  # seen (for nested-function handling) but not entered
+        below = children(node)  # a new list: reversed in place, pushed so that the first child comes off first
+        below.reverse()
+        for child in below:
+            kind = child.__class__
+            if kind in _NESTED:
+                if kind in _FUNCTIONS:
+                    seen(child)  # seen (for nested-function handling) but not entered
                 continue
-            stack.append(child)
+            push(child)
     return out
 
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# node classes (a parsed tree's nodes are of these exact classes: a set lookup beats isinstance at every node)
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_OWN_SCOPE = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda})
+_NESTED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
