@@ -2,8 +2,10 @@
 
 `get_kv_cache_config_from_groups(..., kv_cache_specs=spec, ...)` loses the keyword (vLLM 0.12
 dropped the parameter); when the target has a parameter with a close name that the call does not
-pass, the keyword is renamed instead. With `--guard`, the keyword is passed only where the
-callee's signature still accepts it, so one client runs on both vLLMs.
+pass, the keyword is renamed instead, unless the types say otherwise (the client's own vLLM annotated the keyword
+with a type the close name's annotation shares nothing with, or the value is a literal it does not take: left for a
+person). With `--guard`, the keyword is passed only where the callee's signature still accepts it, so one client
+runs on both vLLMs.
 
 A keyword is dropped only where nothing says its value is still wanted. The whole call is left for a person when
 the target's callee computes a value of the keyword's name from a parameter the call does not pass (vLLM's
@@ -106,6 +108,11 @@ class _DropKeyword(Targeted):
                 self.skipped.append((f, f"no keyword '{kw}' in this call"))
                 continue
             renamed = f.details.get("renamed_to")
+            if renamed and f.details.get("rename_conflict") and not self.ctx.guard:
+                self.skipped.append((f, f"the target has '{renamed}', close to '{kw}' in name but not in type "
+                                        f"({f.details['rename_conflict']}): neither a rename nor a drop is certain; "
+                                        "rewrite it by hand"))
+                continue
             if not renamed and f.details.get("near") and not self.ctx.guard:
                 near = ", ".join(repr(n) for n in f.details["near"])
                 self.skipped.append((f, f"the target has {near}, which may be what '{kw}' became: dropping it could "

@@ -21,10 +21,9 @@ keyword each value was meant for is the client's to say (`get_rope(..., is_neox_
 
 from __future__ import annotations
 
-from driftcheck.rules.callcheck import bound_calls, bound_signature, when_of
+from driftcheck.rules.callcheck import baseline_signature, bound_calls, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
-from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.signatures import POS, POSONLY, Signature, check_call
 
 RULE = Rule("DC121", "positional-rebound", "A positional argument of a vLLM call now binds another parameter",
@@ -40,7 +39,7 @@ def check(ctx: ScanContext):
     if baseline is None or (baseline.version and baseline.version == ctx.api.version):
         return
     for bc in calls:
-        old = _old_signature(baseline, bc.use)
+        old = baseline_signature(baseline, bc.use)
         if old is None:
             continue
         if check_call(old, bc.use.shape):
@@ -69,19 +68,3 @@ def check(ctx: ScanContext):
 
 def _positional(sig: Signature) -> list[str]:
     return [p.name for p in sig.params if p.kind in (POSONLY, POS)]
-
-
-def _old_signature(baseline, use) -> Signature | None:
-    """The callee's signature in the client's own vLLM, bound as the call binds it (a method without `self`). A
-    method is looked up from the receiver's class, as Python finds it: a subclass's own override in the client's vLLM
-    may have moved to the base since (batch 20i's S2)."""
-    old = None
-    if use.kind == "method" and use.receiver is not None and use.receiver.kind == "class":
-        old = baseline.resolve(f"{use.receiver.qualname}.{use.target.qualname.rsplit('.', 1)[-1]}")
-    if not isinstance(old, Resolved):
-        old = baseline.resolve(use.target.qualname)
-    if not isinstance(old, Resolved):
-        return None
-    if use.kind == "construct" and old.kind != "class":
-        return None
-    return bound_signature(baseline, old, use.kind)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import difflib
 
-from driftcheck.rules.callcheck import bound_calls, when_of
+from driftcheck.astnodes import dotted_name
+from driftcheck.rules.callcheck import baseline_signature, bound_calls, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Fact, Signature, called_name, confirm_param
@@ -68,20 +69,105 @@ def check(ctx: ScanContext):
                 message = (f"{bc.callee} has no field '{problem.name}' in {ctx.version_label()}: {what}, and "
                            f"the setting has no effect. The fields are now {sig.render()}.")
                 severity, fix = "warning", False
+            conflict = _rename_conflict(ctx, bc, problem.name, renamed[0]) if renamed else None
             if renamed:
-                message += f" Renamed to '{renamed[0]}'?"
+                message += f" Renamed to '{renamed[0]}'?" + (f" Its type differs ({conflict})." if conflict else "")
             elif near:
                 message += f" Perhaps it became {', '.join(repr(n) for n in near)}."
             moved = None if renamed else _moved_into(ctx.api, sig, problem.name, unpassed)
             yield bc.qualify(ctx.finding(
                 RULE, message, bc.use.loc, ctx.vllm_location(sig.path, sig.line), f"{bc.use.target.qualname}({problem.name}=)",
                 when=when_of(bc.use), severity=severity, fix=fix, keyword=problem.name,
-                renamed_to=renamed[0] if renamed else None, near=near or None, signature=sig.render(), pydantic_extra=extra,
+                renamed_to=renamed[0] if renamed else None, rename_conflict=conflict, near=near or None, signature=sig.render(), pydantic_extra=extra,
                 moved_into=moved, call_misses=[p.name for p in bc.problems if p.kind == "missing-argument"] or None,
                 # pydantic's ValidationError is a ValueError: `except ValueError` / `pytest.raises(ValueError)` catch it
                 raises=["ValidationError", "ValueError"] if extra == "forbid" else None,
                 client_defines=_client_defines(ctx, bc.use.target.qualname.rsplit(".", 1)[-1], problem.name, bc.use.loc),
             ))
+
+
+def _rename_conflict(ctx: ScanContext, bc, keyword: str, new_name: str) -> str | None:
+    """Why the close name `new_name` is not the keyword renamed: the client's own vLLM annotates the keyword with
+    another type than the target annotates `new_name`, or the call passes a literal the new annotation does not take
+    (vllm-ascend 0.11.0's `SchedulerOutput(structured_output_request_ids={})` at 0.33.0, whose close name is
+    `has_structured_output_requests: bool`; batch 20h's Q2). A name alike is no proof; a type unlike is proof enough."""
+    new = next((p.annotation for p in bc.signature.params if p.name == new_name), None)
+    if not new:
+        return None
+    value = next((k.value for k in bc.use.node.keywords if k.arg == keyword), None)
+    literal = _literal_type(value)
+    if literal is not None and not _takes(new, literal):
+        return f"a {literal} is passed, '{new_name}' takes {new}"
+    baseline = ctx.baseline()
+    old_sig = baseline_signature(baseline, bc.use) if baseline is not None and baseline.version != ctx.api.version else None
+    old = next((p.annotation for p in old_sig.params if p.name == keyword), None) if old_sig is not None else None
+    before, now = _union_members(old or ""), _union_members(new)
+    if before and now and not (before - {"None"}) & (now - {"None"}):  # no type in common (None aside)
+        return f"'{keyword}: {old}' in vLLM {baseline.version or 'the client was written for'}, '{new_name}: {new}' now"
+    return None
+
+
+_BUILTIN_TYPES = {"bool": bool, "int": int, "float": float, "complex": complex, "str": str, "bytes": bytes,
+                  "list": list, "tuple": tuple, "set": set, "frozenset": frozenset, "dict": dict, "None": type(None)}
+
+
+def _literal_type(value: ast.expr | None) -> str | None:
+    """The builtin type's name of a literal value (`{}`: dict), None for anything else."""
+    if value is None:
+        return None
+    try:
+        literal = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return next((name for name, kind in _BUILTIN_TYPES.items() if type(literal) is kind), None)
+
+
+def _takes(annotation: str, literal: str) -> bool:
+    """Whether an annotation made of builtin types (`bool`, `dict[str, int] | None`, `Optional[list[int]]`) takes a
+    literal of that type (an int is a float, a bool an int, as type checkers read them); True for any annotation
+    naming something else, which driftcheck does not judge."""
+    members = _union_members(annotation)
+    if members is None or not members <= set(_BUILTIN_TYPES):
+        return True
+    accepted = {literal, *({"bool": ["int", "float", "complex"], "int": ["float", "complex"], "float": ["complex"]}
+                           .get(literal, []))}
+    return bool(members & accepted)
+
+
+def _union_members(annotation: str) -> set[str] | None:
+    """The outer types an annotation allows (`Optional[dict[str, int]]`: dict and None, `"torch.Tensor"`:
+    torch.Tensor); None where it has another form."""
+    try:
+        node = ast.parse(annotation.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    out: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):  # a forward reference
+            try:
+                todo.append(ast.parse(n.value.strip(), mode="eval").body)
+            except SyntaxError:
+                return None
+        elif isinstance(n, ast.Attribute) and dotted_name(n):
+            out.add(dotted_name(n))
+        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and dotted_name(n.value):
+            out.add(dotted_name(n.value))
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            todo += [n.left, n.right]
+        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in ("Optional", "Union"):
+            todo += list(n.slice.elts) if isinstance(n.slice, ast.Tuple) else [n.slice]
+            out |= {"None"} if n.value.id == "Optional" else set()
+        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+            out.add(n.value.id)
+        elif isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Constant) and n.value is None:
+            out.add("None")
+        else:
+            return None
+    return out
 
 
 def _client_defines(ctx: ScanContext, name: str, keyword: str, call) -> str | None:

@@ -86,6 +86,22 @@ def bound_signature(api, target: Resolved, kind: str) -> Signature | None:
     return sig
 
 
+def baseline_signature(baseline, use: CallUse) -> Signature | None:
+    """The callee's signature in the client's own vLLM (`baseline`), bound as the call binds it (a method without `self`). A
+    method is looked up from the receiver's class, as Python finds it: a subclass's own override in the client's vLLM
+    may have moved to the base since (batch 20i's S2)."""
+    old = None
+    if use.kind == "method" and use.receiver is not None and use.receiver.kind == "class":
+        old = baseline.resolve(f"{use.receiver.qualname}.{use.target.qualname.rsplit('.', 1)[-1]}")
+    if not isinstance(old, Resolved):
+        old = baseline.resolve(use.target.qualname)
+    if not isinstance(old, Resolved):
+        return None
+    if use.kind == "construct" and old.kind != "class":
+        return None
+    return bound_signature(baseline, old, use.kind)
+
+
 def callee_label(use: CallUse) -> str:
     target: Resolved = use.target
     short = target.qualname.rsplit(".", 2)
