@@ -55,11 +55,32 @@ def _value(api, path: str, text: str | None, depth: int = 0):
     owner = api.resolve_in_scope(module, owner_name) if module is not None else None
     if not isinstance(owner, Resolved) or owner.kind != "class":
         return bodies.NOT_LITERAL
+    if _str_enum(owner):
+        return _member_string(api, owner, node.attr)
     sig = api.constructor(owner)
     field = sig.get(node.attr) if sig is not None else None
     if field is None or not field.has_default:
         return bodies.NOT_LITERAL
     return _value(api, sig.path, field.default, depth + 1)
+
+
+def _str_enum(cls: Resolved) -> bool:
+    """`class ConfigFormat(str, enum.Enum)` / `StrEnum`: a member is equal to its string value, so a default spelled
+    `ConfigFormat.AUTO` is the `'auto'` an older release wrote (batch 20g's DF1 left these as infos "changed")."""
+    bases = {b.rsplit(".", 1)[-1] for b in (cls.cls.bases if cls.cls is not None else [])}
+    return "StrEnum" in bases or ("str" in bases and bool(bases & {"Enum", "StrEnum"}))
+
+
+def _member_string(api, cls: Resolved, member: str):
+    """The string literal a str-enum class body assigns to `member` (else `bodies.NOT_LITERAL`)."""
+    tree = api.parse(cls.path)
+    body = next((n.body for n in (tree.body if tree is not None else []) if isinstance(n, ast.ClassDef)
+                 and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno <= cls.line <= (n.end_lineno or n.lineno)), [])
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == member for t in stmt.targets) \
+                and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            return stmt.value.value
+    return bodies.NOT_LITERAL
 
 
 def _leaves_a_default(ctx: ScanContext, call) -> bool:

@@ -77,3 +77,37 @@ def test_q2_fix_leaves_a_rename_the_types_contradict(tmp_path):
     assert "+    return SchedulerOutput(total_num_scheduled_tokens=0, structured_output_request_ids={}, max_tokens=5)" in out
     assert "has_structured_output_requests" not in out
     assert "close to 'structured_output_request_ids' in name but not in type" in err
+
+
+# DF1 of batch 20g: vLLM 0.8.5's `config_format: str = ConfigFormat.AUTO` (a `str` enum whose AUTO is "auto") and
+# 0.33.0's `config_format: str = "auto"` are the same default: no info "changed".
+_ENUM = ("import enum\n\n\nclass ConfigFormat({bases}):\n    AUTO = \"auto\"\n    HF = \"hf\"\n")
+_ARGS = ("from dataclasses import dataclass\n\nfrom vllm.formats import ConfigFormat\n\n\n@dataclass\nclass EngineArgs:\n"
+         "    model: str = \"m\"\n    config_format: str = {default}\n")
+
+
+def _dc107(tmp_path, bases: str, old_default: str, new_default: str):
+    old = {"vllm/__init__.py": "", "vllm/formats.py": _ENUM.format(bases=bases),
+           "vllm/args.py": _ARGS.format(default=old_default)}
+    new = {"vllm/__init__.py": "", "vllm/formats.py": _ENUM.format(bases=bases),
+           "vllm/args.py": _ARGS.format(default=new_default)}
+    own = vllm_tree(tmp_path / "own", old)
+    write_tree(own, {"vllm/_version.py": '__version__ = "0.8.5"\n'})
+    client = {"plug/__init__.py": "", "plug/run.py": "from vllm.args import EngineArgs\n\n\ndef args():\n    return EngineArgs(model=\"x\")\n"}
+    result = scan_trees(tmp_path, new, client, only=["DC107"], client_vllm=str(own), version="0.33.0")
+    assert not result.internal_errors
+    return [f.message for f in result.findings if "config_format" in f.message]
+
+
+def test_df1_a_str_enum_member_is_its_string(tmp_path):
+    assert _dc107(tmp_path, "str, enum.Enum", "ConfigFormat.AUTO", '"auto"') == []
+
+
+def test_df1_twin_another_member_is_a_change(tmp_path):
+    [message] = _dc107(tmp_path, "str, enum.Enum", "ConfigFormat.HF", '"auto"')
+    assert "changed from 'hf' (ConfigFormat.HF) in vLLM 0.8.5 to 'auto' in vLLM 0.33.0" in message, message
+
+
+def test_df1_twin_a_plain_enum_member_is_no_string(tmp_path):
+    [message] = _dc107(tmp_path, "enum.Enum", "ConfigFormat.AUTO", '"auto"')
+    assert "ConfigFormat.AUTO" in message
