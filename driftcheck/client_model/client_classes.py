@@ -600,15 +600,29 @@ def grafted_class(usage, label: str) -> bool:
 
 def built_by_the_client(client, module: str, name: str) -> bool:
     """Whether some client file calls `name(...)` where the name is this class: in its own module, or in a file that
-    imports it from there (`from <module> import name`, relative or absolute)."""
+    imports it from there (`from <module> import name`, relative or absolute) or from the package above it when that
+    package's `__init__` imports it from the module (vllm-omni's `from vllm_omni.config import OmniModelConfig`)."""
+    homes = {module.split(".")[-1]}
+    package, _, leaf = module.rpartition(".")
+    if package and _reexports(client, package, leaf, name):
+        homes.add(package.split(".")[-1])
+
     def builds(tree: ast.Module, own: bool) -> bool:
-        bound = own or any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[-1] == module.split(".")[-1]
+        bound = own or any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[-1] in homes
                            and any(a.name == name and (a.asname or a.name) == name for a in n.names)
                            for n in nodes_of(tree, ast.ImportFrom))
         return bound and any(isinstance(c.func, ast.Name) and c.func.id == name for c in nodes_of(tree, ast.Call))
 
     return any(builds(f.tree, f.module == module) for f in client.files if name in f.text) or \
         any(builds(f.tree, f.module == module) for f in client.other_files(containing=name))
+
+
+def _reexports(client, package: str, leaf: str, name: str) -> bool:
+    """Whether the client package's `__init__` imports `name` from its submodule `leaf` (`from .model import Name`)."""
+    found = client.module_tree(package)
+    return found is not None and any(
+        isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[-1] == leaf and any(a.name == name for a in n.names)
+        for n in found[0].body)
 
 
 def _own_module_string(value: ast.JoinedStr, module: str) -> str | None:
