@@ -82,15 +82,16 @@ def _fields(api, cls: Resolved) -> dict[str, bool] | None:
 def _with_client_fields(ctx: ScanContext, file, label: str, fields: dict[str, bool]) -> dict[str, bool] | None:
     """`fields` with those the client's dataclasses of `label`'s lineage declare, from the top down (vllm-omni's
     `max_model_len: int | None` over `SchedulerConfig`'s `max_model_len: InitVar[int]` is a plain field: one InitVar
-    fewer). None where a class of the lineage is not read, or has a decorator driftcheck cannot tell a dataclass
-    maker from something that replaces `__init__`."""
+    fewer). None where a class of the lineage is not read, defines `__init__` itself, or has a decorator driftcheck
+    cannot tell a dataclass maker from something that replaces `__init__`."""
     out = dict(fields)
     for key in reversed(client_ancestry(ctx.usage, [label])):
         module, _, name = key.rpartition(".")
         found = ctx.client.module_tree(module) if module else None
         node = next((n for n in found[0].body if isinstance(n, ast.ClassDef) and n.name == name), None) if found else None
-        if node is None:
-            return None
+        if node is None or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__new__")
+                               for s in node.body):
+            return None  # its own `__init__` is what runs, and calls `__post_init__` as it chooses
         kinds = [_decorator_kind(ctx, found[0], d) for d in node.decorator_list]
         if None in kinds:
             return None

@@ -127,3 +127,10 @@ def test_on_real_releases(tmp_path):
 
     assert found("0.15.0") == [(11, "error", 13, 12)]
     assert found("0.14.0") == []
+
+
+def test_twin_a_client_init_of_its_own_decides_the_call(tmp_path):
+    body = "    def __init__(self, model: str) -> None:\n        self.model = model\n"
+    assert _scan(tmp_path, _client(decorators="", body=body)) == []
+    # not a dataclass itself and no `__init__`: vLLM's generated one runs and passes the three InitVars
+    assert [severity for _p, _l, severity, _m in _scan(tmp_path / "plain", _client(decorators=""))] == ["error"]
