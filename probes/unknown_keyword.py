@@ -102,7 +102,8 @@ def _rename_conflict(ctx: ScanContext, bc, keyword: str, new_name: str) -> str |
     old_sig = baseline_signature(baseline, bc.use) if baseline is not None and baseline.version != ctx.api.version else None
     old = next((p.annotation for p in old_sig.params if p.name == keyword), None) if old_sig is not None else None
     before, now = _union_members(old or ""), _union_members(new)
-    if before and now and not (before - {"None"}) & (now - {"None"}):  # no type in common (None aside)
+    builtin = set(_BUILTIN_TYPES)  # classes of a hierarchy driftcheck does not walk here are never "unlike"
+    if before and now and before | now <= builtin and not (before - {"None"}) & (now - {"None"}):  # none in common
         return f"'{keyword}: {old}' in vLLM {baseline.version or 'the client was written for'}, '{new_name}: {new}' now"
     return None
 
@@ -135,8 +136,8 @@ def _takes(annotation: str, literal: str) -> bool:
 
 
 def _union_members(annotation: str) -> set[str] | None:
-    """The outer types an annotation allows (`Optional[dict[str, int]]`: dict and None, `"torch.Tensor"`:
-    torch.Tensor); None where it has another form."""
+    """The outer types an annotation allows, by their last name (`Optional[dict[str, int]]`: dict and None,
+    `"torch.Tensor"`: Tensor, `typing.List[int]`: list); None where it has another form."""
     try:
         node = ast.parse(annotation.strip(), mode="eval").body
     except SyntaxError:
@@ -145,29 +146,31 @@ def _union_members(annotation: str) -> set[str] | None:
     todo = [node]
     while todo:
         n = todo.pop()
+        head = n.value if isinstance(n, ast.Subscript) else n
+        name = dotted_name(head) if isinstance(head, (ast.Name, ast.Attribute)) else None
+        last = _TYPING_ALIASES.get(name.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]) if name else None
         if isinstance(n, ast.Constant) and isinstance(n.value, str):  # a forward reference
             try:
                 todo.append(ast.parse(n.value.strip(), mode="eval").body)
             except SyntaxError:
                 return None
-        elif isinstance(n, ast.Attribute) and dotted_name(n):
-            out.add(dotted_name(n))
-        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and dotted_name(n.value):
-            out.add(dotted_name(n.value))
         elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
             todo += [n.left, n.right]
-        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in ("Optional", "Union"):
+        elif isinstance(n, ast.Subscript) and last in ("Optional", "Union"):
             todo += list(n.slice.elts) if isinstance(n.slice, ast.Tuple) else [n.slice]
-            out |= {"None"} if n.value.id == "Optional" else set()
-        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
-            out.add(n.value.id)
-        elif isinstance(n, ast.Name):
-            out.add(n.id)
+            out |= {"None"} if last == "Optional" else set()
+        elif last is not None:
+            out.add(last)
         elif isinstance(n, ast.Constant) and n.value is None:
             out.add("None")
         else:
             return None
     return out
+
+
+# typing's capitalised aliases of builtin types: `List[int]` and `list[int]` are one type
+_TYPING_ALIASES = {"List": "list", "Dict": "dict", "Set": "set", "FrozenSet": "frozenset", "Tuple": "tuple",
+                   "Type": "type"}
 
 
 def _client_defines(ctx: ScanContext, name: str, keyword: str, call) -> str | None:
