@@ -311,7 +311,7 @@ def apply_plan(plan: FixPlan, client: Target, backup: bool = True) -> list[Path]
     A symlinked file is written through the link (the link stays, its target gets the fix)."""
     _writable_tree(client)
     root = client.tree.root
-    targets: list[tuple[FileChange, Path]] = []
+    targets: list[tuple[FileChange, Path, Path | None]] = []
     for change in plan.changes:
         path = root / change.rel
         try:
@@ -324,18 +324,35 @@ def apply_plan(plan: FixPlan, client: Target, backup: bool = True) -> list[Path]
         real = Path(os.path.realpath(path))
         if not (path.stat().st_mode & 0o222) or not os.access(path, os.W_OK) or not os.access(real.parent, os.W_OK):
             raise DriftcheckError(f"{path} is read-only", "make it writable (or use a copy); nothing was written")
-        targets.append((change, path))
+        # where each backup goes, decided before anything is written (no free name stops the whole apply)
+        targets.append((change, path, _backup_path(path, current) if backup else None))
     written = []
-    for change, path in targets:
+    for change, path, where in targets:
         mode = stat.S_IMODE(path.stat().st_mode)
         original = plan.overlay.originals[change.rel]
         _unchanged(path, original, written)
-        if backup:
-            _write(path.with_name(path.name + BACKUP_SUFFIX), original, mode)
+        if where is not None:
+            _write(where, original, mode)
             _unchanged(path, original, written)  # the backup took a while (fsync): look again just before the rename
         _write(path, change.new_bytes, mode)
         written.append(path)
     return written
+
+
+def _backup_path(path: Path, original: bytes) -> Path | None:
+    """Where this run keeps `original`: `<name>.driftcheck.bak`, or the first free `<name>.driftcheck.bak.N` when an
+    earlier run's backup is there (a second `fix --apply` wrote the first run's output over the first backup, which
+    held the file as the person had written it: batch 21a); None when a backup there already holds these bytes.
+    Nothing that exists is replaced, whatever it is."""
+    first = path.with_name(path.name + BACKUP_SUFFIX)
+    for n in range(1000):
+        candidate = first if n == 0 else first.with_name(f"{first.name}.{n}")
+        if not os.path.lexists(candidate):
+            return candidate
+        if candidate.is_file() and not candidate.is_symlink() and candidate.read_bytes() == original:
+            return None
+    raise DriftcheckError(f"no free backup name next to {path} ({first.name}.1 to .999 are taken)",
+                          "remove old backups, or pass --no-backup")
 
 
 def _unchanged(path: Path, original: bytes, written: list[Path]) -> None:

@@ -226,3 +226,35 @@ def test_two_fix_apply_at_once_keep_both_fixes(tmp_path):
     ast.parse(text)
     assert "kv_cache_specs=" not in text  # drop-keyword's fix
     assert "enable_prefix_caching=False" in text  # disable-prefix-caching's fix
+
+
+def test_a_second_apply_keeps_the_first_backup(tmp_path):
+    """Batch 21a: a second `fix --apply` (vllm-rbln, after the first run's added arguments uncovered more drift) wrote
+    the first run's output over `<file>.driftcheck.bak`, the only copy of the file as the person had written it. Each
+    run's backup now goes to the first free name; one holding the same bytes is not written again."""
+    client = installed_copy(tmp_path)
+    original = (client / GEN).read_bytes()
+    assert run_cli("fix", "--vllm", "0.16.0", "--client", str(client), "--apply").returncode == 0
+    backup = client / (GEN + ".driftcheck.bak")
+    assert backup.read_bytes() == original
+    # the person puts the old file back with a line of their own: the next apply fixes it again
+    edited = original + b"\n# kept by hand\n"
+    (client / GEN).write_bytes(edited)
+    assert run_cli("fix", "--vllm", "0.16.0", "--client", str(client), "--apply").returncode == 0
+    assert backup.read_bytes() == original
+    assert (client / (GEN + ".driftcheck.bak.1")).read_bytes() == edited
+    # the file as the first backup holds it: nothing new to keep
+    (client / GEN).write_bytes(original)
+    assert run_cli("fix", "--vllm", "0.16.0", "--client", str(client), "--apply").returncode == 0
+    assert not (client / (GEN + ".driftcheck.bak.2")).exists()
+
+
+def test_a_backup_name_taken_by_a_folder_is_left_alone(tmp_path):
+    client = installed_copy(tmp_path)
+    taken = client / (WORKER + ".driftcheck.bak")
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine")
+    original = (client / WORKER).read_bytes()
+    assert run_cli("fix", "--vllm", "0.16.0", "--client", str(client), "--apply").returncode == 0
+    assert (taken / "keep.txt").read_text() == "mine"
+    assert (client / (WORKER + ".driftcheck.bak.1")).read_bytes() == original
