@@ -122,6 +122,12 @@ class _DropKeyword(Targeted):
             args = list(updated.args)
             value_code = " ".join(code_of(args[index].value).split())  # one line, for the summary
             value_code = value_code if len(value_code) <= 80 else value_code[:77] + "..."
+            if not renamed and f.details.get("value_asks"):
+                self.skipped.append((f, f"`{kw}={value_code}` holds what {f.details['value_asks']} puts there, which "
+                                        "asks for something the target's signature no longer offers: dropping it would "
+                                        "make the call run and silently do something else; find how the target does "
+                                        "it now"))
+                continue
             if not renamed and _asks_for_something(args[index].value):
                 self.skipped.append((f, f"`{kw}={value_code}` asks for something the target's signature no longer offers: "
                                         "dropping it would make the call run and silently do something else; "

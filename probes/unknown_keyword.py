@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from driftcheck.astnodes import dotted_name
+from driftcheck.astnodes import dotted_name, functions_at
 from driftcheck.rules.callcheck import baseline_signature, bound_calls, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -84,7 +84,48 @@ def check(ctx: ScanContext):
                 # pydantic's ValidationError is a ValueError: `except ValueError` / `pytest.raises(ValueError)` catch it
                 raises=["ValidationError", "ValueError"] if extra == "forbid" else None,
                 client_defines=_client_defines(ctx, bc.use.target.qualname.rsplit(".", 1)[-1], problem.name, bc.use.loc),
+                value_asks=_held_value_asks(bc.use, problem.name),
             ))
+
+
+def _held_value_asks(use, keyword: str) -> str | None:
+    """Where the name a keyword passes gets a value that asks for something, in the function around the call (or the
+    module): an assignment holding a non-empty literal collection, True, a non-zero number or a non-empty string, or a
+    mutation that adds to it (`.append`, `.extend`, `+=`). vllm-omni's `skip_prefixes = ["talker.", "token2wav."]`
+    then `AutoWeightsLoader(self, skip_prefixes=skip_prefixes)` (batch 21a): dropping the keyword loads weights it
+    meant to skip. None where nothing says so (`kv_cache_specs=spec`, a value some call made)."""
+    value = next((k.value for k in use.node.keywords if k.arg == keyword), None)
+    if not isinstance(value, ast.Name):
+        return None
+    tree = use.file.tree
+    scope = (functions_at(tree, use.node.lineno) or [tree])[-1]
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                isinstance(t, ast.Name) and t.id == value.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            if _asks(node.value):
+                return f"`{ast.unparse(node)[:80]}` (line {node.lineno})"
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == value.id:
+            return f"`{ast.unparse(node)[:80]}` (line {node.lineno})"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == value.id and node.func.attr in ("append", "extend", "update", "add", "insert"):
+            return f"`{ast.unparse(node)[:80]}` (line {node.lineno})"
+    return None
+
+
+def _asks(value: ast.AST) -> bool:
+    """A value written as a literal that requests something: True, a non-zero number, a non-empty string or collection
+    display, either branch of a conditional (`["lm_head."] if tied else []`); not a value some call returns."""
+    if isinstance(value, ast.Constant):
+        return bool(value.value) and value.value is not Ellipsis
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return bool(value.elts)
+    if isinstance(value, ast.Dict):
+        return bool(value.keys)
+    if isinstance(value, ast.IfExp):
+        return _asks(value.body) or _asks(value.orelse)
+    if isinstance(value, ast.BoolOp):
+        return any(_asks(v) for v in value.values)
+    return False
 
 
 def _rename_conflict(ctx: ScanContext, bc, keyword: str, new_name: str) -> str | None:

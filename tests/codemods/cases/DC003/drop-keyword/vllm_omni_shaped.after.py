@@ -9,3 +9,13 @@ def load_weights(model, weights):
     # None asks for nothing: dropped
     plain = AutoWeightsLoader(model)
     return loader.load_weights(weights), plain
+
+
+def load_thinker(model, weights, spec):
+    # vllm-omni 0.22.0's thinker: the list is built in a name first (and extended): left, like the literal
+    skip_prefixes = ["talker.", "token2wav."]
+    skip_prefixes.extend(["visual."])
+    loader = AutoWeightsLoader(model, skip_prefixes=skip_prefixes)
+    # a name some call filled says nothing either way: dropped, and the summary names the value
+    other = AutoWeightsLoader(model)
+    return loader.load_weights(weights), other
