@@ -4,7 +4,9 @@ The rule's finding carries the parameter and the value (`ArgumentToAdd`); the va
 itself (`SchedulerConfig.default_factory` sets `is_encoder_decoder=False`), or the expression
 vLLM's engine core passes at its own call site (`Scheduler(block_size=...)` from the cache config),
 rewritten in the client's terms (`vllm_config` becomes whatever the client passes as
-`vllm_config=`). When no such value exists the finding is left for a person, and said so. With
+`vllm_config=`). When no such value exists, or vLLM's own call sites pass different ones (`InputBatch(
+max_num_blocks_per_req=[])` where it starts, the filled list where it builds the real one), the finding is left for a
+person, and said so. With
 `--guard` the argument is passed only where the callee's signature accepts it.
 """
 
@@ -34,7 +36,8 @@ class _AddArgument(Targeted):
                 self.applied.append(f)  # already there: nothing to do (idempotent)
                 continue
             if value is None:
-                self.skipped.append((f, f"no value for '{param}' found in the target's own code: pass it by hand"))
+                self.skipped.append((f, f"no one value for '{param}' in the target's own code (none found, or its call "
+                                        "sites pass different ones): pass it by hand"))
                 continue
             if self.ctx.guard:
                 callee = code_of(updated.func)

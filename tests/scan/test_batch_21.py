@@ -111,3 +111,34 @@ def test_df1_twin_another_member_is_a_change(tmp_path):
 def test_df1_twin_a_plain_enum_member_is_no_string(tmp_path):
     [message] = _dc107(tmp_path, "enum.Enum", "ConfigFormat.AUTO", '"auto"')
     assert "ConfigFormat.AUTO" in message
+
+
+# Batch 21a: add-argument took the first value vLLM's own code passes. vllm-rbln's `InputBatch(...)` got
+# `max_num_blocks_per_req=[]`, the empty list `gpu_model_runner.py` starts with, not the filled one it builds the real
+# batch with; vllm-omni got `max_query_len=num_tokens // num_reqs` from a dummy run. Sites that disagree give no value.
+def _batch_release(second_site: str) -> dict[str, str]:
+    return {"vllm/__init__.py": "", "vllm/batch.py": "class InputBatch:\n    def __init__(self, max_num_reqs, max_num_blocks_per_req):\n"
+                                                       "        self.blocks = max_num_blocks_per_req\n",
+            "vllm/runner.py": "from vllm.batch import InputBatch\n\n\nclass Runner:\n"
+                              "    def __init__(self, n):\n        self.batch = InputBatch(max_num_reqs=n, max_num_blocks_per_req=[])\n\n"
+                              f"    def reload(self, n, blocks):\n        self.batch = InputBatch(max_num_reqs=n, max_num_blocks_per_req={second_site})\n"}
+
+
+def _add_argument(tmp_path, second_site: str):
+    vroot = vllm_tree(tmp_path / "v", _batch_release(second_site))
+    write_tree(vroot, {"vllm/_version.py": '__version__ = "0.33.0"\n'})
+    croot = write_tree(tmp_path / "c", {"plug/__init__.py": "", "plug/run.py":
+                                        "from vllm.batch import InputBatch\n\n\ndef make(n):\n    return InputBatch(max_num_reqs=n)\n"})
+    proc = run_cli("fix", "--vllm", str(vroot), "--client", str(croot), "--only", "add-argument")
+    return proc.stdout, proc.stderr
+
+
+def test_21a_call_sites_that_disagree_give_no_value(tmp_path):
+    out, err = _add_argument(tmp_path, "[blocks]")
+    assert "max_num_blocks_per_req" not in out
+    assert "no one value for 'max_num_blocks_per_req' in the target's own code" in err
+
+
+def test_21a_twin_sites_that_agree_give_the_value(tmp_path):
+    out, _err = _add_argument(tmp_path, "[]")
+    assert "+    return InputBatch(max_num_reqs=n, max_num_blocks_per_req=[])" in out
