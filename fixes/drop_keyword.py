@@ -31,12 +31,24 @@ FIX = Fix("drop-keyword", ("DC003",), "Drop or rename a keyword the target no lo
 
 
 def remove_arg(args: list[cst.Arg], index: int) -> list[cst.Arg]:
-    """Remove args[index], keeping the call's comma style (a trailing comma stays trailing)."""
+    """Remove args[index], keeping the call's comma style (a trailing comma stays trailing) and the comment at the end
+    of the line before it (`max_position_embeddings=None,  # no need in diffusion` lost it: batch 21a)."""
     out = list(args)
     removed = out.pop(index)
     if index == len(out) and out:  # removed the last one: its comma (or absence) moves to the new last
-        out[-1] = out[-1].with_changes(comma=removed.comma)
+        out[-1] = out[-1].with_changes(comma=_closing_comma(out[-1].comma, removed))
     return out
+
+
+def _closing_comma(before, removed: cst.Arg):
+    """The comma the new last argument ends with: the removed one's layout up to the `)`, after the rest of its own
+    line (spaces, a comment) where the call spans lines."""
+    ends = removed.comma.whitespace_after if isinstance(removed.comma, cst.Comma) else removed.whitespace_after_arg
+    if isinstance(before, cst.Comma) and isinstance(before.whitespace_after, cst.ParenthesizedWhitespace) \
+            and isinstance(ends, cst.ParenthesizedWhitespace):
+        return before.with_changes(whitespace_after=before.whitespace_after.with_changes(
+            indent=ends.indent, last_line=ends.last_line))
+    return removed.comma
 
 
 def _reshaped(f: Finding, findings: list[Finding]) -> str | None:

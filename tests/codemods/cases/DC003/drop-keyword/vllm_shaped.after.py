@@ -8,5 +8,5 @@ def make_request(request_id: str, prompt_token_ids: list[int]) -> Request:
         request_id=request_id,
         prompt_token_ids=prompt_token_ids,
         sampling_params=SamplingParams(max_tokens=1),
-        pooling_params=None,  # the tokenizer's EOS is in sampling_params
+        pooling_params=None,  # no pooling here: the comment on the line before a dropped last keyword stays (21a)
     )
