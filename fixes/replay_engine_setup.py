@@ -6,7 +6,9 @@ The statements are copied from the target's own engine (the call site DC108 name
 that follows it in vllm/v1/engine/core.py) and rewritten in the client's terms: `vllm_config` becomes
 what the client passes as `vllm_config=`, the engine's executor becomes the client's (the receiver of
 its `collective_rpc`), engine locals are inlined, and the imports they need are added. When a name
-cannot be translated, the finding is left for a person, and said so.
+cannot be translated, or the engine uses the step's result again after other statements (0.33.0's
+`set_kv_cache_layout(layout.name, ...)` two steps after the layout is resolved), the finding is left for a person, and
+said so.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ MAX_FOLLOWERS = 3
 
 
 def _engine_statements(api, path: str, line: int):
-    """(statements at the engine's call site and the ones using its result, their function, its module)."""
+    """(statements at the engine's call site and the ones right after it using its result, their function, its module,
+    a later statement of the same block that still uses the result or None)."""
     tree = api.parse(path)
     if tree is None:
         return None
@@ -45,7 +48,9 @@ def _engine_statements(api, path: str, line: int):
                         if not names & used:
                             break
                         picked.append(follow)
-                    return picked, fn, path.removesuffix(".py").replace("/", ".")
+                    later = next((s for s in block.body[i + len(picked):]
+                                  if names & {n.id for n in walk(s) if isinstance(n, ast.Name)}), None)
+                    return picked, fn, path.removesuffix(".py").replace("/", "."), later
     return None
 
 
@@ -91,7 +96,13 @@ def translate(api, finding: Finding, source: str) -> tuple[list[str], list[tuple
     found = _engine_statements(api, path, line)
     if found is None:
         return f"cannot read the engine's call site {path}:{line}"
-    statements, fn, module_name = found
+    statements, fn, module_name, later = found
+    if later is not None:
+        # vLLM 0.33.0 resolves the KV-cache layout, does two other steps, then sends it to the workers
+        # (`set_kv_cache_layout(layout.name, ...)`): replaying the first step alone tells the workers nothing (batch 21a)
+        return (f"the engine uses what this step makes again further on ({path}:{later.lineno}: "
+                f"`{ast.unparse(later).splitlines()[0][:80]}`), with other steps between: replaying only this step "
+                "would leave that undone; do it by hand")
     client = _client_exprs(source)
     if "vllm_config" not in client or "executor" not in client:
         return "no `vllm_config=` or executor (collective_rpc receiver) in this file to translate the engine's code"

@@ -142,3 +142,22 @@ def test_21a_call_sites_that_disagree_give_no_value(tmp_path):
 def test_21a_twin_sites_that_agree_give_the_value(tmp_path):
     out, _err = _add_argument(tmp_path, "[]")
     assert "+    return InputBatch(max_num_reqs=n, max_num_blocks_per_req=[])" in out
+
+
+def test_21a_replay_engine_setup_leaves_a_step_the_engine_completes_further_on(tmp_path):
+    """speculators 0.4.0 at vLLM 0.33.0: once `fix` moves its imports, DC108 says `get_kv_cache_config_from_groups()`
+    needs `resolve_kv_cache_layout(...)` first. 0.33.0's engine core resolves the layout, does two other steps, then
+    sends it to the workers (`set_kv_cache_layout(layout.name, ...)`, core.py:294); replaying the first statement alone
+    left the workers without it (batch 21a's W5). The fix now leaves it, naming the later use; on 0.16.0 and 0.32.0,
+    where the use follows at once, it still replays both (test_codemods.py)."""
+    import zipfile
+
+    from conftest import client_sources
+
+    root = tmp_path / "site-packages"
+    with zipfile.ZipFile(client_sources("speculators", "0.4.0")) as z:
+        z.extractall(root)
+    proc = run_cli("fix", "--vllm", "0.33.0", "--client", str(root))
+    assert "resolve_kv_cache_layout(" not in proc.stdout
+    assert "DC108" in proc.stderr and "the engine uses what this step makes again further on" in proc.stderr
+    assert "set_kv_cache_layout(layout.name" in proc.stderr
