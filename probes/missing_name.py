@@ -21,7 +21,8 @@ from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 
-RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import", raises=("ImportError", "AttributeError"))
+RULE = Rule("DC002", "missing-name", "Imported vLLM name does not exist in the target module", "error", fix="move-import",
+            raises=("ImportError", "AttributeError"), baseline=True)  # a new home is checked against the old object
 
 
 def _moved_to(ctx: ScanContext, name: str, module: str) -> list[str]:
@@ -86,6 +87,47 @@ def _homes_taking_the_calls(ctx: ScanContext, imp, moved: list[str]) -> tuple[li
             why = (f" `{module}` defines a `{imp.name}({shown})` too, but that is another function: it rejects how "
                    f"this file calls the name (line {line}), so no new home is named.")
     return kept, why
+
+
+def _homes_like_the_old(ctx: ScanContext, imp, moved: list[str]) -> tuple[list[str], str | None]:
+    """`moved` less the modules whose object of that name is another thing than the one the client's own vLLM had:
+    another kind (0.16.0's `ProcessorInputs`, a type alias of the engine's inputs, against 0.33.0's dataclass of
+    processor arguments in `vllm.multimodal.processing.inputs`), or a class that has none of the old class's own members
+    (batch 21a: move-import pointed three clients' annotations at the unrelated class). Without the client's vLLM,
+    `moved` as it is. With why the first dropped one is not it, for the message."""
+    baseline = ctx.baseline()
+    if baseline is None or baseline.version == ctx.api.version:
+        return moved, None
+    old_mod = baseline.module(imp.module)
+    old = baseline.module_member(old_mod, imp.name) if old_mod is not None else None
+    if not isinstance(old, Resolved):
+        return moved, None
+    kept: list[str] = []
+    why = None
+    for module in moved:
+        mod = ctx.api.module(module)
+        new = ctx.api.module_member(mod, imp.name) if mod is not None else None
+        unlike = _unlike(old, new, baseline.version) if isinstance(new, Resolved) else None
+        if unlike is None:
+            kept.append(module)
+        elif why is None:
+            why = f" `{module}` defines a `{imp.name}` too, but another one ({unlike}), so no new home is named."
+    return kept, why
+
+
+def _unlike(old: Resolved, new: Resolved, version: str) -> str | None:
+    """How `new` is another thing than `old` (a different kind, or a class sharing none of the old class's own
+    members), or None where it may be the same."""
+    if old.kind != new.kind:
+        return f"a {new.kind} there, a {old.kind} in vLLM {version}"
+    if old.kind == "class" and old.cls is not None and new.cls is not None:
+        def own(ci) -> set[str]:
+            return ({m for m in ci.methods if not m.startswith("__")} | set(ci.class_attrs) | {f.name for f in ci.fields}
+                    | set(ci.instance_attrs))
+        before, now = own(old.cls), own(new.cls)
+        if before and not before & now:
+            return f"a class with none of the members vLLM {version}'s had"
+    return None
 
 
 def _submodule_elsewhere(ctx: ScanContext, mod, module: str, name: str) -> str | None:
@@ -208,6 +250,8 @@ def check(ctx: ScanContext):
                 imp.loc, ctx.vllm_location(mod.path, 1), symbol, when="import", severity="warning", fix=False)
             continue
         moved, other_function = _homes_taking_the_calls(ctx, imp, _moved_to(ctx, imp.name, imp.module))
+        if moved and not other_function:
+            moved, other_function = _homes_like_the_old(ctx, imp, moved)
         message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         submodule = None if moved or other_function else _submodule_elsewhere(ctx, mod, imp.module, imp.name)

@@ -161,3 +161,47 @@ def test_21a_replay_engine_setup_leaves_a_step_the_engine_completes_further_on(t
     assert "resolve_kv_cache_layout(" not in proc.stdout
     assert "DC108" in proc.stderr and "the engine uses what this step makes again further on" in proc.stderr
     assert "set_kv_cache_layout(layout.name" in proc.stderr
+
+
+# Batch 21a's Q1-Q3: move-import pointed `from vllm.inputs import ProcessorInputs` (0.16.0: a type alias of the
+# engine's inputs) at 0.33.0's unrelated dataclass `vllm.multimodal.processing.inputs.ProcessorInputs`. With the
+# client's own vLLM, a same-named object of another kind, or a class sharing none of the old one's members, is no new
+# home.
+def _dc002(tmp_path, old_body: str, new_home: str, with_own: bool = True):
+    old = {"vllm/__init__.py": "", "vllm/inputs/__init__.py": old_body}
+    new = {"vllm/__init__.py": "", "vllm/inputs/__init__.py": "PromptType = str\n",
+           "vllm/multimodal/__init__.py": "", "vllm/multimodal/inputs.py": new_home}
+    own = vllm_tree(tmp_path / "own", old)
+    write_tree(own, {"vllm/_version.py": '__version__ = "0.16.0"\n'})
+    client = {"plug/__init__.py": "", "plug/p.py": "from vllm.inputs import ProcessorInputs\n\n\n"
+                                                   "def check(inputs: ProcessorInputs) -> bool:\n    return bool(inputs)\n"}
+    result = scan_trees(tmp_path, new, client, only=["DC002"], client_vllm=str(own) if with_own else None,
+                        version="0.33.0")
+    assert not result.internal_errors
+    return [(f.details.get("moved_to"), f.message) for f in result.findings]
+
+
+_DATACLASS = "from dataclasses import dataclass\n\n\n@dataclass\nclass ProcessorInputs:\n    prompt: str\n    mm_data_items: list\n"
+
+
+def test_q1_another_kind_of_object_is_no_new_home(tmp_path):
+    [(moved, message)] = _dc002(tmp_path, "from typing import Union\n\nProcessorInputs = Union[dict, list]\n", _DATACLASS)
+    assert moved is None
+    assert "`vllm.multimodal.inputs` defines a `ProcessorInputs` too, but another one (a class there" in message
+
+
+def test_q1_a_class_with_none_of_the_old_members_is_no_new_home(tmp_path):
+    old = "class ProcessorInputs:\n    def __init__(self):\n        self.prompt_token_ids = []\n        self.encoder = None\n"
+    [(moved, message)] = _dc002(tmp_path, old, _DATACLASS)
+    assert moved is None and "a class with none of the members vLLM 0.16.0's had" in message
+
+
+def test_q1_twin_a_class_keeping_a_member_moved(tmp_path):
+    old = "from dataclasses import dataclass\n\n\n@dataclass\nclass ProcessorInputs:\n    prompt: str\n"
+    [(moved, _message)] = _dc002(tmp_path, old, _DATACLASS)
+    assert moved == "vllm.multimodal.inputs"
+
+
+def test_q1_twin_without_the_clients_vllm_the_name_alone_decides(tmp_path):
+    [(moved, _message)] = _dc002(tmp_path, "ProcessorInputs = dict\n", _DATACLASS, with_own=False)
+    assert moved == "vllm.multimodal.inputs"
