@@ -73,19 +73,30 @@ def _homes_taking_the_calls(ctx: ScanContext, imp, moved: list[str]) -> tuple[li
     shapes, line = _calls_through(ctx, imp)
     if not shapes:
         return moved, None
+
+    def another_function(module: str, found) -> str | None:
+        if not isinstance(found, Resolved) or found.kind != "function" or found.func is None \
+                or found.func.decorators or any(not check_call(found.func.signature, s) for s in shapes):
+            return None
+        params = [prm.name for prm in found.func.signature.params]
+        shown = ", ".join(params[:5]) + (", ..." if len(params) > 5 else "")
+        return (f" `{module}` defines a `{imp.name}({shown})` too, but that is another function: it rejects how "
+                f"this file calls the name (line {line}), so no new home is named.")
+    return _homes_without(ctx, imp.name, moved, another_function)
+
+
+def _homes_without(ctx: ScanContext, name: str, moved: list[str], not_it) -> tuple[list[str], str | None]:
+    """`moved` less the modules whose object `name` `not_it(module, object)` says is not the one imported (its reason,
+    a sentence, or None), with the first reason."""
     kept: list[str] = []
     why = None
     for module in moved:
         mod = ctx.api.module(module)
-        found = ctx.api.module_member(mod, imp.name) if mod is not None else None
-        if not isinstance(found, Resolved) or found.kind != "function" or found.func is None \
-                or found.func.decorators or any(not check_call(found.func.signature, s) for s in shapes):
+        reason = not_it(module, ctx.api.module_member(mod, name) if mod is not None else None)
+        if reason is None:
             kept.append(module)
         elif why is None:
-            params = [prm.name for prm in found.func.signature.params]
-            shown = ", ".join(params[:5]) + (", ..." if len(params) > 5 else "")
-            why = (f" `{module}` defines a `{imp.name}({shown})` too, but that is another function: it rejects how "
-                   f"this file calls the name (line {line}), so no new home is named.")
+            why = reason
     return kept, why
 
 
@@ -102,17 +113,12 @@ def _homes_like_the_old(ctx: ScanContext, imp, moved: list[str]) -> tuple[list[s
     old = baseline.module_member(old_mod, imp.name) if old_mod is not None else None
     if not isinstance(old, Resolved):
         return moved, None
-    kept: list[str] = []
-    why = None
-    for module in moved:
-        mod = ctx.api.module(module)
-        new = ctx.api.module_member(mod, imp.name) if mod is not None else None
-        unlike = _unlike(old, new, baseline.version) if isinstance(new, Resolved) else None
-        if unlike is None:
-            kept.append(module)
-        elif why is None:
-            why = f" `{module}` defines a `{imp.name}` too, but another one ({unlike}), so no new home is named."
-    return kept, why
+
+    def another_object(module: str, found) -> str | None:
+        unlike = _unlike(old, found, baseline.version) if isinstance(found, Resolved) else None
+        return f" `{module}` defines a `{imp.name}` too, but another one ({unlike}), so no new home is named." \
+            if unlike else None
+    return _homes_without(ctx, imp.name, moved, another_object)
 
 
 def _unlike(old: Resolved, new: Resolved, version: str) -> str | None:
