@@ -18,8 +18,6 @@ a call) is listed in the summary with the value that no longer reaches vLLM.
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from driftcheck.fix.codemod import Fix, FixContext, FixOutcome, Targeted, code_of, expr, run_transformer
@@ -71,25 +69,6 @@ def _reshaped(f: Finding, findings: list[Finding]) -> str | None:
     return None
 
 
-def _literal(value: cst.BaseExpression) -> bool:
-    try:
-        ast.literal_eval(code_of(value))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
-
-
-def _asks_for_something(value: cst.BaseExpression) -> bool:
-    """A literal that requests a behaviour: True, a non-zero number, a non-empty string or collection (None, False, 0,
-    '' and [] do not)."""
-    try:
-        literal = ast.literal_eval(code_of(value))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    # a non-empty list, tuple, set or dict too (`skip_prefixes=["talker."]`: batch 20h)
-    return isinstance(literal, (bool, int, float, complex, str, bytes, list, tuple, set, dict)) and bool(literal)
-
-
 class _DropKeyword(Targeted):
     def __init__(self, findings, ctx):
         super().__init__(findings, ctx)
@@ -134,18 +113,15 @@ class _DropKeyword(Targeted):
             args = list(updated.args)
             value_code = " ".join(code_of(args[index].value).split())  # one line, for the summary
             value_code = value_code if len(value_code) <= 80 else value_code[:77] + "..."
-            if not renamed and f.details.get("value_asks"):
-                self.skipped.append((f, f"`{kw}={value_code}` holds what {f.details['value_asks']} puts there, which "
-                                        "asks for something the target's signature no longer offers: dropping it would "
-                                        "make the call run and silently do something else; find how the target does "
-                                        "it now"))
-                continue
-            if not renamed and _asks_for_something(args[index].value):
-                self.skipped.append((f, f"`{kw}={value_code}` asks for something the target's signature no longer offers: "
-                                        "dropping it would make the call run and silently do something else; "
+            if not renamed and f.details.get("value_asks"):  # read by the rule: the literal, or where a name gets one
+                value = args[index].value  # a variable (not the constants libcst also reads as names) holds it
+                held = f"holds what {f.details['value_asks']} puts there, which asks" if isinstance(value, cst.Name) \
+                    and value.value not in ("True", "False", "None") else "asks"
+                self.skipped.append((f, f"`{kw}={value_code}` {held} for something the target's signature no longer "
+                                        "offers: dropping it would make the call run and silently do something else; "
                                         "find how the target does it now"))
                 continue
-            if not self.ctx.guard and not renamed and not _literal(args[index].value):
+            if not self.ctx.guard and not renamed and not f.details.get("value_literal"):
                 callee = (f.symbol or "").rsplit("(", 1)[0].rsplit(".", 1)[-1] or "the callee"
                 self.notes.append(f"dropped `{kw}={value_code}` ({f.client.path}:{f.client.line}): {callee} has no such "
                                   "parameter in the target, so that value no longer reaches vLLM")

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
-from driftcheck.client_model.client_classes import (built_by_the_client, client_ancestry, grafted_class,
+from driftcheck.client_model.client_classes import (built_by_the_client, client_ancestry, client_class, grafted_class,
                                                       vllm_bases_through)
 from driftcheck.client_model.source_diffs import changed_files
 from driftcheck.client_model.uses import Loc
@@ -88,13 +88,6 @@ def _body_names(body: list[ast.stmt]) -> tuple[set[str], set[str]]:
                     defined |= more
                     abstract |= more_abstract
     return defined, abstract
-
-
-def _client_class(ctx: ScanContext, label: str) -> ast.ClassDef | None:
-    """The top-level class a client label ("pkg.mod.Name") names, in any client file (one that imports no vLLM too)."""
-    module, _, name = label.rpartition(".")
-    found = ctx.client.module_tree(module) if module else None
-    return next((n for n in found[0].body if isinstance(n, ast.ClassDef) and n.name == name), None) if found else None
 
 
 def _derived_from(ctx: ScanContext) -> set[str]:
@@ -195,7 +188,8 @@ def _defined_up_from(ctx: ScanContext, label: str) -> set[str] | None:
     known = {k.rsplit(".", 1)[-1] for k in lineage} | _PLAIN_BASES | \
         {v.rsplit(".", 1)[-1] for k in lineage for v in ctx.usage.client_vllm_bases.get(k, ())}
     for key in lineage:
-        node = _client_class(ctx, key)
+        found = client_class(ctx.client, key)
+        node = found[1] if found else None
         if node is None or any(k.arg == "metaclass" for k in node.keywords):
             return None
         if any(ast.unparse(b).split("[")[0].rsplit(".", 1)[-1] not in known for b in node.bases):

@@ -73,10 +73,8 @@ def _str_enum(cls: Resolved) -> bool:
 
 def _member_string(api, cls: Resolved, member: str):
     """The string literal a str-enum class body assigns to `member` (else `bodies.NOT_LITERAL`)."""
-    tree = api.parse(cls.path)
-    body = next((n.body for n in (tree.body if tree is not None else []) if isinstance(n, ast.ClassDef)
-                 and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno <= cls.line <= (n.end_lineno or n.lineno)), [])
-    for stmt in body:
+    node = api.class_node(cls)
+    for stmt in node.body if node is not None else []:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == member for t in stmt.targets) \
                 and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
             return stmt.value.value

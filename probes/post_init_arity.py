@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import dotted_name
-from driftcheck.client_model.client_classes import built_by_the_client, client_ancestry, vllm_bases_through
+from driftcheck.client_model.client_classes import built_by_the_client, client_ancestry, client_class, vllm_bases_through
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -86,13 +86,14 @@ def _with_client_fields(ctx: ScanContext, file, label: str, fields: dict[str, bo
     cannot tell a dataclass maker from something that replaces `__init__`."""
     out = dict(fields)
     for key in reversed(client_ancestry(ctx.usage, [label])):
-        module, _, name = key.rpartition(".")
-        found = ctx.client.module_tree(module) if module else None
-        node = next((n for n in found[0].body if isinstance(n, ast.ClassDef) and n.name == name), None) if found else None
-        if node is None or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__new__")
+        found = client_class(ctx.client, key)
+        if found is None:
+            return None
+        tree, node = found
+        if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__new__")
                                for s in node.body):
             return None  # its own `__init__` is what runs, and calls `__post_init__` as it chooses
-        kinds = [_decorator_kind(ctx, found[0], d) for d in node.decorator_list]
+        kinds = [_decorator_kind(ctx, tree, d) for d in node.decorator_list]
         if None in kinds:
             return None
         if "dataclass" not in kinds:
@@ -115,23 +116,33 @@ def _decorator_kind(ctx: ScanContext, tree: ast.Module, decorator: ast.expr) -> 
         return "dataclass"
     if name.rsplit(".", 1)[-1] in ("final", "total_ordering"):
         return "plain"
+    target = ctx.api.resolve(_imported_as(tree, name)) if _imported_as(tree, name) else None
+    if isinstance(target, Resolved) and target.func is not None:
+        return "dataclass" if target.func.wraps_dataclass else \
+            "plain" if _hands_back_its_argument(ctx.api, target) else None
+    return None
+
+
+def _imported_as(tree: ast.Module, name: str) -> str | None:
+    """The absolute dotted path a dotted name means through the module's top-level imports
+    (`from vllm.config.utils import config`, `import vllm.config.utils as cu` for `cu.config`); None otherwise
+    (a relative import names the client's own code)."""
     head, _, rest = name.partition(".")
-    for stmt in tree.body:  # the module-level import that binds the decorator's first name
-        if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
-            for alias in stmt.names:
-                if (alias.asname or alias.name) == head:
-                    target = ctx.api.resolve(".".join(p for p in (stmt.module, alias.name, rest) if p))
-                    if isinstance(target, Resolved) and target.func is not None:
-                        return "dataclass" if target.func.wraps_dataclass else \
-                            "plain" if _hands_back_its_argument(ctx.api, target) else None
+    for stmt in tree.body:
+        names = stmt.names if isinstance(stmt, (ast.Import, ast.ImportFrom)) else []
+        for alias in names:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0 and (alias.asname or alias.name) == head:
+                return ".".join(p for p in (stmt.module, alias.name, rest) if p)
+            if isinstance(stmt, ast.Import) and alias.asname == head:
+                return ".".join(p for p in (alias.name, rest) if p)
+            if isinstance(stmt, ast.Import) and alias.asname is None and name.startswith(alias.name + "."):
+                return name  # `import vllm.config.utils` binds `vllm`: the dotted name is the path itself
     return None
 
 
 def _hands_back_its_argument(api, fn: Resolved) -> bool:
     """A vLLM decorator whose body (its docstring aside) is `return <its first parameter>`: vLLM 0.15.0's `@config`."""
-    tree = api.parse(fn.path)
-    node = next((n for n in (tree.body if tree is not None else []) if isinstance(n, ast.FunctionDef)
-                 and n.name == fn.qualname.rsplit(".", 1)[-1]), None)
+    node = api.function_node(fn)
     if node is None or not node.args.args:
         return False
     body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]

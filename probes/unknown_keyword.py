@@ -84,17 +84,20 @@ def check(ctx: ScanContext):
                 # pydantic's ValidationError is a ValueError: `except ValueError` / `pytest.raises(ValueError)` catch it
                 raises=["ValidationError", "ValueError"] if extra == "forbid" else None,
                 client_defines=_client_defines(ctx, bc.use.target.qualname.rsplit(".", 1)[-1], problem.name, bc.use.loc),
-                value_asks=_held_value_asks(bc.use, problem.name),
+                value_asks=_value_asks(bc.use, problem.name),
+                value_literal=_literal_type(next((k.value for k in bc.use.node.keywords if k.arg == problem.name), None)) is not None,
             ))
 
 
-def _held_value_asks(use, keyword: str) -> str | None:
-    """Where the name a keyword passes gets a value that asks for something, in the function around the call (or the
-    module): an assignment holding a non-empty literal collection, True, a non-zero number or a non-empty string, or a
-    mutation that adds to it (`.append`, `.extend`, `+=`). vllm-omni's `skip_prefixes = ["talker.", "token2wav."]`
-    then `AutoWeightsLoader(self, skip_prefixes=skip_prefixes)` (batch 21a): dropping the keyword loads weights it
-    meant to skip. None where nothing says so (`kv_cache_specs=spec`, a value some call made)."""
+def _value_asks(use, keyword: str) -> str | None:
+    """Where the value a keyword passes asks for something: the keyword's own literal (`use_beam_search=True`), or,
+    for a name, an assignment in the function around the call (or the module) holding such a literal, or a mutation
+    that adds to it (`.append`, `.extend`, `+=`). vllm-omni's `skip_prefixes = ["talker.", "token2wav."]` then
+    `AutoWeightsLoader(self, skip_prefixes=skip_prefixes)` (batch 21a): dropping the keyword loads weights it meant to
+    skip. None where nothing says so (`kv_cache_specs=spec`, a value some call made, `None`, `[]`)."""
     value = next((k.value for k in use.node.keywords if k.arg == keyword), None)
+    if value is not None and _asks(value):
+        return f"`{ast.unparse(value)[:80]}` (line {value.lineno})"
     if not isinstance(value, ast.Name):
         return None
     tree = use.file.tree
@@ -117,6 +120,8 @@ def _asks(value: ast.AST) -> bool:
     display, either branch of a conditional (`["lm_head."] if tied else []`); not a value some call returns."""
     if isinstance(value, ast.Constant):
         return bool(value.value) and value.value is not Ellipsis
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        return _asks(value.operand)  # `-1`
     if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
         return bool(value.elts)
     if isinstance(value, ast.Dict):

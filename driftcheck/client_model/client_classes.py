@@ -598,6 +598,15 @@ def grafted_class(usage, label: str) -> bool:
     return any(key == label or key.endswith("." + label) or label.endswith("." + key) for key in usage.grafted_classes)
 
 
+def client_class(client, label: str) -> tuple[ast.Module, ast.ClassDef] | None:
+    """The module tree and top-level class a client label ("pkg.mod.Name") names, in any client file (one that
+    imports no vLLM too); None where no client module defines it at its top level."""
+    module, _, name = label.rpartition(".")
+    found = client.module_tree(module) if module else None
+    node = next((n for n in found[0].body if isinstance(n, ast.ClassDef) and n.name == name), None) if found else None
+    return (found[0], node) if node is not None else None
+
+
 def built_by_the_client(client, module: str, name: str) -> bool:
     """Whether some client file calls `name(...)` where the name is this class: in its own module, or in a file that
     imports it from there (`from <module> import name`, relative or absolute) or from the package above it when that

@@ -134,3 +134,15 @@ def test_twin_a_client_init_of_its_own_decides_the_call(tmp_path):
     assert _scan(tmp_path, _client(decorators="", body=body)) == []
     # not a dataclass itself and no `__init__`: vLLM's generated one runs and passes the three InitVars
     assert [severity for _p, _l, severity, _m in _scan(tmp_path / "plain", _client(decorators=""))] == ["error"]
+
+
+def test_a_vllm_decorator_reached_through_a_module_alias_is_read(tmp_path):
+    # `import vllm.config as vc` then `@vc.config`: the same pass-through decorator as `from vllm.config import config`
+    client = _client(decorators="@vc.config\n@dataclass\n")
+    client["omni/config/model.py"] = "import vllm.config as vc\n" + client["omni/config/model.py"]
+    assert [severity for _p, _l, severity, _m in _scan(tmp_path, client)] == ["error"]
+    # twin: the alias names the client's own module, whose decorator driftcheck does not read as a pass-through
+    client["omni/config/model.py"] = client["omni/config/model.py"].replace("import vllm.config as vc",
+                                                                            "import omni.decorators as vc")
+    client["omni/decorators.py"] = "def config(cls):\n    cls.__init__ = lambda self, **kw: None\n    return cls\n"
+    assert _scan(tmp_path / "own", client) == []

@@ -19,3 +19,9 @@ def load_thinker(model, weights, spec):
     # a name some call filled says nothing either way: dropped, and the summary names the value
     other = AutoWeightsLoader(model, skip_substrs=spec.substrings())
     return loader.load_weights(weights), other
+
+
+def load_stage(model, weights, stage):
+    # a list display whose item some code computes asks for something all the same (the rule's own reading): left
+    loader = AutoWeightsLoader(model, skip_prefixes=[stage + "."])
+    return loader.load_weights(weights)
