@@ -203,9 +203,11 @@ def _only_import_errors(handler: ast.ExceptHandler) -> bool:
 
 
 def _handlers_raise(handlers: list[ast.ExceptHandler]) -> bool:
-    """Every handler that catches an ImportError ends by raising: the try refuses, it does not fall back."""
+    """Every handler that catches an ImportError ends by raising and cannot leave another way (no `return`, `break`
+    or `continue` on the way): the try refuses, it does not fall back."""
     catching = [h for h in handlers if _catches_import_error([h])]
-    return bool(catching) and all(h.body and isinstance(h.body[-1], ast.Raise) for h in catching)
+    return bool(catching) and all(h.body and isinstance(h.body[-1], ast.Raise) and not any(
+        isinstance(n, (ast.Return, ast.Break, ast.Continue)) for s in h.body for n in walk(s)) for h in catching)
 
 
 class ClientPhases:
@@ -317,11 +319,15 @@ class ClientPhases:
             _imports_in(node.body, runtime_only, guarded, type_only or tc, env)
             _imports_in(node.orelse, runtime_only, guarded, type_only, env)
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            g = guarded or _catches_import_error(node.handlers)
+            # a try whose every ImportError handler raises again guards nothing: the import fails all the same, with
+            # the client's own message (lm-format-enforcer's `except ImportError: raise ImportError("vllm is not
+            # installed")`, batch 22b's S1)
+            refuses = not guarded and _catches_import_error(node.handlers) and _handlers_raise(node.handlers)
+            g = guarded or (_catches_import_error(node.handlers) and not refuses)
             body_env: dict = {}
             start = len(self.usage.imports)
             _imports_in(node.body, runtime_only, g, type_only, body_env)
-            if g and not guarded and _handlers_raise(node.handlers):
+            if refuses:
                 for use in self.usage.imports[start:]:
                     use.handler_raises = True
             body_runs = self._imports_resolve(node.body)

@@ -93,10 +93,20 @@ REFUSING = ("try:\n    from vllm.v1.worker.nothing_like_it import Thing\nexcept 
             "    raise ImportError('this plugin needs a vLLM with nothing_like_it')\n")
 
 
-def test_a_guarded_import_whose_handler_raises_says_the_client_refuses(tmp_path):
+def test_an_import_whose_every_handler_raises_again_is_an_error(tmp_path):
+    # no fallback: the module fails to import on this vLLM all the same, with the client's own message (22b's S1:
+    # lm-format-enforcer's `except ImportError: raise ImportError("vllm is not installed")` at vLLM 0.26.0)
     [f] = scan_client(tmp_path, {"c.py": REFUSING}, only=["DC001"]).findings
-    assert f.severity == "warning"
-    assert "handler raises an error of the client's own" in f.message and "fallback path runs" not in f.message
+    assert f.severity == "error"
+    assert "catches the ImportError only to raise an error of the client's own" in f.message
+    assert "fallback path runs" not in f.message
+
+
+def test_twin_a_handler_that_may_return_before_its_raise_is_a_guard(tmp_path):
+    code = ("def load(strict):\n    try:\n        from vllm.v1.worker.nothing_like_it import Thing\n"
+            "    except ImportError:\n        if not strict:\n            return None\n        raise\n    return Thing\n")
+    [f] = scan_client(tmp_path, {"c.py": code}, only=["DC001"]).findings
+    assert f.severity == "warning" and "fallback path runs" in f.message
 
 
 def test_a_guarded_import_whose_handler_falls_back_says_so(tmp_path):

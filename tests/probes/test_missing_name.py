@@ -56,9 +56,10 @@ def test_open_module_getattr_is_unknown_not_missing(tmp_path):
     assert u.rule == "DC002" and u.symbol == "vllm.plugins.anything" and "__getattr__" in u.message
 
 
-def test_a_guarded_import_whose_handler_raises_says_the_client_refuses(tmp_path):
-    # a missing name under try/except ImportError whose handler raises: the same sentence as DC001's (28b)
+def test_an_import_whose_handler_raises_again_is_an_error(tmp_path):
+    # a missing name under try/except ImportError whose handler raises: no fallback, an error with the same sentence as
+    # DC001's (22b's S1)
     code = ("def f():\n    try:\n        from vllm.v1.request import NothingLikeIt\n    except ImportError as e:\n"
             "        raise RuntimeError('needs a newer vLLM') from e\n    return NothingLikeIt\n")
     [f] = [f for f in scan_client(tmp_path, {"c.py": code}, only=["DC002"]).findings]
-    assert f.severity == "warning" and "handler raises an error of the client's own" in f.message
+    assert f.severity == "error" and "catches the ImportError only to raise an error of the client's own" in f.message
