@@ -776,12 +776,31 @@ def _decide(test: ast.expr, names: dict[str, bool], target: Version, calls: dict
             decided = isinstance(op, ast.IsNot)  # the version of an installed vLLM is never None
         elif type(op) in _OPS:
             decided = _compare(_OPS[type(op)], left, right, names, target)
+        elif isinstance(op, (ast.In, ast.NotIn)):
+            decided = _contains(left, right, names, target)
+            decided = None if decided is None else decided == isinstance(op, ast.In)
         else:
             return None
         if decided is None:
             return None
         result = result and decided
     return result
+
+
+def _contains(left: ast.expr, right: ast.expr, names: dict[str, bool], target: Version) -> bool | None:
+    """`"0.8.5" in vllm.__version__` (a substring of the version string) or `vllm.__version__ in ("0.8.4", "0.8.5")`
+    (one of the literals), as Python answers them for the target's version string (ROLL's version dispatch, batch
+    22b's S2); None for anything else, a parsed version included."""
+    def text(node: ast.expr) -> str | None:  # a release written as a string (`"0.8.5"`; not `"dev"`, `"+cpu"`)
+        release = _release(node)
+        return release[0] if release is not None and not release[1] else None
+
+    if _subject(right, names) is False and text(left) is not None:
+        return text(left) in str(target)
+    if _subject(left, names) is False and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and right.elts \
+            and all(text(e) is not None for e in right.elts):
+        return str(target) in {text(e) for e in right.elts}
+    return None
 
 
 def _call_key(call: ast.Call) -> str:

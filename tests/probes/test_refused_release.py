@@ -90,3 +90,23 @@ def test_dc112_says_nothing_where_the_package_accepts_the_target(tmp_path):
     assert [f for f in result.findings if f.rule == "DC112"] == []
     result = scan_trees(tmp_path / "refused", VLLM, _package(RLINF), version="0.32.0")
     assert [(f.rule, f.client.line) for f in result.findings if f.rule == "DC112"] == [("DC112", 19)]  # the else
+
+
+def test_a_substring_test_of_the_version_string_is_decided_as_python_does(tmp_path):
+    # ROLL's dispatch (batch 22b's S2): `"0.8.5" in vllm.__version__` is true on 0.8.5, so the module it loads runs
+    init = 'import vllm\n\nif "0.8.4" in vllm.__version__ or "0.8.5" in vllm.__version__:\n    pass\nelse:\n' \
+           '    raise NotImplementedError(f"vllm {vllm.__version__} is not supported.")\n'
+    assert _worker(tmp_path, init, "0.8.5")[0] == "error"
+    assert _worker(tmp_path / "other", init, "0.9.0")[0] == "warning"
+
+
+def test_membership_in_a_tuple_of_releases_is_decided(tmp_path):
+    init = 'import vllm\n\nif vllm.__version__ not in ("0.8.4", "0.8.5"):\n    raise ImportError("unsupported vllm")\n'
+    assert _worker(tmp_path, init, "0.8.5")[0] == "error"
+    assert _worker(tmp_path / "other", init, "0.32.0")[0] == "warning"
+
+
+def test_twin_a_substring_that_is_no_release_is_not_decided(tmp_path):
+    # `"rocm" in vllm.__version__`: the target's version string as driftcheck knows it lacks the build's local tag
+    init = 'import vllm\n\nif "rocm" in vllm.__version__:\n    raise ImportError("no ROCm builds")\n'
+    assert _worker(tmp_path, init, "0.32.0")[0] == "error"  # not read as a refusal: the module stays checked
