@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import (assignment_targets, attribute_stores, dotted_name, functions_at, is_type_checking, nodes_of,
-                                 root_name, walk, within)
+                                 own_scope, root_name, walk, within)
 from driftcheck.client_model.client import is_test_path
 from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
@@ -465,6 +465,10 @@ class ClientPhases:
                 if names:
                     value = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
                     pairs += [(node.args[0], name, value) for name in names]
+                elif "setattr" in (getattr(self.file, "text", None) or "setattr"):
+                    forwarded = self._forwarded_setattr(node)
+                    if forwarded is not None:
+                        pairs.append(forwarded)
             for module, key in self._served_table_keys(node, scopes):
                 self.usage.patched.add((module, key))
             target = _patched_by_path(node, self.package)
@@ -684,6 +688,15 @@ class ClientPhases:
             if params:
                 self._stores_on_self(fn, params[0].arg, cls)
             self._sets_on_results(fn, cls, attr)
+        elif isinstance(value, ast.Name) and (local := self._local_def(value)) is not None:
+            # a function the patching function defines and sets (verl's `hijack__load_adapter` inside `hijack()`,
+            # kvcached's patch functions; batches 21b/22b M1): the same method of the vLLM class
+            if not self._may_be_a_method(local, cls):
+                return
+            self.patched_locals[id(local)] = cls
+            params = local.args.posonlyargs + local.args.args
+            self._stores_on_self(local, params[0].arg, cls)
+            self._sets_on_results(local, cls, attr)
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.classes:
             self.patch_bases.setdefault(value.value.id, []).append(cls)
             # the method runs on the vLLM class's objects: what it stores on its `self` is that class's member (LC1:
@@ -697,6 +710,40 @@ class ClientPhases:
             # a client class of another file whose method is copied onto the vLLM class: its `self` is that class too
             label = f"{self.foreign[value.value.id]}.{value.value.id}"
             self.usage.grafted_classes.setdefault(label, []).append(cls)
+
+    def _local_def(self, value: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The one `def` of that name in the body of the function where the name is read, when nothing else there
+        binds the name (no parameter, assignment or import of it)."""
+        outer = bodies.enclosing_function(self.file.tree, value)
+        if outer is None:
+            return None
+        scope = own_scope(outer)
+        defs = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.id]
+        other = any(isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load) for n in scope) \
+            or any((a.asname or a.name).split(".")[0] == value.id for n in scope if isinstance(n, (ast.Import, ast.ImportFrom))
+                   for a in n.names) \
+            or any(a.arg == value.id for a in ast.walk(outer.args) if isinstance(a, ast.arg))
+        return defs[0] if len(defs) == 1 and not other else None
+
+    def _forwarded_setattr(self, call: ast.Call) -> tuple[ast.expr, str, ast.expr] | None:
+        """`do_hijack(Cls, "m", fn)` where `do_hijack` is a function of this file whose body is only
+        `setattr(<param>, <param>, <param>)` of its own parameters (verl's `VLLMHijack.hijack`): the setattr it makes,
+        as (object, literal name, value); None for any other call."""
+        if not isinstance(call.func, ast.Name) or call.keywords:
+            return None
+        helper = self.functions.get(call.func.id) or self._local_def(call.func)
+        if helper is None or len(helper.body) != 1 or not isinstance(helper.body[0], ast.Expr):
+            return None
+        inner = helper.body[0].value
+        params = [a.arg for a in helper.args.posonlyargs + helper.args.args]
+        if not (isinstance(inner, ast.Call) and dotted_name(inner.func) == "setattr" and len(inner.args) == 3
+                and not inner.keywords and all(isinstance(a, ast.Name) and a.id in params for a in inner.args)
+                and len(call.args) == len(params) and not any(isinstance(a, ast.Starred) for a in call.args)):
+            return None
+        obj, name, value = (call.args[params.index(a.id)] for a in inner.args)
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return None
+        return obj, name.value, value
 
     def _stores_on_self(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: str, cls: Resolved) -> None:
         """What a function set on a vLLM class stores on its `self`, and what the functions of this file it hands that

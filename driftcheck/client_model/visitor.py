@@ -84,6 +84,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         # (start, end) of `except ImportError:` bodies whose try body only imports what the target has: they never run
         self.unreached_handlers: set[tuple[int, int]] = set()
         self.patched_functions: dict[str, Resolved] = {}  # module function -> the vLLM class it is set on
+        self.patched_locals: dict[int, Resolved] = {}  # id(a function's own nested def) -> the vLLM class it is set on
         self.patch_bases: dict[str, list[Resolved]] = {}  # client class -> vLLM classes its methods are set on
         self._driven = False  # visiting a method of a client class derived from a vLLM class
         self._setters: set[str] | None = None  # functions of this file that set attributes by a given name
@@ -122,7 +123,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 inner = self._driven
                 self._driven = inner or self._replaces_vllm_function(node, fn.body, env)
-                self._visit_function(node, None, env)
+                patched = self.patched_locals.get(id(node))
+                self._visit_function(node, self._patch_self(node, patched) if patched is not None else None, env)
                 self._driven = inner
         self._driven = driven
 

@@ -44,3 +44,47 @@ def test_r1_twin_a_value_vllm_calls_is_a_callable_and_still_the_new_home(tmp_pat
                                                   "def block():\n    return 8 if is_hip() else 64\n"})
     finding = _r1_scan(tmp_path, vllm_files)
     assert "It is defined in `vllm.mla` now." in finding.message
+
+
+# M1 (22b's verl #4380, 21b's kvcached): a function the patching function defines and sets onto a vLLM class is that
+# class's method, as a module-level one is: `self.lora_config.lora_extra_vocab_size` fails where LoRAConfig lost it.
+_M1_VLLM = {"vllm/__init__.py": "",
+            "vllm/lora.py": "class LoRAConfig:\n    max_loras: int = 1\n\n\nclass Manager:\n"
+                            "    def __init__(self, lora_config: LoRAConfig):\n        self.lora_config = lora_config\n"
+                            "        self.vocab_size = 10\n\n    def _load_adapter(self, request):\n        return request\n"}
+_M1_BODY = "        return self.vocab_size + self.lora_config.lora_extra_vocab_size\n"
+
+
+def _m1(tmp_path, client_code: str):
+    result = scan_trees(tmp_path, _M1_VLLM, {"plug/__init__.py": "", "plug/hijack.py": client_code}, only=["DC006"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_m1_a_nested_function_set_on_a_vllm_class_is_checked_as_its_method(tmp_path):
+    code = ("from vllm.lora import Manager\n\n\ndef hijack():\n    def _load_adapter(self, request):\n" + _M1_BODY
+            + "\n    Manager._load_adapter = _load_adapter\n")
+    assert _m1(tmp_path, code) == [(6, "error")]
+
+
+def test_m1_a_helper_that_only_forwards_to_setattr_sets_it_too(tmp_path):
+    # verl 0.6.1's shape: `do_hijack(Cls, "name", fn)` whose body is `setattr(target_cls, name, fn)`
+    code = ("from vllm.lora import Manager\n\n\nclass Hijack:\n    @staticmethod\n    def hijack():\n"
+            "        def _load_adapter(self, request):\n    " + _M1_BODY
+            + "\n        def do_hijack(target_cls, target_method_name, hooking_method):\n"
+              "            setattr(target_cls, target_method_name, hooking_method)\n\n"
+              "        do_hijack(Manager, '_load_adapter', _load_adapter)\n")
+    assert _m1(tmp_path, code) == [(8, "error")]
+
+
+def test_m1_twin_a_name_rebound_in_the_patching_function_is_not_read_as_the_def(tmp_path):
+    code = ("from vllm.lora import Manager\n\n\ndef hijack(wrap):\n    def _load_adapter(self, request):\n" + _M1_BODY
+            + "\n    _load_adapter = wrap(_load_adapter)\n    Manager._load_adapter = _load_adapter\n")
+    assert _m1(tmp_path, code) == []
+
+
+def test_m1_twin_a_helper_doing_more_than_setattr_is_not_read(tmp_path):
+    code = ("from vllm.lora import Manager\n\n\ndef hijack(log):\n    def _load_adapter(self, request):\n" + _M1_BODY
+            + "\n    def do_hijack(cls, name, fn):\n        if log:\n            setattr(cls, name, fn)\n\n"
+              "    do_hijack(Manager, '_load_adapter', _load_adapter)\n")
+    assert _m1(tmp_path, code) == []
