@@ -236,7 +236,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         elif isinstance(func, FuncRef):
             self.usage.calls.append(CallUse(loc, "function", func.func, shape, node, self.file, runtime_only, self._driven,
                                             rebound=self._function_rebound(func)))
-        elif built and isinstance(node.func, ast.Name) and node.func.id not in env \
+        elif built and isinstance(node.func, ast.Name) and (node.func.id not in env or node.func.id in self.foreign) \
                 and (base := self._inherited_vllm_construction(node.func.id)) is not None \
                 and not self._replaced(base, built=True) and not built_as_replacement(self.api, self.usage, base, shape):
             # `Sub(...)` of a client class that only adds methods to one vLLM base runs that base's constructor (WA3)
@@ -281,12 +281,25 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         (a pydantic / dataclass / msgspec subclass's field), no decorator, no metaclass or class keyword (WA3:
         gpt_server's `CustomOpenAIServingChat(...)`, built without the `openai_serving_render` vLLM 0.18.0 requires)."""
         cls = self.classes.get(name)
-        if cls is None or cls not in self.file.tree.body or cls.decorator_list or cls.keywords or len(cls.bases) != 1:
+        if cls is not None:
+            tree, members = self.file.tree, self.client_class_members.get(name, set())
+            base = self.infer(cls.bases[0], {}) if cls.bases else None
+            if not isinstance(base, ClassRef) or [v.qualname for v in self.client_class_vllm_bases.get(name, [])] != [base.cls.qualname]:
+                return None
+            base = base.cls
+        else:  # a class another client file defines, imported by its own name (prime-rl's server.py; batch 22b's M2)
+            tree, cls, label = self._client_class_elsewhere(name)
+            if cls is None:
+                return None
+            own, base_labels = self.usage.client_class_table.get(label, (set(), ["?"]))
+            vllm_bases = self.usage.client_vllm_bases.get(label, [])
+            base = self.api.resolve(vllm_bases[0]) if len(vllm_bases) == 1 and not base_labels else None
+            if not (isinstance(base, Resolved) and base.kind == "class"):
+                return None
+            members = own
+        if cls not in tree.body or cls.decorator_list or cls.keywords or len(cls.bases) != 1:
             return None
-        if sum(1 for stmt in self.file.tree.body if name in _top_level_bindings(stmt)) != 1:
-            return None
-        base = self.infer(cls.bases[0], {})
-        if not isinstance(base, ClassRef) or [v.qualname for v in self.client_class_vllm_bases.get(name, [])] != [base.cls.qualname]:
+        if sum(1 for stmt in tree.body if name in _top_level_bindings(stmt)) != 1:
             return None
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in _CONSTRUCTION:
@@ -294,9 +307,24 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
                 continue
             return None
-        if self.client_class_members.get(name, set()) & _CONSTRUCTION:
+        if members & _CONSTRUCTION:
             return None
-        return base.cls
+        return base
+
+    def _client_class_elsewhere(self, name: str) -> tuple[ast.Module | None, ast.ClassDef | None, str]:
+        """The tree, top-level class and label ("module.Name") of a class this file imports by that name from
+        another client module; (None, None, "") when no client file defines it there."""
+        module, source = self.foreign.get(name), getattr(self, "client_source", None)
+        if not module or source is None or sum(1 for stmt in self.file.tree.body if name in _top_level_bindings(stmt)) != 1 \
+                or any(n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes_of(self.file.tree, ast.Name)):
+            return None, None, ""  # bound some other way too: the call may not reach that class
+        found = source.module_tree(module)
+        # the file as the class tables know it (a client given as its package folder drops the package's name)
+        file = next((f for f in self.usage.files if found is not None and f.tree is found[0]), None)
+        if file is None or file is self.file:
+            return None, None, ""
+        cls = next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        return file.tree, cls, f"{file.module}.{name}"
 
     def _init_rebound(self, cls: Resolved) -> list:
         """The client's replacements of the `__init__` that `Cls(...)` runs: one set on the class, or on the base whose

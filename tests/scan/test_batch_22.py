@@ -88,3 +88,38 @@ def test_m1_twin_a_helper_doing_more_than_setattr_is_not_read(tmp_path):
             + "\n    def do_hijack(cls, name, fn):\n        if log:\n            setattr(cls, name, fn)\n\n"
               "    do_hijack(Manager, '_load_adapter', _load_adapter)\n")
     assert _m1(tmp_path, code) == []
+
+
+# M2 (22b's prime-rl PR 1968): `OpenAIServingChatWithTokens(..., log_error_stack=...)` in server.py builds a client
+# subclass defined in another file that adds only methods to vLLM's `OpenAIServingChat`: vLLM's constructor runs, and
+# 0.18.0's has no `log_error_stack`. The same-file case was read already (WA3).
+_M2_VLLM = {"vllm/__init__.py": "",
+            "vllm/serving.py": "class OpenAIServingChat:\n    def __init__(self, engine, models, *, request_logger=None):\n"
+                               "        self.engine = engine\n"}
+_M2_SUB = "from vllm.serving import OpenAIServingChat\n\n\nclass ChatWithTokens(OpenAIServingChat):\n    async def extra(self):\n        return None\n"
+# (prime-rl's server.py imports vLLM too; a file that imports no vLLM is not analysed)
+_M2_SERVER = "from vllm.serving import OpenAIServingChat\nfrom plug.chat import ChatWithTokens\n\n\ndef init(engine, models, args):\n" \
+             "    return ChatWithTokens(engine, models, log_error_stack=args.log_error_stack)\n"
+
+
+def _m2(tmp_path, sub: str = _M2_SUB, server: str = _M2_SERVER):
+    result = scan_trees(tmp_path, _M2_VLLM, {"plug/__init__.py": "", "plug/chat.py": sub, "plug/server.py": server},
+                        only=["DC003"])
+    assert not result.internal_errors
+    return [(f.client.path, f.client.line, f.severity) for f in result.findings]
+
+
+def test_m2_a_method_only_subclass_from_another_file_builds_with_vllms_constructor(tmp_path):
+    assert _m2(tmp_path) == [("plug/server.py", 6, "error")]
+
+
+def test_m2_twin_a_subclass_with_its_own_init_decides_its_arguments(tmp_path):
+    sub = _M2_SUB.replace("    async def extra(self):", "    def __init__(self, *args, log_error_stack=False, **kw):\n"
+                                                          "        super().__init__(*args, **kw)\n\n    async def extra(self):")
+    assert _m2(tmp_path, sub=sub) == []
+
+
+def test_m2_twin_a_name_the_file_rebinds_is_not_read_as_the_class(tmp_path):
+    server = _M2_SERVER.replace("def init(engine, models, args):\n",
+                                "def init(engine, models, args):\n    ChatWithTokens = args.factory\n")
+    assert _m2(tmp_path, server=server) == []
