@@ -307,6 +307,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                     where=f"in a file whose import-time probe `assert hasattr({obj}, \"{attr}\")` (line {line}) sits "
                           f"in a try (line {at}) that catches its failure and records it")
               for line, obj, attr, at in asserted_probes(tree)]
+    out = [g for g in out if g.test == "other" and g.kind == "rebound"] + [g for g in out if not (g.test == "other" and g.kind == "rebound")]
     return out + _caller_guards(tree, out, reached) + probed
 
 
@@ -393,6 +394,7 @@ def _rebound_in_branches(tree: ast.AST) -> list[Guard]:
     `if not`) of the chain's first test, when only that first branch binds the other one (miles-rl's
     `if _use_aiter: ... else: <vLLM's call>`). The chain itself is not covered (its imports are uses of vLLM)."""
     out: list[Guard] = []
+    first: list[Guard] = []  # uses under the test that picked the other binding: said before any other guard's reason
     body = getattr(tree, "body", [])
     end = max((getattr(n, "end_lineno", 0) or 0 for n in body), default=0)
     for stmt in body:
@@ -415,9 +417,17 @@ def _rebound_in_branches(tree: ast.AST) -> list[Guard]:
                 wanted = ast.dump(chain[0][0])
                 for node in nodes_of(tree, ast.If):
                     negated = _negated(node.test)
-                    branch = node.body if negated else node.orelse
-                    if node is not stmt and branch and ast.dump(node.test.operand if negated else node.test) == wanted:
+                    if node is stmt or ast.dump(node.test.operand if negated else node.test) != wanted:
+                        continue
+                    branch, other = (node.body, node.orelse) if negated else (node.orelse, node.body)
+                    if branch:
                         excluded.append(body_span(branch))
+                    if other:  # the branch of the test that picked the other binding: the name is not vLLM's there
+                        a, b = body_span(other)
+                        first.append(Guard(a, b, "rebound", frozenset(), stmt.lineno, frozenset({name}), test="other",
+                                           where=f"of `{name}` under the test at line {node.lineno}, the one that binds "
+                                                 f"it to another package's function (or the client's own) at line "
+                                                 f"{stmt.lineno}: there the name is not vLLM's"))
             where = (f"of `{name}`, which the `if` at line {stmt.lineno} binds to vLLM's in one branch and to another "
                      f"package's (or the client's own) in another (the client's choice at import)")
             start = 1
@@ -427,7 +437,7 @@ def _rebound_in_branches(tree: ast.AST) -> list[Guard]:
                 start = max(start, b + 1)
             if start <= end:
                 out.append(Guard(start, end, "rebound", frozenset(), stmt.lineno, frozenset({name}), where=where))
-    return out
+    return first + out
 
 
 def _truthy_default_probe(test: ast.expr) -> bool:

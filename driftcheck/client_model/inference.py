@@ -191,6 +191,10 @@ class ValueInference:
                 owner = self.infer(node.func.value, env)
                 if isinstance(owner, ClientSelf):
                     return self._own_method_returns(owner.cls_name, node.func.attr)
+            if func is None and isinstance(node.func, ast.Name) and self._built_client_class(node.func.id, env):
+                # an object of a client class of this file with vLLM bases: its own members first, then what it
+                # inherits (tpu-inference's `TPULRUCacheWorkerLoRAManager(...).create_lora_manager(model)`; 22b's M3)
+                return ClientSelf(node.func.id)
             return None
         if isinstance(node, ast.Await):
             return self.infer(node.value, env)
@@ -356,6 +360,15 @@ class ValueInference:
                     return value
             return None
         return None
+
+    def _built_client_class(self, name: str, env: dict) -> bool:
+        """`name(...)` builds the class of that name this file defines once at its top level, from vLLM bases, with no
+        `__new__` and no metaclass that may hand back another object."""
+        cls = self.classes.get(name)
+        return cls is not None and name not in env and name not in self.module_env and cls in self.file.tree.body \
+            and bool(self.client_class_vllm_bases.get(name)) and not cls.keywords \
+            and "__new__" not in self.client_members(name) \
+            and sum(1 for n in self.file.tree.body if isinstance(n, ast.ClassDef) and n.name == name) == 1
 
     def _is_patch_base(self, node: ast.expr) -> bool:
         """A generic base of the client's own (not typing's, not vLLM's): `Patch[Target]`."""

@@ -259,7 +259,7 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
     # code that never runs handles nothing: it only never fails; an isinstance test only picks which objects reach the
     # use (29c: `isinstance(attn_module, ChunkedLocalAttention)` above a constructor call it does not protect); a
     # test's `pytest.raises` says itself that the test expects the failure
-    handled = "" if guard.kind in ("replaced", "unreachable", "dead", "expected") else \
+    handled = "" if guard.kind in ("replaced", "unreachable", "dead", "expected") or (guard.kind, guard.test) == ("rebound", "other") else \
         ": whether it runs depends on the class of the object tested there, which driftcheck does not know" \
         if guard.kind == "isinstance" else ", so the client handles it"
     again = failing_handler(guard, lines) if guard.kind == "try" else 0

@@ -123,3 +123,57 @@ def test_m2_twin_a_name_the_file_rebinds_is_not_read_as_the_class(tmp_path):
     server = _M2_SERVER.replace("def init(engine, models, args):\n",
                                 "def init(engine, models, args):\n    ChatWithTokens = args.factory\n")
     assert _m2(tmp_path, server=server) == []
+
+
+# M3 (22b's tpu-inference PR 2962): `manager = TPUManager(...); manager.create_lora_manager(model)` where the client
+# subclass inherits `create_lora_manager`, and 0.24.0 made its `vllm_config` required. A built object of a client class
+# of the file is read as the class's own `self` is: its own members first, then its vLLM bases'.
+_M3_VLLM = {"vllm/__init__.py": "",
+            "vllm/lora.py": "class Manager:\n    def __init__(self, n):\n        self.n = n\n\n"
+                            "    def create_lora_manager(self, model, vllm_config):\n        return model\n"}
+_M3_CLIENT = ("from vllm.lora import Manager\n\n\nclass TPUManager(Manager):\n    def add_dummy_lora(self):\n        return 1\n\n\n"
+              "def wrap(model):\n    manager = TPUManager(4)\n    return manager.create_lora_manager(model)\n")
+
+
+def _m3(tmp_path, client: str = _M3_CLIENT):
+    result = scan_trees(tmp_path, _M3_VLLM, {"plug/__init__.py": "", "plug/wrapper.py": client}, only=["DC005"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_m3_a_method_a_built_client_object_inherits_from_vllm_is_checked(tmp_path):
+    assert _m3(tmp_path) == [(11, "error")]
+
+
+def test_m3_twin_the_client_classs_own_method_is_what_runs(tmp_path):
+    own = _M3_CLIENT.replace("    def add_dummy_lora(self):", "    def create_lora_manager(self, model):\n        return model\n\n"
+                                                             "    def add_dummy_lora(self):")
+    assert _m3(tmp_path, own) == []
+
+
+def test_m3_twin_a_class_whose_new_may_hand_back_another_object_is_not_read(tmp_path):
+    new = _M3_CLIENT.replace("    def add_dummy_lora(self):", "    def __new__(cls, *args):\n        return object.__new__(cls)\n\n"
+                                                             "    def add_dummy_lora(self):")
+    assert _m3(tmp_path, new) == []
+
+
+# R2 (22a, Sparrow's vendored sglang at vLLM 0.9.1): `if _is_cuda: from sgl_kernel import awq_dequantize ... else:
+# from vllm._custom_ops import awq_dequantize`, then `if hasattr(layer, "qweight"): if _is_cuda: awq_dequantize(a, b,
+# c)`. The call under the test that picked the other package's function was reported as "under a hasattr check"; the
+# reason is now the binding itself, said before any other guard's.
+_R2_VLLM = {"vllm/__init__.py": "", "vllm/_custom_ops.py": "def awq_dequantize(qweight, scales, zeros, split_k_iters, thx, thy):\n"
+                                                            "    return qweight\n"}
+_R2_CLIENT = ("from plug.platform import is_cuda\n\n_is_cuda = is_cuda()\n\nif _is_cuda:\n    from other_kernels import awq_dequantize\n"
+              "else:\n    from vllm._custom_ops import awq_dequantize\n\n\ndef dequant(layer):\n    if hasattr(layer, 'qweight'):\n"
+              "        if _is_cuda:\n            return awq_dequantize(layer.qweight, layer.scales, layer.qzeros)\n"
+              "        return awq_dequantize(layer.qweight, layer.scales, layer.qzeros, 0, 0, 0)\n    return layer.weight\n")
+
+
+def test_r2_a_call_under_the_test_that_picked_the_other_binding_says_so(tmp_path):
+    result = scan_trees(tmp_path, _R2_VLLM, {"plug/__init__.py": "", "plug/platform.py": "def is_cuda():\n    return True\n",
+                                             "plug/model.py": _R2_CLIENT}, only=["DC005"])
+    assert {(f.client.line, f.severity) for f in result.findings} == {(14, "warning")}
+    for f in result.findings:
+        assert "under the test at line 13, the one that binds it to another package's function (or the client's own) " \
+               "at line 5: there the name is not vLLM's." in f.message
+        assert "hasattr" not in f.message and "handles it" not in f.message
