@@ -26,6 +26,10 @@ def write_output(path: str, text: str) -> None:
     target = Path(path).expanduser()
     if target.is_dir():
         raise DriftcheckError(f"-o {path} is a folder", "give a file name")
+    if target.suffix in (".py", ".pyi") and target.exists():
+        # no report is Python: `-o plug.py` for `-o plug.json` would replace the user's source (batch 22c's P3)
+        raise DriftcheckError(f"{path} is an existing Python source file: a report would replace it",
+                              "give another file name (a report is JSON, SARIF, JUnit, Markdown or text)")
     try:
         write_bytes(target, text.encode())
     except OSError as exc:
@@ -99,6 +103,18 @@ def require_checked(clients, allow_empty: bool) -> dict:
     if not total and not allow_empty:
         raise DriftcheckError("nothing to check: no client file imports vLLM", "pass the code that uses vLLM, or --allow-empty to accept this")
     return notes
+
+
+def require_analysed(result, coverage: dict, allow_empty: bool) -> None:
+    """After the scan, the same promise as `require_checked`, on what was read: files the survey took for importing
+    vLLM may only name it in a docstring or comment (batch 22c's P6), and those are dropped once parsed. No file
+    that imports vLLM and no command line that runs it is nothing checked (exit 2, unless --allow-empty)."""
+    commands = sum(c.get("scripts", 0) + c.get("launchers", 0) for c in coverage.values())
+    if allow_empty or result.stats.get("client_files", 0) or commands:
+        return
+    named = sum(c.get("importing_vllm", 0) for c in coverage.values())
+    raise DriftcheckError(f"nothing to check: no client file imports vLLM ({named} file(s) name it only in text: a "
+                          "docstring, a comment or a string)", "pass the code that uses vLLM, or --allow-empty to accept this")
 
 
 def exit_code_for(result, fail_on: str, accept_unknown: bool) -> int:

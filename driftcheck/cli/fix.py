@@ -111,4 +111,4 @@ def cmd_fix(args: argparse.Namespace) -> int:
         emit(args, "".join(diffs))
     if args.apply:
         return EXIT_FINDINGS if remaining_errors else EXIT_OK
-    return EXIT_FINDINGS if changed else EXIT_OK
+    return EXIT_FINDINGS if changed or remaining_errors else EXIT_OK  # a dry run leaving errors is no pass (22c's P5)

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from driftcheck.cli.common import (args_cache_dir, client_specs, emit, exit_code_for, require_checked, resolve_targets,
-                                   write_output)
+from driftcheck.cli.common import (args_cache_dir, client_specs, emit, exit_code_for, require_analysed, require_checked,
+                                   resolve_targets, write_output)
 from driftcheck.errors import EXIT_OK, EXIT_USAGE, DriftcheckError
 
 
@@ -31,6 +31,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=only, client_vllm=args.client_vllm,
                           accepted_findings=accepted, jobs=args.jobs)
     result = scan(vllm, clients, options)
+    require_analysed(result, coverage, args.allow_empty)
     result.stats["coverage"] = coverage  # what each client held, and what was skipped and why
     if args.since:
         from driftcheck.gate.compare import apply_since, render_text, since_label

@@ -9,13 +9,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from driftcheck import shared_trees
+from driftcheck.astnodes import nodes_of
 from driftcheck.errors import DriftcheckError, SourceError
 from driftcheck.sources.sources import SourceTree
 from driftcheck.text_lines import TextLines
 
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
-# an import of vLLM, or a load of one of its modules by its whole name (`importlib.import_module("vllm.v1.core.x")`)
-VLLM_IMPORT = re.compile(rb"^\s*(from\s+vllm[\s.]|import\s+vllm\b)|\bimport_module\(\s*[\"']vllm[.\"']", re.M)
+# what may be an import of vLLM, or a load of one of its modules by its whole name (`importlib.import_module(
+# "vllm.v1.core.x")`): at a line's start (after a BOM too), after `;` or a compound statement's `:` (`try: from vllm ...`),
+# or among the modules of one `import` (`import os, vllm.envs`). A prefilter only: `imports_vllm` reads the parsed file
+VLLM_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*(?:\xef\xbb\xbf)?(?:from[ \t]+vllm[\s.]|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?"
+                         rb"[ \t]*,[ \t]*)*vllm\b)|\bimport_module\(\s*[\"']vllm[.\"']", re.M)
 
 
 class ClientParseError(DriftcheckError):
@@ -370,8 +374,8 @@ def survey(tree: SourceTree, prefixes: list[str] | None = None, scripts: bool = 
     if scripts:
         for rel in view.iter_files("", suffix=""):
             if launch_kind(rel) in ("shell", "yaml", "dockerfile") and not in_skipped_folder(rel):
-                try:
-                    if b"vllm" in view.read_bytes(rel):
+                try:  # a command line that runs vLLM (what DC102 / DC111 read), not any mention (`pip install vllm`)
+                    if LAUNCH_MARKER.search(view.read_bytes(rel)):
                         out.scripts += 1
                 except SourceError:
                     continue
@@ -409,7 +413,9 @@ def source_from_survey(tree: SourceTree, label: str, prefixes: list[str] | None,
     failed: ClientParseError | None = None
     for rel, data in found.importing:
         try:
-            files.append(parse_client_file(view, rel, data))
+            parsed = parse_client_file(view, rel, data)
+            if imports_vllm(parsed.tree):
+                files.append(parsed)
         except NewerSyntax as exc:
             unparsed.append((rel, exc.message))
         except ClientParseError as exc:
@@ -441,6 +447,24 @@ def _newer_python(text: str, exc: SyntaxError) -> str | None:
     if sys.version_info < (3, 12) and (exc.msg or "").startswith("f-string"):
         return "3.12"  # PEP 701: quotes, backslashes and comments inside an f-string's braces
     return None
+
+
+def imports_vllm(tree: ast.Module) -> bool:
+    """Whether the parsed file imports vLLM (`import vllm...`, `from vllm... import`, `import_module("vllm...")`),
+    not only names it in a docstring or comment that `VLLM_IMPORT` matched (batch 22c's P6: a usage example in a
+    docstring made a file "import vLLM" and the gate pass on nothing checked)."""
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom, ast.Call):
+        if isinstance(node, ast.Import):
+            if any(a.name == "vllm" or a.name.startswith("vllm.") for a in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module and (node.module == "vllm" or node.module.startswith("vllm.")):
+                return True
+        elif node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
+                and (node.args[0].value == "vllm" or node.args[0].value.startswith("vllm.")) \
+                and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("import_module", "__import__"):
+            return True
+    return False
 
 
 def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:

@@ -193,7 +193,9 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
     attempted: set[tuple[str, str]] = set()
     for _round in range(MAX_ROUNDS):
         progressed = False
-        candidates = [f for f in result.findings if f.client is not None and (f.rule, f.fingerprint()) not in attempted
+        # a finding the user suppressed (`# driftcheck: ignore[...]`, accepted findings) is theirs: never rewritten (22c's P4)
+        candidates = [f for f in result.findings if f.client is not None and not f.suppressed
+                      and (f.rule, f.fingerprint()) not in attempted
                       and (rule_filter is None or f.rule in rule_filter)
                       and _certain_or_asked(f, rule_filter, explicit, opts)
                       and (opts.where is None or opts.where(f))]
