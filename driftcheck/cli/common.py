@@ -18,6 +18,16 @@ def args_cache_dir(args: argparse.Namespace) -> Path:
     return Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else default_cache_dir()
 
 
+def client_vllm_of(args: argparse.Namespace) -> str | None:
+    """--client-vllm, refused at once when it can name no build (a typo is exit 2, not rules gone quiet)."""
+    spec = getattr(args, "client_vllm", None)
+    if spec is not None:
+        from driftcheck.sources.targets import check_vllm_spec
+
+        check_vllm_spec(spec)
+    return spec
+
+
 def write_output(path: str, text: str) -> None:
     """-o, --report-dir, baselines, matrix files: through safe_write (a symlink is written through, a device
     or FIFO as a stream, never replaced)."""

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from driftcheck.cli.common import args_cache_dir, client_specs, emit, require_checked, resolve_targets
+from driftcheck.cli.common import args_cache_dir, client_specs, client_vllm_of, emit, require_checked, resolve_targets
 from driftcheck.errors import EXIT_FINDINGS, EXIT_OK
 
 
@@ -32,10 +32,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
     if args.only:
         resolve_only(args.only)  # a typo is exit 2 before anything is fetched or read
+    client_vllm = client_vllm_of(args)
     cache_dir = args_cache_dir(args)
     vllm, clients = resolve_targets(args.vllm, client_specs([args.client] if args.client is not None else None), cache_dir)
     require_checked(clients, args.allow_empty)
-    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, client_vllm=args.client_vllm)
+    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, client_vllm=client_vllm)
     fix_options = FixOptions(only=args.only, unsafe=args.unsafe, guard=args.guard, warnings=args.warnings)
     changed = 0
     remaining_errors = 0

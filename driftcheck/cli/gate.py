@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from driftcheck.cli.common import args_cache_dir, client_specs, emit, require_checked, write_output
+from driftcheck.cli.common import args_cache_dir, client_specs, client_vllm_of, emit, require_checked, write_output
 from driftcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, DriftcheckError
 
 
@@ -16,6 +16,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from driftcheck.gate.bisect import render_text, run_bisect
     from driftcheck.sources.releases import expand
 
+    client_vllm = client_vllm_of(args)  # a typo is exit 2 before anything is fetched
     cache_dir = args_cache_dir(args)
     specs = client_specs(args.client) or [n for n in ("speculators",) if _installed(n)]
     if not specs:
@@ -24,7 +25,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from driftcheck.sources.targets import resolve_clients
 
     require_checked(resolve_clients(specs, cache_dir), args.allow_empty)
-    report = run_bisect(builds, specs, cache_dir, args.good, args.bad, args.fail_on, args.client_vllm, not args.no_cache)
+    report = run_bisect(builds, specs, cache_dir, args.good, args.bad, args.fail_on, client_vllm, not args.no_cache)
     emit(args, json.dumps(report.to_json(), indent=2) + "\n" if args.format == "json" else render_text(report))
     return EXIT_FINDINGS if any(e.change == "appeared" for c in report.clients for e in c.edges) else EXIT_OK
 
@@ -47,6 +48,7 @@ def _run_matrix(args):
     from driftcheck.sources.releases import expand
     from driftcheck.sources.targets import DEFAULT_CLIENTS, resolve_clients
 
+    client_vllm = client_vllm_of(args)
     cache_dir = args_cache_dir(args)
     specs = client_specs(args.client) or [n for n in DEFAULT_CLIENTS if _installed(n)]
     if not specs:
@@ -60,7 +62,7 @@ def _run_matrix(args):
     else:
         versions = expand(args.vllm, cache_dir)
         require_checked(resolve_clients(specs, cache_dir), args.allow_empty)  # an empty client fits every release
-    matrix = run_matrix(versions, specs, cache_dir, args.jobs, args.client_vllm, use_cache=not args.no_cache)
+    matrix = run_matrix(versions, specs, cache_dir, args.jobs, client_vllm, use_cache=not args.no_cache)
     ranges = [compute_range(matrix, c) for c in matrix.clients]
     return matrix, ranges
 

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from driftcheck.cli.common import (args_cache_dir, client_specs, emit, exit_code_for, require_analysed, require_checked,
-                                   resolve_targets, write_output)
+from driftcheck.cli.common import (args_cache_dir, client_specs, client_vllm_of, emit, exit_code_for, require_analysed,
+                                   require_checked, resolve_targets, write_output)
 from driftcheck.errors import EXIT_OK, EXIT_USAGE, DriftcheckError
 
 
@@ -18,6 +18,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from driftcheck.rules.selection import resolve_rules
 
     only = resolve_rules(args.select)
+    client_vllm = client_vllm_of(args)  # a typo is exit 2 before anything is fetched
     cache_dir = args_cache_dir(args)
     vllm, clients = resolve_targets(args.vllm, client_specs(args.client), cache_dir)
     coverage = require_checked(clients, args.allow_empty)
@@ -28,7 +29,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         accepted = load_accepted(args.baseline)
     if args.jobs is not None and args.jobs < 1:
         raise DriftcheckError("--jobs must be at least 1")
-    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=only, client_vllm=args.client_vllm,
+    options = ScanOptions(cache_dir=cache_dir, use_cache=not args.no_cache, only=only, client_vllm=client_vllm,
                           accepted_findings=accepted, jobs=args.jobs)
     result = scan(vllm, clients, options)
     require_analysed(result, coverage, args.allow_empty)

@@ -14,7 +14,10 @@ from driftcheck.errors import DriftcheckError, SourceError
 from driftcheck.sources.sources import SourceTree
 from driftcheck.text_lines import TextLines
 
-SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
+SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
+# a build's output at the client's top (setuptools' `build/lib/pkg`, wheels in `dist/`): copies of the package; a
+# subpackage of that name is code (`mypkg/build/engine.py`; batch 22c's P7)
+TOP_SKIP_DIRS = {"build", "dist"}
 # what may be an import of vLLM, or a load of one of its modules by its whole name (`importlib.import_module(
 # "vllm.v1.core.x")`): at a line's start (after a BOM too), after `;` or a compound statement's `:` (`try: from vllm ...`),
 # or among the modules of one `import` (`import os, vllm.envs`). A prefilter only: `imports_vllm` reads the parsed file
@@ -190,7 +193,8 @@ def texts_mentioning(client: "ClientSource", rels, needle: str):
 def in_skipped_folder(rel: str) -> bool:
     """Whether a client file lies in a folder no scan reads (caches, virtual environments, hidden or dist-info)."""
     parts = rel.split("/")[:-1]
-    return any(p in SKIP_DIRS or p.startswith(".") or p.endswith(".dist-info") for p in parts)
+    return bool(parts) and parts[0] in TOP_SKIP_DIRS or \
+        any(p in SKIP_DIRS or p.startswith(".") or p.endswith(".dist-info") for p in parts)
 
 
 class ClientView(SourceTree):

@@ -61,6 +61,19 @@ def _crlf(text: str) -> bool:
     return "\r\n" in text and _LONE_LF.search(text) is None
 
 
+def kept_line_endings(before: str, after: str) -> str:
+    """`after` with every line it kept from `before` ending as it did there: a codemod that inserts a line after a
+    `\n` line of a file that mixes `\r\n` and `\n` gave that line the other ending, and a CR-only file lost its
+    last `\r` (batch 22c's P14). Lines the codemod wrote are left as it wrote them."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    bare = [line.rstrip("\r\n") for line in old]
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, bare, [line.rstrip("\r\n") for line in new], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        out += old[i1:i2] if tag == "equal" else new[j1:j2]
+    return "".join(out)
+
+
 def decode_source(rel: str, data: bytes) -> tuple[str, Encoding]:
     """(text without the BOM, how to encode it back). Line endings are kept as they are (libcst keeps them)."""
     bom = BOM if data.startswith(BOM) else b""
@@ -230,7 +243,7 @@ def plan_fixes(vllm: Target, client: Target, scan_options: ScanOptions, opts: Fi
                     if python:
                         _check_parses(rel, outcome.source, module.FIX.id)
                     try:
-                        overlay.edits[rel] = encoding.encode(outcome.source)
+                        overlay.edits[rel] = encoding.encode(kept_line_endings(source, outcome.source))
                     except UnicodeEncodeError:
                         skipped += [(f, f"the fix needs characters that {encoding.codec} cannot hold") for f in outcome.applied]
                         continue

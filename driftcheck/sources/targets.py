@@ -109,9 +109,28 @@ def _vllm_version_file(tree: SourceTree) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------ vLLM
+def check_vllm_spec(spec: str, flag: str = "--client-vllm") -> None:
+    """Refuse at once, without fetching anything, a vLLM spec that can name no build (`0.11.O`, `banana`, ""): a
+    `--client-vllm` typo used to turn the rules that compare with it into unknowns the gate could accept (22c's P2)."""
+    text = spec.strip()
+    if not text:
+        raise TargetError(f"{flag} is empty", "give a version (0.11.0), a nightly, a wheel or a folder")
+    if text == "installed" or Path(text).expanduser().exists() or VERSION_RE.match(text):
+        return
+    if "nightly" in text or ".dev" in text:
+        from driftcheck.sources import nightly
+
+        if nightly.is_nightly_spec(text):
+            return
+    raise TargetError(f"{flag} {spec!r} is not a version, a nightly, a wheel or a folder",
+                      f"e.g. {flag} 0.11.0, {flag} nightly@2026-09-17 or {flag} ./vllm-0.11.0.whl")
+
+
 def resolve_vllm(spec: str | None, cache_dir: Path) -> Target:
     if spec is None or spec == "installed":
         return _installed_vllm()
+    if not spec.strip():  # an unset CI variable (`--vllm "$VLLM_VERSION"`) is no folder: not the current one (22c's P8)
+        raise TargetError("--vllm is empty", "give a version (0.16.0), a nightly, a wheel or a folder")
     path = Path(spec).expanduser()
     if path.exists():
         return _vllm_from_path(path)

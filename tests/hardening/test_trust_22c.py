@@ -80,3 +80,55 @@ def test_p5_a_dry_run_that_leaves_errors_exits_1(tmp_path):
     proc = run_cli("fix", "--vllm", "0.16.0", "--client", str(tmp_path))
     assert "1 error(s) and 0 unknown left" in proc.stderr, proc.stderr
     assert proc.returncode == 1
+
+
+@pytest.mark.parametrize("verb", ["scan", "fix", "matrix"])
+@pytest.mark.parametrize("spec", ["0.11.O", "banana", " "])
+def test_p2_a_client_vllm_that_names_no_build_is_exit_2_before_any_fetch(tmp_path, verb, spec):
+    # 22c's P2: a typo turned the rules that compare with it into unknowns, which --accept-unknown let pass
+    (tmp_path / "plug.py").write_text(_IMPORT + "\n")
+    proc = run_cli(verb, "--vllm", "0.16.0", "--client", str(tmp_path), "--client-vllm", spec)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("driftcheck: error: --client-vllm") and "Traceback" not in proc.stderr
+
+
+def test_p8_an_empty_vllm_is_not_the_current_folder(tmp_path):
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    (tmp_path / "plug.py").write_text(_IMPORT + "\n")
+    proc = run_cli("scan", "--vllm", "", "--client", str(tmp_path / "plug.py"), cwd=tmp_path)
+    assert proc.returncode == 2 and "--vllm is empty" in proc.stderr, proc.stdout + proc.stderr
+
+
+def test_p7_a_subpackage_named_build_is_read_and_a_top_level_build_copy_is_not(tmp_path):
+    drift = (_IMPORT + "\n\n\n" + _DRIFT).encode()
+    for rel in ("mypkg/__init__.py", "mypkg/build/__init__.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    (tmp_path / "mypkg/build/engine.py").write_bytes(drift)
+    (tmp_path / "build/lib/mypkg/build").mkdir(parents=True)  # setuptools' copy of the same file: not read twice
+    (tmp_path / "build/lib/mypkg/build/engine.py").write_bytes(drift)
+    proc = run_cli("scan", "--vllm", "0.16.0", "--client", str(tmp_path), "--select", "DC003", "-f", "json")
+    assert proc.returncode == 1, proc.stderr
+    import json
+    assert [f["client"]["path"] for f in json.loads(proc.stdout)["findings"]] == ["mypkg/build/engine.py"]
+
+
+def test_p14_lines_a_fix_keeps_keep_their_own_endings():
+    from driftcheck.fix.fixer import kept_line_endings
+
+    # a keyword inserted after a `\n` line of a file mixing `\r\n` and `\n`: that line keeps its `\n`
+    assert kept_line_endings("f(a,\r\n  b,\n)\r\n", "f(a,\r\n  b,\r\n  c=1,\n)\r\n") == "f(a,\r\n  b,\n  c=1,\n)\r\n"
+    assert kept_line_endings("x\ry\rz\r", "x\rz") == "x\rz\r"  # a CR-only file keeps its last `\r`
+
+
+def test_p14_a_cr_only_file_keeps_every_byte_but_the_fixed_ones(tmp_path):
+    text = _IMPORT + "\n\n\n" + _DRIFT.replace("kv_cache_specs=spec, available_memory=mem)",
+                                                "\n        kv_cache_specs=spec,\n        available_memory=mem)")
+    source = tmp_path / "plug.py"
+    source.write_bytes(text.replace("\n", "\r").encode())
+    proc = run_cli("fix", "--vllm", "0.16.0", "--client", str(tmp_path), "--apply")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert source.read_bytes() == text.replace("\n        kv_cache_specs=spec,", "").replace("\n", "\r").encode(), \
+        source.read_bytes()
