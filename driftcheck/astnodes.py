@@ -132,7 +132,7 @@ def functions_at(tree: ast.AST, line: int) -> list:
     while stack:
         node = stack.pop()
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for stmt in getattr(node, field, None) or ():
+            for stmt in _holding(node, field, line):
                 start, end = getattr(stmt, "lineno", None), getattr(stmt, "end_lineno", None)
                 if start is not None and not (start <= line <= (end or start)):
                     continue
@@ -140,6 +140,29 @@ def functions_at(tree: ast.AST, line: int) -> list:
                     out.append(stmt)
                 stack.append(stmt)
     return sorted(out, key=lambda n: n.lineno)
+
+
+_STARTS: "weakref.WeakKeyDictionary[ast.AST, dict]" = weakref.WeakKeyDictionary()
+
+
+def _holding(node: ast.AST, field: str, line: int) -> list:
+    """The statements of one body of `node` that may hold `line`: the one that starts last at or before it (a body's
+    statements follow each other without overlap), found by bisection over their first lines, kept per node; the
+    whole body where one has no line (`match` cases). A file of thousands of top-level functions with a finding in
+    each was quadratic here (batch 22c's P12: 20,000 findings, 320 s)."""
+    body = getattr(node, field, None)
+    if not body:
+        return []
+    known = _STARTS.get(node)
+    if known is None:
+        known = _STARTS[node] = {}
+    starts = known.get(field)
+    if starts is None:
+        starts = known[field] = [getattr(s, "lineno", None) for s in body]
+    if len(body) < 8 or None in starts:
+        return body
+    i = bisect.bisect_right(starts, line) - 1
+    return [body[i]] if i >= 0 else []
 
 
 def first_line(node: ast.AST) -> int:

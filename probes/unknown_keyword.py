@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import difflib
 
-from driftcheck.astnodes import dotted_name, functions_at
+from driftcheck.astnodes import dotted_name, functions_at, nodes_of
+from driftcheck.client_model.client import kept_on
 from driftcheck.rules.callcheck import baseline_signature, bound_calls, when_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -228,17 +229,28 @@ def _client_defines(ctx: ScanContext, name: str, keyword: str, call) -> str | No
     lora_capture_hook=...)`, which is vLLM's."""
     if name in ("__init__", "__call__") or not name.isidentifier():
         return None
-    files = [*ctx.client.files, *ctx.client.other_files(containing=f"def {name}(")]
-    for file in files:
-        if f"def {name}(" not in file.text:
-            continue
-        for node in ast.walk(file.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name and not (
-                    file.rel == call.path and node.lineno <= call.line <= (node.end_lineno or node.lineno)):
-                args = node.args
-                if any(a.arg == keyword for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
-                    return f"{file.rel}:{node.lineno}"
+    # the vLLM-importing files' functions by name, made once per client (a finding in each of thousands of calls read
+    # every file's text once per finding: batch 22c's P12), then the other files that define one of this name
+    table = kept_on(ctx.client, "_functions_by_name", ctx.client.files, lambda: _functions_by_name(ctx.client.files))
+    memo = ctx.client.__dict__.setdefault("_other_functions_named", {})  # outside the dataclass fields, as kept_on
+    if name not in memo:
+        memo[name] = _functions_by_name(ctx.client.other_files(containing=f"def {name}(")).get(name, [])
+    others = memo[name]
+    for rel, node in [*table.get(name, []), *others]:
+        if not (rel == call.path and node.lineno <= call.line <= (node.end_lineno or node.lineno)):
+            args = node.args
+            if any(a.arg == keyword for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+                return f"{rel}:{node.lineno}"
     return None
+
+
+def _functions_by_name(files) -> dict[str, list]:
+    """name -> [(file, def node)] over the files, in their order."""
+    out: dict[str, list] = {}
+    for file in files:
+        for node in nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef):
+            out.setdefault(node.name, []).append((file.rel, node))
+    return out
 
 
 def _unpassed(sig, shape) -> set[str]:

@@ -448,6 +448,7 @@ class ClientPhases:
             # names set on the object a plugin installs in place of a vLLM module (a test's stand-in is
             # module_stand_ins' business): they are that module's from then on, as a name set on it is (WC1)
             self.usage.patched |= _namespace_installs(self.file.tree, self.package)
+        forwards = "setattr" in (getattr(self.file, "text", None) or "setattr")  # a helper may hand its setattr names
         for node in [*nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call), *listed]:
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, tuple):
@@ -465,7 +466,7 @@ class ClientPhases:
                 if names:
                     value = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
                     pairs += [(node.args[0], name, value) for name in names]
-                elif "setattr" in (getattr(self.file, "text", None) or "setattr"):
+                elif forwards:
                     forwarded = self._forwarded_setattr(node)
                     if forwarded is not None:
                         pairs.append(forwarded)

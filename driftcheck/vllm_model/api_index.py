@@ -46,6 +46,7 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         self._outside: dict[str, tuple[str, int] | None] = {}
         self._setters: frozenset[str] | None = None  # the functions that set an attribute by a name they are given
         self._defs: dict[str, dict[tuple[bool, int], ast.AST]] = {}  # path -> (is class, line) -> def node
+        self._source_lines: dict[str, list[str]] = {}  # path -> its lines, for source_line
         self.skeletons: dict[str, ModuleInfo | None] = {}  # path -> its top level without bodies (class_skeleton.py)
 
     # ----------------------------------------------------------------- modules
@@ -122,10 +123,13 @@ class ApiIndex(NameResolution, ClassLookup, Constructors, ValueTypes, CreatedEls
         return self._def_nodes(resolved.path).get((True, resolved.cls.line))
 
     def source_line(self, path: str, line: int) -> str:
-        try:
-            lines = _decode(self.tree.read_bytes(path)).splitlines()
-        except SourceError:
-            return ""
+        lines = self._source_lines.get(path)  # a finding per call of one function asked the same file thousands of times
+        if lines is None:
+            try:
+                lines = _decode(self.tree.read_bytes(path)).splitlines()
+            except SourceError:
+                lines = []
+            self._source_lines[path] = lines
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
