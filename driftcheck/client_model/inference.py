@@ -59,6 +59,7 @@ class BoundMethod:
 @dataclass
 class ClientSelf:
     cls_name: str
+    built: bool = False  # an object the file builds (`x = Sub(...)`), not the `self` of the class's own methods
 
 
 @dataclass
@@ -194,7 +195,7 @@ class ValueInference:
             if func is None and isinstance(node.func, ast.Name) and self._built_client_class(node.func.id, env):
                 # an object of a client class of this file with vLLM bases: its own members first, then what it
                 # inherits (tpu-inference's `TPULRUCacheWorkerLoRAManager(...).create_lora_manager(model)`; 22b's M3)
-                return ClientSelf(node.func.id)
+                return ClientSelf(node.func.id, built=True)
             return None
         if isinstance(node, ast.Await):
             return self.infer(node.value, env)

@@ -468,8 +468,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             self._visit_super_member(node, base, key)
         elif isinstance(base, ClientSelf) and node.attr not in self.client_members(base.cls_name):
             vbases = self.client_class_vllm_bases.get(base.cls_name, [])
-            if not vbases:
-                return
+            if not vbases or (store and base.built):
+                return  # (a member the client sets on an object of its own class it built is its own business)
             self.reported.add(key)
             if any(self._patched_on(v, node.attr) for v in vbases) or self._client_subclass_defines(base.cls_name, node.attr):
                 return

@@ -177,3 +177,15 @@ def test_r2_a_call_under_the_test_that_picked_the_other_binding_says_so(tmp_path
         assert "under the test at line 13, the one that binds it to another package's function (or the client's own) " \
                "at line 5: there the name is not vLLM's." in f.message
         assert "hasattr" not in f.message and "handles it" not in f.message
+
+
+def test_m3_twin_members_the_client_sets_on_its_own_built_object_are_its_own(tmp_path):
+    # vllm-omni 0.30.0's benchmark: `output = MixRequestFuncOutput(); setattr(output, "omniinteract_case", case)`
+    client = _M3_CLIENT.replace("    return manager.create_lora_manager(model)\n",
+                                "    manager.tag = 'tpu'\n    setattr(manager, 'case', model)\n    return manager.tag, manager.n\n")
+    result = scan_trees(tmp_path, _M3_VLLM, {"plug/__init__.py": "", "plug/wrapper.py": client}, only=["DC006"])
+    assert not result.internal_errors and result.findings == []
+    # twin: a member read off it that neither the class nor vLLM's base has is still an error
+    client = client.replace("return manager.tag, manager.n", "return manager.tag, manager.missing_member")
+    result = scan_trees(tmp_path / "read", _M3_VLLM, {"plug/__init__.py": "", "plug/wrapper.py": client}, only=["DC006"])
+    assert [(f.client.line, f.severity) for f in result.findings] == [(13, "error")]
