@@ -116,4 +116,6 @@ def cmd_range(args: argparse.Namespace) -> int:
                 lines.append(f"  breaks at {r.first_break_above}: {', '.join(r.rules_above)} {('- ' + r.reason_above) if r.reason_above else ''}")
             lines += [f"  {note}" for note in r.notes]
         emit(args, "".join(line + "\n" for line in lines))
+    if matrix.cells and all(c.status == "error" for c in matrix.cells):
+        return EXIT_USAGE  # nothing could be read: no range was computed, not "none compatible" (22c's P9)
     return EXIT_OK if all(r.computed for r in ranges) else EXIT_FINDINGS

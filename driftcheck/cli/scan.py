@@ -55,8 +55,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise DriftcheckError(f"cannot create {folder}: {exc.strerror}") from None
-        for fmt, name in (("json", "driftcheck.json"), ("sarif", "driftcheck.sarif"), ("junit", "driftcheck.junit.xml"),
-                          ("markdown", "driftcheck.md")):
+        reports = (("json", "driftcheck.json"), ("sarif", "driftcheck.sarif"), ("junit", "driftcheck.junit.xml"),
+                   ("markdown", "driftcheck.md"))
+        for _fmt, name in reports:  # refused before any is written: no new JSON beside last run's others (22c's P16)
+            if (folder / name).is_dir():
+                raise DriftcheckError(f"--report-dir {folder}: {name} there is a folder", "remove it or pick another folder")
+        for fmt, name in reports:
             write_output(str(folder / name), render(fmt, result))
     color = args.color if args.color is not None else (args.output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     text = render(args.format, result, color=color)

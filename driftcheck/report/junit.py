@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+
+# what XML 1.0 forbids in a document, which ElementTree passes through: a control character in a file name made the
+# whole report unreadable to a CI's JUnit reader (batch 22c's P11); a lone surrogate (an undecodable name) cannot be
+# written as UTF-8 at all
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def render(result, **_options) -> str:
@@ -34,4 +40,4 @@ def render(result, **_options) -> str:
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + _NOT_XML.sub("\ufffd", ET.tostring(root, encoding="unicode")) + "\n"

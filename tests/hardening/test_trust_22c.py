@@ -132,3 +132,33 @@ def test_p14_a_cr_only_file_keeps_every_byte_but_the_fixed_ones(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert source.read_bytes() == text.replace("\n        kv_cache_specs=spec,", "").replace("\n", "\r").encode(), \
         source.read_bytes()
+
+
+def test_p11_a_control_character_in_a_file_name_keeps_the_junit_report_well_formed(tmp_path):
+    import xml.dom.minidom
+
+    client = tmp_path / "c"
+    client.mkdir()
+    (client / "a\x01b.py").write_text(_IMPORT + "\n\n\n" + _DRIFT)
+    proc = run_cli("scan", "--vllm", "0.16.0", "--client", str(client), "--report-dir", str(tmp_path / "rd"), "-q")
+    assert proc.returncode == 0, proc.stderr  # (a warning: no module can import a file of that name)
+    doc = xml.dom.minidom.parse(str(tmp_path / "rd" / "driftcheck.junit.xml"))  # raises on a malformed document
+    [case] = [c for c in doc.getElementsByTagName("testcase") if "DC003" in c.getAttribute("classname")]
+    assert case.getAttribute("file") == "a\ufffdb.py"
+
+
+def test_p9_a_range_over_nothing_readable_is_exit_2(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "p.py").write_text(_IMPORT + "\n")
+    proc = run_cli("range", "--vllm", str(tmp_path / "empty"), "--client", str(tmp_path / "c"))
+    assert proc.returncode == 2 and "could not be checked" in proc.stderr, proc.stdout + proc.stderr
+
+
+def test_p16_a_blocked_report_dir_writes_none_of_the_reports(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "p.py").write_text(_IMPORT + "\n\n\n" + _DRIFT)
+    (tmp_path / "rd" / "driftcheck.sarif").mkdir(parents=True)
+    proc = run_cli("scan", "--vllm", "0.16.0", "--client", str(tmp_path / "c"), "--report-dir", str(tmp_path / "rd"))
+    assert proc.returncode == 2 and "driftcheck.sarif there is a folder" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "rd").iterdir()) == ["driftcheck.sarif"]
