@@ -319,15 +319,18 @@ class ClientPhases:
             _imports_in(node.body, runtime_only, guarded, type_only or tc, env)
             _imports_in(node.orelse, runtime_only, guarded, type_only, env)
         elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            # a try whose every ImportError handler raises again guards nothing: the import fails all the same, with
-            # the client's own message (lm-format-enforcer's `except ImportError: raise ImportError("vllm is not
-            # installed")`, batch 22b's S1)
-            refuses = not guarded and _catches_import_error(node.handlers) and _handlers_raise(node.handlers)
-            g = guarded or (_catches_import_error(node.handlers) and not refuses)
+            # a try whose every ImportError handler raises again falls back to nothing. At a module's top it guards
+            # nothing: the module cannot be imported on this vLLM, with the client's own message instead
+            # (lm-format-enforcer's `except ImportError: raise ImportError("vllm is not installed")`, batch 22b's
+            # S1), as a package `__init__` that raises for the release is an error (DC112). In a function it is a
+            # precondition of that path, which the client checks and refuses on purpose (tokenspeed's
+            # `_require_inprocess_apis` raising "needs vllm>=0.20.0", 9b; PB1): a warning, as before
+            raising = not guarded and _catches_import_error(node.handlers) and _handlers_raise(node.handlers)
+            g = guarded or (_catches_import_error(node.handlers) and not (raising and not runtime_only))
             body_env: dict = {}
             start = len(self.usage.imports)
             _imports_in(node.body, runtime_only, g, type_only, body_env)
-            if refuses:
+            if raising:
                 for use in self.usage.imports[start:]:
                     use.handler_raises = True
             body_runs = self._imports_resolve(node.body)

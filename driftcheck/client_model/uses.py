@@ -35,11 +35,14 @@ class ImportUse:
 
     def guard_note(self) -> str:
         """Why a guarded import is a warning, said of what its handler does."""
-        if self.handler_raises:
+        if self.handler_raises and not self.guarded:
             return (" The try around it catches the ImportError only to raise an error of the client's own: nothing "
-                    "falls back, so the code fails on this vLLM all the same.")
+                    "falls back, so the module cannot be imported on this vLLM.")
         if not self.guarded:
             return ""
+        if self.handler_raises:
+            return (" The import is guarded by a try whose ImportError handler raises an error of the client's own "
+                    "instead: the code refuses this vLLM rather than falling back.")
         # the handler may name ImportError, ModuleNotFoundError, Exception or nothing: say what it does, not its name
         return " The import is guarded by a try whose handler catches ImportError, so the fallback path runs instead."
 

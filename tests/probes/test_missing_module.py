@@ -102,6 +102,12 @@ def test_an_import_whose_every_handler_raises_again_is_an_error(tmp_path):
     assert "fallback path runs" not in f.message
 
 
+def test_twin_in_a_function_a_raising_handler_is_a_precondition_the_client_checks(tmp_path):
+    code = "def load():\n" + "".join("    " + line + "\n" for line in REFUSING.splitlines()) + "    return Thing\n"
+    [f] = scan_client(tmp_path, {"c.py": code}, only=["DC001"]).findings
+    assert f.severity == "warning" and "handler raises an error of the client's own" in f.message
+
+
 def test_twin_a_handler_that_may_return_before_its_raise_is_a_guard(tmp_path):
     code = ("def load(strict):\n    try:\n        from vllm.v1.worker.nothing_like_it import Thing\n"
             "    except ImportError:\n        if not strict:\n            return None\n        raise\n    return Thing\n")

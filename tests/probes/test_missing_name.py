@@ -56,10 +56,18 @@ def test_open_module_getattr_is_unknown_not_missing(tmp_path):
     assert u.rule == "DC002" and u.symbol == "vllm.plugins.anything" and "__getattr__" in u.message
 
 
-def test_an_import_whose_handler_raises_again_is_an_error(tmp_path):
-    # a missing name under try/except ImportError whose handler raises: no fallback, an error with the same sentence as
-    # DC001's (22b's S1)
+def test_a_guarded_import_whose_handler_raises_says_the_client_refuses(tmp_path):
+    # a missing name under try/except ImportError whose handler raises, in a function: a precondition of that path the
+    # client checks on purpose (28b, 9b): a warning with the same sentence as DC001's
     code = ("def f():\n    try:\n        from vllm.v1.request import NothingLikeIt\n    except ImportError as e:\n"
             "        raise RuntimeError('needs a newer vLLM') from e\n    return NothingLikeIt\n")
+    [f] = [f for f in scan_client(tmp_path, {"c.py": code}, only=["DC002"]).findings]
+    assert f.severity == "warning" and "handler raises an error of the client's own" in f.message
+
+
+def test_at_a_modules_top_an_import_whose_handler_raises_again_is_an_error(tmp_path):
+    # the module cannot be imported on this vLLM at all (22b's S1, lm-format-enforcer at 0.26.0)
+    code = ("try:\n    from vllm.v1.request import NothingLikeIt\nexcept ImportError as e:\n"
+            "    raise RuntimeError('needs a newer vLLM') from e\n")
     [f] = [f for f in scan_client(tmp_path, {"c.py": code}, only=["DC002"]).findings]
     assert f.severity == "error" and "catches the ImportError only to raise an error of the client's own" in f.message
