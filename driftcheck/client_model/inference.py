@@ -196,6 +196,9 @@ class ValueInference:
                 # an object of a client class of this file with vLLM bases: its own members first, then what it
                 # inherits (tpu-inference's `TPULRUCacheWorkerLoRAManager(...).create_lora_manager(model)`; 22b's M3)
                 return ClientSelf(node.func.id, built=True)
+            if func is None and isinstance(node.func, ast.Name) and node.func.id in self.foreign:
+                built = self._built_class_elsewhere(node.func.id)  # the same, for a class another client file defines
+                return ClientSelf(built, built=True) if built is not None else None
             return None
         if isinstance(node, ast.Await):
             return self.infer(node.value, env)

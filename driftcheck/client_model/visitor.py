@@ -311,6 +311,25 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return None
         return base
 
+    def _built_class_elsewhere(self, name: str) -> str | None:
+        """For `name(...)` of a class another client file defines (imported by its own name), derived from vLLM
+        classes only, with no `__new__` and no metaclass: a stand-in class of this file holding its members and vLLM
+        bases from the cross-file tables, whose name `ClientSelf` carries (tpu-inference builds its
+        `TPULRUCacheWorkerLoRAManager` in another file than the one defining it; 22b's M3)."""
+        tree, cls, label = self._client_class_elsewhere(name)
+        if cls is None or cls not in tree.body or cls.keywords \
+                or sum(1 for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name) != 1:
+            return None
+        own, base_labels = self.usage.client_class_table.get(label, (None, ["?"]))
+        bases = [self.api.resolve(q) for q in self.usage.client_vllm_bases.get(label, [])]
+        if own is None or base_labels or "__new__" in own or not bases or \
+                not all(isinstance(b, Resolved) and b.kind == "class" for b in bases):
+            return None  # (a client or third-party base may define what the vLLM ones lack)
+        stand_in = f"<built {label}>"
+        self.client_class_members[stand_in] = set(own)
+        self.client_class_vllm_bases[stand_in] = bases
+        return stand_in
+
     def _client_class_elsewhere(self, name: str) -> tuple[ast.Module | None, ast.ClassDef | None, str]:
         """The tree, top-level class and label ("module.Name") of a class this file imports by that name from
         another client module; (None, None, "") when no client file defines it there."""

@@ -189,3 +189,18 @@ def test_m3_twin_members_the_client_sets_on_its_own_built_object_are_its_own(tmp
     client = client.replace("return manager.tag, manager.n", "return manager.tag, manager.missing_member")
     result = scan_trees(tmp_path / "read", _M3_VLLM, {"plug/__init__.py": "", "plug/wrapper.py": client}, only=["DC006"])
     assert [(f.client.line, f.severity) for f in result.findings] == [(13, "error")]
+
+
+def test_m3_a_client_class_another_file_defines_is_read_the_same_way(tmp_path):
+    # tpu-inference's layout: the subclass in lora/lora_manager.py, built and called in models/wrapper.py
+    defining = "from vllm.lora import Manager\n\n\nclass TPUManager(Manager):\n    def add_dummy_lora(self):\n        return 1\n"
+    using = ("from vllm.lora import Manager\nfrom plug.manager import TPUManager\n\n\ndef wrap(model):\n"
+             "    manager = TPUManager(4)\n    manager.tag = 'tpu'\n    return manager.create_lora_manager(model), manager.tag\n")
+    files = {"plug/__init__.py": "", "plug/manager.py": defining, "plug/wrapper.py": using}
+    result = scan_trees(tmp_path, _M3_VLLM, files, only=["DC005", "DC006"])
+    assert [(f.client.path, f.client.line, f.rule, f.severity) for f in result.findings] == [
+        ("plug/wrapper.py", 8, "DC005", "error")]
+    # twin: a base driftcheck does not read (a third party's) may define the method: nothing said
+    files["plug/manager.py"] = defining.replace("class TPUManager(Manager):", "from other import Mixin\n\n\nclass TPUManager(Mixin, Manager):")
+    result = scan_trees(tmp_path / "mixin", _M3_VLLM, files, only=["DC005", "DC006"])
+    assert result.findings == []
