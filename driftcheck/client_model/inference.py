@@ -361,7 +361,9 @@ class ValueInference:
             for vbase in self.client_class_vllm_bases.get(base.cls_name, []):
                 value = self._member_value(Instance(vbase), attr)
                 if value is not None:
-                    return value
+                    # of an object the file built, only a method: a data member may hold what the client put there
+                    # (tpu-inference's test sets `attn.kv_b_proj = MagicMock(...)` on the layer it built)
+                    return None if base.built and not isinstance(value, BoundMethod) else value
             return None
         return None
 

@@ -316,6 +316,12 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         classes only, with no `__new__` and no metaclass: a stand-in class of this file holding its members and vLLM
         bases from the cross-file tables, whose name `ClientSelf` carries (tpu-inference builds its
         `TPULRUCacheWorkerLoRAManager` in another file than the one defining it; 22b's M3)."""
+        known = self.__dict__.setdefault("_built_elsewhere", {})
+        if known.get(name) is None:  # (the cross-file tables fill during the class phases: only an answer is kept)
+            known[name] = self._stand_in_for(name)
+        return known[name]
+
+    def _stand_in_for(self, name: str) -> str | None:
         tree, cls, label = self._client_class_elsewhere(name)
         if cls is None or cls not in tree.body or cls.keywords \
                 or sum(1 for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name) != 1:
@@ -333,16 +339,25 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def _client_class_elsewhere(self, name: str) -> tuple[ast.Module | None, ast.ClassDef | None, str]:
         """The tree, top-level class and label ("module.Name") of a class this file imports by that name from
         another client module; (None, None, "") when no client file defines it there."""
+        known = self.__dict__.setdefault("_elsewhere", {})  # once per name: every call of an imported helper asks
+        if name not in known:
+            if name not in self.foreign or getattr(self, "client_source", None) is None:
+                return None, None, ""  # (asked before the imports or the client's other files are known: not kept)
+            known[name] = self._find_class_elsewhere(name)
+        return known[name]
+
+    def _find_class_elsewhere(self, name: str) -> tuple[ast.Module | None, ast.ClassDef | None, str]:
         module, source = self.foreign.get(name), getattr(self, "client_source", None)
-        if not module or source is None or sum(1 for stmt in self.file.tree.body if name in _top_level_bindings(stmt)) != 1 \
-                or any(n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes_of(self.file.tree, ast.Name)):
-            return None, None, ""  # bound some other way too: the call may not reach that class
+        if not module or source is None or sum(1 for stmt in self.file.tree.body if name in _top_level_bindings(stmt)) != 1:
+            return None, None, ""
         found = source.module_tree(module)
         # the file as the class tables know it (a client given as its package folder drops the package's name)
         file = next((f for f in self.usage.files if found is not None and f.tree is found[0]), None)
         if file is None or file is self.file:
             return None, None, ""
         cls = next((n for n in file.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if cls is None or any(n.id == name and not isinstance(n.ctx, ast.Load) for n in nodes_of(self.file.tree, ast.Name)):
+            return None, None, ""  # no class of that name there, or bound some other way too here
         return file.tree, cls, f"{file.module}.{name}"
 
     def _init_rebound(self, cls: Resolved) -> list:

@@ -204,3 +204,16 @@ def test_m3_a_client_class_another_file_defines_is_read_the_same_way(tmp_path):
     files["plug/manager.py"] = defining.replace("class TPUManager(Manager):", "from other import Mixin\n\n\nclass TPUManager(Mixin, Manager):")
     result = scan_trees(tmp_path / "mixin", _M3_VLLM, files, only=["DC005", "DC006"])
     assert result.findings == []
+
+
+def test_m3_twin_a_data_member_of_a_built_object_is_not_typed_from_vllm(tmp_path):
+    # tpu-inference 0.32.0's test: `attn = VllmMLAAttention(...); attn.kv_b_proj = MagicMock(); attn.kv_b_proj.quant_method
+    # .linear_config.mesh = mesh`: what the member holds is the client's, not the type vLLM's base gives it
+    vllm = dict(_M3_VLLM, **{"vllm/layer.py": "class Quant:\n    pass\n\n\nclass Proj:\n    quant_method: Quant\n\n\n"
+                                              "class Attn:\n    def __init__(self):\n        self.kv_b_proj: Proj = Proj()\n"})
+    layer = "from vllm.layer import Attn\n\n\nclass MyAttn(Attn):\n    def extra(self):\n        return 1\n"
+    client = ("from unittest.mock import MagicMock\nfrom vllm.layer import Attn\nfrom plug.layer import MyAttn\n\n\n"
+              "def test_it():\n    attn = MyAttn()\n    attn.kv_b_proj = MagicMock()\n"
+              "    attn.kv_b_proj.quant_method.linear_config.mesh = 1\n")
+    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/layer.py": layer, "plug/t.py": client}, only=["DC006"])
+    assert not result.internal_errors and result.findings == []
