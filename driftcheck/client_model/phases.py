@@ -210,6 +210,18 @@ def _handlers_raise(handlers: list[ast.ExceptHandler]) -> bool:
         isinstance(n, (ast.Return, ast.Break, ast.Continue)) for s in h.body for n in walk(s)) for h in catching)
 
 
+def _setattr_forwarders(tree: ast.Module) -> frozenset[str]:
+    """Names of the file's functions (at any depth) whose body is only `setattr(<param>, <param>, <param>)`."""
+    out = set()
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        inner = fn.body[0].value if len(fn.body) == 1 and isinstance(fn.body[0], ast.Expr) else None
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args}
+        if isinstance(inner, ast.Call) and dotted_name(inner.func) == "setattr" and len(inner.args) == 3 \
+                and all(isinstance(a, ast.Name) and a.id in params for a in inner.args):
+            out.add(fn.name)
+    return frozenset(out)
+
+
 class ClientPhases:
     """What one file defines, imports and patches, known to every file before the visits."""
 
@@ -451,7 +463,9 @@ class ClientPhases:
             # names set on the object a plugin installs in place of a vLLM module (a test's stand-in is
             # module_stand_ins' business): they are that module's from then on, as a name set on it is (WC1)
             self.usage.patched |= _namespace_installs(self.file.tree, self.package)
-        forwards = "setattr" in (getattr(self.file, "text", None) or "setattr")  # a helper may hand its setattr names
+        # the file's helpers that only forward their parameters to `setattr`, found once (their calls are setattrs)
+        forwards = _setattr_forwarders(self.file.tree) if "setattr" in (getattr(self.file, "text", None) or "setattr") \
+            else frozenset()
         for node in [*nodes_of(self.file.tree, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call), *listed]:
             pairs: list[tuple[ast.expr, str, ast.expr | None]] = []
             if isinstance(node, tuple):
@@ -469,7 +483,7 @@ class ClientPhases:
                 if names:
                     value = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "new"), None)
                     pairs += [(node.args[0], name, value) for name in names]
-                elif forwards:
+                elif isinstance(node.func, ast.Name) and node.func.id in forwards:
                     forwarded = self._forwarded_setattr(node)
                     if forwarded is not None:
                         pairs.append(forwarded)
