@@ -249,6 +249,27 @@ def stores_only(node: ast.Attribute, tree: ast.AST) -> bool:
     return isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in augmented_targets(tree)
 
 
+def top_level_bindings(stmt: ast.stmt) -> list[tuple[str, bool]]:
+    """The module-level names one top-level statement binds, each with whether an import binds it (names bound in the
+    statement's nested blocks count: a `try`'s import; a function's or class's body does not)."""
+    out: list[tuple[str, bool]] = []
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out += [((a.asname or a.name.split(".")[0]), True) for a in node.names if a.name != "*"]
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append((node.name, False))
+            continue
+        if isinstance(node, (ast.Lambda, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.append((node.id, False))
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
 _BINDINGS: "weakref.WeakKeyDictionary[ast.AST, dict[str, dict[str, int]]]" = weakref.WeakKeyDictionary()
 
 

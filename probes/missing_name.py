@@ -10,12 +10,12 @@ the `move-import` fix rewrites the import.
 from __future__ import annotations
 
 import ast
-import re
 
 from driftcheck.client_model.overlay import copy_may_define
 from driftcheck.client_model.source_diffs import diff_creates_module, diff_may_define
 from driftcheck.client_model.uses import call_shape
 from driftcheck.vllm_model.bodies import text_index_for
+from driftcheck.vllm_model.receivers import files_calling_name
 from driftcheck.vllm_model.signatures import check_call
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 from driftcheck.vllm_model.same_named import same_named_modules
@@ -92,13 +92,10 @@ def _homes_taking_the_calls(ctx: ScanContext, imp, moved: list[str]) -> tuple[li
 
 
 def _called_in_vllm(ctx: ScanContext, name: str) -> bool:
-    """Whether some target file calls `name(...)`, bare or through an attribute (not a `def`/`class` line): a
-    module-level value vLLM calls is a callable (a `lru_cache(...)` or lazy-import wrapper), one it never calls may be
-    a flag (0.8.5's `is_hip = current_platform.is_rocm()` in the MLA backend, where `vllm.utils.is_hip()` was a
-    function: batch 22a's R1)."""
-    call = re.compile(rb"(?<!\w)(?<!def )(?<!class )" + re.escape(name.encode()) + rb"\s*\(")
-    index = text_index_for(ctx.api)
-    return any(call.search(index.blob(rel)) for rel in index.files_mentioning(name))
+    """Whether some target file calls `name(...)`: a module-level value vLLM calls is a callable (a `lru_cache(...)` or
+    lazy-import wrapper), one it never calls may be a flag (0.8.5's `is_hip = current_platform.is_rocm()` in the MLA
+    backend, where `vllm.utils.is_hip()` was a function: batch 22a's R1)."""
+    return next(files_calling_name(text_index_for(ctx.api), name), None) is not None
 
 
 def _homes_without(ctx: ScanContext, name: str, moved: list[str], not_it) -> tuple[list[str], str | None]:

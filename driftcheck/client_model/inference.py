@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from driftcheck.astnodes import children, dotted_name, nodes_within
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.client_model.overlay import in_overlay
+from driftcheck.client_model.plain_classes import builds_as_written
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
 
@@ -371,10 +372,9 @@ class ValueInference:
         """`name(...)` builds the class of that name this file defines once at its top level, from vLLM bases, with no
         `__new__` and no metaclass that may hand back another object."""
         cls = self.classes.get(name)
-        return cls is not None and name not in env and name not in self.module_env and cls in self.file.tree.body \
-            and bool(self.client_class_vllm_bases.get(name)) and not cls.keywords \
-            and "__new__" not in self.client_members(name) \
-            and sum(1 for n in self.file.tree.body if isinstance(n, ast.ClassDef) and n.name == name) == 1
+        return cls is not None and name not in env and name not in self.module_env \
+            and bool(self.client_class_vllm_bases.get(name)) \
+            and builds_as_written(self.file.tree, cls, self.client_members(name))
 
     def _is_patch_base(self, node: ast.expr) -> bool:
         """A generic base of the client's own (not typing's, not vLLM's): `Patch[Target]`."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import (assignment_targets, attribute_stores, dotted_name, functions_at, is_type_checking, nodes_of,
-                                 own_scope, root_name, walk, within)
+                                 own_scope, root_name, top_level_bindings, walk, within)
 from driftcheck.client_model.client import is_test_path
 from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
@@ -154,27 +154,6 @@ def _merged_literal_keys(value: ast.expr, tree: ast.Module) -> list[str]:
     return [key for part in parts or () for key in _literal_dict_keys(part, tree)]
 
 
-def _top_level_bindings(stmt: ast.stmt) -> list[tuple[str, bool]]:
-    """The module-level names one top-level statement binds, each with whether an import binds it (names bound in the
-    statement's nested blocks count: a `try`'s import; a function's or class's body does not)."""
-    out: list[tuple[str, bool]] = []
-    stack: list[ast.AST] = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            out += [((a.asname or a.name.split(".")[0]), True) for a in node.names if a.name != "*"]
-            continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.append((node.name, False))
-            continue
-        if isinstance(node, (ast.Lambda, ast.comprehension, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            out.append((node.id, False))
-        stack.extend(ast.iter_child_nodes(node))
-    return out
-
-
 PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` makes
 
 
@@ -280,7 +259,7 @@ class ClientPhases:
         last: dict[str, ast.stmt] = {}
         imported: set[str] = set()
         for stmt in self.file.tree.body:
-            for name, by_import in _top_level_bindings(stmt):
+            for name, by_import in top_level_bindings(stmt):
                 last[name] = stmt
                 if by_import:
                     imported.add(name)

@@ -12,7 +12,7 @@ import re
 import sys
 
 from driftcheck.vllm_model.class_summary import flatten_class_body
-from driftcheck.astnodes import binding_counts, children, dotted_name, nodes_of, root_name, stores_only, walk, within
+from driftcheck.astnodes import binding_counts, children, dotted_name, nodes_of, root_name, stores_only, top_level_bindings, walk, within
 from driftcheck.client_model.client import ClientFile, kept_on
 from driftcheck.client_model.client_classes import ClientClasses, vllm_bases_through
 from driftcheck.client_model.inference import (
@@ -20,6 +20,7 @@ from driftcheck.client_model.inference import (
     UnboundMethod, ValueInference, base_name,
 )
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
+from driftcheck.client_model.plain_classes import builds_as_written
 from driftcheck.client_model.isinstance_narrowing import narrowing_classes
 from driftcheck.client_model.replacements import built_as_replacement
 from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
@@ -41,17 +42,6 @@ def mock_members() -> frozenset[str]:
 
 
 _CONSTRUCTION = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
-
-
-def _top_level_bindings(stmt: ast.stmt) -> set[str]:
-    """The names a module-level statement binds (a class, a function, an assignment, an import)."""
-    if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
-    return {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
-
 
 
 # what `type`, `abc.ABCMeta` and `enum.EnumMeta` give every class object they make (`Cls.mro()`, `Cls.register(...)`);
@@ -297,9 +287,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             if not (isinstance(base, Resolved) and base.kind == "class"):
                 return None
             members = own
-        if cls not in tree.body or cls.decorator_list or cls.keywords or len(cls.bases) != 1:
-            return None
-        if sum(1 for stmt in tree.body if name in _top_level_bindings(stmt)) != 1:
+        if not builds_as_written(tree, cls, members) or cls.decorator_list or len(cls.bases) != 1:
             return None
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in _CONSTRUCTION:
@@ -323,13 +311,11 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _stand_in_for(self, name: str) -> str | None:
         tree, cls, label = self._client_class_elsewhere(name)
-        if cls is None or cls not in tree.body or cls.keywords \
-                or sum(1 for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name) != 1:
-            return None
         own, base_labels = self.usage.client_class_table.get(label, (None, ["?"]))
+        if cls is None or own is None or not builds_as_written(tree, cls, own):
+            return None
         bases = [self.api.resolve(q) for q in self.usage.client_vllm_bases.get(label, [])]
-        if own is None or base_labels or "__new__" in own or not bases or \
-                not all(isinstance(b, Resolved) and b.kind == "class" for b in bases):
+        if base_labels or not bases or not all(isinstance(b, Resolved) and b.kind == "class" for b in bases):
             return None  # (a client or third-party base may define what the vLLM ones lack)
         stand_in = f"<built {label}>"
         self.client_class_members[stand_in] = set(own)
@@ -348,7 +334,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _find_class_elsewhere(self, name: str) -> tuple[ast.Module | None, ast.ClassDef | None, str]:
         module, source = self.foreign.get(name), getattr(self, "client_source", None)
-        if not module or source is None or sum(1 for stmt in self.file.tree.body if name in _top_level_bindings(stmt)) != 1:
+        if not module or source is None \
+                or sum(1 for stmt in self.file.tree.body for bound, _ in top_level_bindings(stmt) if bound == name) != 1:
             return None, None, ""
         found = source.module_tree(module)
         # the file as the class tables know it (a client given as its package folder drops the package's name)

@@ -72,6 +72,14 @@ def files_calling(api, index, name: str) -> list[str]:
     return table.get(name.encode(), [])
 
 
+def files_calling_name(index, name: str):
+    """The target's files that call `name(...)`, bare or through an attribute (not a `def` / `class` line), lazily:
+    asked for a rare name (DC002's candidate home that is a value), so searched in the files mentioning it rather
+    than listed for every name as `files_calling` is."""
+    call = re.compile(rb"(?<!\w)(?<!def )(?<!class )" + re.escape(name.encode()) + rb"\s*\(")
+    return (rel for rel in index.files_mentioning(name) if call.search(index.blob(rel)))
+
+
 _FILES_GETATTR: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _GETATTR_READ = re.compile(rb"""\bgetattr\(\s*[^,()]+,\s*["'](\w+)["']""")  # `getattr(module, "name"`
 

@@ -157,6 +157,12 @@ def test_m3_twin_a_class_whose_new_may_hand_back_another_object_is_not_read(tmp_
     assert _m3(tmp_path, new) == []
 
 
+
+def test_m3_twin_a_class_the_file_rebinds_at_its_top_is_not_read(tmp_path):
+    # `TPUManager = register(TPUManager)`: the call reaches what the decorator-like function handed back
+    rebound = _M3_CLIENT.replace("def wrap(model):", "TPUManager = register(TPUManager)\n\n\ndef wrap(model):")
+    assert _m3(tmp_path, "from plug.registry import register\n" + rebound) == []
+
 # R2 (22a, Sparrow's vendored sglang at vLLM 0.9.1): `if _is_cuda: from sgl_kernel import awq_dequantize ... else:
 # from vllm._custom_ops import awq_dequantize`, then `if hasattr(layer, "qweight"): if _is_cuda: awq_dequantize(a, b,
 # c)`. The call under the test that picked the other package's function was reported as "under a hasattr check"; the
