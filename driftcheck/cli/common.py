@@ -91,7 +91,8 @@ def require_checked(clients, allow_empty: bool) -> dict:
     """Say what will not be checked, and why; exit 2 when nothing at all would be (unless --allow-empty).
 
     A gate that reports "0 findings" for a client with no file importing vLLM (an empty folder, the
-    wrong package, a file over the size limit) has checked nothing; that is not a pass."""
+    wrong package, a file over the size limit, files naming vLLM only in a docstring) has checked nothing; that is not
+    a pass. Every verb that scans asks this before it fetches a release."""
     from driftcheck.client_model.client import survey
 
     notes = {}
@@ -99,7 +100,8 @@ def require_checked(clients, allow_empty: bool) -> dict:
     for client in clients:
         found = survey(client.tree, client.prefixes or None, scripts=True)
         name = client.name or client.location
-        checked = len(found.importing) + found.scripts + found.launchers
+        named_only = bool(found.importing) and not found.imports_any()  # every match a docstring's or a comment's
+        checked = (0 if named_only else len(found.importing)) + found.scripts + found.launchers
         total += checked
         for where, why in found.skipped[:MAX_SKIP_LINES]:
             sys.stderr.write(f"driftcheck: skipped {where}: {why}\n")
@@ -107,11 +109,16 @@ def require_checked(clients, allow_empty: bool) -> dict:
             sys.stderr.write(f"driftcheck: skipped {len(found.skipped) - MAX_SKIP_LINES} more file(s) of {name}\n")
         if not checked:
             sys.stderr.write(f"driftcheck: {name}: none of its {found.looked_at} .py file(s) imports vLLM"
+                             + (f" ({len(found.importing)} name it only in text: a docstring, a comment or a string)"
+                                if named_only else "")
                              + (f" ({len(found.skipped)} could not be read)" if found.skipped else "") + "\n")
         notes[name] = {"py_files": found.looked_at, "importing_vllm": len(found.importing), "scripts": found.scripts, "launchers": found.launchers,
                        "skipped": [{"path": w, "why": y} for w, y in found.skipped]}
     if not total and not allow_empty:
-        raise DriftcheckError("nothing to check: no client file imports vLLM", "pass the code that uses vLLM, or --allow-empty to accept this")
+        named = sum(n["importing_vllm"] for n in notes.values())  # (nothing checked: each a docstring's or comment's)
+        raise DriftcheckError("nothing to check: no client file imports vLLM"
+                              + (f" ({named} file(s) name it only in text: a docstring, a comment or a string)" if named else ""),
+                              "pass the code that uses vLLM, or --allow-empty to accept this")
     return notes
 
 

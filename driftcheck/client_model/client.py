@@ -243,6 +243,19 @@ class Survey:
     scripts: int = 0  # shell/YAML/Dockerfiles that mention vLLM (DC102 and DC111 read them)
     launchers: int = 0  # .py files that do not import vLLM but start `vllm serve` or build its configs (DC111)
 
+    def imports_any(self) -> bool:
+        """Whether some file the prefilter matched imports vLLM in its code, not only names it in a docstring or a
+        comment (22c's P6): parsed in order until one does, so mostly one parse. A file that cannot be parsed counts:
+        the scan makes it an unknown, never a pass."""
+        for _rel, data in self.importing:
+            try:
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError):
+                return True
+            if imports_vllm(tree):
+                return True
+        return False
+
 
 # shell scripts, SLURM batch scripts among them (`#SBATCH` lines are comments to the shell)
 SHELL_SUFFIXES = (".sh", ".bash", ".sbatch", ".slurm")

@@ -50,6 +50,23 @@ def test_p6_a_script_that_only_installs_vllm_is_nothing_checked(tmp_path):
     assert run_cli("scan", "--vllm", "0.16.0", "--client", str(tmp_path)).returncode == 0
 
 
+
+@pytest.mark.parametrize("verb", [("matrix", "--vllm", "0.16.0", "--out", "{out}"), ("range", "--vllm", "0.16.0"),
+                                  ("bisect", "--vllm", "0.15.0,0.16.0"), ("fix", "--vllm", "0.16.0")])
+def test_p6_every_verb_that_scans_refuses_a_client_of_docstring_usage_lines(tmp_path, verb):
+    # the check before any release is fetched reads past the prefilter: one file parsed is enough when it imports vLLM
+    client = tmp_path / "client"
+    client.mkdir()
+    (client / "p.py").write_text('"""Usage:\n\nfrom vllm import LLM\n"""\nimport os\n')
+    args = [a.replace("{out}", str(tmp_path / "m")) for a in verb]
+    proc = run_cli(*args, "--client", str(client))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "name it only in text" in proc.stderr and "Traceback" not in proc.stderr
+    # twin: a real import below the docstring is read, and the verb goes on past the check
+    (client / "q.py").write_text("import vllm\n")
+    proc = run_cli(*args, "--client", str(client))
+    assert "nothing to check" not in proc.stderr, proc.stderr
+
 @pytest.mark.parametrize("verb", [("scan", "-f", "json"), ("fix",)])
 def test_p3_an_output_naming_a_python_source_is_refused(tmp_path, verb):
     source = tmp_path / "plug.py"
