@@ -314,14 +314,32 @@ class ClientClasses(StandIns):
         if node.args:
             value = self.infer(node.args[1], env) if len(node.args) == 2 else None
             named = node.args[0].id if isinstance(node.args[0], ast.Name) else None
-            if not (isinstance(value, ClientSelf) and named == value.cls_name):
-                return None  # super(Other, self): some other class's next base
+            if not isinstance(value, ClientSelf) or value.built:
+                return None
+            if named != value.cls_name:
+                return self._super_past_base(node.args[0], value.cls_name, env)  # super(Base, self)
         else:
             selves = {v.cls_name for v in env.values() if isinstance(v, ClientSelf)}
             value = ClientSelf(selves.pop()) if len(selves) == 1 else None
         if value is None or value.cls_name not in self.classes or not self.client_class_vllm_bases.get(value.cls_name):
             return None
         return SuperOf(value.cls_name)
+
+    def _super_past_base(self, named: ast.expr, cls_name: str, env: dict) -> SuperOf | None:
+        """`super(Base, self)` in a method of a client class whose only base is the vLLM class `Base` (Python 2's
+        spelling, or a skip past Base's own method: BentoVLLM's `super(OpenAIServingChat, self).__init__(...)`): the
+        lookup starts at Base's one base, a vLLM class, and goes on through its MRO. Anything else (several bases, a
+        base driftcheck cannot read, another class) is not followed."""
+        cls = self.classes.get(cls_name)
+        if cls is None or len(cls.bases) != 1 or cls.keywords:
+            return None
+        past, base = self.infer(named, env), self.infer(cls.bases[0], self.class_env(cls_name))
+        if not (isinstance(past, ClassRef) and isinstance(base, ClassRef) and past.cls.qualname == base.cls.qualname):
+            return None
+        order, _open, externals = self.api.mro(past.cls)
+        if past.cls.cls is None or len(past.cls.cls.bases) != 1 or len(order) < 2 or externals:
+            return None
+        return SuperOf(cls_name, start=order[1])
 
     def _ancestor_members(self, name: str) -> set[str]:
         """Members of a client class's client ancestors (in this file or others), not its own."""

@@ -65,9 +65,11 @@ class ClientSelf:
 
 @dataclass
 class SuperOf:
-    """`super()` in a method of a client class: members come from the class's bases, not the class."""
+    """`super()` in a method of a client class: members come from the class's bases, not the class. `start`: for
+    `super(Base, self)` with `Base` the class's one vLLM base, the vLLM class after `Base` where the lookup starts."""
 
     cls_name: str
+    start: Resolved | None = None
 
 
 @dataclass
@@ -343,6 +345,8 @@ class ValueInference:
                 return ClassRef(result)
             return None
         if isinstance(base, SuperOf):
+            if base.start is not None:  # `super(Base, self)`: Base's own base comes next, then its MRO
+                return ClassRef(base.start) if attr == "__init__" else self._member_value(Instance(base.start), attr)
             if attr in self._ancestor_members(base.cls_name) or not self._vllm_bases_decide(base.cls_name, attr):
                 return None  # a client base (or a base driftcheck does not read) comes first in the MRO
             vbases = self.client_class_vllm_bases.get(base.cls_name, [])

@@ -581,6 +581,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         another client class lists with more bases, a worker extension vLLM mixes into its worker): those come next
         there (JC3)."""
         name, attr = base.cls_name, node.attr
+        if base.start is not None:
+            return  # `super(Base, self).m`: its calls are checked (DC003/DC004); a missing member is not reported
         vbases = self.client_class_vllm_bases.get(name, [])
         results = [(v, self.api.class_member(v, attr)) for v in vbases]
         if not results or not all(isinstance(r, Missing) for _v, r in results):
