@@ -143,11 +143,13 @@ def _named_by_client(ctx: ScanContext, module: str, importer: str) -> str | None
 
 
 LOADERS = ("import_module", "find_spec", "__import__")
+LOGGERS = ("getLogger", "init_logger")  # a logger's name is often its module's: naming one registers no module (23b's R1)
 
 
 def _only_loaded(ctx: ScanContext, module: str) -> bool:
     """Whether every place the client spells `module` as a string hands it to a loader (`importlib.import_module`,
-    `find_spec`, `__import__`), directly or as a candidate of the `for` loop that hands its variable to one
+    `find_spec`, `__import__`) or names a logger with it (`logging.getLogger("vllm.x.y")`: NeMo-RL quiets the module
+    it imports, 23b's R1), directly or as a candidate of the `for` loop that hands its variable to one
     (Model-Optimizer's `for module_name in ("vllm.attention.layer", ...): importlib.import_module(module_name)`, NB4),
     or compares with it in an `except` clause (`exc.name != "vllm.x.y"`, OB2): loading a module by its name, or
     telling which import failed, registers nothing that is not there."""
@@ -200,13 +202,13 @@ def _compared(tree: ast.Module) -> set[int]:
 
 
 def _loader_arguments(tree: ast.Module) -> set[int]:
-    """The nodes a loader call is handed as the module's name: its first argument, and each literal candidate of a
-    `for` loop whose variable is that argument."""
+    """The nodes a loader (or a logger's) call is handed as the module's name: its first argument, and each literal
+    candidate of a `for` loop whose variable is that argument."""
     out: set[int] = set()
     handed: set[str] = set()
     for call in nodes_of(tree, ast.Call):
         name = dotted_name(call.func)
-        if name is not None and name.rsplit(".", 1)[-1] in LOADERS and call.args:
+        if name is not None and name.rsplit(".", 1)[-1] in LOADERS + LOGGERS and call.args:
             out.add(id(call.args[0]))
             if isinstance(call.args[0], ast.Name):
                 handed.add(call.args[0].id)

@@ -31,6 +31,13 @@ classmethod of the base that vLLM itself calls only on classes its own code pick
 in a platform's selector, never `cls.`/`self.`/`super().` of a class the client's derives from) and that the client
 never calls: vLLM reaches it only if its selector picks the client's class. Each finding names
 the vLLM call line and the client `def`.
+
+A client `__init__` is read where vLLM builds the class (`vllm_model/class_factories.py`): a local its function binds
+from a call of a vLLM function annotated `-> type[X]`, then calls (the KV connector factory's `connector_cls(config,
+role, kv_cache_config)`: a connector loaded by `kv_connector_module_path` with a two-argument `__init__` fails from the
+release that passes three, 22b's UCM), only where every vLLM subclass of X takes that call (`quant_cls()` in the weight
+loader is made for some quantization configs only); and a vLLM module's own `Name(...)` calls of a class the client
+sets on that module (`compressed_tensors_moe.CompressedTensorsWNA16MarlinMoEMethod = HPUMethod`, 23b's R2).
 """
 
 from __future__ import annotations
@@ -43,7 +50,9 @@ from collections import deque
 
 from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, own_scope, walk, within
 from driftcheck.vllm_model.resolved import Resolved
-from driftcheck.vllm_model.receivers import decorated_with, files_calling, files_reading_by_getattr, receiver_classes
+from driftcheck.vllm_model.class_factories import calls_by_global_name, construction_sites, family_takes
+from driftcheck.vllm_model.receivers import (decorated_with, files_calling, files_calling_name, files_reading_by_getattr,
+                                             receiver_classes)
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -120,8 +129,8 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
     for vqual, members in _members_in(usage.subclass_members, by_rel):
         vcls = None
         for member, (label, rel, _line) in members:
-            if member.startswith("__") or (label, member) in seen:
-                continue
+            if (member.startswith("__") and member != "__init__") or (label, member) in seen:
+                continue  # (`__init__`: read where vLLM builds a class one of its functions hands back)
             file = by_rel[rel]
             cdef, fn = _method_def(file.tree, label.rsplit(".", 1)[-1], member)
             if fn is None:
@@ -380,6 +389,9 @@ def _enclosing(api, mod, tree: ast.Module, parents: dict, node: ast.AST):
 def _call_sites(ctx: ScanContext, ov: _Override):
     """(path, call node, enclosing function, owner class name, parents) of the target's calls that reach the override."""
     api = ctx.api
+    if ov.name == "__init__":
+        yield from _construction_sites(ctx, ov)
+        return
     index = text_index_for(api)
     mro = api.mro(ov.owner)[0]
     holders = {c.qualname for c in mro}
@@ -409,6 +421,41 @@ def _call_sites(ctx: ScanContext, ov: _Override):
                     yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls, None
                     break
     yield from _hook_sites(ctx, ov, holders)
+
+
+def _construction_sites(ctx: ScanContext, ov: _Override):
+    """A client `__init__`: vLLM's calls of a class one of its functions hands back as `type[X]`, X the vLLM class
+    the client's derives from or an ancestor of it (`connector_cls(config, role, kv_cache_config)` in the KV connector
+    factory; 22b's UCM). Only in a subclass: a patch class or a function set as `__init__` is built the same way, but
+    a subclass is what such a factory loads."""
+    if ov.how != "subclass":
+        return
+    api = ctx.api
+    index = text_index_for(api)
+    holders = {c.qualname for c in api.mro(ov.owner)[0]}
+    for rel, tree, fn, node, made in construction_sites(api, index, holders, lambda name: files_calling_name(index, name)):
+        built = _class(api, made)
+        if built is not None and family_takes(api, built, call_shape(node), check_call):
+            yield rel, node, fn, built, _parents_of(tree), False, None
+    # `module.Name = ClientSub`: the module's own calls of `Name(...)` build the client's class (23b's R2)
+    for (owner, attr), rebindings in ctx.usage.rebound.items():
+        mod = api.module(owner) if any(r.code == ov.client_cls.name for r in rebindings) else None
+        tree = api.parse(mod.path) if mod is not None else None
+        replaced = _class(api, f"{owner}.{attr}") if tree is not None else None
+        if replaced is None or replaced.qualname not in holders:
+            continue  # (the client's class derives from the replaced one: `super().__init__` reaches vLLM's)
+        for fn, node in calls_by_global_name(tree, attr):
+            yield mod.path, node, fn, replaced, _parents_of(tree), False, None
+
+
+_PARENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _parents_of(tree: ast.Module) -> dict:
+    found = _PARENTS.get(tree)
+    if found is None:
+        found = _PARENTS[tree] = {id(child): node for node in walk(tree) for child in children(node)}
+    return found
 
 
 def _hook_sites(ctx: ScanContext, ov: _Override, holders: set[str]):
@@ -640,9 +687,10 @@ def _enclosing_qualname(parents: dict, tree, fn) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _survived(baseline, rel: str, qual: str | None, name: str, sig) -> bool | None:
+def _survived(baseline, rel: str, qual: str | None, name: str, sig, built: str | None = None) -> bool | None:
     """Did the same function of the client's own vLLM already call `name` in a way the client's def rejects (so
-    vLLM never reached that line for the client's object)? None when the function is not there."""
+    vLLM never reached that line for the client's object)? None when the function is not there. `built`: for an
+    `__init__`, the local the call builds (`connector_cls(...)`), whose calls there are compared instead."""
     if baseline is None or qual is None:
         return None
     tree = baseline.parse(rel)
@@ -662,6 +710,11 @@ def _survived(baseline, rel: str, qual: str | None, name: str, sig) -> bool | No
     if target is None:
         return None
     for node in walk(target):
+        if built is not None:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == built \
+                    and [p for p in check_call(sig, call_shape(node)) if p.kind != "duplicate-argument"]:
+                return True
+            continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name \
                 and not isinstance(node.func.value, ast.Call):
             if [p for p in check_call(sig, call_shape(node)) if p.kind != "duplicate-argument"]:
@@ -775,7 +828,8 @@ def check(ctx: ScanContext):
             if baseline is None:
                 baseline = ctx.baseline() or False
             qual = _enclosing_qualname(parents, ctx.api.parse(rel), fn)
-            survived = _survived(baseline or None, rel, qual, ov.name, sig)
+            built = node.func.id if ov.name == "__init__" and isinstance(node.func, ast.Name) else None
+            survived = _survived(baseline or None, rel, qual, ov.name, sig, built)
             if survived:
                 continue  # the client's vLLM made the same call and the client ran: vLLM does not reach it for this class
             p = problems[0]
@@ -807,8 +861,17 @@ def check(ctx: ScanContext):
                 why = ""
             severity = "error" if certain and not why else "warning"
             was = "" if not baseline else f" (new since vLLM {baseline.version}, the client's vLLM)"
-            message = (f"{ctx.version_label()} calls `{ov.name}` on a `{typed.qualname.rsplit('.', 1)[-1]}` "
-                       f"({rel}:{node.lineno}){was} and {what}: the client's `{ov.name}{sig.render()}` "
+            short = typed.qualname.rsplit(".", 1)[-1]
+            if built is None:
+                called = f"calls `{ov.name}` on a `{short}`"
+            elif built == short:  # the module's own name, which the client rebinds to its class
+                called = (f"builds `{ast.unparse(node)[:120]}` by its module's name `{short}`, which the client "
+                          f"sets to its `{ov.client_cls.name}`")
+            else:
+                called = (f"builds the `{short}` class a function of its own hands back, `{ast.unparse(node)[:120]}`, "
+                          f"the client's subclass where vLLM is set to use it")
+            message = (f"{ctx.version_label()} {called} ({rel}:{node.lineno}){was} and {what}: the client's "
+                       f"`{ov.name}{sig.render()}` "
                        + ("raises TypeError when vLLM reaches that line." if severity == "error"
                           else f"may raise TypeError there ({why}).")
                        + f" vLLM's own `{ov.owner.qualname}.{ov.name}{own_sig.render()}` takes it.")

@@ -43,8 +43,10 @@ def introspects(call: ast.Call) -> bool:
 
 
 def _finds_another_package(call: ast.Call) -> bool:
-    """`find_spec("name")` of a module outside vLLM's package, spelled out."""
-    return _names_another_package(call, ("find_spec",), lambda module: module.split(".")[0] == "vllm")
+    """`find_spec("name")` of a module outside vLLM's package, spelled out; or of `vllm` itself, which asks only
+    whether vLLM is installed: true wherever a release is scanned (unsloth_zoo's `if find_spec("vllm") is not None:`
+    around an import 0.8.5 lacks was read as a version check, 23b's R4)."""
+    return _names_another_package(call, ("find_spec",), lambda module: module.split(".")[0] == "vllm" and module != "vllm")
 
 
 def _names_another_package(call: ast.Call, functions, is_vllms) -> bool:

@@ -1,0 +1,167 @@
+"""Where vLLM builds a class one of its functions hands back: `connector_cls = cls.get_connector_class(config)` with
+`get_connector_class(...) -> type[KVConnectorBaseType]`, then `connector_cls(config, role, kv_cache_config)`. A client
+subclass of that class (a KV connector loaded by `kv_connector_module_path`) is built there with whatever arguments
+vLLM passes, whatever its own `__init__` takes (DC109 reads these calls for a client `__init__`).
+
+Only the plain shape is read: a function annotated `-> type[X]` (`Type[X]`, or as a string), a local of one function
+bound once from a call of it, then called. A class held in a registry, a tuple or an attribute is not followed. A call
+is a constructor protocol of X's family only where every vLLM subclass of X takes it (`family_takes`): `quant_cls()` in
+the weight loader is made for the few quantization configs whose constructor needs nothing, not for any.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+
+from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.vllm_model.resolved import Resolved
+
+_RETURNS_A_CLASS = re.compile(rb"->\s*[\"']?(?:typing\.)?[Tt]ype\[")
+_FACTORIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> {function name: {class qualname}}
+
+
+def module_of(rel: str) -> str:
+    parts = rel[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _returned_class(annotation: ast.expr | None) -> str | None:
+    """`type[X]` / `Type[X]` / `"type[X]"`: the dotted name X."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if not isinstance(annotation, ast.Subscript) or (dotted_name(annotation.value) or "").rsplit(".", 1)[-1] not in ("type", "Type"):
+        return None
+    inner = annotation.slice
+    if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+        return inner.value.strip() or None
+    return dotted_name(inner)
+
+
+def factories(api, index) -> dict[str, set[str]]:
+    """Every function of the target annotated to return a class, by name: the qualnames of the classes it says it
+    returns (one pass over the files whose text holds such an annotation, kept per target)."""
+    found = _FACTORIES.get(api)
+    if found is None:
+        found = {}
+        for rel, data in index.blobs().items():
+            if b"ype[" not in data or not _RETURNS_A_CLASS.search(data):
+                continue
+            tree = api.parse(rel)
+            mod = api.module(module_of(rel)) if tree is not None else None
+            if mod is None:
+                continue
+            for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+                name = _returned_class(fn.returns)
+                cls = api.resolve_in_scope(mod, name) if name else None
+                if isinstance(cls, Resolved) and cls.kind == "class":
+                    found.setdefault(fn.name, set()).add(cls.qualname)
+        _FACTORIES[api] = found
+    return found
+
+
+def construction_sites(api, index, classes: set[str], files_calling):
+    """(rel, tree, function, call, class qualname) of the target's calls `v(...)` of a local `v` its function binds
+    once, from a call of a function annotated to return one of `classes` (that class: `v` may be any subclass of it,
+    the client's among them). `files_calling(name)`: the target's files that may call `name`."""
+    returns = {n: sorted(returned & classes) for n, returned in factories(api, index).items() if returned & classes}
+    seen: set[str] = set()
+    for name in sorted(returns):
+        for rel in files_calling(name):
+            if rel in seen:
+                continue
+            seen.add(rel)
+            tree = api.parse(rel)
+            if tree is None:
+                continue
+            for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+                yield from ((rel, tree, fn, call, returns[made][0]) for call, made in _calls_of_built(fn, set(returns)))
+
+
+def _calls_of_built(fn: ast.AST, factory_names: set[str]) -> list[tuple[ast.Call, str]]:
+    """In one function (not its nested ones): `v = <...>.factory(...)` (bound once), then `v(...)` after it; with the
+    factory's name."""
+    own = [n for n in walk(fn) if n is fn or not _inside_nested(fn, n)]
+    bindings: dict[str, list[ast.AST]] = {}
+    for node in own:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bindings.setdefault(node.id, []).append(node)
+    out = []
+    for node in own:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)):
+            continue
+        called = node.value.func
+        made = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", None)
+        if made not in factory_names:
+            continue
+        var = node.targets[0].id
+        if len(bindings.get(var, [])) != 1:
+            continue  # rebound (`connector_cls = cast(...)`, another branch's class): not followed
+        out += [(c, made) for c in own if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == var
+                and c.lineno > node.lineno]
+    return out
+
+
+_NESTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _inside_nested(fn: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` lies in a function or class nested in `fn` (its own scope's names are another's)."""
+    spans = _NESTED.get(fn)
+    if spans is None:
+        spans = _NESTED[fn] = [(n.lineno, n.end_lineno or n.lineno) for n in walk(fn)
+                               if n is not fn and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))]
+    line = getattr(node, "lineno", None)
+    return line is not None and any(lo <= line <= hi for lo, hi in spans) and not isinstance(node, ast.arguments)
+
+
+def family_takes(api, cls, shape, check_call) -> bool:
+    """Whether the constructor of `cls` and of every vLLM subclass of it takes the call's arguments: then vLLM builds
+    any class of the family this way (a KV connector's `(config, role, kv_cache_config)`); where one of its own
+    rejects them, the call is made only for some classes (which, is not known)."""
+    for c in [cls, *api.subclasses(cls)]:
+        init = api.class_member(c, "__init__")
+        if not isinstance(init, Resolved) or init.func is None:
+            continue  # object's: a class with no constructor of its own takes what its base does
+        if [p for p in check_call(init.func.signature.without_first(), shape) if p.kind != "duplicate-argument"]:
+            return False
+    return True
+
+
+def calls_by_global_name(tree: ast.Module, name: str) -> list[tuple[ast.AST | None, ast.Call]]:
+    """(function, call) of the module's calls `name(...)` that read the module's global `name` (a function that binds
+    `name` itself, by an import or an assignment, reads its own): where a replacement the client sets on the module
+    (`module.Name = ClientSub`) is what runs (23b's R2: vllm-gaudi's MoE method class)."""
+    out = []
+    for call in nodes_of(tree, ast.Call):
+        if not (isinstance(call.func, ast.Name) and call.func.id == name):
+            continue
+        fn = _innermost_function(tree, call)
+        if fn is not None and _binds_locally(fn, name):
+            continue
+        out.append((fn, call))
+    return out
+
+
+def _innermost_function(tree: ast.Module, node: ast.AST):
+    found = None
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno) and (found is None or fn.lineno > found.lineno):
+            found = fn
+    return found
+
+
+def _binds_locally(fn: ast.AST, name: str) -> bool:
+    for n in walk(fn):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in n.names):
+            return True
+        if isinstance(n, ast.arg) and n.arg == name:
+            return True
+    return False

@@ -1,0 +1,97 @@
+"""DC109 for a client `__init__`: vLLM builds the class one of its functions hands back (`-> type[X]`), the client's
+subclass where vLLM is set to use it (22b's UCM: a KV connector loaded by `kv_connector_module_path` whose
+`__init__(self, vllm_config, role)` vLLM 0.21.0 on builds as `connector_cls(config, role, kv_cache_config)`; the
+client's `super().__init__(vllm_config, role, None)` is right, so nothing else reports it)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from conftest import CACHE_DIR
+from driftcheck.scan.pipeline import ScanOptions, scan
+from driftcheck.sources.targets import resolve_client, resolve_vllm
+
+CONNECTOR = """
+    from vllm.distributed.kv_transfer.kv_connector.v1.base import KVConnectorBase_V1, KVConnectorRole
+
+
+    class MyConnector(KVConnectorBase_V1):
+        def __init__(self, vllm_config, role: KVConnectorRole):
+            super().__init__(vllm_config, role, None)
+            self.ready = True
+"""
+
+
+def _dc109(tmp_path, version: str, text: str = CONNECTOR, client_vllm: str | None = "0.11.0"):
+    root = tmp_path / "client" / "plug"
+    root.mkdir(parents=True)
+    (root / "connector.py").write_text(textwrap.dedent(text))
+    result = scan(resolve_vllm(version, CACHE_DIR), [resolve_client(str(root.parent), CACHE_DIR)],
+                  ScanOptions(cache_dir=CACHE_DIR, only=["DC109"], client_vllm=client_vllm))
+    assert not result.internal_errors
+    return [f for f in result.findings if f.rule == "DC109"]
+
+
+def test_a_two_argument_connector_is_an_error_where_the_factory_passes_three(tmp_path):
+    [finding] = _dc109(tmp_path, "0.32.0")
+    assert finding.severity == "error" and finding.client.line == 6
+    assert "connector_cls(config, role, kv_cache_config)" in finding.message
+    assert finding.vllm.path.endswith("kv_connector/factory.py")
+    assert "new since vLLM 0.11.0" in finding.message
+
+
+def test_twin_a_constructor_taking_the_third_argument_fits(tmp_path):
+    fits = CONNECTOR.replace("role: KVConnectorRole):", "role: KVConnectorRole, kv_cache_config=None):")
+    assert _dc109(tmp_path, "0.32.0", fits) == []
+
+
+def test_twin_where_the_factory_checks_the_signature_first_nothing_is_reported(tmp_path):
+    # 0.20.0 builds `connector_cls(config, role)` for a two-argument class (`compat_sig` from its own signature test)
+    assert _dc109(tmp_path, "0.20.0") == []
+
+
+def test_twin_without_the_clients_vllm_it_is_a_warning(tmp_path):
+    [finding] = _dc109(tmp_path, "0.32.0", client_vllm=None)
+    assert finding.severity == "warning" and "no vLLM of the client's own" in finding.message
+
+
+# R2 (23b, vllm-gaudi at vLLM 0.12.0): the plugin sets `compressed_tensors_moe.CompressedTensorsWNA16MarlinMoEMethod` to
+# its subclass taking (quant_config, moe); 0.12.0's module builds the name with a third argument, layer_name.
+def _moe_tree(call: str) -> dict:
+    return {"vllm/__init__.py": "", "vllm/moe.py":
+            "class MarlinMoEMethod:\n    def __init__(self, quant_config, moe, layer_name=None):\n        self.moe = moe\n\n\n"
+            f"def get_method(quant_config, layer):\n    return {call}\n"}
+
+
+_MOE_CLIENT = ("from vllm import moe\nfrom vllm.moe import MarlinMoEMethod\n\n\nclass HPUMethod(MarlinMoEMethod):\n"
+               "    def __init__(self, quant_config, moe):\n        super().__init__(quant_config, moe)\n\n\n"
+               "moe.MarlinMoEMethod = HPUMethod\n")
+
+
+def _replaced(tmp_path, client: str = _MOE_CLIENT, new_call: str = "MarlinMoEMethod(quant_config, layer.moe_config, layer.name)"):
+    from scan.helpers import scan_trees, vllm_tree, write_tree
+
+    own = vllm_tree(tmp_path / "own", _moe_tree("MarlinMoEMethod(quant_config, layer.moe_config)"))
+    write_tree(own, {"vllm/_version.py": '__version__ = "0.11.0"\n'})
+    result = scan_trees(tmp_path, _moe_tree(new_call), {"plug/__init__.py": "", "plug/ct_moe.py": client},
+                        only=["DC109"], client_vllm=str(own), version="0.12.0")
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_a_class_the_client_puts_in_vllms_module_is_built_with_the_modules_arguments(tmp_path):
+    assert _replaced(tmp_path) == [(6, "error")]
+
+
+def test_twin_a_call_the_client_already_ran_with_is_not_new(tmp_path):
+    assert _replaced(tmp_path, new_call="MarlinMoEMethod(quant_config, layer.moe_config)") == []
+
+
+def test_twin_a_function_that_binds_the_name_itself_builds_vllms_class(tmp_path):
+    # the replacement is read from the module's globals; a local import of the name reads the class itself
+    local = "(lambda: None)()\n    from vllm.moe import MarlinMoEMethod\n    return MarlinMoEMethod(quant_config, layer.moe_config, layer.name)"
+    assert _replaced(tmp_path, new_call=local) == []
+
+
+def test_twin_without_the_replacement_vllm_builds_its_own_class(tmp_path):
+    assert _replaced(tmp_path, _MOE_CLIENT.replace("moe.MarlinMoEMethod = HPUMethod\n", "")) == []
