@@ -48,7 +48,7 @@ import re
 import weakref
 from collections import deque
 
-from driftcheck.astnodes import assignment_targets, children, first_line, nodes_of, own_scope, walk, within
+from driftcheck.astnodes import assignment_targets, children, dotted_name, first_line, nodes_of, own_scope, walk, within
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.class_factories import calls_by_global_name, construction_sites, family_takes
 from driftcheck.vllm_model.receivers import (decorated_with, files_calling, files_calling_name, files_reading_by_getattr,
@@ -151,9 +151,9 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
         functions = {n.name: n for n in file.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for node in nodes_of(file.tree, ast.Assign, ast.Call):  # the file's one-walk index
             pairs, fn = [], None
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
-                    and any(isinstance(t, ast.Attribute) for t in node.targets):
-                fn = _function_named(file.tree, node, node.value.id, functions)
+            value = _unwrapped(node.value) if isinstance(node, ast.Assign) else None
+            if isinstance(value, ast.Name) and any(isinstance(t, ast.Attribute) for t in node.targets):
+                fn = _function_named(file.tree, node, value.id, functions)
                 if fn is not None:
                     pairs = [(t.value, t.attr) for t in node.targets if isinstance(t, ast.Attribute)]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
@@ -168,11 +168,32 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
                     if name != attr or vqual.rsplit(".", 1)[-1] != short or ("patch", vqual, attr) in seen:
                         continue
                     vcls = _class(api, vqual)
-                    if vcls is None or not isinstance(api.class_member(vcls, attr), Resolved):
+                    if vcls is None:
+                        # `selector._cached_get_attn_backend = _patched`: a module function the module itself calls
+                        # by name (23a's M3, turboquant-amd at vLLM 0.33.0)
+                        func = api.resolve(f"{vqual}.{attr}") if api.module(vqual) is not None else None
+                        if isinstance(func, Resolved) and func.kind == "function" and func.func is not None:
+                            seen.add(("patch", vqual, attr))
+                            out.append(_Override(file, fn, func, attr, "module", None))
+                        continue
+                    if not isinstance(api.class_member(vcls, attr), Resolved):
                         continue
                     seen.add(("patch", vqual, attr))
                     out.append(_Override(file, fn, vcls, attr, "patch", None))
     return out
+
+
+_KEEPS_SIGNATURE = frozenset({"cache", "lru_cache"})  # functools' memoisers (vLLM's `selector.cache` is one)
+
+
+def _unwrapped(value: ast.expr) -> ast.expr:
+    """`cache(f)` / `functools.lru_cache(maxsize=None)(f)`: the function a memoiser wraps, which takes the same
+    arguments (turboquant-amd's `selector._cached_get_attn_backend = selector.cache(_patched)`, 23a's M3)."""
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        callee = value.func.func if isinstance(value.func, ast.Call) else value.func
+        if (dotted_name(callee) or "").rsplit(".", 1)[-1] in _KEEPS_SIGNATURE:
+            return value.args[0]
+    return value
 
 
 _FUNCTION_DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tree -> (names any def binds, defs by line)
@@ -220,7 +241,7 @@ def _client_signature(ov: _Override):
     fn = ov.node
     decorators = {ast.unparse(d).rsplit(".", 1)[-1] for d in fn.decorator_list}
     sig = signature_from_args(fn.args, ov.file.rel, fn.lineno)
-    if "staticmethod" in decorators:
+    if "staticmethod" in decorators or ov.how == "module":
         return sig, decorators
     return sig.without_first(), decorators
 
@@ -391,6 +412,11 @@ def _call_sites(ctx: ScanContext, ov: _Override):
     api = ctx.api
     if ov.name == "__init__":
         yield from _construction_sites(ctx, ov)
+        return
+    if ov.how == "module":  # the module's own calls of the name read its global, which the client replaced
+        tree = api.parse(ov.owner.path)
+        for fn, node in calls_by_global_name(tree, ov.name) if tree is not None else ():
+            yield ov.owner.path, node, fn, ov.owner, _parents_of(tree), False, None
         return
     index = text_index_for(api)
     mro = api.mro(ov.owner)[0]
@@ -668,6 +694,8 @@ def _picked_by_vllm(ctx: ScanContext, ov: _Override, fn) -> str | None:
 
 def _vllm_signature(api, ov: _Override):
     """The signature of vLLM's own method the client's def replaces (as a bound call sees it)."""
+    if ov.how == "module":
+        return ov.owner.func.signature
     own = api.class_member(ov.owner, ov.name)
     if not isinstance(own, Resolved) or own.func is None:
         return None
@@ -828,7 +856,7 @@ def check(ctx: ScanContext):
             if baseline is None:
                 baseline = ctx.baseline() or False
             qual = _enclosing_qualname(parents, ctx.api.parse(rel), fn)
-            built = node.func.id if ov.name == "__init__" and isinstance(node.func, ast.Name) else None
+            built = node.func.id if (ov.name == "__init__" or ov.how == "module") and isinstance(node.func, ast.Name) else None
             survived = _survived(baseline or None, rel, qual, ov.name, sig, built)
             if survived:
                 continue  # the client's vLLM made the same call and the client ran: vLLM does not reach it for this class
@@ -862,7 +890,9 @@ def check(ctx: ScanContext):
             severity = "error" if certain and not why else "warning"
             was = "" if not baseline else f" (new since vLLM {baseline.version}, the client's vLLM)"
             short = typed.qualname.rsplit(".", 1)[-1]
-            if built is None:
+            if ov.how == "module":
+                called = f"calls its module function `{short}`, which the client replaces,"
+            elif built is None:
                 called = f"calls `{ov.name}` on a `{short}`"
             elif built == short:  # the module's own name, which the client rebinds to its class
                 called = (f"builds `{ast.unparse(node)[:120]}` by its module's name `{short}`, which the client "
@@ -870,11 +900,12 @@ def check(ctx: ScanContext):
             else:
                 called = (f"builds the `{short}` class a function of its own hands back, `{ast.unparse(node)[:120]}`, "
                           f"the client's subclass where vLLM is set to use it")
+            vllm_name = ov.owner.qualname if ov.how == "module" else f"{ov.owner.qualname}.{ov.name}"
             message = (f"{ctx.version_label()} {called} ({rel}:{node.lineno}){was} and {what}: the client's "
                        f"`{ov.name}{sig.render()}` "
                        + ("raises TypeError when vLLM reaches that line." if severity == "error"
                           else f"may raise TypeError there ({why}).")
-                       + f" vLLM's own `{ov.owner.qualname}.{ov.name}{own_sig.render()}` takes it.")
+                       + f" vLLM's own `{vllm_name}{own_sig.render()}` takes it.")
             yield ctx.finding(RULE, message, loc_of(ov.file, ov.node), ctx.vllm_location(rel, node.lineno),
-                              f"{ov.owner.qualname}.{ov.name}({p.name or '*'})", when="call", severity=severity, fix=False,
+                              f"{vllm_name}({p.name or '*'})", when="call", severity=severity, fix=False,
                               problem=p.kind, argument=p.name or None, how=ov.how, call=ast.unparse(node)[:200])

@@ -6,6 +6,7 @@ import ast
 
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.astnodes import attribute_stores, nodes_of
+from driftcheck.client_model.saved_originals import read_before_own_store
 from driftcheck.client_model.uses import AttrUse, Usage
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.bodies import enclosing_function
@@ -32,6 +33,9 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
     for use in usage.attrs:
         if use.store or not isinstance(use.result, Missing):
             continue
+        if id(use.node) in read_before_own_store(use.file.tree) \
+                and all(where.rpartition(":")[0] == use.file.rel for _owner, where in typed.get(use.attr, ())):
+            continue  # `orig = Cls.m` before the client's one `Cls.m = wrap(orig)`: vLLM's member is read (23a's M2)
         made = _typed_store(use, typed.get(use.attr, ()), api)
         if made is None and isinstance(use.node.value, ast.Name):
             if use.file.rel not in by_name:

@@ -23,6 +23,7 @@ from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.plain_classes import builds_as_written
 from driftcheck.client_model.isinstance_narrowing import narrowing_classes
 from driftcheck.client_model.replacements import built_as_replacement
+from driftcheck.client_model.saved_originals import read_before_own_store
 from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
 from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
@@ -474,8 +475,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             self._visit_class_member(node, base, key, env)
         elif isinstance(base, ModRef) and not store:
             mod = self.api.module(base.module)
-            if mod is None or (base.module, node.attr) in self.usage.patched:
-                return
+            if mod is None or ((base.module, node.attr) in self.usage.patched
+                               and id(node) not in read_before_own_store(self.file.tree)):
+                return  # (a name the client sets is its business, unless this read runs before its one store: M2)
             self.reported.add(key)
             result = self.api.module_member(mod, node.attr)
             self.usage.module_attrs.append(ModuleAttrUse(loc_of(self.file, node), base.module, node.attr, result, runtime_only))
@@ -537,7 +539,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         if attr.startswith("_") or attr in _TYPE_MEMBERS:
             return
         self.reported.add(key)
-        if self._patched_on(base.cls, attr) or self._replaced(base.cls, False):
+        if (self._patched_on(base.cls, attr) and id(node) not in read_before_own_store(self.file.tree)) \
+                or self._replaced(base.cls, False):
             return
         result = self._look_up(base.cls, attr, False)
         if not isinstance(result, Missing):

@@ -95,3 +95,46 @@ def test_twin_a_function_that_binds_the_name_itself_builds_vllms_class(tmp_path)
 
 def test_twin_without_the_replacement_vllm_builds_its_own_class(tmp_path):
     assert _replaced(tmp_path, _MOE_CLIENT.replace("moe.MarlinMoEMethod = HPUMethod\n", "")) == []
+
+
+# M3 (23a, turboquant-amd at vLLM 0.33.0): `selector._cached_get_attn_backend = selector.cache(_patched)` with
+# `_patched(backend, attn_selector_config, num_heads=None)`; 0.33.0's selector calls the name with a new keyword.
+def _selector(call: str) -> dict:
+    return {"vllm/__init__.py": "", "vllm/selector.py":
+            "import functools\n\ncache = functools.cache\n\n\n"
+            "def _cached_get_attn_backend(backend, attn_selector_config, num_heads=None, *, _run_kv_cache_dtype=None):\n"
+            "    return backend\n\n\n"
+            f"def get_attn_backend(backend, config, heads, dtype):\n    return {call}\n"}
+
+
+_SELECTOR_CLIENT = ("def patch_vllm():\n    import vllm.selector as selector\n\n"
+                    "    def _patched(backend, attn_selector_config, num_heads=None):\n        return backend\n\n"
+                    "    selector._cached_get_attn_backend = selector.cache(_patched)\n")
+
+
+def _module_function(tmp_path, new_call: str, client: str = _SELECTOR_CLIENT):
+    from scan.helpers import scan_trees, vllm_tree, write_tree
+
+    own = vllm_tree(tmp_path / "own", _selector("_cached_get_attn_backend(backend=backend, attn_selector_config=config, "
+                                                 "num_heads=heads)"))
+    write_tree(own, {"vllm/_version.py": '__version__ = "0.18.0"\n'})
+    result = scan_trees(tmp_path, _selector(new_call), {"plug/__init__.py": "", "plug/patch.py": client},
+                        only=["DC109"], client_vllm=str(own), version="0.33.0")
+    assert not result.internal_errors
+    return [(f.client.line, f.severity, f.details.get("argument")) for f in result.findings]
+
+
+def test_a_module_function_the_client_replaces_is_called_with_the_modules_arguments(tmp_path):
+    new = "_cached_get_attn_backend(backend=backend, attn_selector_config=config, num_heads=heads, _run_kv_cache_dtype=dtype)"
+    assert _module_function(tmp_path, new) == [(4, "error", "_run_kv_cache_dtype")]
+
+
+def test_twin_the_call_the_client_ran_with_fits(tmp_path):
+    old = "_cached_get_attn_backend(backend=backend, attn_selector_config=config, num_heads=heads)"
+    assert _module_function(tmp_path, old) == []
+
+
+def test_twin_a_wrapper_that_may_change_the_arguments_is_not_read(tmp_path):
+    new = "_cached_get_attn_backend(backend=backend, attn_selector_config=config, num_heads=heads, _run_kv_cache_dtype=dtype)"
+    wrapped = _SELECTOR_CLIENT.replace("selector.cache(_patched)", "adapt(_patched)")
+    assert _module_function(tmp_path, new, "from plug.util import adapt\n" + wrapped) == []

@@ -47,3 +47,40 @@ def test_r4_find_spec_of_vllm_itself_is_no_version_check(tmp_path):
 def test_r4_twin_find_spec_of_a_vllm_module_is_one(tmp_path):
     probed = _R4.replace("find_spec('vllm')", "find_spec('vllm.model_executor.bitsandbytes_loader')")
     assert _dc001(tmp_path, probed) == [(4, "warning")]
+
+
+# M2 (23a, turboquant-amd at vLLM 0.33.0): `orig = attn_utils._reshape_kv_cache; attn_utils._reshape_kv_cache =
+# wrap(orig)`, the usual monkey-patch. The client's store was taken as making the name exist, but the read runs first
+# and raises AttributeError where vLLM no longer has it.
+_M2_VLLM = {"vllm/__init__.py": "", "vllm/attn_utils.py": "def other():\n    return 1\n",
+            "vllm/backend.py": "class TritonBackend:\n    @staticmethod\n    def get_name():\n        return 'triton'\n"}
+_M2 = ("from vllm import attn_utils\nfrom vllm.backend import TritonBackend\n\n\ndef _wrap(fn):\n    return fn\n\n\n"
+       "def apply_patch():\n    orig = attn_utils._reshape_kv_cache\n    attn_utils._reshape_kv_cache = _wrap(orig)\n"
+       "    orig_shape = TritonBackend.get_kv_cache_shape\n    TritonBackend.get_kv_cache_shape = staticmethod(_wrap(orig_shape))\n")
+
+
+def _m2(tmp_path, client: str = _M2, vllm: dict = _M2_VLLM):
+    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC002", "DC006"])
+    assert not result.internal_errors
+    return sorted((f.rule, f.client.line, f.severity) for f in result.findings)
+
+
+def test_m2_the_read_saved_before_the_clients_own_store_is_vllms(tmp_path):
+    assert _m2(tmp_path) == [("DC002", 10, "error"), ("DC006", 12, "error")]
+
+
+def test_m2_twin_a_read_after_the_store_is_the_clients(tmp_path):
+    after = _M2.replace("    orig = attn_utils._reshape_kv_cache\n    attn_utils._reshape_kv_cache = _wrap(orig)\n",
+                        "    attn_utils._reshape_kv_cache = _wrap(len)\n    orig = attn_utils._reshape_kv_cache\n")
+    assert _m2(tmp_path, after) == [("DC006", 12, "error")]
+
+
+def test_m2_twin_a_name_the_file_also_sets_elsewhere_is_the_clients(tmp_path):
+    # set up at import, bumped later: the read in the function runs after the first store
+    twice = _M2 + "\n\nattn_utils._reshape_kv_cache = _wrap(len)\nTritonBackend.get_kv_cache_shape = staticmethod(len)\n"
+    assert _m2(tmp_path, twice) == []
+
+
+def test_m2_twin_a_name_vllm_still_has_is_no_finding(tmp_path):
+    has = dict(_M2_VLLM, **{"vllm/attn_utils.py": "def _reshape_kv_cache(t):\n    return t\n"})
+    assert _m2(tmp_path, vllm=has) == [("DC006", 12, "error")]
