@@ -447,6 +447,44 @@ def _call_sites(ctx: ScanContext, ov: _Override):
                     yield rel, node, fn, typed, parents, recv is not None and isinstance(recv, ast.Name) and typed is scope_cls, None
                     break
     yield from _hook_sites(ctx, ov, holders)
+    if ov.name == "forward":
+        yield from _module_call_sites(ctx, ov)
+
+
+_HELD_AS = re.compile(rb"self\.(\w+)\s*(?::[^=\n]*)?=\s*(?:[\w.]+\.)?(\w+)\(")  # `self.self_attn = Qwen3NextAttention(`
+
+
+def _module_call_sites(ctx: ScanContext, ov: _Override):
+    """`self.self_attn(hidden_states=h, positions=p)` where `self.self_attn` holds the class whose `forward` the client
+    replaces: torch's `Module.__call__` runs `forward` with those arguments (23b's R6: vllm-gaudi's
+    `Qwen3NextAttention.forward` takes `output`, which vLLM 0.26.0's decoder layer no longer passes). Only attributes
+    vLLM's own code builds from that very class, and calls whose receiver is typed as it; only for a `forward` the client
+    sets on the class itself, which every object of it runs."""
+    api = ctx.api
+    if ov.how != "patch" or "torch.nn.Module" not in api.mro(ov.owner)[2]:
+        return  # (a subclass's `forward` runs only on objects of the subclass: vLLM builds its own class there)
+    index = text_index_for(api)
+    short = ov.owner.qualname.rsplit(".", 1)[-1]
+    holding = set(index.files_mentioning(short))
+    if len(holding) > MAX_CALL_FILES:
+        return
+    attrs = sorted({m.group(1).decode() for rel in holding for m in _HELD_AS.finditer(index.blob(rel))
+                    if m.group(2).decode() == short})
+    for attr in attrs:
+        # the files that build the class hold the calls (`self.self_attn` is called in a hundred model files)
+        for rel in [rel for rel in files_calling(api, index, attr) if rel in holding]:
+            tree = api.parse(rel)
+            if tree is None:
+                continue
+            parents, calls = _file_calls(api, rel, tree, index.blob(rel), attr)
+            mod = api.module(_module_of(rel)) if calls else None
+            for node in calls:
+                if isinstance(node.func.value, ast.Call):
+                    continue
+                fn, _cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
+                typed = receiver_classes(api, mod, scope_cls, fn, node.func)
+                if typed and all(t.qualname == ov.owner.qualname for t in typed):
+                    yield rel, node, fn, typed[0], parents, False, None
 
 
 def _construction_sites(ctx: ScanContext, ov: _Override):
@@ -857,7 +895,8 @@ def check(ctx: ScanContext):
                 baseline = ctx.baseline() or False
             qual = _enclosing_qualname(parents, ctx.api.parse(rel), fn)
             built = node.func.id if (ov.name == "__init__" or ov.how == "module") and isinstance(node.func, ast.Name) else None
-            survived = _survived(baseline or None, rel, qual, ov.name, sig, built)
+            through = node.func.attr if isinstance(node.func, ast.Attribute) and node.func.attr != ov.name else None
+            survived = _survived(baseline or None, rel, qual, through or ov.name, sig, built)
             if survived:
                 continue  # the client's vLLM made the same call and the client ran: vLLM does not reach it for this class
             p = problems[0]
@@ -892,6 +931,8 @@ def check(ctx: ScanContext):
             short = typed.qualname.rsplit(".", 1)[-1]
             if ov.how == "module":
                 called = f"calls its module function `{short}`, which the client replaces,"
+            elif through is not None:  # a module's `__call__`, which runs `forward`
+                called = f"calls a `{short}`, `{ast.unparse(node.func)}(...)`, which runs its `forward`,"
             elif built is None:
                 called = f"calls `{ov.name}` on a `{short}`"
             elif built == short:  # the module's own name, which the client rebinds to its class

@@ -14,6 +14,7 @@ from driftcheck.astnodes import children, dotted_name, nodes_within
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.plain_classes import builds_as_written
+from driftcheck.client_model.saved_originals import read_before_own_store
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
 
@@ -609,13 +610,34 @@ class ValueInference:
             found = self._scopes[key] = [n for n in self._scope(body) if isinstance(n, _BINDING_KINDS)]
         return found
 
-    def _captured(self, value: object, node: ast.Assign) -> object:
+    def saved_original(self, node: ast.Attribute, env: dict) -> object:
+        """`_orig = Cls.forward` (or `m.f`) read before the file's one store of that name (`saved_originals`): what
+        vLLM's own class or module holds there, the client's patch notwithstanding (23b's R6: vllm-gaudi calls the saved
+        `Qwen3NextAttention.forward` with an argument 0.26.0's no longer takes)."""
+        if id(node) not in read_before_own_store(self.file.tree):
+            return None
+        owner = self.infer(node.value, env)
+        if isinstance(owner, ModRef):
+            mod = self.api.module(owner.module)
+            found = self._value_of(self.api.module_member(mod, node.attr)) if mod is not None else None
+            return found if isinstance(found, FuncRef) else None
+        if isinstance(owner, ClassRef):
+            result = self.api.class_member(owner.cls, node.attr)
+            if isinstance(result, Resolved) and result.kind == "method" and result.func is not None:
+                if result.func.is_classmethod or result.func.is_static:
+                    return BoundMethod(result, owner.cls)
+                return UnboundMethod(result, owner.cls)
+        return None
+
+    def _captured(self, value: object, node: ast.Assign, env: dict | None = None) -> object:
         """`_orig = m.f`: the name holds the function `m.f` is when this line runs, not what a later `m.f = patched`
         puts there (batch 20i's W1: rdna4's wrapper calls `_orig(...)`, vLLM's own function, whose changed signature
         the replacement's was taken for). A function read through a module attribute is read at the call (via line 0);
         bound to a name, it was read here."""
         if isinstance(value, FuncRef) and value.via is not None and not value.via[3] and isinstance(node.value, ast.Attribute):
             return FuncRef(value.func, (value.via[0], value.via[1], self.file.rel, node.lineno))
+        if value is None and env is not None and isinstance(node.value, ast.Attribute):
+            return self.saved_original(node.value, env)
         return value
 
     def build_env(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, outer: dict, self_cls: str | None,
@@ -663,7 +685,7 @@ class ValueInference:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        target_value.append((target.id, self._captured(self.infer(node.value, env), node)))
+                        target_value.append((target.id, self._captured(self.infer(node.value, env), node, env)))
                     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
                             not isinstance(env.get(target.value.id), ClientSelf):
                         # `scheduler.client = _StubLookupClient(...)` on a vLLM object: reads of `scheduler.client` in

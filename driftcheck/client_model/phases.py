@@ -227,6 +227,8 @@ class ClientPhases:
                 found = self.infer(values[0], self.module_env)
                 if isinstance(found, (ClassRef, ModRef)):
                     self.module_env[name] = found
+                elif (saved := self.saved_original(values[0], self.module_env)) is not None:
+                    self.module_env[name] = saved  # `_orig_forward = Cls.forward` before the file's `Cls.forward = f`
             elif len(values) == 1 and isinstance(values[0], ast.Call) and name not in self.module_env:
                 loaded = self._loaded_module(values[0])  # `m = importlib.import_module("vllm.x")`, bound once
                 if loaded is not None:

@@ -138,3 +138,59 @@ def test_twin_a_wrapper_that_may_change_the_arguments_is_not_read(tmp_path):
     new = "_cached_get_attn_backend(backend=backend, attn_selector_config=config, num_heads=heads, _run_kv_cache_dtype=dtype)"
     wrapped = _SELECTOR_CLIENT.replace("selector.cache(_patched)", "adapt(_patched)")
     assert _module_function(tmp_path, new, "from plug.util import adapt\n" + wrapped) == []
+
+
+# R6 (23b, vllm-gaudi at vLLM 0.26.0): `Qwen3NextAttention.forward = _hpu_forward(self, positions, output,
+# hidden_states)`; 0.26.0's decoder layer calls `self.self_attn(hidden_states=..., positions=...)` (torch's
+# `Module.__call__` runs `forward`) without `output`, which 0.25.1 passed. And the saved original, read before the
+# file's own store, is vLLM's `forward(self, positions, hidden_states)`: called with one argument too many.
+def _qwen(call: str, forward: str = "def forward(self, positions, hidden_states):") -> dict:
+    return {"vllm/__init__.py": "", "vllm/qwen3_next.py":
+            "from torch import nn\n\n\nclass Qwen3NextAttention(nn.Module):\n"
+            f"    {forward}\n        return hidden_states\n\n\n"
+            "class Qwen3NextDecoderLayer(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.self_attn = Qwen3NextAttention()\n\n"
+            f"    def forward(self, positions, hidden_states, output):\n        return {call}\n"}
+
+
+_QWEN_CLIENT = ("from vllm.qwen3_next import Qwen3NextAttention\n\n_orig_forward = Qwen3NextAttention.forward\n\n\n"
+                "def _hpu_forward(self, positions, output, hidden_states):\n"
+                "    if hidden_states.dim() != 3:\n        return _orig_forward(self, positions, output, hidden_states)\n"
+                "    return output\n\n\nQwen3NextAttention.forward = _hpu_forward\n")
+
+
+def _qwen_scan(tmp_path, new_call: str, client: str = _QWEN_CLIENT):
+    from scan.helpers import scan_trees, vllm_tree, write_tree
+
+    own = vllm_tree(tmp_path / "own", _qwen("self.self_attn(positions=positions, output=output, hidden_states=hidden_states)",
+                                            "def forward(self, positions, output, hidden_states):"))
+    write_tree(own, {"vllm/_version.py": '__version__ = "0.25.1"\n'})
+    result = scan_trees(tmp_path, _qwen(new_call), {"plug/__init__.py": "", "plug/qwen3_next.py": client},
+                        only=["DC109", "DC004"], client_vllm=str(own), version="0.26.0")
+    assert not result.internal_errors
+    return sorted((f.rule, f.client.line, f.severity) for f in result.findings)
+
+
+def test_a_module_call_runs_the_forward_the_client_set_and_the_saved_original_is_vllms(tmp_path):
+    new = "self.self_attn(hidden_states=hidden_states, positions=positions)"
+    assert _qwen_scan(tmp_path, new) == [("DC004", 8, "error"), ("DC109", 6, "error")]
+
+
+def test_twin_a_module_call_passing_what_the_client_takes_fits(tmp_path):
+    same = "self.self_attn(positions=positions, output=output, hidden_states=hidden_states)"
+    assert ("DC109", 6, "error") not in _qwen_scan(tmp_path, same)
+
+
+def test_twin_an_original_read_after_the_clients_store_is_the_clients(tmp_path):
+    late = _QWEN_CLIENT.replace("_orig_forward = Qwen3NextAttention.forward\n", "") \
+        + "\n_orig_forward = Qwen3NextAttention.forward\n"
+    new = "self.self_attn(hidden_states=hidden_states, positions=positions)"
+    assert not any(rule == "DC004" for rule, _line, _sev in _qwen_scan(tmp_path, new, late))
+
+
+def test_twin_a_subclass_forward_runs_only_on_the_subclass_vllm_does_not_build(tmp_path):
+    # vLLM's decoder layer builds its own Qwen3NextAttention: a client subclass's forward is not what that call runs
+    sub = ("from vllm.qwen3_next import Qwen3NextAttention\n\n\nclass HPUAttention(Qwen3NextAttention):\n"
+           "    def forward(self, positions, output, hidden_states):\n        return output\n")
+    new = "self.self_attn(hidden_states=hidden_states, positions=positions)"
+    assert _qwen_scan(tmp_path, new, sub) == []
