@@ -206,9 +206,11 @@ def _loader_arguments(tree: ast.Module) -> set[int]:
     candidate of a `for` loop whose variable is that argument."""
     out: set[int] = set()
     handed: set[str] = set()
+    # `from logging import getLogger as _getLogger` (NeMo-RL's worker): the alias is the same function
+    aliases = {a.asname for n in nodes_of(tree, ast.ImportFrom) for a in n.names if a.asname and a.name in LOADERS + LOGGERS}
     for call in nodes_of(tree, ast.Call):
         name = dotted_name(call.func)
-        if name is not None and name.rsplit(".", 1)[-1] in LOADERS + LOGGERS and call.args:
+        if name is not None and (name.rsplit(".", 1)[-1] in LOADERS + LOGGERS or name in aliases) and call.args:
             out.add(id(call.args[0]))
             if isinstance(call.args[0], ast.Name):
                 handed.add(call.args[0].id)

@@ -30,6 +30,12 @@ def test_r1_a_logger_named_after_the_module_registers_nothing(tmp_path):
     assert _dc001(tmp_path, _R1) == [(5, "error")]
 
 
+def test_r1_a_logger_function_imported_under_another_name_too(tmp_path):
+    aliased = _R1.replace("import logging\n", "from logging import getLogger as _getLogger\n") \
+        .replace("logging.getLogger(", "_getLogger(")
+    assert _dc001(tmp_path, aliased) == [(5, "error")]
+
+
 def test_r1_twin_a_sys_modules_entry_may_register_it(tmp_path):
     registered = _R1.replace("logging.getLogger('vllm.entrypoints.openai.engine.protocol').setLevel(40)",
                              "import sys\n    sys.modules['vllm.entrypoints.openai.engine.protocol'] = app")
