@@ -8,7 +8,7 @@ never fail (a "dead" guard: they are warnings, not errors; batch 25b's MB3).
 
 A method counts only when all of these hold:
 - it is a plain method of a top-level client class with vLLM bases (no decorator but `@override`,
-  `@torch.no_grad()`, `@torch.inference_mode()`; no dunder);
+  `@torch.no_grad()`, `@torch.inference_mode()`, `@staticmethod`, `@classmethod`; no dunder);
 - the target finds it on none of those bases, nor on the external bases whose members driftcheck knows (a
   `torch.nn.Module` hook still runs);
 - no other line of its file and no other client file reads it as an attribute or holds it as a string (a bare
@@ -40,7 +40,8 @@ from driftcheck.vllm_model.facts import mro_defines_any
 from driftcheck.vllm_model.receivers import files_calling, receiver_classes
 from driftcheck.vllm_model.resolved import Missing, Resolved
 
-_PASSIVE_DECORATORS = ("override", "no_grad", "inference_mode")  # they neither register nor rename a method
+_PASSIVE_DECORATORS = ("override", "no_grad", "inference_mode",  # they neither register nor rename a method
+                       "staticmethod", "classmethod")  # a backend's `get_kv_cache_shape` is one (23a's M1)
 MAX_FILES = 40  # vLLM files naming the method read at most (DC109 reads up to 80 files of calls of one override)
 
 

@@ -90,3 +90,38 @@ def test_m2_twin_a_name_the_file_also_sets_elsewhere_is_the_clients(tmp_path):
 def test_m2_twin_a_name_vllm_still_has_is_no_finding(tmp_path):
     has = dict(_M2_VLLM, **{"vllm/attn_utils.py": "def _reshape_kv_cache(t):\n    return t\n"})
     assert _m2(tmp_path, vllm=has) == [("DC006", 12, "error")]
+
+
+# M1 (23a, VLLM-TurboQuant-SM120 at vLLM 0.33.0): a backend's `@staticmethod get_kv_cache_shape` override; 0.19.0's
+# `TritonAttentionBackend` had it and vLLM called it on backend classes, 0.33.0 neither has nor calls it. DC117 read
+# plain methods only, so the silently dead override went unreported.
+def _backend_tree(has_it: bool, caller: str) -> dict:
+    method = ("    @staticmethod\n    def get_kv_cache_shape(num_blocks, block_size, heads, size):\n"
+              "        return (num_blocks, block_size)\n\n") if has_it else ""
+    return {"vllm/__init__.py": "", "vllm/backend.py":
+            "class TritonAttentionBackend:\n    @staticmethod\n    def get_name():\n        return 'TRITON'\n\n" + method
+            + f"\n\ndef allocate(backend: type[TritonAttentionBackend], n):\n    return {caller}\n"}
+
+
+_M1 = ("from vllm.backend import TritonAttentionBackend\n\n\nclass MyBackend(TritonAttentionBackend):\n"
+       "    @staticmethod\n    def get_name():\n        return 'CUSTOM'\n\n"
+       "    @staticmethod\n    def get_kv_cache_shape(num_blocks, block_size, heads, size):\n        return (num_blocks, 2, block_size)\n")
+
+
+def _m1(tmp_path, caller: str = "backend.get_name()"):
+    from scan.helpers import vllm_tree, write_tree
+
+    own = vllm_tree(tmp_path / "own", _backend_tree(True, "backend.get_kv_cache_shape(n, 16, 8, 64)"))
+    write_tree(own, {"vllm/_version.py": '__version__ = "0.19.0"\n'})
+    result = scan_trees(tmp_path, _backend_tree(False, caller), {"plug/__init__.py": "", "plug/backend.py": _M1},
+                        only=["DC117"], client_vllm=str(own), version="0.33.0")
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_m1_a_static_override_vllm_neither_has_nor_calls_is_an_orphan(tmp_path):
+    assert _m1(tmp_path) == [(10, "warning")]
+
+
+def test_m1_twin_a_static_hook_vllm_still_calls_on_the_backend_class(tmp_path):
+    assert _m1(tmp_path, "backend.get_kv_cache_shape(n, 16, 8, 64)") == []
