@@ -368,6 +368,20 @@ def _inspects(fn: ast.AST | None, keywords: list[str]) -> bool:
         any(f"'{k}'" in text or f'"{k}"' in text for k in keywords if k)
 
 
+_PLATFORM_METHODS = {"forward_hip": "ROCm", "forward_xpu": "Intel XPU", "forward_cpu": "CPU", "forward_tpu": "TPU",
+                     "forward_hpu": "Gaudi", "forward_oot": "an out-of-tree platform", "forward_neuron": "Neuron"}
+
+
+def _platform_only(api, fn, typed: Resolved) -> str | None:
+    """The platform a call site runs on when it sits in a CustomOp's per-platform method (`MRotaryEmbedding.forward_xpu`
+    calls `self.forward_cuda(...)` with an argument more: on XPU only; 23c's F2, vLLM-Kunlun): `CustomOp.forward`
+    dispatches to one of them by the platform vLLM runs on, which a static scan does not know."""
+    platform = _PLATFORM_METHODS.get(getattr(fn, "name", ""))
+    if platform is None or not any(c.qualname.rsplit(".", 1)[-1] == "CustomOp" for c in api.mro(typed)[0]):
+        return None
+    return platform
+
+
 def _in_type_error_try(parents: dict, node: ast.AST) -> bool:
     cur = parents.get(id(node))
     while cur is not None:
@@ -908,12 +922,16 @@ def check(ctx: ScanContext):
                     "too-many-positional": f"passes {shape.n_positional} positional argument(s), more than the client's def takes",
                     "missing-argument": f"does not pass '{p.name}', which the client's def requires"}.get(p.kind, p.detail)
             soft = _inspects(fn, [p.name]) or _in_type_error_try(parents, node)
+            gated = _platform_only(ctx.api, fn, typed)
             certain = p.kind in ("unknown-keyword", "too-many-positional") or not (shape.star_args or shape.star_kwargs)
             if loop is not None:
                 why = (f"vLLM calls it through `getattr` on every object the loop over `{loop}` visits that has "
                        f"`{ov.name}`, and whether the client's objects are among them is not known")
             elif soft:
                 why = "vLLM checks the signature or catches TypeError around it"
+            elif gated is not None:
+                why = (f"the call is in `{fn.name}`, which vLLM's CustomOp runs only on {gated}, so it fails only "
+                       "where the client runs there")
             elif _patch_source(ctx, ov):
                 why = (f"`{ov.client_cls.name}` is a class whose methods the client copies onto vLLM's classes and "
                        f"never builds itself, so vLLM may never call its `{ov.name}`")

@@ -7,6 +7,7 @@ import ast
 from driftcheck.vllm_model.class_summary import flatten_class_body
 from driftcheck.astnodes import attribute_stores, nodes_of
 from driftcheck.client_model.saved_originals import read_before_own_store
+from driftcheck.client_model.unread_code import takes_new_attributes
 from driftcheck.client_model.uses import AttrUse, Usage
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.bodies import enclosing_function
@@ -64,6 +65,10 @@ def credit_client_stores(usage: Usage, api: ApiIndex) -> None:
             use.result = Unknown(use.result.qualname, doubt)
         elif use.unread_may_set is not None:
             use.result = Unknown(use.result.qualname, use.unread_may_set)  # a plugin the client runs under may set it
+        elif usage.partial_package is not None and takes_new_attributes(api, use.owner):
+            use.result = Unknown(use.result.qualname, (
+                f"the tree holds only part of the client's package: it imports {usage.partial_package}, which is not "
+                f"here, and that code may set '{use.attr}' on `{use.owner.cls.name}` objects"))
 
 
 def _typed_store(use: AttrUse, stores, api: ApiIndex) -> str | None:

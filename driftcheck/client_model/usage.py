@@ -24,6 +24,7 @@ from driftcheck.client_model.import_hooks import import_hook_redirects
 from driftcheck.client_model.drop_ins import drop_in_copies
 from driftcheck.client_model.launcher_copies import launcher_installed
 from driftcheck.client_model.text_patchers import rewritten_files
+from driftcheck.client_model.partial_trees import missing_subpackage
 from driftcheck.client_model.overlay import in_overlay, mounted_copies, overlay_modules
 from driftcheck.client_model.source_diffs import diff_creates_module
 from driftcheck.client_model.uses import Loc, Usage
@@ -57,6 +58,7 @@ def prepare_client(client: ClientSource, api: ApiIndex) -> tuple[Usage, dict[str
     """The phases over all files; what is left is each file's own visit (`analyse`, see units.py)."""
     usage = Usage(files=client.files)
     usage.own_packages = own_packages(client)
+    usage.partial_package = missing_subpackage(client, api.package)
     usage.overlay, usage.shadowed = overlay_modules(client, api)
     usage.mounted = mounted_copies(client, api)
     usage.redirected = import_hook_redirects(client, api.package)

@@ -179,6 +179,7 @@ class Usage:
     unread_packages: dict[str, str] | None = None
     # the top-level names of every module of the client's tree, whether or not it imports vLLM: its own packages
     own_packages: set[str] = field(default_factory=set)
+    partial_package: str | None = None  # an import of a subpackage of the client's own the tree lacks (partial_trees)
     # vLLM class -> member -> (client class, "file:line" where the client hands one where the vLLM class is expected):
     # an object of a client class that does not derive from it, annotated or passed as it (duck typing)
     stand_ins: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)

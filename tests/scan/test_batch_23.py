@@ -125,3 +125,77 @@ def test_m1_a_static_override_vllm_neither_has_nor_calls_is_an_orphan(tmp_path):
 
 def test_m1_twin_a_static_hook_vllm_still_calls_on_the_backend_class(tmp_path):
     assert _m1(tmp_path, "backend.get_kv_cache_shape(n, 16, 8, 64)") == []
+
+
+# F1 (23a, pddisagg at 0.25.0): four replacement files of an installed tpu-inference, read as the client. They read
+# `self.vllm_config.sharding_config`, which tpu-inference's platform (not in the tree) sets; the files import
+# `tpu_inference.layers.common.sharding`, a subpackage the tree lacks, so the rest of the package may set it.
+_F1_VLLM = {"vllm/__init__.py": "", "vllm/config.py": "class VllmConfig:\n    def __init__(self):\n        self.model_config = None\n"}
+_F1_RUNNER = ("from vllm.config import VllmConfig\nfrom tpu_inference.layers.common.sharding import ShardingConfigManager\n\n\n"
+              "class TPUModelRunner:\n    def __init__(self, vllm_config: VllmConfig):\n        self.vllm_config = vllm_config\n"
+              "        self.dp_size = self.vllm_config.sharding_config.total_dp_size\n")
+
+
+def _f1(tmp_path, files: dict):
+    result = scan_trees(tmp_path, _F1_VLLM, files, only=["DC006"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings], [u.message for u in result.unknown]
+
+
+def test_f1_a_tree_holding_part_of_its_package_makes_a_missing_member_unknown(tmp_path):
+    findings, unknown = _f1(tmp_path, {"tpu_inference/__init__.py": "", "tpu_inference/runner/__init__.py": "",
+                                       "tpu_inference/runner/tpu_runner.py": _F1_RUNNER})
+    assert findings == [] and len(unknown) == 1
+    assert "imports `tpu_inference.layers.common.sharding`" in unknown[0] and "'sharding_config'" in unknown[0]
+
+
+def test_f1_twin_the_whole_package_here_keeps_the_error(tmp_path):
+    whole = {"tpu_inference/__init__.py": "", "tpu_inference/runner/__init__.py": "",
+             "tpu_inference/runner/tpu_runner.py": _F1_RUNNER, "tpu_inference/layers/__init__.py": "",
+             "tpu_inference/layers/common/__init__.py": "",
+             "tpu_inference/layers/common/sharding.py": "class ShardingConfigManager:\n    pass\n"}
+    findings, unknown = _f1(tmp_path, whole)
+    assert findings == [(8, "error")] and unknown == []
+
+
+def test_f1_twin_a_generated_module_right_under_the_package_is_no_part_missing(tmp_path):
+    # `from tpu_inference._version import v` (setuptools-scm writes it at build time): the package is here
+    runner = _F1_RUNNER.replace("from tpu_inference.layers.common.sharding import ShardingConfigManager",
+                                "from tpu_inference._version import version")
+    findings, _ = _f1(tmp_path, {"tpu_inference/__init__.py": "", "tpu_inference/runner/__init__.py": "",
+                                 "tpu_inference/runner/tpu_runner.py": runner})
+    assert findings == [(8, "error")]
+
+
+# 23c's F2 (vLLM-Kunlun at 0.33.0): the client's `MRotaryEmbedding` subclass overrides `forward_cuda(positions, query,
+# key=None)`; vLLM calls `self.forward_cuda(positions, query, key, offsets)` only inside `forward_xpu`, which
+# `CustomOp.forward` dispatches to on Intel XPU alone. An error there claimed certainty about the platform.
+def _rope(caller: str, args: str) -> dict:
+    return {"vllm/__init__.py": "", "vllm/custom_op.py": "class CustomOp:\n    def forward(self, *args):\n        return args\n",
+            "vllm/mrope.py": "from vllm.custom_op import CustomOp\n\n\nclass MRotaryEmbedding(CustomOp):\n"
+                             "    def forward_cuda(self, positions, query, key=None, offsets=None):\n        return query\n\n"
+                             f"    def {caller}(self, positions, query, key=None, offsets=None):\n"
+                             f"        return self.forward_cuda({args})\n"}
+
+
+_ROPE_CLIENT = ("from vllm.mrope import MRotaryEmbedding\n\n\nclass KunlunRope(MRotaryEmbedding):\n"
+                "    def forward_cuda(self, positions, query, key=None):\n        return query\n")
+
+
+def _f2(tmp_path, caller: str):
+    from scan.helpers import vllm_tree, write_tree
+
+    own = vllm_tree(tmp_path / "own", _rope(caller, "positions, query, key"))
+    write_tree(own, {"vllm/_version.py": '__version__ = "0.11.0"\n'})
+    result = scan_trees(tmp_path, _rope(caller, "positions, query, key, offsets"), {"plug/__init__.py": "", "plug/rope.py": _ROPE_CLIENT},
+                        only=["DC109"], client_vllm=str(own), version="0.33.0")
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_f2_a_call_in_a_customops_per_platform_method_is_a_warning(tmp_path):
+    assert _f2(tmp_path, "forward_xpu") == [(5, "warning")]
+
+
+def test_f2_twin_the_same_call_on_every_platforms_path_is_an_error(tmp_path):
+    assert _f2(tmp_path, "forward_native") == [(5, "error")]
