@@ -26,9 +26,10 @@ def read_before_own_store(tree: ast.Module) -> frozenset[int]:
 
 
 def _reads(tree: ast.Module):
+    imported = {(a.asname or a.name).split(".")[0] for n in nodes_of(tree, ast.Import, ast.ImportFrom) for a in n.names}
     stored: dict[str, int] = {}
     for node in nodes_of(tree, ast.Attribute):
-        if isinstance(node.ctx, (ast.Store, ast.Del)):
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and _on_an_import(node, imported):
             text = ast.unparse(node)
             stored[text] = stored.get(text, 0) + 1
     once = {text for text, count in stored.items() if count == 1}
@@ -47,6 +48,16 @@ def _reads(tree: ast.Module):
             for node in _own_nodes(stmt):
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and at.get(ast.unparse(node), -1) >= i:
                     yield id(node)
+
+
+def _on_an_import(node: ast.Attribute, imported: set[str]) -> bool:
+    """`attn_utils.f = ...` / `Backend.m = ...` / `vllm.x.f = ...`: a name of a module or class the file imports, what
+    a patch replaces; not `self.x` or a local object's member (most files store only those: their blocks are then not
+    walked)."""
+    base = node.value
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    return isinstance(base, ast.Name) and base.id in imported
 
 
 def _blocks(tree: ast.Module):

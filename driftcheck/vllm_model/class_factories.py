@@ -15,7 +15,7 @@ import ast
 import re
 import weakref
 
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import functions_at, nodes_of, walk
 from driftcheck.vllm_model.resolved import Resolved
 
 _RETURNS_A_CLASS = re.compile(rb"->\s*[\"']?(?:typing\.)?[Tt]ype\[")
@@ -27,39 +27,25 @@ def module_of(rel: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _returned_class(annotation: ast.expr | None) -> str | None:
-    """`type[X]` / `Type[X]` / `"type[X]"`: the dotted name X."""
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if not isinstance(annotation, ast.Subscript) or (dotted_name(annotation.value) or "").rsplit(".", 1)[-1] not in ("type", "Type"):
-        return None
-    inner = annotation.slice
-    if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-        return inner.value.strip() or None
-    return dotted_name(inner)
+_FACTORY_DEF = re.compile(rb"def\s+(\w+)\s*\((?:[^()]|\([^()]*\))*\)\s*->\s*[\"']?(?:typing\.)?[Tt]ype\[\s*[\"']?([\w.]+)")
 
 
 def factories(api, index) -> dict[str, set[str]]:
     """Every function of the target annotated to return a class, by name: the qualnames of the classes it says it
-    returns (one pass over the files whose text holds such an annotation, kept per target)."""
+    returns (one search of the files whose text holds such an annotation, kept per target; the class is resolved in
+    the module's summary, no file is parsed)."""
     found = _FACTORIES.get(api)
     if found is None:
         found = {}
         for rel, data in index.blobs().items():
             if b"ype[" not in data or not _RETURNS_A_CLASS.search(data):
                 continue
-            tree = api.parse(rel)
-            mod = api.module(module_of(rel)) if tree is not None else None
-            if mod is None:
-                continue
-            for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
-                name = _returned_class(fn.returns)
-                cls = api.resolve_in_scope(mod, name) if name else None
+            mod = None
+            for m in _FACTORY_DEF.finditer(data):
+                mod = mod or api.module(module_of(rel))
+                cls = api.resolve_in_scope(mod, m.group(2).decode()) if mod is not None else None
                 if isinstance(cls, Resolved) and cls.kind == "class":
-                    found.setdefault(fn.name, set()).add(cls.qualname)
+                    found.setdefault(m.group(1).decode(), set()).add(cls.qualname)
         _FACTORIES[api] = found
     return found
 
@@ -69,17 +55,36 @@ def construction_sites(api, index, classes: set[str], files_calling):
     once, from a call of a function annotated to return one of `classes` (that class: `v` may be any subclass of it,
     the client's among them). `files_calling(name)`: the target's files that may call `name`."""
     returns = {n: sorted(returned & classes) for n, returned in factories(api, index).items() if returned & classes}
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()
     for name in sorted(returns):
+        for rel, tree, fn, call in _sites_of(api, name, files_calling):
+            if (id(call), id(tree)) not in seen:
+                seen.add((id(call), id(tree)))
+                yield rel, tree, fn, call, returns[name][0]
+
+
+_SITES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> {factory name: its construction sites}
+
+
+def _sites_of(api, name: str, files_calling) -> list:
+    """(rel, tree, function, call) of the calls of a local bound from `name(...)`: kept per name, since the overrides
+    of one client share their bases (every `__init__` of a CustomOp subclass asks for the same factories)."""
+    per_api = _SITES.setdefault(api, {})
+    found = per_api.get(name)
+    if found is None:
+        found = per_api[name] = []
         for rel in files_calling(name):
-            if rel in seen:
-                continue
-            seen.add(rel)
             tree = api.parse(rel)
-            if tree is None:
-                continue
-            for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
-                yield from ((rel, tree, fn, call, returns[made][0]) for call, made in _calls_of_built(fn, set(returns)))
+            # only the functions that call the factory: `functions_at` descends to them, no walk of every function
+            callers = {id(fns[-1]): fns[-1] for call in (nodes_of(tree, ast.Call) if tree is not None else ())
+                       if _called_name(call.func) == name and (fns := functions_at(tree, call.lineno))}
+            for fn in callers.values():
+                found += [(rel, tree, fn, call) for call, _made in _calls_of_built(fn, {name})]
+    return found
+
+
+def _called_name(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _calls_of_built(fn: ast.AST, factory_names: set[str]) -> list[tuple[ast.Call, str]]:
