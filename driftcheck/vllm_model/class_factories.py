@@ -101,7 +101,7 @@ def _calls_of_built(fn: ast.AST, factory_names: set[str]) -> list[tuple[ast.Call
                 and isinstance(node.value, ast.Call)):
             continue
         called = node.value.func
-        made = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", None)
+        made = _called_name(called)
         if made not in factory_names:
             continue
         var = node.targets[0].id
@@ -146,19 +146,12 @@ def calls_by_global_name(tree: ast.Module, name: str) -> list[tuple[ast.AST | No
     for call in nodes_of(tree, ast.Call):
         if not (isinstance(call.func, ast.Name) and call.func.id == name):
             continue
-        fn = _innermost_function(tree, call)
+        fns = functions_at(tree, call.lineno)
+        fn = fns[-1] if fns else None
         if fn is not None and _binds_locally(fn, name):
             continue
         out.append((fn, call))
     return out
-
-
-def _innermost_function(tree: ast.Module, node: ast.AST):
-    found = None
-    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
-        if fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno) and (found is None or fn.lineno > found.lineno):
-            found = fn
-    return found
 
 
 def _binds_locally(fn: ast.AST, name: str) -> bool:
