@@ -263,6 +263,7 @@ def test_every_global_fact_of_usage_is_in_the_units_digest(tmp_path):
         "stand_ins": {"vllm.C": {"m": ("pkg.D", "a.py:1")}},
         "open_extensions": [("reads the configured `c.worker_extension_cls`", Loc("a.py", 1, 1, "x"))],
         "own_packages": {"pkg_hf"},
+        "partial_package": "`pkg.sub.m` (a.py:1)",
     }
     global_fields = [f.name for f in dataclasses.fields(Usage) if f.name not in UNIT_OWN]
     assert sorted(samples) == sorted(global_fields), "a new Usage field: give it a sample here (or list it in UNIT_OWN)"
