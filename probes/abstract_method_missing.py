@@ -44,6 +44,7 @@ from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.sources.sources import module_name_for
 
 RULE = Rule("DC114", "abstract-method-missing", "Client subclass of a vLLM abstract class lacks a method the target "
             "makes abstract", "error", kind="behaviour", raises=("TypeError",), baseline=True,
@@ -154,7 +155,7 @@ def _same_class(api, cls: Resolved) -> Resolved | None:
     homes = [rel for rel, _line, kind in text_index_for(api).top_level_definitions(short) if kind == "class"]
     if len(homes) != 1:
         return None
-    module = homes[0].removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+    module = module_name_for(homes[0])
     found = api.resolve(f"{module}.{short}")
     return found if isinstance(found, Resolved) and found.kind == "class" and found.cls is not None else None
 

@@ -17,6 +17,7 @@ from driftcheck.vllm_model import bodies
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Location, Rule
+from driftcheck.sources.sources import module_name_for
 
 RULE = Rule("DC107", "default-flipped", "Default of a config field the client relies on changed", "info", kind="behaviour", baseline=True)
 
@@ -51,7 +52,7 @@ def _value(api, path: str, text: str | None, depth: int = 0):
             given = node.args[0]  # pydantic's `Field(20)`
         return _value(api, path, ast.unparse(given), depth + 1) if given is not None else bodies.NOT_LITERAL
     owner_name = dotted_name(node.value) if isinstance(node, ast.Attribute) else None
-    module = api.module(path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")) if owner_name else None
+    module = api.module(module_name_for(path)) if owner_name else None
     owner = api.resolve_in_scope(module, owner_name) if module is not None else None
     if not isinstance(owner, Resolved) or owner.kind != "class":
         return bodies.NOT_LITERAL

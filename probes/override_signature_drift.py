@@ -59,6 +59,7 @@ from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.signatures import check_call, signature_from_args
 from driftcheck.client_model.uses import call_shape, loc_of
 from driftcheck.client_model.client_classes import built_by_the_client, grafted_class
+from driftcheck.sources.sources import module_name_for
 
 RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
             "error", kind="behaviour", raises=("TypeError",), baseline=True)
@@ -69,11 +70,6 @@ MAX_CALL_FILES = 80  # a name vLLM calls in more files than this is too generic 
 class _Override:
     def __init__(self, file, node, owner: Resolved, name: str, how: str, client_cls: ast.ClassDef | None):
         self.file, self.node, self.owner, self.name, self.how, self.client_cls = file, node, owner, name, how, client_cls
-
-
-def _module_of(rel: str) -> str:
-    parts = rel[:-3].split("/")
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _class(api, qualname: str) -> Resolved | None:
@@ -327,7 +323,7 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
         if tree is None:
             return False
         parents, calls = _file_calls(api, rel, tree, index.blob(rel), method)
-        mod = api.module(_module_of(rel)) if calls else None
+        mod = api.module(module_name_for(rel)) if calls else None
         for node in calls:
             recv = node.func.value
             caller, cls_node = _method_of(parents, tree, node)
@@ -446,7 +442,7 @@ def _call_sites(ctx: ScanContext, ov: _Override):
         parents, calls = _file_calls(api, rel, tree, index.blob(rel), ov.name)
         if not calls:
             continue  # the text's `.name(` was in a string or a comment: no summary of this module is needed
-        mod = api.module(_module_of(rel))
+        mod = api.module(module_name_for(rel))
         for node in calls:
             recv = node.func.value
             if isinstance(recv, ast.Call):
@@ -491,7 +487,7 @@ def _module_call_sites(ctx: ScanContext, ov: _Override):
             if tree is None:
                 continue
             parents, calls = _file_calls(api, rel, tree, index.blob(rel), attr)
-            mod = api.module(_module_of(rel)) if calls else None
+            mod = api.module(module_name_for(rel)) if calls else None
             for node in calls:
                 if isinstance(node.func.value, ast.Call):
                     continue
@@ -554,7 +550,7 @@ def _hook_sites(ctx: ScanContext, ov: _Override, holders: set[str]):
         parents, sites = _hook_calls_in(api, rel, tree, ov.name)
         if not sites:
             continue
-        mod = api.module(_module_of(rel))
+        mod = api.module(module_name_for(rel))
         for node, loop in sites:
             fn, _cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
             classes = receiver_classes(api, mod, scope_cls, fn, node.func.value)
@@ -721,7 +717,7 @@ def _picked_by_vllm(ctx: ScanContext, ov: _Override, fn) -> str | None:
         if tree is None:
             return None
         parents, calls = _file_calls(api, rel, tree, index.blob(rel), fn.name)
-        mod = api.module(_module_of(rel))
+        mod = api.module(module_name_for(rel))
         for node in calls:
             recv = node.func.value
             caller, cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
@@ -850,7 +846,7 @@ def _never_set_for_client(ctx: ScanContext, ov: _Override, typed: Resolved, attr
         tree = api.parse(rel)
         if tree is None:
             return False
-        mod_name = _module_of(rel)
+        mod_name = module_name_for(rel)
         # the file's stores to `.attr`, from its node buckets: a walk of every method of every file naming the
         # attribute was most of this rule on a plugin overriding many methods
         stores = [n for n in nodes_of(tree, ast.Assign, ast.AnnAssign, ast.AugAssign)

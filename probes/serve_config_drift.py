@@ -78,6 +78,7 @@ from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
 from driftcheck.client_model.client import is_test_path
 from driftcheck.vllm_model.other_builds import built_elsewhere
+from driftcheck.sources.sources import module_name_for
 
 RULE = Rule("DC111", "serve-config-drift", "vllm serve flag, config key, speculative method or KV connector the target lacks",
             "error", kind="behaviour", raises=("SystemExit", "ValueError", "ValidationError", "TypeError"))
@@ -385,7 +386,7 @@ def _client_connectors(ctx: ScanContext) -> tuple[frozenset, str | None]:
                      and n.lineno <= line <= (n.end_lineno or n.lineno)), None)
     if registry is None:
         return frozenset(), None
-    module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    module = module_name_for(rel)
     names: set[str] = set()
     computed = None
     for file in ctx.usage.files:

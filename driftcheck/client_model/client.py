@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from driftcheck import shared_trees
 from driftcheck.astnodes import nodes_of
 from driftcheck.errors import DriftcheckError, SourceError
-from driftcheck.sources.sources import SourceTree
+from driftcheck.sources.sources import SourceTree, module_name_for
 from driftcheck.text_lines import TextLines
 
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
@@ -71,6 +71,19 @@ class ClientSource:
     _launch_files: list[LaunchFile] | None = field(default=None, repr=False)
     _quoted: dict[str, str] | None = field(default=None, repr=False)
     _scripts: tuple[str, list] | None = field(default=None, repr=False)
+    _own_modules: frozenset[str] | None = field(default=None, repr=False)
+
+    def own_modules(self) -> frozenset[str]:
+        """Every module and package the tree's .py files are imported as, from their paths (nothing is read); a
+        module under `src/` is known by the name below it, as the installed project imports it."""
+        if self._own_modules is None:
+            out: set[str] = set()
+            for rel in self.tree.iter_files(""):
+                parts = module_name_for(rel).split(".")
+                parts = parts[1:] if parts[0] == "src" and len(parts) > 1 else parts
+                out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1) if parts[0])
+            self._own_modules = frozenset(out)
+        return self._own_modules
 
     def by_module(self, module: str) -> ClientFile | None:
         return first_file_by(self, self.files, "module").get(module)
@@ -155,25 +168,11 @@ class ClientSource:
         return self._launch_files
 
 
-def module_name_for(rel: str) -> str:
-    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
 def own_packages(client: ClientSource) -> set[str]:
-    """The top-level names the client's own modules are imported by, from the paths of all its .py files (nothing is
-    read): a package of the tree whose files import no vLLM (vllm_for_sp2's `sse_swa_moba_hf`, the Hugging Face twin
-    of its vLLM model) is the client's, not a third party's; a module under `src/` is known by the name below it."""
-    out: set[str] = set()
-    for rel in client.tree.iter_files(""):
-        parts = module_name_for(rel).split(".")
-        if parts[0] == "src" and len(parts) > 1:
-            out.add(parts[1])
-        elif parts[0]:
-            out.add(parts[0])
-    return out
+    """The top-level names the client's own modules are imported by: a package of the tree whose files import no
+    vLLM (vllm_for_sp2's `sse_swa_moba_hf`, the Hugging Face twin of its vLLM model) is the client's, not a third
+    party's."""
+    return {m for m in client.own_modules() if "." not in m}
 
 
 SMALL_TEXT = 1 << 20  # a bigger client file is data, not a script or launcher someone wrote

@@ -24,6 +24,7 @@ from driftcheck.client_model.guards import Guard, body_span, unreachable_branche
 from driftcheck.client_model.orphaned_overrides import name_mentions, orphaned_overrides
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.facts import mro_defines_any
+from driftcheck.sources.sources import module_name_for
 
 
 def dead_methods_of(files, api, usage, source, baseline=None) -> dict[str, list[Guard]]:
@@ -272,7 +273,7 @@ def _vllm_may_call(api, usage, label: str, name: str) -> bool:
         tree = api.parse(rel)
         if tree is None:
             return True
-        module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        module = module_name_for(rel)
         for cls_name, node in _mentions(tree, name):
             if cls_name is None or f"{module}.{cls_name}" in bases:
                 return True

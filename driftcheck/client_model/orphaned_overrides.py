@@ -39,6 +39,7 @@ from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.facts import mro_defines_any
 from driftcheck.vllm_model.receivers import files_calling, receiver_classes
 from driftcheck.vllm_model.resolved import Missing, Resolved
+from driftcheck.sources.sources import module_name_for
 
 _PASSIVE_DECORATORS = ("override", "no_grad", "inference_mode",  # they neither register nor rename a method
                        "staticmethod", "classmethod")  # a backend's `get_kv_cache_shape` is one (23a's M1)
@@ -261,7 +262,7 @@ def _other_receivers(api, mro: set[str], name: str) -> list[tuple[str, str, int]
         tree = api.parse(rel)
         if tree is None:
             return None
-        module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        module = module_name_for(rel)
         mod = api.module(module)
         classes = [(n.lineno, n.end_lineno or n.lineno, n.name) for n in tree.body if isinstance(n, ast.ClassDef)]
         functions = sorted(((n.lineno, n.end_lineno or n.lineno, n)

@@ -17,7 +17,8 @@ import ast
 import hashlib
 import re
 
-from driftcheck.client_model.client import SHELL_SUFFIXES, ClientSource, in_skipped_folder, module_name_for, texts_mentioning
+from driftcheck.client_model.client import SHELL_SUFFIXES, ClientSource, in_skipped_folder, texts_mentioning
+from driftcheck.sources.sources import module_name_for
 from driftcheck.errors import SourceError
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import nodes_of
-from driftcheck.client_model.client import module_name_for
 
 
 def missing_subpackage(client, package: str = "vllm") -> str | None:
@@ -19,12 +18,7 @@ def missing_subpackage(client, package: str = "vllm") -> str | None:
     elsewhere. A module right under `top` that is absent (a generated `_version.py`, a compiled extension) is not
     that: only a missing folder with modules below it says the package is only partly here. Not vLLM's own package
     (`package`): a client that ships files inside it imports vLLM's modules, which the scan reads from the target."""
-    modules: set[str] = set()
-    for rel in client.tree.iter_files(""):
-        if rel.endswith(".py"):
-            parts = module_name_for(rel).split(".")
-            parts = parts[1:] if parts[0] == "src" and len(parts) > 1 else parts
-            modules.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    modules = client.own_modules()
     tops = {m for m in modules if "." not in m} - {package}
     for file in client.files:
         for node in nodes_of(file.tree, ast.Import, ast.ImportFrom):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
+from driftcheck.sources.sources import module_name_for
 
 RULE_FIX = object()  # a signature's fix defaults to its rule's fix
 
@@ -119,7 +120,7 @@ def confirm_param(api, name: str, param: str, required: bool | None = None, abse
     index = text_index_for(api)
     top, _, method = name.partition(".")
     for rel, _line, _kind in index.top_level_definitions(top):
-        module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+        module = module_name_for(rel)
         r = api.resolve(f"{module}.{top}")
         if not isinstance(r, Resolved):
             continue

@@ -74,6 +74,14 @@ class SourceTree:
         return rel
 
 
+def module_name_for(rel: str) -> str:
+    """The dotted module a tree's path is imported as (`pkg/x.py` -> `pkg.x`, `pkg/__init__.py` -> `pkg`)."""
+    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
 def _safe_rel(name: str) -> str | None:
     """Normalise an archive member name; None for anything that could escape the root."""
     if not name or "\\" in name or name.startswith("/") or "\x00" in name:

@@ -17,14 +17,10 @@ import weakref
 
 from driftcheck.astnodes import functions_at, nodes_of, walk
 from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.sources.sources import module_name_for
 
 _RETURNS_A_CLASS = re.compile(rb"->\s*[\"']?(?:typing\.)?[Tt]ype\[")
 _FACTORIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # api -> {function name: {class qualname}}
-
-
-def module_of(rel: str) -> str:
-    parts = rel[:-3].split("/")
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 _FACTORY_DEF = re.compile(rb"def\s+(\w+)\s*\((?:[^()]|\([^()]*\))*\)\s*->\s*[\"']?(?:typing\.)?[Tt]ype\[\s*[\"']?([\w.]+)")
@@ -42,7 +38,7 @@ def factories(api, index) -> dict[str, set[str]]:
                 continue
             mod = None
             for m in _FACTORY_DEF.finditer(data):
-                mod = mod or api.module(module_of(rel))
+                mod = mod or api.module(module_name_for(rel))
                 cls = api.resolve_in_scope(mod, m.group(2).decode()) if mod is not None else None
                 if isinstance(cls, Resolved) and cls.kind == "class":
                     found.setdefault(m.group(1).decode(), set()).add(cls.qualname)

@@ -14,6 +14,7 @@ from driftcheck.vllm_model.external_apis import TORCH_NN_MODULE
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import External, InSubclass, Missing, Resolved, Result, Unknown
 from driftcheck.vllm_model.stdlib_classes import stdlib_members
+from driftcheck.sources.sources import module_name_for
 
 
 # External bases whose members we know well enough to call a lookup "missing" rather than "unknown".
@@ -590,7 +591,7 @@ class ClassLookup:
             short = base.qualname.rsplit(".", 1)[-1]
             names = [short] + self._aliases_of(base)  # `KVConnectorBase = KVConnectorBase_V1`: subclasses name either
             for rel, sub_name in [hit for name in names for hit in index.classes_naming_base(name)]:
-                mod = self.module(_module_of(rel))
+                mod = self.module(module_name_for(rel))
                 if mod is None or sub_name not in mod.classes:
                     continue
                 sub = Resolved("class", f"{mod.name}.{sub_name}", mod.path, mod.classes[sub_name].line, module=mod,
@@ -652,11 +653,6 @@ def _builtin_members(ext: str) -> frozenset[str]:
         ext = "builtins.dict"
     value = getattr(builtins, ext.removeprefix("builtins."), None) if ext.startswith("builtins.") else None
     return frozenset(dir(value)) if isinstance(value, type) else frozenset()
-
-
-def _module_of(rel: str) -> str:
-    parts = rel[:-3].split("/")
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 _PLAIN_DECORATORS = {"property", "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override",

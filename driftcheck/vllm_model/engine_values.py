@@ -18,6 +18,7 @@ from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.signatures import Signature
 from driftcheck.astnodes import walk
+from driftcheck.sources.sources import module_name_for
 
 MAX_FILES = 40
 
@@ -94,7 +95,7 @@ def _inline_local(fn: ast.AST, name: str) -> ast.expr | None:
 
 def _importable(api: ApiIndex, rel: str, names: set[str]) -> list[tuple[str, str]] | None:
     """How the client can import the free names of a value copied from `rel`, or None."""
-    module = api.module(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
+    module = api.module(module_name_for(rel))
     if module is None:
         return None
     out = []

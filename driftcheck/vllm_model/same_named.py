@@ -4,6 +4,8 @@ move-import fix acts on the first."""
 
 from __future__ import annotations
 
+from driftcheck.sources.sources import module_name_for
+
 
 def same_named_modules(api, module: str) -> list[str]:
     """vLLM's modules named like `module`'s last part, the closest first: most trailing parts in common
@@ -15,7 +17,7 @@ def same_named_modules(api, module: str) -> list[str]:
     out = []
     for rel in api.tree.iter_files(api.package):
         if rel.endswith(f"/{leaf}.py") or rel.endswith(f"/{leaf}/__init__.py"):
-            out.append(rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", "."))
+            out.append(module_name_for(rel))
 
     def closeness(name: str) -> tuple[int, int]:
         theirs = name.split(".")

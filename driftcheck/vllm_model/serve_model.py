@@ -26,6 +26,7 @@ from driftcheck.vllm_model.serve_parser import (
 )
 from driftcheck.vllm_model.signatures import VARARG, VARKW
 from driftcheck.astnodes import walk
+from driftcheck.sources.sources import module_name_for
 
 
 INDEX_KEY = "serve_config_drift:v4"  # v3: argparse's own -h / --help; v4: the factory's lookup path (VA1)
@@ -212,7 +213,7 @@ def _connectors(api: ApiIndex, model: ServeModel) -> None:
             if lookups:
                 registry, model.factory = node.name, (rel, lookups[0].lineno)
                 model.unsupported = all("Unsupported connector type" in ast.unparse(fn) for fn in lookups)
-                module = rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+                module = module_name_for(rel)
                 model.factory_class, model.factory_path = f"{module}.{node.name}", _lookup_path(node, lookups)
                 if "raise" not in ast.unparse(lookups[0]):
                     complete = False  # a name it does not know may go elsewhere

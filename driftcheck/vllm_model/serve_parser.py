@@ -18,6 +18,7 @@ from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.astnodes import walk
+from driftcheck.sources.sources import module_name_for
 
 
 MAX_FOLLOW = 8  # call depth from the entry point: make_arg_parser -> add_cli_args -> super() ...
@@ -66,7 +67,7 @@ def entry_points(api: ApiIndex) -> dict:
         if not rel.startswith("vllm/entrypoints/cli/"):
             continue
         tree = api.parse(rel)
-        mod = api.module(rel[:-3].replace("/", ".").removesuffix(".__init__"))
+        mod = api.module(module_name_for(rel))
         if tree is None or mod is None:
             continue
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):

@@ -19,6 +19,7 @@ from driftcheck.sources.sources import SourceTree
 from driftcheck.storage.datacodec import Codec, CodecError
 from driftcheck.vllm_model import file_memo
 from driftcheck.vllm_model.class_scanner import ClassMembers, classes_by_line, classes_fast, odd_line_breaks
+from driftcheck.sources.sources import module_name_for
 
 
 _CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
@@ -301,7 +302,7 @@ class TextIndex:
             foreign = named.group(2).decode() if named is not None else None
             return (source, foreign) if foreign is not None and foreign.split(".")[0] != self.package else None
         module = made.group(3).decode() if made.group(3) else \
-            rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+            module_name_for(rel)
         return source, module
 
     def defining_modules(self, name: str, near: str, *, leader: bool = False) -> list[str]:
@@ -325,7 +326,7 @@ class TextIndex:
         for order, (rel, _line, kind) in enumerate(self.top_level_definitions(name)):
             if rel.split("/")[0] != self.package:
                 continue
-            module = rel.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+            module = module_name_for(rel)
             shared = 0
             for mine, theirs in zip(module.split("."), near_parts):
                 if mine != theirs:

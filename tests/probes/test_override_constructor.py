@@ -69,13 +69,11 @@ _MOE_CLIENT = ("from vllm import moe\nfrom vllm.moe import MarlinMoEMethod\n\n\n
 
 
 def _replaced(tmp_path, client: str = _MOE_CLIENT, new_call: str = "MarlinMoEMethod(quant_config, layer.moe_config, layer.name)"):
-    from scan.helpers import scan_trees, vllm_tree, write_tree
+    from scan.helpers import scan_against_own
 
-    own = vllm_tree(tmp_path / "own", _moe_tree("MarlinMoEMethod(quant_config, layer.moe_config)"))
-    write_tree(own, {"vllm/_version.py": '__version__ = "0.11.0"\n'})
-    result = scan_trees(tmp_path, _moe_tree(new_call), {"plug/__init__.py": "", "plug/ct_moe.py": client},
-                        only=["DC109"], client_vllm=str(own), version="0.12.0")
-    assert not result.internal_errors
+    result = scan_against_own(tmp_path, _moe_tree("MarlinMoEMethod(quant_config, layer.moe_config)"), "0.11.0",
+                              _moe_tree(new_call), {"plug/__init__.py": "", "plug/ct_moe.py": client},
+                              only=["DC109"], version="0.12.0")
     return [(f.client.line, f.severity) for f in result.findings]
 
 
@@ -113,14 +111,12 @@ _SELECTOR_CLIENT = ("def patch_vllm():\n    import vllm.selector as selector\n\n
 
 
 def _module_function(tmp_path, new_call: str, client: str = _SELECTOR_CLIENT):
-    from scan.helpers import scan_trees, vllm_tree, write_tree
+    from scan.helpers import scan_against_own
 
-    own = vllm_tree(tmp_path / "own", _selector("_cached_get_attn_backend(backend=backend, attn_selector_config=config, "
-                                                 "num_heads=heads)"))
-    write_tree(own, {"vllm/_version.py": '__version__ = "0.18.0"\n'})
-    result = scan_trees(tmp_path, _selector(new_call), {"plug/__init__.py": "", "plug/patch.py": client},
-                        only=["DC109"], client_vllm=str(own), version="0.33.0")
-    assert not result.internal_errors
+    result = scan_against_own(tmp_path, _selector("_cached_get_attn_backend(backend=backend, attn_selector_config=config, "
+                                                  "num_heads=heads)"), "0.18.0",
+                              _selector(new_call), {"plug/__init__.py": "", "plug/patch.py": client},
+                              only=["DC109"], version="0.33.0")
     return [(f.client.line, f.severity, f.details.get("argument")) for f in result.findings]
 
 
@@ -160,14 +156,12 @@ _QWEN_CLIENT = ("from vllm.qwen3_next import Qwen3NextAttention\n\n_orig_forward
 
 
 def _qwen_scan(tmp_path, new_call: str, client: str = _QWEN_CLIENT):
-    from scan.helpers import scan_trees, vllm_tree, write_tree
+    from scan.helpers import scan_against_own
 
-    own = vllm_tree(tmp_path / "own", _qwen("self.self_attn(positions=positions, output=output, hidden_states=hidden_states)",
-                                            "def forward(self, positions, output, hidden_states):"))
-    write_tree(own, {"vllm/_version.py": '__version__ = "0.25.1"\n'})
-    result = scan_trees(tmp_path, _qwen(new_call), {"plug/__init__.py": "", "plug/qwen3_next.py": client},
-                        only=["DC109", "DC004"], client_vllm=str(own), version="0.26.0")
-    assert not result.internal_errors
+    result = scan_against_own(tmp_path, _qwen("self.self_attn(positions=positions, output=output, hidden_states=hidden_states)",
+                                              "def forward(self, positions, output, hidden_states):"), "0.25.1",
+                              _qwen(new_call), {"plug/__init__.py": "", "plug/qwen3_next.py": client},
+                              only=["DC109", "DC004"], version="0.26.0")
     return sorted((f.rule, f.client.line, f.severity) for f in result.findings)
 
 

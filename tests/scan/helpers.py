@@ -76,6 +76,17 @@ def scan_trees(tmp_path: Path, vllm_files: dict[str, str], client_files: dict[st
     return scan(vllm, [client], ScanOptions(cache_dir=tmp_path / "cache", use_cache=False, only=only, client_vllm=client_vllm))
 
 
+def scan_against_own(tmp_path: Path, own_files: dict[str, str], own_version: str, vllm_files: dict[str, str],
+                     client_files: dict[str, str], only: list[str], version: str) -> ScanResult:
+    """`scan_trees` with the client's own vLLM (`--client-vllm`) a second fake tree, `own_files` at `own_version`:
+    the baseline the override, replacement and orphan rules compare the target with. No internal error allowed."""
+    own = vllm_tree(tmp_path / "own", own_files)
+    write_tree(own, {"vllm/_version.py": f'__version__ = "{own_version}"\n'})
+    result = scan_trees(tmp_path, vllm_files, client_files, only=only, client_vllm=str(own), version=version)
+    assert not result.internal_errors
+    return result
+
+
 def usage_of(tmp_path: Path, vllm_files: dict[str, str], client_files: dict[str, str]) -> Usage:
     """What the client-side inference records, without running any probe."""
     api = index(tmp_path, vllm_files)

@@ -10,7 +10,7 @@ R4 (unsloth_zoo 2025.7.6 at 0.8.5): `if importlib.util.find_spec("vllm") is not 
 
 from __future__ import annotations
 
-from scan.helpers import scan_trees
+from scan.helpers import scan_against_own, scan_trees
 
 _VLLM = {"vllm/__init__.py": "", "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/openai/__init__.py": "",
          "vllm/entrypoints/openai/protocol.py": "class ErrorResponse:\n    pass\n"}
@@ -109,13 +109,9 @@ _M1 = ("from vllm.backend import TritonAttentionBackend\n\n\nclass MyBackend(Tri
 
 
 def _m1(tmp_path, caller: str = "backend.get_name()"):
-    from scan.helpers import vllm_tree, write_tree
-
-    own = vllm_tree(tmp_path / "own", _backend_tree(True, "backend.get_kv_cache_shape(n, 16, 8, 64)"))
-    write_tree(own, {"vllm/_version.py": '__version__ = "0.19.0"\n'})
-    result = scan_trees(tmp_path, _backend_tree(False, caller), {"plug/__init__.py": "", "plug/backend.py": _M1},
-                        only=["DC117"], client_vllm=str(own), version="0.33.0")
-    assert not result.internal_errors
+    result = scan_against_own(tmp_path, _backend_tree(True, "backend.get_kv_cache_shape(n, 16, 8, 64)"), "0.19.0",
+                              _backend_tree(False, caller), {"plug/__init__.py": "", "plug/backend.py": _M1},
+                              only=["DC117"], version="0.33.0")
     return [(f.client.line, f.severity) for f in result.findings]
 
 
@@ -183,13 +179,9 @@ _ROPE_CLIENT = ("from vllm.mrope import MRotaryEmbedding\n\n\nclass KunlunRope(M
 
 
 def _f2(tmp_path, caller: str):
-    from scan.helpers import vllm_tree, write_tree
-
-    own = vllm_tree(tmp_path / "own", _rope(caller, "positions, query, key"))
-    write_tree(own, {"vllm/_version.py": '__version__ = "0.11.0"\n'})
-    result = scan_trees(tmp_path, _rope(caller, "positions, query, key, offsets"), {"plug/__init__.py": "", "plug/rope.py": _ROPE_CLIENT},
-                        only=["DC109"], client_vllm=str(own), version="0.33.0")
-    assert not result.internal_errors
+    result = scan_against_own(tmp_path, _rope(caller, "positions, query, key"), "0.11.0",
+                              _rope(caller, "positions, query, key, offsets"), {"plug/__init__.py": "", "plug/rope.py": _ROPE_CLIENT},
+                              only=["DC109"], version="0.33.0")
     return [(f.client.line, f.severity) for f in result.findings]
 
 
