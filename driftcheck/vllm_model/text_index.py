@@ -51,6 +51,38 @@ def class_headers(data: bytes) -> list[re.Match]:
     return out
 
 
+# After this many names searched for in one process, the next are answered from a table of the tree's words: one
+# search of every file costs ~14 ms on 0.32.0 (39 MB), the table ~0.8 s once and ~1 ms a name; a whole-platform
+# client asks hundreds of names, a plugin a few dozen (which the table would only slow down).
+SEARCHES_BEFORE_WORD_INDEX = 64
+_ASCII_WORD = re.compile(rb"[A-Za-z0-9_]+")
+
+
+class WordIndex:
+    """Every maximal run of ASCII word characters of a tree's files -> the files holding it. An ASCII word occurs in
+    a file exactly where it lies inside one of the file's runs, so the files holding it are those of the runs
+    containing it: the same answer as searching every file's bytes, from one search of the runs' text."""
+
+    def __init__(self, blobs: dict[str, bytes]):
+        self._files: dict[bytes, list[str]] = {}
+        for rel, data in blobs.items():
+            for word in set(_ASCII_WORD.findall(data)):
+                self._files.setdefault(word, []).append(rel)
+        self._text = b"\n".join(self._files)  # one run a line
+
+    def files_holding(self, needle: bytes, blobs: dict[str, bytes]) -> list[str]:
+        hit: set[str] = set()
+        text = self._text
+        at = text.find(needle)
+        while at != -1:
+            start = text.rfind(b"\n", 0, at) + 1
+            end = text.find(b"\n", at)
+            end = len(text) if end == -1 else end
+            hit.update(self._files[text[start:end]])
+            at = text.find(needle, end)
+        return [rel for rel in blobs if rel in hit]
+
+
 class TextIndex:
     """Whole-tree text queries over one vLLM tree. For an immutable tree (a wheel or fetched sources zip) the
     answers are kept on disk between runs (`store`), so a warm scan reads only the few files it needs."""
@@ -66,6 +98,8 @@ class TextIndex:
         self._content_keys: dict[str, bytes] = {}
         self._classes: dict[str, list[ClassMembers]] = {}
         self._mentions: dict[str, list[str]] = {}
+        self._searched = 0  # names searched for in this process (the answers read from the store not counted)
+        self._word_index: WordIndex | None = None
         self._headers: dict[str, list[tuple[str, str]]] | None = None  # _base_words, this process only
         self.extra: dict[str, object] = {}  # other per-tree answers probes keep here (plain data: see encode_plain)
         # The store is JSON whatever name the caller gave it (older versions wrote pickles as *.pkl, never read now).
@@ -168,11 +202,21 @@ class TextIndex:
         return name in self._mentions
 
     def files_mentioning(self, name: str) -> list[str]:
+        """The files whose bytes hold `name` anywhere (a substring, not only a whole word), in the tree's order."""
         if name not in self._mentions:
             needle = name.encode()
-            self._mentions[name] = [rel for rel, data in self.blobs().items() if needle in data]
+            self._searched += 1
+            if self._searched > SEARCHES_BEFORE_WORD_INDEX and _ASCII_WORD.fullmatch(needle):
+                self._mentions[name] = self._words().files_holding(needle, self.blobs())
+            else:
+                self._mentions[name] = [rel for rel, data in self.blobs().items() if needle in data]
             self.dirty = True
         return self._mentions[name]
+
+    def _words(self) -> "WordIndex":
+        if self._word_index is None:
+            self._word_index = WordIndex(self.blobs())
+        return self._word_index
 
     def remember(self, key: str, compute):
         """A per-tree answer kept with the index (computed once per tree, ever)."""

@@ -134,6 +134,43 @@ def test_classes_defining_and_top_level_definitions(tmp_path):
     assert index.files_mentioning("get_input_embeddings") == ["vllm/a.py", "vllm/b.py"]
 
 
+def _mentions_both_ways(tmp_path, monkeypatch, files: dict[str, str], names: list[str]) -> tuple[list, list]:
+    """files_mentioning each name by searching every file, then with the word table from the first name on."""
+    from driftcheck.vllm_model import text_index
+
+    root = write_tree(tmp_path, files)
+    searched = [TextIndex(FolderTree(root)).files_mentioning(n) for n in names]
+    monkeypatch.setattr(text_index, "SEARCHES_BEFORE_WORD_INDEX", 0)
+    index = TextIndex(FolderTree(root))
+    tabled = [index.files_mentioning(n) for n in names]
+    assert index._word_index is not None  # the table answered (the ASCII words at least)
+    return searched, tabled
+
+
+def test_the_word_table_answers_as_a_search_of_every_file(tmp_path, monkeypatch):
+    """A name inside a longer word, at a file's start or end, beside non-ASCII letters, in a string or a comment:
+    each found in the same files, in the tree's order; a name that is no ASCII word is searched for as before."""
+    files = {"vllm/__init__.py": "", "vllm/a.py": "x = get_kv_cache_shape_impl(1)\n# forward\n",
+             "vllm/b.py": "s = 'select_experts'\nforwardé = 1\n", "vllm/c.py": "éforward\n",
+             "vllm/d.py": "class ForwardContext:\n    pass\nend_forward"}
+    names = ["get_kv_cache_shape", "forward", "select_experts", "shape_impl", "end_forward", "x", "absent_name",
+             "forwardé", "vllm.a", "Forward"]
+    searched, tabled = _mentions_both_ways(tmp_path, monkeypatch, files, names)
+    assert tabled == searched
+    assert tabled[1] == ["vllm/a.py", "vllm/b.py", "vllm/c.py", "vllm/d.py"] and tabled[6] == [] and tabled[7] == ["vllm/b.py"]
+
+
+@pytest.mark.network
+def test_the_word_table_answers_as_a_search_on_a_release(monkeypatch):
+    from driftcheck.vllm_model.text_index import WordIndex
+
+    with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
+        blobs = {n: zf.read(n) for n in zf.namelist() if n.startswith("vllm/") and n.endswith(".py")}
+    words = WordIndex(blobs)
+    names = [b"forward", b"get_input_embeddings", b"kv_cache", b"_", b"Scheduler", b"embed_input_ids", b"zz_absent"]
+    assert [words.files_holding(n, blobs) for n in names] == [[r for r, d in blobs.items() if n in d] for n in names]
+
+
 @pytest.mark.network
 def test_fast_scanner_matches_on_every_file_of_a_release():
     with zipfile.ZipFile(vllm_sources("0.16.0")) as zf:
