@@ -136,8 +136,10 @@ class ClientSource:
 
     def other_modules(self) -> dict[str, str]:
         """Module -> path of the client's .py files that import no vLLM (from their paths: nothing is read)."""
-        mine = {f.rel for f in self.files}
-        return {module_name_for(rel): rel for rel in self.tree.iter_files("") if rel not in mine}
+        def build():
+            mine = {f.rel for f in self.files}
+            return {module_name_for(rel): rel for rel in self.tree.iter_files("") if rel not in mine}
+        return kept_on(self, "_other_modules", self.files, build)  # asked once per name by some rules: one walk
 
     def other_files(self, containing: str | None = None, matching: "re.Pattern[bytes] | None" = None):
         """Those files (those whose text holds `containing`, or where `matching` matches) parsed, one at a time as

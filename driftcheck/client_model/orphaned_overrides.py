@@ -33,7 +33,6 @@ import weakref
 from dataclasses import dataclass
 
 from driftcheck.astnodes import nodes_of
-from driftcheck.client_model.client import kept_on
 from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.guards import body_span
 from driftcheck.vllm_model.bodies import text_index_for
@@ -233,18 +232,11 @@ def _member_elsewhere(source, file, name: str) -> bool:
     """Another client file (importing vLLM or not) reads the name as an attribute or holds it as a string; its
     bare names are its own functions (vllm-plugin-FL's vendor module `select_experts(...)`, a function beside the
     `FusedMoEFL.select_experts` override)."""
-    return any(rel != file.rel for rel in _files_naming(source, name))
-
-
-def _files_naming(source, name: str) -> list[str]:
-    """Every client file (importing vLLM or not) that reads `name` as an attribute or holds it as a string, found once
-    per name: a whole-platform client asks it for hundreds of overrides, and a search of every text per override
-    was seconds (0.32.0's tree)."""
-    known = kept_on(source, "_files_naming", source.files, dict)
-    if name not in known:
-        candidates = itertools.chain((f for f in source.files if name in f.text), source.other_files(containing=name))
-        known[name] = [f.rel for f in candidates if name in name_mentions(f.tree)]
-    return known[name]
+    others = (f for f in source.files if f is not file and name in f.text)
+    for f in itertools.chain(others, source.other_files(containing=name)):
+        if name in name_mentions(f.tree):
+            return True
+    return False
 
 
 def _overridden_in(baseline, bases: list[Resolved], name: str) -> Resolved | None:
