@@ -327,6 +327,10 @@ class ClientPhases:
                 for use in self.usage.imports[start:]:
                     use.handler_raises = True
             body_runs = self._imports_resolve(node.body)
+            # an import of the body that fails here stops it: the first handler catching that runs, and each name it
+            # binds is its own (a fallback class after `from vllm.x import Gone, Kept`, which Python never binds)
+            fallback = next((h for h in node.handlers if _catches_import_error([h])), None) \
+                if self._import_fails(node.body) else None
             for h in node.handlers:
                 handler_env: dict = {}
                 first = len(self.usage.imports)
@@ -340,8 +344,10 @@ class ClientPhases:
                 # The handler's import is the fallback: it binds a name only when the try body's own
                 # import of it fails on this target (a vLLM name it lacks), never over the client's own.
                 for name, value in handler_env.items():
-                    if name not in body_env or body_env[name] is ABSENT:
+                    if h is fallback or name not in body_env or body_env[name] is ABSENT:
                         body_env[name] = value
+                if h is fallback:
+                    body_env.update({name: None for s in h.body for name, _ in top_level_bindings(s) if name not in handler_env})
             env.update({k: (None if v is ABSENT else v) for k, v in body_env.items()})
             _imports_in(node.orelse, runtime_only, guarded, type_only, env)
             _imports_in(node.finalbody, runtime_only, guarded, type_only, env)
@@ -351,6 +357,17 @@ class ClientPhases:
             pass  # function bodies are handled with their own environment
         elif isinstance(node, ast.ClassDef) and not runtime_only:
             _imports_in(node.body, runtime_only, guarded, type_only, env)
+
+    def _import_fails(self, body: list[ast.stmt]) -> bool:
+        """Whether an import statement directly in `body` names a vLLM module or name the target certainly lacks."""
+        for n in body:
+            if isinstance(n, ast.Import):
+                if any(a.name.split(".")[0] == self.package and isinstance(self.api.resolve(a.name), Missing) for a in n.names):
+                    return True
+            elif isinstance(n, ast.ImportFrom) and not n.level and n.module and n.module.split(".")[0] == self.package:
+                if any(a.name != "*" and isinstance(self.api.resolve(f"{n.module}.{a.name}"), Missing) for a in n.names):
+                    return True
+        return False
 
     def _imports_resolve(self, body: list[ast.stmt]) -> bool:
         """Whether every import statement directly in `body` is a vLLM import the target has."""
