@@ -536,7 +536,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         driftcheck does not read, or one whose class is open, stays silent here, as do dunders and what `type` and the
         metaclasses of the standard library give every class."""
         attr = node.attr
-        if attr.startswith("_") or attr in _TYPE_MEMBERS:
+        if attr.startswith("__") or attr in _TYPE_MEMBERS:
+            return  # (a dunder, or a name a class body mangles); a `_private` one is what a monkey-patch reads (25a M1)
+        if attr.startswith("_") and self._private_members_unseen(base.cls):
             return
         self.reported.add(key)
         if (self._patched_on(base.cls, attr) and id(node) not in read_before_own_store(self.file.tree)) \
@@ -545,7 +547,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         result = self._look_up(base.cls, attr, False)
         if not isinstance(result, Missing):
             return  # the common case, answered before the file-wide questions below
-        if any(c.cls is not None and c.cls.dynamic_names for c in self.api.mro(base.cls)[0]):
+        if any(c.cls is not None and c.cls.dynamic_class_names for c in self.api.mro(base.cls)[0]):
             # a method of the class sets members on it by a computed name: vLLM 0.32.0's
             # `AttentionBackendEnum.register(name, path)` does `setattr(cls, name, member)` (tpu-inference's tests
             # register "FAKE", then read `AttentionBackendEnum.FAKE`): any name may be there at run time
@@ -559,6 +561,14 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return
         self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, attr, False, result, node, self.file,
                                         plugin_may_set(self, node, result, env, base.cls)))
+
+    def _private_members_unseen(self, cls) -> bool:
+        """Whether the class may have `_private` members no source driftcheck reads shows: a base outside vLLM (abc.ABC's
+        and every ABCMeta class's `_abc_impl`, an Enum's `_member_map_`, a NamedTuple's `_fields`, torch's
+        `nn.Module._call_impl`: public members of those bases are known, private ones are not) or a metaclass."""
+        order, _, externals = self.api.mro(cls)
+        return any(not e.startswith("builtins.") for e in externals) or \
+            any(c.cls is not None and "__metaclass__" in c.cls.decorator_kwargs for c in order)
 
     def _made_by_a_call(self, cls_name: str, attr: str) -> bool:
         """Whether a client file hands the class and the member's name to a call that may make it, other than the

@@ -146,6 +146,12 @@ def _may_set_by_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, setattr_at: lis
     return i < len(setattr_at) and setattr_at[i] <= end
 
 
+def _first_is_the_class(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `fn`'s first parameter is the class, not an instance: what it sets there, a read off the class sees."""
+    return fn.name in ("__new__", "__init_subclass__", "__class_getitem__") or \
+        any(dotted_name(d) in ("classmethod", "builtins.classmethod") for d in fn.decorator_list)
+
+
 def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo, declared: set[str],
                             full_walk: bool = True, statements: list[ast.AST] | None = None) -> None:
     """Attributes assigned on the first parameter anywhere in `fn`. `full_walk=False` skips expressions:
@@ -173,6 +179,7 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
                 cls.instance_attrs.setdefault(name.value, (sub.lineno, None))
             elif isinstance(obj, ast.Name) and obj.id == first:
                 cls.dynamic_names = True
+                cls.dynamic_class_names = cls.dynamic_class_names or _first_is_the_class(fn)
             continue
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
                 and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args \

@@ -105,6 +105,7 @@ class ClassInfo:
     dynamic_attrs: bool = False  # defines __getattr__/__getattribute__
     class_kwargs: dict[str, str] = field(default_factory=dict)  # `class C(Base, total=False, kw_only=True)`
     dynamic_names: bool = False  # `setattr(self, name, ...)` / `self.register_buffer(name, ...)` with a computed name
+    dynamic_class_names: bool = False  # the same on the class itself (`setattr(cls, name, ...)` in a classmethod, `__new__`, `__init_subclass__`)
 
 
 @dataclass

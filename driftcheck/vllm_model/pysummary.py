@@ -270,7 +270,7 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                         result.names[right.value] = f"{info.name}.{served}"
     result.names = {k: v for k, v in result.names.items() if not k.startswith("@dict:")}
     last = fn.body[-1] if fn.body else None
-    result.closed = _always_raises(last)
+    result.closed = _always_raises(last) or _refuses_all_but_globals(fn, param)
     result.none_otherwise = not result.closed and _falls_through_for_other_names(fn, param)
     # `elif name in globals()` means "anything defined here"; it does not open the module further.
     return result
@@ -330,6 +330,20 @@ def _always_raises(stmt: ast.stmt | None) -> bool:
     if isinstance(stmt, ast.If):
         return bool(stmt.orelse) and _always_raises(stmt.orelse[-1])
     return False
+
+
+def _refuses_all_but_globals(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
+    """The body starts `if name not in globals(): raise ...` (0.34.0's transformers backend package): only a name the
+    module already binds gets past it, so it serves no other name."""
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) \
+        else fn.body
+    first = body[0] if body else None
+    if not (isinstance(first, ast.If) and not first.orelse and first.body and _always_raises(first.body[-1])):
+        return False
+    test = first.test
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == param \
+        and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn) and isinstance(test.comparators[0], ast.Call) \
+        and dotted_name(test.comparators[0].func) == "globals" and not test.comparators[0].args
 
 
 _GLOBAL_STATEMENT = re.compile(r"(?m)(?:^|;)[ \t]*global[ \t]+\w")

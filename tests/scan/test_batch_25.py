@@ -1,4 +1,5 @@
-"""Twentieth session (batch 25a, KV-cache clients never scanned): a fallback bound by the handler of a failed import.
+"""Twentieth session (batches 25a/25b, clients never scanned): a fallback bound by the handler of a failed import (F1),
+private members read off a vLLM class (25a M1), a module `__getattr__` that serves only its globals (25b M1).
 
 F1 (py-kvcache at vLLM 0.19.1): `try: from vllm.v1.kv_offload.abstract import OffloadKey, PrepareStoreOutput` with
 `except Exception:` defining the client's own `PrepareStoreOutput` dataclass. 0.19.1 lacks `OffloadKey`, so the import
@@ -70,3 +71,99 @@ def test_f1_a_handlers_import_replaces_a_name_the_failed_import_never_bound(tmp_
     # twin: without the missing name the body's import runs, and the handler never does
     twin = _errors(tmp_path / "twin", client.replace("OffloadKey, PrepareStoreOutput", "PrepareStoreOutput"), vllm)
     assert twin == [("DC003", 13), ("DC003", 13), ("DC003", 13), ("DC005", 13)]
+
+
+# 25a M1 (aitherkvcache at 0.31.0): `original = GPUModelRunner._reshape_kv_cache_tensors` before the patch stores its
+# own; 0.31.0's runner has no such method, an AttributeError. Reads of `_private` members off a vLLM class were never
+# checked (only public ones), though they are what monkey-patches read and replace.
+_RUNNER = {"vllm/__init__.py": "", "vllm/runner.py": "import enum\nfrom abc import ABC\nfrom typing import NamedTuple\n\n\n"
+           "class GPUModelRunner:\n    def initialize_kv_cache(self, config):\n        return {}\n\n\n"
+           "class Backend(ABC):\n    def name(self):\n        return 'x'\n\n\n"
+           "class Status(enum.Enum):\n    WAITING = 1\n\n\nclass Pair(NamedTuple):\n    a: int\n    b: int\n"}
+_PATCH = '''\
+from vllm.runner import Backend, GPUModelRunner, Pair, Status
+
+
+def patch():
+    original = GPUModelRunner._reshape_kv_cache_tensors
+
+    def _mine(self, raw, sizes):
+        return original(self, raw, sizes)
+
+    GPUModelRunner._reshape_kv_cache_tensors = _mine
+'''
+
+
+def _dc006(tmp_path, client: str, vllm: dict | None = None) -> list[tuple[int, str]]:
+    result = scan_trees(tmp_path, vllm or _RUNNER, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC006"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_25a_m1_a_private_method_read_before_the_patch_is_checked(tmp_path):
+    assert _dc006(tmp_path, _PATCH) == [(5, "error")]
+
+
+def test_25a_m1_twin_the_private_method_vllm_has(tmp_path):
+    vllm = {**_RUNNER, "vllm/runner.py": _RUNNER["vllm/runner.py"].replace(
+        "    def initialize_kv_cache", "    def _reshape_kv_cache_tensors(self, raw, sizes):\n        return raw\n\n"
+        "    def initialize_kv_cache")}
+    assert _dc006(tmp_path, _PATCH, vllm) == []
+
+
+def test_25a_m1_what_the_standard_library_gives_a_class_is_no_finding(tmp_path):
+    """Enum's, NamedTuple's and ABC's own private members, and a dunder name, are there at run time (CPython runs
+    these reads); a private name on a class with a base outside vLLM is therefore never known to be missing, even
+    one no base has (`Backend._not_known`: left silent, not guessed)."""
+    client = _PATCH + ("\n\ndef read():\n    return (Status._member_map_, Status._value2member_map_, Pair._fields, Pair._make,"
+                       " Pair._field_defaults, Backend._abc_impl, GPUModelRunner.__name__, Backend._not_known)\n")
+    assert _dc006(tmp_path, client) == [(5, "error")]
+
+
+# 25b M1 (NousResearch torchtitan at 0.34.0): `from vllm.model_executor.models.transformers import TransformersModel`,
+# a class 0.34.0 removed, was unknown: the package's `__getattr__` starts `if name not in globals(): raise
+# AttributeError(...)` and then returns `globals()[name]`; only its last statement was read, so it looked open to any
+# name. It serves only what the module binds already: an ImportError.
+_GETATTR = ('def __getattr__(name: str):\n    """Handle imports of non-existent classes."""\n    if name not in globals():\n'
+            '        raise AttributeError(f"no class for {name}")\n    return globals()[name]\n')
+
+
+def _dc002(tmp_path, getattr_body: str) -> list[tuple[int, str]]:
+    vllm = {"vllm/__init__.py": "", "vllm/models/__init__.py": "class TransformersForCausalLM:\n    pass\n\n\n" + getattr_body}
+    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/model.py":
+                                         "from vllm.models import TransformersModel, TransformersForCausalLM\n"},
+                        only=["DC002"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity, f.symbol) for f in result.findings] + \
+        [(u.client.line, "unknown", u.message[:40]) for u in result.unknown]
+
+
+def test_25b_m1_a_getattr_refusing_all_but_globals_serves_no_new_name(tmp_path):
+    assert _dc002(tmp_path, _GETATTR) == [(1, "error", "vllm.models.TransformersModel")]
+
+
+def test_25b_m1_twin_a_getattr_that_loads_other_names_may_serve_it(tmp_path):
+    opened = _GETATTR.replace("    if name not in globals():\n        raise AttributeError(f\"no class for {name}\")\n",
+                              "    if name not in globals():\n        return _load(name)\n")
+    found = _dc002(tmp_path, opened)
+    assert [sev for _, sev, _ in found] != ["error"] and all(sev != "error" for _, sev, _ in found)
+
+
+# 25a M1 on the real tree: 0.31.0's GPUModelRunner has `update_config`, which does `setattr(self, config_name, ...)`;
+# that made the class "set members by a computed name", and every read off the class itself went unchecked. A setattr
+# on an instance adds nothing to the class; one on the class (a classmethod's `cls`, as AttentionBackendEnum.register
+# does) still may add any name.
+def _runner_setting(method: str) -> dict:
+    return {**_RUNNER, "vllm/runner.py": _RUNNER["vllm/runner.py"].replace(
+        "    def initialize_kv_cache", method + "\n    def initialize_kv_cache")}
+
+
+def test_25a_m1_an_instance_setattr_by_name_adds_nothing_to_the_class(tmp_path):
+    method = "    def update_config(self, overrides):\n        for name, value in overrides.items():\n" \
+             "            setattr(self, name, value)\n"
+    assert _dc006(tmp_path, _PATCH, _runner_setting(method)) == [(5, "error")]
+
+
+def test_25a_m1_twin_a_classmethod_setattr_by_name_may_add_it(tmp_path):
+    method = "    @classmethod\n    def register(cls, name, value):\n        setattr(cls, name, value)\n"
+    assert _dc006(tmp_path, _PATCH, _runner_setting(method)) == []
