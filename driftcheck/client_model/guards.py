@@ -266,6 +266,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                     out.append(Guard(start, end, "capability", frozenset(), node.lineno, checked))
                 continue
             names, receivers = probe_of(node.test, probes)
+            names |= _probed_names(node.test, tree)
             if isinstance(node, ast.IfExp):
                 parts = [node.body] + ([node.orelse] if kind != "isinstance" else [])
                 start = min(p.lineno for p in parts)
@@ -839,7 +840,7 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                         continue  # `if not <a test the target passes>: return`: the rest runs on the target (HI1)
                     if kind in ("isinstance", "hasattr", "version") and (stmt.end_lineno or stmt.lineno) < end:
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
-                                         checked_names(stmt.test.operand)))
+                                         _probed_names(stmt.test.operand, tree)))
                     elif kind is None and (stmt.end_lineno or stmt.lineno) < end and host_checked(stmt.test.operand):
                         # `if not check_for_registration("vllm"): return False` before `from vllm.x import ...`
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, "capability", frozenset(), stmt.lineno,
@@ -1095,6 +1096,20 @@ def unreachable_branches(tree: ast.AST) -> list[Guard]:
     """The file's branches that never run because of the file itself: under a flag it only sets false, or a helper
     that only returns false (what `dead_methods` starts from)."""
     return _flag_never_set(tree) + _helper_never_true(tree)
+
+
+def _probed_names(test: ast.expr, tree: ast.AST) -> frozenset[str]:
+    """The names a hasattr/getattr test checks, a name argument the module binds to one string included
+    (`if not getattr(vllm, ATTR_DATADOG_PATCH, False): return` tests the client's own flag, not every use after it:
+    25d's R1). Without them a probe guards everything it covers."""
+    names = set(checked_names(test))
+    for n in walk(test):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("hasattr", "getattr") \
+                and len(n.args) >= 2 and isinstance(n.args[1], ast.Name) and isinstance(tree, ast.Module):
+            found = string_constants(n.args[1], tree)
+            if len(found) == 1:
+                names.add(found[0])
+    return frozenset(names)
 
 
 def _own_done_flags(tree: ast.AST) -> frozenset[str]:

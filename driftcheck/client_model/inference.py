@@ -360,8 +360,7 @@ class ValueInference:
             return None
         if isinstance(base, ClientSelf):
             if attr in self.client_members(base.cls_name):
-                value = self.self_types.get(base.cls_name, {}).get(attr)
-                return value  # the client's own member: its type only if the client set it from vLLM
+                return self._self_type(base.cls_name, attr)  # the client's own member: typed only if set from vLLM
             if self._client_base_first(base.cls_name, attr):
                 return None  # a client mixin of another file defines it before the vLLM bases listed after it
             for vbase in self.client_class_vllm_bases.get(base.cls_name, []):
@@ -371,6 +370,15 @@ class ValueInference:
                     # (tpu-inference's test sets `attn.kv_b_proj = MagicMock(...)` on the layer it built)
                     return None if base.built and not isinstance(value, BoundMethod) else value
             return None
+        return None
+
+    def _self_type(self, cls_name: str, attr: str) -> object:
+        """What `self.attr` holds in a method of the client class: the type the class's own methods set it to, else
+        that of the first client ancestor of this file that sets it (mteb's `self.llm = LLM(...)` in a base
+        `__init__`, called in a subclass: 25d's R2); a class between that sets or defines it decides instead."""
+        for name in (cls_name, *self._client_ancestors(cls_name)):
+            if attr in self.client_class_members.get(name, ()):
+                return self.self_types.get(name, {}).get(attr)
         return None
 
     def _built_client_class(self, name: str, env: dict) -> bool:

@@ -1,5 +1,6 @@
-"""Twentieth session (batches 25a/25b, clients never scanned): a fallback bound by the handler of a failed import (F1),
-private members read off a vLLM class (25a M1), a module `__getattr__` that serves only its globals (25b M1).
+"""Twentieth session (batches 25a/25b/25d): a fallback bound by the handler of a failed import (25a F1), private
+members read off a vLLM class (25a M1), a module `__getattr__` that serves only its globals (25b M1), `self.x` a
+client base class sets (25d R2), a probe whose name argument is a module constant (25d R1).
 
 F1 (py-kvcache at vLLM 0.19.1): `try: from vllm.v1.kv_offload.abstract import OffloadKey, PrepareStoreOutput` with
 `except Exception:` defining the client's own `PrepareStoreOutput` dataclass. 0.19.1 lacks `OffloadKey`, so the import
@@ -167,3 +168,77 @@ def test_25a_m1_an_instance_setattr_by_name_adds_nothing_to_the_class(tmp_path):
 def test_25a_m1_twin_a_classmethod_setattr_by_name_may_add_it(tmp_path):
     method = "    @classmethod\n    def register(cls, name, value):\n        setattr(cls, name, value)\n"
     assert _dc006(tmp_path, _PATCH, _runner_setting(method)) == []
+
+
+# 25d R2 (mteb at 0.16.0 / 0.17.0): `self.llm = LLM(...)` in a client base class's `__init__`, `self.llm.encode(...,
+# truncate_prompt_tokens=-1)` in a subclass: the subclass's `self.llm` was "a client member" of unknown type (only the
+# class's own methods were read for it), and the TypeError was missed.
+_LLM_VLLM = {"vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n", "vllm/entrypoints/__init__.py": "",
+             "vllm/entrypoints/llm.py": "class LLM:\n    def __init__(self, model=''):\n        self.model = model\n\n"
+                                        "    def encode(self, prompts, pooling_params=None, *, use_tqdm=True):\n"
+                                        "        return []\n"}
+_WRAPPERS = '''\
+from vllm import LLM
+
+
+class Base:
+    def __init__(self, model):
+        self.llm = LLM(model=model)
+
+
+class Encoder(Base):
+    def run(self, prompts):
+        return self.llm.encode(prompts, truncate_prompt_tokens=-1)
+'''
+
+
+def _dc003(tmp_path, client: str) -> list[tuple[int, str]]:
+    result = scan_trees(tmp_path, _LLM_VLLM, {"plug/__init__.py": "", "plug/wrap.py": client}, only=["DC003"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_25d_r2_an_attribute_a_client_base_class_sets_is_typed_in_the_subclass(tmp_path):
+    assert _dc003(tmp_path, _WRAPPERS) == [(11, "error")]
+
+
+def test_25d_r2_twin_a_subclass_that_sets_it_otherwise_decides(tmp_path):
+    own = _WRAPPERS.replace("class Encoder(Base):\n", "class Encoder(Base):\n    def load(self, other):\n"
+                                                      "        self.llm = other.make()\n\n")
+    assert _dc003(tmp_path, own) == []
+
+
+# 25d R1 (dd-trace-py at 0.14.0): `if not getattr(vllm, ATTR_DATADOG_PATCH, False): return` in `unpatch()`, the flag's
+# name a module constant, was a hasattr guard over every later line of the function: the AttributeError of
+# `vllm.v1.engine.processor.Processor` after it became a warning. The probe checks the client's own flag only.
+_DD_VLLM = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/engine/__init__.py": "",
+            "vllm/v1/engine/output_processor.py": "class OutputProcessor:\n    pass\n"}
+_UNPATCH = '''\
+import vllm
+import vllm.v1.engine.output_processor
+
+PATCHED = "_datadog_patch"
+
+
+def unpatch():
+    if not getattr(vllm, PATCHED, False):
+        return
+    setattr(vllm, PATCHED, False)
+    return vllm.v1.engine.processor.Processor
+'''
+
+
+def _dd(tmp_path, client: str) -> list[tuple[int, str]]:
+    result = scan_trees(tmp_path, _DD_VLLM, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC002"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_25d_r1_an_early_exit_on_the_clients_own_flag_guards_only_the_flag(tmp_path):
+    assert _dd(tmp_path, _UNPATCH) == [(11, "error")]
+
+
+def test_25d_r1_twin_a_probe_of_the_name_used_still_guards_it(tmp_path):
+    probing = _UNPATCH.replace('PATCHED = "_datadog_patch"', 'PATCHED = "processor"') \
+        .replace("getattr(vllm, PATCHED, False)", "getattr(vllm.v1.engine, PATCHED, None)")
+    assert _dd(tmp_path, probing) == [(11, "warning")]
