@@ -95,10 +95,15 @@ def patch():
 '''
 
 
-def _dc006(tmp_path, client: str, vllm: dict | None = None) -> list[tuple[int, str]]:
-    result = scan_trees(tmp_path, vllm or _RUNNER, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC006"])
+def _found(tmp_path, vllm: dict, client: str, rule: str) -> list[tuple[int, str]]:
+    """(line, severity) of each `rule` finding on the client module `plug/mod.py` against the fake vLLM `vllm`."""
+    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/mod.py": client}, only=[rule])
     assert not result.internal_errors
     return [(f.client.line, f.severity) for f in result.findings]
+
+
+def _dc006(tmp_path, client: str, vllm: dict | None = None) -> list[tuple[int, str]]:
+    return _found(tmp_path, vllm or _RUNNER, client, "DC006")
 
 
 def test_25a_m1_a_private_method_read_before_the_patch_is_checked(tmp_path):
@@ -193,9 +198,7 @@ class Encoder(Base):
 
 
 def _dc003(tmp_path, client: str) -> list[tuple[int, str]]:
-    result = scan_trees(tmp_path, _LLM_VLLM, {"plug/__init__.py": "", "plug/wrap.py": client}, only=["DC003"])
-    assert not result.internal_errors
-    return [(f.client.line, f.severity) for f in result.findings]
+    return _found(tmp_path, _LLM_VLLM, client, "DC003")
 
 
 def test_25d_r2_an_attribute_a_client_base_class_sets_is_typed_in_the_subclass(tmp_path):
@@ -229,9 +232,7 @@ def unpatch():
 
 
 def _dd(tmp_path, client: str) -> list[tuple[int, str]]:
-    result = scan_trees(tmp_path, _DD_VLLM, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC002"])
-    assert not result.internal_errors
-    return [(f.client.line, f.severity) for f in result.findings]
+    return _found(tmp_path, _DD_VLLM, client, "DC002")
 
 
 def test_25d_r1_an_early_exit_on_the_clients_own_flag_guards_only_the_flag(tmp_path):
