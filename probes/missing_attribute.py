@@ -11,6 +11,9 @@ the client never builds, where every client subclass overrides that method, runs
 warning that says so. `x.m += v` reads `m` first (JC1); `super().m` looks only at the classes after the client's
 own, so a member its vLLM bases lack is an AttributeError too, unless the class may sit before other bases in a
 subclass's MRO (JC3); the methods of a vLLM subclass a function defines are read as a module-level class's (JC2).
+A member read off a vLLM class itself (`GPUModelRunner._reshape_kv_cache_tensors`, the read before a monkey-patch
+replaces it) is checked whether or not its name starts with `_`; a private one is left alone where a base outside
+vLLM or a metaclass may give it (`_abc_impl`, an Enum's `_member_map_`), and dunders always (25a M1).
 """
 
 from __future__ import annotations
