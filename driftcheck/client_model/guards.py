@@ -12,7 +12,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, is_type_checking, nodes_of, source_text, walk, walk_statements
+from driftcheck.astnodes import binding_counts, dotted_name, is_type_checking, nodes_of, source_text, walk, walk_statements
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.path_inserts import outside_path_inserts
@@ -135,7 +135,8 @@ class Guard:
         if self.kind == "hasattr" and self.where:
             return self.where  # an import-time `assert hasattr(...)` (asserted_probes)
         if self.via:
-            inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names)
+            inner = Guard(self.start, self.end, self.kind, self.catches, self.line, self.names,
+                          where=self.where if self.kind == "fallback" else "")  # a flag's fallback names its `if`
             used = "handed out only at" if self.handed_out else "called only from"
             return f"in a function {used} line {self.via}, which is {inner.describe()}"
         names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
@@ -295,7 +296,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
     out += _early_exit_guards(tree, aliases, probes, decided) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
     out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
-    out += _flag_fallbacks(tree) + _expected_failures(tree, tuples) + _coroutine_switches(tree)
+    out += _flag_fallbacks(tree) + _handler_flags(tree) + _expected_failures(tree, tuples) + _coroutine_switches(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
                   where=r.check.helper, body=r.check.body) for r in checked_rests(tree)]
     out += [Guard(start, end, "hasattr", frozenset(), probe) for start, end, probe in probed_branches(tree)]
@@ -751,7 +752,7 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         first = covering[0]
         start, end = body_span(fn.body)
         out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0],
-                         handed_out=all((fn.name, n) in handed for n in lines)))
+                         handed_out=all((fn.name, n) in handed for n in lines), where=first.where, body=first.body))
     return out
 
 
@@ -993,6 +994,36 @@ def _flag_fallbacks(tree: ast.AST) -> list[Guard]:
                                                    f"setting `{key}`"))
                     if _stores_of(later, key):
                         break
+    return out
+
+
+def _handler_flags(tree: ast.AST) -> list[Guard]:
+    """`try: from vllm.new import X; LEGACY = False / except ImportError: from vllm.old import X; LEGACY = True` at a
+    module's top, then `if LEGACY:` anywhere in the file (25c's F1, vLLM-Watermark's `SamplerOutput(outputs=...)` made
+    only for the legacy class): the branch runs only where the try body failed, as the handler does, so it is a
+    "fallback" guard; where the body certainly fails on the target it runs and guards nothing (`guard_at`). Only a
+    name the handler sets to True at its top level, the try body never to True, and nothing else in the file stores
+    (no other assignment, no `global` rebinding)."""
+    if not isinstance(tree, ast.Module):
+        return []
+    counts = binding_counts(tree)
+    out: list[Guard] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Try) or not stmt.handlers:
+            continue
+        for h in stmt.handlers:
+            catches = _handler_names(h) if not _reraises(h) else set()
+            keys = {k for k in map(_set_true, h.body) if k and "." not in k}
+            keys = {k for k in keys if not any(_set_true(s) == k for s in stmt.body)
+                    and sum(counts.get(k, {}).values()) == sum(1 for part in (stmt.body, h.body) for s in part
+                                                              if _stores_of(s, k))}
+            for key in keys if catches else ():
+                for test in nodes_of(tree, ast.If):
+                    if test.lineno > stmt.end_lineno and _tests_flag(test.test, key) is False and test.body:
+                        start, end = body_span(test.body)
+                        out.append(Guard(start, end, "fallback", frozenset(catches), test.lineno, body=body_span(stmt.body),
+                                         where=f"under `if {key}:` (line {test.lineno}), which holds only where the try "
+                                               f"at line {stmt.lineno} failed and its handler set `{key}`"))
     return out
 
 

@@ -1,6 +1,7 @@
-"""Twentieth session (batches 25a/25b/25d): a fallback bound by the handler of a failed import (25a F1), private
+"""Twentieth session (batches 25a-25d): a fallback bound by the handler of a failed import (25a F1), private
 members read off a vLLM class (25a M1), a module `__getattr__` that serves only its globals (25b M1), `self.x` a
-client base class sets (25d R2), a probe whose name argument is a module constant (25d R1).
+client base class sets (25d R2), a probe whose name argument is a module constant (25d R1), a flag only the
+handler of a failed import sets (25c F1).
 
 F1 (py-kvcache at vLLM 0.19.1): `try: from vllm.v1.kv_offload.abstract import OffloadKey, PrepareStoreOutput` with
 `except Exception:` defining the client's own `PrepareStoreOutput` dataclass. 0.19.1 lacks `OffloadKey`, so the import
@@ -243,3 +244,54 @@ def test_25d_r1_twin_a_probe_of_the_name_used_still_guards_it(tmp_path):
     probing = _UNPATCH.replace('PATCHED = "_datadog_patch"', 'PATCHED = "processor"') \
         .replace("getattr(vllm, PATCHED, False)", "getattr(vllm.v1.engine, PATCHED, None)")
     assert _dd(tmp_path, probing) == [(11, "warning")]
+
+
+# 25c F1 (vLLM-Watermark): `try: from vllm.v1.outputs import SamplerOutput; USE_LEGACY = False / except ImportError:
+# from vllm.model_executor.layers.sampler import SamplerOutput; USE_LEGACY = True`, then `if USE_LEGACY: return
+# self._legacy_output(...)`, whose `SamplerOutput(outputs=...)` is the legacy class's call: it was checked as an
+# unguarded call of the v1 class. The flag the handler sets says the handler ran.
+_SAMPLER_VLLM = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "",
+                 "vllm/v1/outputs.py": "class SamplerOutput:\n    def __init__(self, sampled_token_ids, logprobs_tensors):\n"
+                                       "        pass\n",
+                 "vllm/model_executor/__init__.py": "", "vllm/model_executor/layers/__init__.py": "",
+                 "vllm/model_executor/layers/sampler.py": "class SamplerOutput:\n    def __init__(self, outputs, "
+                                                          "sampled_token_ids=None):\n        pass\n"}
+_WATERMARK = '''\
+try:
+    from vllm.v1.outputs import SamplerOutput
+
+    USE_LEGACY = False
+except ImportError:
+    from vllm.model_executor.layers.sampler import SamplerOutput
+
+    USE_LEGACY = True
+
+
+class WatermarkSampler:
+    def forward(self, tokens):
+        if USE_LEGACY:
+            return self._legacy_output(tokens)
+        return SamplerOutput(sampled_token_ids=tokens, logprobs_tensors=None)
+
+    def _legacy_output(self, tokens):
+        return SamplerOutput(outputs=[], sampled_token_ids=tokens)
+'''
+
+
+def test_25c_f1_a_call_made_only_under_the_handlers_flag_is_the_fallbacks(tmp_path):
+    assert _found(tmp_path, _SAMPLER_VLLM, _WATERMARK, "DC003") == [(18, "warning")]
+
+
+def test_25c_f1_twin_where_the_try_fails_the_flagged_code_runs(tmp_path):
+    """No v1 module: the handler runs, USE_LEGACY is True, and the legacy class's call is checked as it runs."""
+    legacy_only = {k: v for k, v in _SAMPLER_VLLM.items() if not k.startswith("vllm/v1/")}
+    legacy_only["vllm/model_executor/layers/sampler.py"] = "class SamplerOutput:\n    def __init__(self, sampled_token_ids):\n" \
+                                                           "        pass\n"
+    # (DC001 too: its certain error in the try body is what says the handler runs)
+    result = scan_trees(tmp_path, legacy_only, {"plug/__init__.py": "", "plug/mod.py": _WATERMARK}, only=["DC001", "DC003"])
+    assert [(f.rule, f.client.line, f.severity) for f in result.findings if f.client.line == 18] == [("DC003", 18, "error")]
+
+
+def test_25c_f1_twin_a_flag_stored_elsewhere_too_says_nothing(tmp_path):
+    restored = _WATERMARK + "\n\ndef force_legacy():\n    global USE_LEGACY\n    USE_LEGACY = True\n"
+    assert _found(tmp_path, _SAMPLER_VLLM, restored, "DC003") == [(18, "error")]
