@@ -14,7 +14,7 @@ from driftcheck.astnodes import nodes_of, stores_only, within
 from driftcheck.client_model.inference import FuncRef
 from driftcheck.client_model.uses import Usage
 from driftcheck.vllm_model.bodies import enclosing_function
-from driftcheck.vllm_model.resolved import Missing
+from driftcheck.vllm_model.resolved import Missing, Resolved
 
 
 def unread_packages(usage: Usage, package: str, required: frozenset[str] | None) -> dict[str, str]:
@@ -74,6 +74,26 @@ def takes_new_attributes(api, cls) -> bool:
     return not (slotted and all(e == "builtins.object" for e in externals))
 
 
+PLATFORM_HOOK = "vllm.platforms.interface.Platform.check_and_update_config"
+
+
+def platform_hook_classes(api) -> frozenset[str]:
+    """The classes of what vLLM hands each platform plugin to change before anything runs: the parameters of
+    `Platform.check_and_update_config` (a `VllmConfig`, on which tpu-inference sets `sharding_config`), read from the
+    target's own annotation. Kept per target."""
+    found = api.__dict__.get("_platform_hook_classes")
+    if found is None:
+        out: set[str] = set()
+        hook = api.resolve(PLATFORM_HOOK)
+        if isinstance(hook, Resolved) and hook.func is not None and hook.module is not None:
+            for param in hook.func.signature.params[1:]:
+                cls = api.resolve_in_scope(hook.module, param.annotation.strip("'\"")) if param.annotation else None
+                if isinstance(cls, Resolved) and cls.kind == "class":
+                    out.add(cls.qualname)
+        found = api.__dict__["_platform_hook_classes"] = frozenset(out)
+    return found
+
+
 def plugin_may_set(analyzer, node: ast.Attribute, result: object, env: dict, cls) -> str | None:
     """Why a member no class defines may still be on the object read: vLLM hands it out (`get_forward_context()`)
     to all code in its process, and the client imports a package driftcheck does not read that may be a vLLM plugin
@@ -90,12 +110,18 @@ def plugin_may_set(analyzer, node: ast.Attribute, result: object, env: dict, cls
     tree = analyzer.file.tree
     made_by = handed_out_by(node.value, tree, enclosing_function(tree, node),
                             lambda f: v.func.qualname if isinstance(v := analyzer.infer(f, env), FuncRef) else None)
-    if made_by is None:
+    handed = f"`{cls.cls.name}` objects are handed out by `{made_by}` to all code in vLLM's process" if made_by else None
+    if handed is None and cls.qualname in platform_hook_classes(analyzer.api):
+        # maxtext's `vllm_config.sharding_config`, which tpu-inference's platform sets there (25e F1)
+        handed = f"vLLM hands the `{cls.cls.name}` to every platform plugin's `{PLATFORM_HOOK}` before anything runs"
+    if handed is None:
         return None
-    package, where = next(iter(unread.items()))
+    # the package this file imports first, if any: the likeliest plugin of the code read here
+    mine = [top for top, where in unread.items() if where.startswith(analyzer.file.rel + ":")]
+    package = mine[0] if mine else next(iter(unread))
+    where = unread[package]
     more = f" (and {len(unread) - 1} other package(s))" if len(unread) > 1 else ""
     why = "which vLLM does not require" if required is not None else \
         "which may depend on vLLM (the sources hold no vLLM metadata to tell)"
-    return (f"`{cls.cls.name}` objects are handed out by `{made_by}` to all code in vLLM's process, and the client "
-            f"imports `{package}` ({where}){more}, which driftcheck does not read and {why}: a plugin the client "
-            f"runs under may set '{node.attr}' on them")
+    return (f"{handed}, and the client imports `{package}` ({where}){more}, which driftcheck does not read and {why}: "
+            f"a plugin the client runs under may set '{node.attr}' on them")

@@ -295,3 +295,45 @@ def test_25c_f1_twin_where_the_try_fails_the_flagged_code_runs(tmp_path):
 def test_25c_f1_twin_a_flag_stored_elsewhere_too_says_nothing(tmp_path):
     restored = _WATERMARK + "\n\ndef force_legacy():\n    global USE_LEGACY\n    USE_LEGACY = True\n"
     assert _found(tmp_path, _SAMPLER_VLLM, restored, "DC003") == [(18, "error")]
+
+
+# 25e F1 (maxtext's vLLM adapter at 0.26.0): `vllm_config.sharding_config` in a model that runs only under
+# tpu-inference, whose platform's `check_and_update_config` sets it on every VllmConfig. vLLM hands that object to
+# each platform plugin's hook before anything runs; with an unread package imported, the member may be there.
+_HOOK_VLLM = {"vllm/__init__.py": "", "vllm/config/__init__.py": "from vllm.config.vllm import VllmConfig\n",
+              "vllm/config/vllm.py": "class VllmConfig:\n    def __init__(self, model_config=None):\n"
+                                     "        self.model_config = model_config\n",
+              "vllm/platforms/__init__.py": "",
+              "vllm/platforms/interface.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                             "    from vllm.config import VllmConfig\n\n\nclass Platform:\n"
+                                             "    @classmethod\n    def check_and_update_config(cls, vllm_config: "
+                                             "\"VllmConfig\") -> None:\n        pass\n"}
+_ADAPTER = '''\
+from tpu_plugin.models import register_model
+from vllm.config import VllmConfig
+
+
+def generate_config(vllm_config: VllmConfig):
+    return vllm_config.sharding_config
+'''
+
+
+def _dc006_unknowns(tmp_path, client: str, vllm: dict) -> list[tuple[int, str]]:
+    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/mod.py": client}, only=["DC006"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings] + [(u.client.line, "unknown") for u in result.unknown]
+
+
+def test_25e_f1_what_platform_plugins_are_handed_may_carry_their_members(tmp_path):
+    assert _dc006_unknowns(tmp_path, _ADAPTER, _HOOK_VLLM) == [(6, "unknown")]
+
+
+def test_25e_f1_twin_no_unread_package_no_plugin(tmp_path):
+    assert _dc006_unknowns(tmp_path, _ADAPTER.replace("from tpu_plugin.models import register_model\n", ""),
+                           _HOOK_VLLM) == [(5, "error")]
+
+
+def test_25e_f1_twin_a_class_the_hook_is_not_handed(tmp_path):
+    other = {**_HOOK_VLLM, "vllm/platforms/interface.py": _HOOK_VLLM["vllm/platforms/interface.py"].replace(
+        'vllm_config: "VllmConfig"', "vllm_config: object")}
+    assert _dc006_unknowns(tmp_path, _ADAPTER, other) == [(6, "error")]
