@@ -167,6 +167,15 @@ def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
     return False
 
 
+def _handler_catches(handler: ast.ExceptHandler, raised: str) -> bool:
+    """Whether `except ...:` catches what a failed import raises: `ModuleNotFoundError` only a missing module (a name
+    its module lacks raises the plain ImportError, which that handler lets through: 25f's F3)."""
+    if handler.type is None:
+        return True
+    names = [dotted_name(t) for t in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
+    return any(n in ("ImportError", "Exception", "BaseException") or (n == "ModuleNotFoundError" == raised) for n in names)
+
+
 def _only_imports(body: list[ast.stmt]) -> bool:
     """A try body of imports, constant assignments (`HAS_VLLM = True`) and `pass`: what it can raise is their
     ImportError."""
@@ -323,14 +332,21 @@ class ClientPhases:
             body_env: dict = {}
             start = len(self.usage.imports)
             _imports_in(node.body, runtime_only, g, type_only, body_env)
+            if g and not guarded and not any(_handler_catches(h, "ImportError") for h in node.handlers):
+                # `except ModuleNotFoundError:` only: a name its module lacks raises the plain ImportError past it
+                # (25f's F3), so the body's own `from m import name` of a module the target has is not guarded
+                direct = {n.lineno for n in node.body if isinstance(n, ast.ImportFrom)}
+                for use in self.usage.imports[start:]:
+                    if use.loc.line in direct and use.name is not None and self.api.module(use.module) is not None:
+                        use.guarded = False
             if raising:
                 for use in self.usage.imports[start:]:
                     use.handler_raises = True
             body_runs = self._imports_resolve(node.body)
             # an import of the body that fails here stops it: the first handler catching that runs, and each name it
             # binds is its own (a fallback class after `from vllm.x import Gone, Kept`, which Python never binds)
-            fallback = next((h for h in node.handlers if _catches_import_error([h])), None) \
-                if self._import_fails(node.body) else None
+            raised = self._import_fails(node.body)
+            fallback = next((h for h in node.handlers if _handler_catches(h, raised)), None) if raised else None
             for h in node.handlers:
                 handler_env: dict = {}
                 first = len(self.usage.imports)
@@ -358,16 +374,20 @@ class ClientPhases:
         elif isinstance(node, ast.ClassDef) and not runtime_only:
             _imports_in(node.body, runtime_only, guarded, type_only, env)
 
-    def _import_fails(self, body: list[ast.stmt]) -> bool:
-        """Whether an import statement directly in `body` names a vLLM module or name the target certainly lacks."""
+    def _import_fails(self, body: list[ast.stmt]) -> str | None:
+        """What the first import statement directly in `body` that names a vLLM module or name the target certainly
+        lacks raises: "ModuleNotFoundError" for a module, "ImportError" for a name its module lacks; None when none
+        does."""
         for n in body:
             if isinstance(n, ast.Import):
                 if any(a.name.split(".")[0] == self.package and isinstance(self.api.resolve(a.name), Missing) for a in n.names):
-                    return True
+                    return "ModuleNotFoundError"
             elif isinstance(n, ast.ImportFrom) and not n.level and n.module and n.module.split(".")[0] == self.package:
+                if self.api.module(n.module) is None and isinstance(self.api.resolve(n.module), Missing):
+                    return "ModuleNotFoundError"
                 if any(a.name != "*" and isinstance(self.api.resolve(f"{n.module}.{a.name}"), Missing) for a in n.names):
-                    return True
-        return False
+                    return "ImportError"
+        return None
 
     def _imports_resolve(self, body: list[ast.stmt]) -> bool:
         """Whether every import statement directly in `body` is a vLLM import the target has."""

@@ -337,3 +337,38 @@ def test_25e_f1_twin_a_class_the_hook_is_not_handed(tmp_path):
     other = {**_HOOK_VLLM, "vllm/platforms/interface.py": _HOOK_VLLM["vllm/platforms/interface.py"].replace(
         'vllm_config: "VllmConfig"', "vllm_config: object")}
     assert _dc006_unknowns(tmp_path, _ADAPTER, other) == [(6, "error")]
+
+
+# 25f F3: `except ModuleNotFoundError:` catches a missing module only; a name its module lacks raises the plain
+# ImportError, which runs the next handler (or escapes). The fallback taken was the first handler naming any import
+# error, and a lone `except ModuleNotFoundError:` made the missing name a guarded warning.
+_XY_VLLM = {"vllm/__init__.py": "", "vllm/x/__init__.py": "Kept = 1\n",
+            "vllm/y/__init__.py": "class OldCls:\n    def __init__(self):\n        pass\n"}
+_TWO_HANDLERS = '''\
+try:
+    from vllm.x import NewCls
+except ModuleNotFoundError:
+    from vllm.y import OldCls as NewCls
+except ImportError:
+    class NewCls:
+        def __init__(self, size):
+            self.size = size
+
+NewCls(size=4)
+'''
+
+
+def test_25f_f3_a_missing_name_runs_the_import_error_handler_not_the_module_one(tmp_path):
+    assert _found(tmp_path, _XY_VLLM, _TWO_HANDLERS, "DC003") == []
+
+
+def test_25f_f3_twin_a_missing_module_runs_the_module_handler(tmp_path):
+    moved = _TWO_HANDLERS.replace("from vllm.x import NewCls", "from vllm.gone import NewCls")
+    assert _found(tmp_path, _XY_VLLM, moved, "DC003") == [(10, "error")]
+
+
+def test_25f_f3_a_lone_module_handler_does_not_guard_a_missing_name(tmp_path):
+    lone = "try:\n    from vllm.x import Gone\nexcept ModuleNotFoundError:\n    Gone = None\n"
+    assert _found(tmp_path, _XY_VLLM, lone, "DC002") == [(2, "error")]
+    assert _found(tmp_path / "twin", _XY_VLLM, lone.replace("ModuleNotFoundError", "ImportError"), "DC002") \
+        == [(2, "warning")]
