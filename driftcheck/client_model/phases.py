@@ -158,13 +158,8 @@ PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` m
 
 
 def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
-    for h in handlers:
-        if h.type is None:
-            return True
-        names = [dotted_name(t) for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
-        if any(n in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException") for n in names):
-            return True
-    return False
+    """Whether some handler catches an import's failure of either kind (a missing module at least)."""
+    return any(_handler_catches(h, "ModuleNotFoundError") for h in handlers)
 
 
 def _handler_catches(handler: ast.ExceptHandler, raised: str) -> bool:

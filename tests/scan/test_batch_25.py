@@ -96,11 +96,13 @@ def patch():
 '''
 
 
-def _found(tmp_path, vllm: dict, client: str, rule: str) -> list[tuple[int, str]]:
-    """(line, severity) of each `rule` finding on the client module `plug/mod.py` against the fake vLLM `vllm`."""
+def _found(tmp_path, vllm: dict, client: str, rule: str, unknowns: bool = False) -> list[tuple[int, str]]:
+    """(line, severity) of each `rule` finding on the client module `plug/mod.py` against the fake vLLM `vllm`; with
+    `unknowns`, then (line, "unknown") of each unknown."""
     result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/mod.py": client}, only=[rule])
     assert not result.internal_errors
-    return [(f.client.line, f.severity) for f in result.findings]
+    return [(f.client.line, f.severity) for f in result.findings] + \
+        ([(u.client.line, "unknown") for u in result.unknown] if unknowns else [])
 
 
 def _dc006(tmp_path, client: str, vllm: dict | None = None) -> list[tuple[int, str]]:
@@ -319,9 +321,7 @@ def generate_config(vllm_config: VllmConfig):
 
 
 def _dc006_unknowns(tmp_path, client: str, vllm: dict) -> list[tuple[int, str]]:
-    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/mod.py": client}, only=["DC006"])
-    assert not result.internal_errors
-    return [(f.client.line, f.severity) for f in result.findings] + [(u.client.line, "unknown") for u in result.unknown]
+    return _found(tmp_path, vllm, client, "DC006", unknowns=True)
 
 
 def test_25e_f1_what_platform_plugins_are_handed_may_carry_their_members(tmp_path):
