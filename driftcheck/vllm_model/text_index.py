@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from driftcheck.errors import SourceError
-from driftcheck.sources.sources import SourceTree
+from driftcheck.sources.sources import SourceTree, module_name_for
 from driftcheck.storage.datacodec import Codec, CodecError
 from driftcheck.vllm_model import file_memo
 from driftcheck.vllm_model.class_scanner import ClassMembers, classes_by_line, classes_fast, odd_line_breaks
-from driftcheck.sources.sources import module_name_for
 
 
 _CLASS_WITH_BASES = re.compile(rb"^[ \t]*class\s+(\w+)\s*\(([^)]*)\)", re.M)
