@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from driftcheck.astnodes import binding_counts, dotted_name, is_type_checking, nodes_of, source_text, walk, walk_statements
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.computed_names import string_constants
+from driftcheck.client_model.except_clauses import ANY, exception_tuples, handler_names
 from driftcheck.client_model.path_inserts import outside_path_inserts
 from driftcheck.client_model.preconditions import checked_rests, try_check
 from driftcheck.client_model.probe_results import probed_branches
@@ -26,8 +27,6 @@ from driftcheck.client_model.version_checks import (
 
 _TRY_STAR = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
 
-ANY = "*"  # a bare `except:`, `except Exception` or `except BaseException` catches every drift
-_BROAD = {"Exception", "BaseException"}
 _BUILTIN_NAMES = frozenset(dir(builtins))  # `except TypeError`: no need to look for a tuple of that name
 
 
@@ -159,38 +158,6 @@ def body_span(body: list[ast.stmt]) -> tuple[int, int]:
     return body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in body)
 
 
-def _handler_names(handler: ast.ExceptHandler, tuples: dict[str, list[ast.expr]] | None = None) -> set[str]:
-    """`tuples`: the file's exception tuples by name (`exception_tuples`): `except VLLM_EXCEPTIONS` catches theirs."""
-    if handler.type is None:
-        return {ANY}
-    elts = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    names = set()
-    for e in elts:
-        for x in (tuples or {}).get(e.id, [e]) if isinstance(e, ast.Name) else [e]:
-            name = x.attr if isinstance(x, ast.Attribute) else x.id if isinstance(x, ast.Name) else None
-            if name:
-                names.add(ANY if name in _BROAD else name)
-    return names
-
-
-def exception_tuples(tree: ast.AST) -> dict[str, list[ast.expr]]:
-    """`VLLM_EXCEPTIONS = (ImportError, TypeError, AttributeError)` at the top of a file, the name bound nowhere else
-    in it: the exception classes an `except VLLM_EXCEPTIONS:` catches (names and dotted names only)."""
-    found: dict[str, list[ast.expr]] = {}
-    for stmt in getattr(tree, "body", []):
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
-                isinstance(stmt.value, ast.Tuple) and stmt.value.elts and \
-                all(isinstance(e, (ast.Name, ast.Attribute)) for e in stmt.value.elts):
-            found[stmt.targets[0].id] = list(stmt.value.elts)
-    if found:
-        stores: dict[str, int] = {}
-        for n in walk(tree):
-            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in found:
-                stores[n.id] = stores.get(n.id, 0) + 1
-        found = {k: v for k, v in found.items() if stores.get(k) == 1}
-    return found
-
-
 def _reraises(handler: ast.ExceptHandler) -> bool:
     """`except X: raise ...` turns one error into another: not a fallback."""
     return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
@@ -246,7 +213,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
             catches: set[str] = set()
             for h in node.handlers:
                 if not _reraises(h):
-                    catches |= _handler_names(h, tuples)
+                    catches |= handler_names(h, tuples)
             if catches and node.body:
                 start, end = body_span(node.body)
                 imports = tuple((n.lineno, n.end_lineno or n.lineno) for n in node.body
@@ -254,7 +221,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 handlers = tuple(body_span(h.body) for h in node.handlers if h.body and not _reraises(h))
                 out.append(Guard(start, end, "try", frozenset(catches), node.lineno, imports=imports, handlers=handlers))
             for h in node.handlers:
-                names = _handler_names(h, tuples)
+                names = handler_names(h, tuples)
                 if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
                     start, end = body_span(h.body)
                     out.append(Guard(start, end, "fallback", frozenset(names), node.lineno, body=body_span(node.body)))
@@ -337,7 +304,7 @@ def _expected_failures(tree: ast.AST, tuples: dict[str, list[ast.expr]] | None) 
                 tuples = exception_tuples(tree)
             kinds = call.args if _SUPPRESSING.search(callee) else call.args[:1]
             elts = [x for k in kinds for x in (k.elts if isinstance(k, ast.Tuple) else [k])]
-            catches = _handler_names(ast.ExceptHandler(type=ast.Tuple(elts=elts), name=None, body=[]), tuples)
+            catches = handler_names(ast.ExceptHandler(type=ast.Tuple(elts=elts), name=None, body=[]), tuples)
             if catches and node.body:
                 start, end = body_span(node.body)
                 out.append(Guard(start, end, "expected", frozenset(catches), node.lineno,
@@ -975,7 +942,7 @@ def _flag_fallbacks(tree: ast.AST) -> list[Guard]:
             catches: set[str] = set()
             for h in stmt.handlers:
                 if not _reraises(h):
-                    catches |= _handler_names(h)
+                    catches |= handler_names(h)
             keys = {k for k in keys if not any(_stores_of(h, k) for h in stmt.handlers)
                     and not any(_stores_of(s, k) for s in stmt.orelse + stmt.finalbody)}
             if not keys or not catches:
@@ -1012,7 +979,7 @@ def _handler_flags(tree: ast.AST) -> list[Guard]:
         if not isinstance(stmt, ast.Try) or not stmt.handlers:
             continue
         for h in stmt.handlers:
-            catches = _handler_names(h) if not _reraises(h) else set()
+            catches = handler_names(h) if not _reraises(h) else set()
             keys = {k for k in map(_set_true, h.body) if k and "." not in k}
             keys = {k for k in keys if not any(_set_true(s) == k for s in stmt.body)
                     and sum(counts.get(k, {}).values()) == sum(1 for part in (stmt.body, h.body) for s in part

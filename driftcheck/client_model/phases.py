@@ -12,6 +12,7 @@ from driftcheck.astnodes import (assignment_targets, attribute_stores, dotted_na
                                  own_scope, root_name, top_level_bindings, walk, within)
 from driftcheck.client_model.client import is_test_path
 from driftcheck.client_model.computed_names import computed_names, loop_names
+from driftcheck.client_model.except_clauses import handler_catches, only_import_errors
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.module_stand_ins import ModuleStandIns, conftests_above
 from driftcheck.client_model.overlay import in_overlay
@@ -159,16 +160,7 @@ PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` m
 
 def _catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
     """Whether some handler catches an import's failure of either kind (a missing module at least)."""
-    return any(_handler_catches(h, "ModuleNotFoundError") for h in handlers)
-
-
-def _handler_catches(handler: ast.ExceptHandler, raised: str) -> bool:
-    """Whether `except ...:` catches what a failed import raises: `ModuleNotFoundError` only a missing module (a name
-    its module lacks raises the plain ImportError, which that handler lets through: 25f's F3)."""
-    if handler.type is None:
-        return True
-    names = [dotted_name(t) for t in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])]
-    return any(n in ("ImportError", "Exception", "BaseException") or (n == "ModuleNotFoundError" == raised) for n in names)
+    return any(handler_catches(h, "ModuleNotFoundError") for h in handlers)
 
 
 def _only_imports(body: list[ast.stmt]) -> bool:
@@ -177,12 +169,6 @@ def _only_imports(body: list[ast.stmt]) -> bool:
     return all(isinstance(n, (ast.Import, ast.ImportFrom, ast.Pass)) or
                (isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and
                 all(isinstance(t, ast.Name) for t in n.targets)) for n in body)
-
-
-def _only_import_errors(handler: ast.ExceptHandler) -> bool:
-    """`except ImportError:` / `except (ImportError, ModuleNotFoundError):`, nothing broader."""
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type] if handler.type else []
-    return bool(types) and all(dotted_name(t) in ("ImportError", "ModuleNotFoundError") for t in types)
 
 
 def _handlers_raise(handlers: list[ast.ExceptHandler]) -> bool:
@@ -327,7 +313,7 @@ class ClientPhases:
             body_env: dict = {}
             start = len(self.usage.imports)
             _imports_in(node.body, runtime_only, g, type_only, body_env)
-            if g and not guarded and not any(_handler_catches(h, "ImportError") for h in node.handlers):
+            if g and not guarded and not any(handler_catches(h, "ImportError") for h in node.handlers):
                 # `except ModuleNotFoundError:` only: a name its module lacks raises the plain ImportError past it
                 # (25f's F3), so the body's own `from m import name` of a module the target has is not guarded
                 direct = {n.lineno for n in node.body if isinstance(n, ast.ImportFrom)}
@@ -341,7 +327,7 @@ class ClientPhases:
             # an import of the body that fails here stops it: the first handler catching that runs, and each name it
             # binds is its own (a fallback class after `from vllm.x import Gone, Kept`, which Python never binds)
             raised = self._import_fails(node.body)
-            fallback = next((h for h in node.handlers if _handler_catches(h, raised)), None) if raised else None
+            fallback = next((h for h in node.handlers if handler_catches(h, raised)), None) if raised else None
             for h in node.handlers:
                 handler_env: dict = {}
                 first = len(self.usage.imports)
@@ -349,7 +335,7 @@ class ClientPhases:
                 if body_runs:  # the try body's vLLM imports all exist here: this fallback never runs
                     for use in self.usage.imports[first:]:
                         use.unreached = True
-                    if h.body and _only_imports(node.body) and _only_import_errors(h):
+                    if h.body and _only_imports(node.body) and only_import_errors(h):
                         # nor does anything else in it (TF3): the body can raise nothing the handler catches
                         self.unreached_handlers.add((h.body[0].lineno, max(n.end_lineno or n.lineno for n in h.body)))
                 # The handler's import is the fallback: it binds a name only when the try body's own

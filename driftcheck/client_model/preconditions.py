@@ -12,10 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from driftcheck.astnodes import dotted_name, nodes_of
-
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
-
+from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.except_clauses import handler_catches
 
 @dataclass(frozen=True)
 class Precondition:
@@ -37,9 +35,7 @@ def _is_vllm(module: str | None) -> bool:
 
 
 def _raises_on_import_error(handler: ast.ExceptHandler, exits: tuple[type, ...] = (ast.Raise,)) -> bool:
-    types = [] if handler.type is None else handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    caught = handler.type is None or any(dotted_name(t) in _IMPORT_ERRORS for t in types)
-    return caught and bool(handler.body) and isinstance(handler.body[-1], exits)
+    return handler_catches(handler, "ModuleNotFoundError") and bool(handler.body) and isinstance(handler.body[-1], exits)
 
 
 def try_check(stmt: ast.stmt, helper: str = "") -> Precondition | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name, nodes_of, own_scope, walk, walk_statements, within
 from driftcheck.client_model.client import parse_client_file
+from driftcheck.client_model.except_clauses import handler_catches, only_import_errors
 from driftcheck.client_model.guards import NO_RETURN, Guard
 from driftcheck.client_model.version_checks import VERSION_TEXT
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -248,7 +249,6 @@ def _handled_import_loads(edges: dict, files, source, names) -> set[tuple[str, i
     ImportError (`ModuleNotFoundError`, `Exception`, a bare `except`): where such an import fails, its importer carries
     on. Only the files that load a module `edges` reaches unguarded are read."""
     wanted = {rel for where in edges.values() for _i, rel, _line, g in where if not g}
-    handled = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
     out: set[tuple[str, int]] = set()
     # a file whose text has no `try:` has no such import: only the others are read (and, outside `files`, parsed)
     pool = [f for f in files if f.rel in wanted and _TRY.search(f.text)]
@@ -264,11 +264,7 @@ def _handled_import_loads(edges: dict, files, source, names) -> set[tuple[str, i
     for f in pool:
         bodies: list[tuple[int, int]] = []  # the line spans of the `try` bodies whose handlers catch ImportError
         for node in nodes_of(f.tree, ast.Try):
-            caught = set()
-            for h in node.handlers:
-                kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
-                caught |= {"Exception"} if h.type is None else {(dotted_name(k) or "").rpartition(".")[2] for k in kinds}
-            if caught & handled and node.body:
+            if node.body and any(handler_catches(h, "ModuleNotFoundError") for h in node.handlers):
                 bodies.append((node.body[0].lineno, max(st.end_lineno or st.lineno for st in node.body)))
         if bodies:  # the file's imports from its node buckets, not a walk of each try body
             out |= {(f.rel, imp.lineno) for imp in nodes_of(f.tree, ast.Import, ast.ImportFrom)
@@ -510,9 +506,6 @@ def _bound_versions(tree: ast.Module, package: str, helpers: dict[str, bool]) ->
     return out
 
 
-_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
-
-
 def _without_package(tree: ast.Module, package: str) -> set[int]:
     """The statements of `except ImportError:` handlers of a `try` whose body imports `package`: what runs when it is
     not installed, which the target, installed, never takes."""
@@ -524,8 +517,7 @@ def _without_package(tree: ast.Module, package: str) -> set[int]:
         if not imports:
             continue
         for h in node.handlers:
-            caught = [h.type] if not isinstance(h.type, ast.Tuple) else list(h.type.elts)
-            if h.type is not None and all((dotted_name(c) or "").rsplit(".", 1)[-1] in _IMPORT_ERRORS for c in caught):
+            if only_import_errors(h):
                 out |= {id(stmt) for stmt in h.body}
     return out
 
