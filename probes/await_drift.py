@@ -134,7 +134,7 @@ def _awaited_sync(ctx: ScanContext, call, how: str):
               f"`{fn.returns.strip(chr(39) + chr(34))}`{history}: {failure} when this line runs. Use its result "
               f"without awaiting it.",
         loc_of(call.file, call.node), ctx.location_of(call.target), call.target.qualname, when="call", fix=False,
-        awaited=how)
+        awaited=how, present=call.target.qualname.rsplit(".", 1)[-1])
 
 
 def _dropped_coroutine(ctx: ScanContext, call, how: str):
@@ -149,13 +149,13 @@ def _dropped_coroutine(ctx: ScanContext, call, how: str):
             RULE, f"`{_shown(call)}()` is `async def` in {ctx.version_label()}{history}: called without `await`, it "
                   f"only makes a coroutine, and its body never runs (Python warns that the coroutine was never "
                   f"awaited).", loc_of(call.file, call.node), ctx.location_of(call.target), call.target.qualname,
-            when="silent", severity="warning", fix=False, awaited="never")
+            when="silent", severity="warning", fix=False, awaited="never", present=call.target.qualname.rsplit(".", 1)[-1])
     return ctx.finding(
         RULE, f"`{_shown(call)}()` is `async def` in {ctx.version_label()}{history}: called without `await`, it "
               f"returns a coroutine, and reading its result fails when this line runs ('coroutine' object has no "
               f"such attribute, is not subscriptable or not iterable).",
         loc_of(call.file, call.node), ctx.location_of(call.target), call.target.qualname, when="call", fix=False,
-        awaited="never")
+        awaited="never", present=call.target.qualname.rsplit(".", 1)[-1])
 
 
 SIGNATURES = (

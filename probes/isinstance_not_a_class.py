@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import binding_counts, nodes_of
+from driftcheck.astnodes import binding_counts, is_type_checking, nodes_of
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -36,7 +36,17 @@ class _Bindings:
     def __init__(self, tree: ast.Module):
         self.from_imports = nodes_of(tree, ast.ImportFrom)
         counts = binding_counts(tree)
-        self.imported = {name: kinds["import"] for name, kinds in counts.items() if "import" in kinds}
+        # an import under `if TYPE_CHECKING:` never runs: the name is still the one runtime import's (26d R3, a
+        # re-import of `FusedMoE` for the type checker beside the one that runs)
+        unrun: dict[str, int] = {}
+        for block in nodes_of(tree, ast.If):
+            if is_type_checking(block.test):
+                for node in block.body:
+                    if isinstance(node, (ast.Import, ast.ImportFrom)):
+                        for alias in node.names:
+                            name = alias.asname or alias.name.split(".")[0]
+                            unrun[name] = unrun.get(name, 0) + 1
+        self.imported = {name: kinds["import"] - unrun.get(name, 0) for name, kinds in counts.items() if "import" in kinds}
         self.other = {name for name, kinds in counts.items() if kinds.keys() - {"import"}}
 
 

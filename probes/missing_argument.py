@@ -38,7 +38,9 @@ def check(ctx: ScanContext):
             sig = bc.signature
             param = problem.param
             what = "an InitVar field" if param.annotation and param.annotation.startswith("InitVar") else "a required parameter"
-            pydantic = bc.use.kind == "construct" and ctx.api.is_dataclass_like(bc.use.target) == "pydantic"
+            # a pydantic model's (BaseModel subclass, 26e N1) or pydantic dataclass's validator raises, not the call
+            pydantic = bc.use.kind == "construct" and (sig.origin == "pydantic-model" or
+                                                       ctx.api.is_dataclass_like(bc.use.target) == "pydantic")
             error = f"ValidationError ({param.name}: Field required)" if pydantic else f"TypeError (missing required argument '{param.name}')"
             finding = bc.qualify(ctx.finding(
                 RULE,

@@ -397,6 +397,8 @@ def check(ctx: ScanContext):
         elif use.store:
             if _read_by_vllm(ctx, use) is not None:
                 continue  # vLLM looks for it on the objects it is handed: the store is what turns it on
+            if _read_back(use):
+                continue  # the client's own marker (`if not getattr(layer, "_dumped", False): layer._dumped = True`)
             message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: this assignment "
                        "creates a new attribute that vLLM never reads.")
             severity = "warning"
@@ -423,6 +425,19 @@ def check(ctx: ScanContext):
             RULE, message, use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call",
             severity=severity, fix=False, similar=near or None,
         )
+
+
+def _read_back(use) -> bool:
+    """Whether the file that stores the member vLLM never reads also reads it itself, by name (`x._dumped`,
+    `getattr(x, "_dumped", False)`, `hasattr`): an attribute of the client's own on vLLM's object, not a setting meant
+    for vLLM (26d R1: ds4's `layer._ds4_prefix_dumped`)."""
+    for node in walk(use.file.tree):
+        if isinstance(node, ast.Attribute) and node.attr == use.attr and isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value == use.attr:
+            return True
+    return False
 
 
 def _read_by_vllm(ctx: ScanContext, use) -> tuple[str, int] | None:

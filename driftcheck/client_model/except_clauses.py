@@ -27,7 +27,8 @@ def handler_names(handler: ast.ExceptHandler, tuples: dict[str, list[ast.expr]] 
 
 
 # a raised class is caught by an `except` of itself or of a base class it has (besides the broad ones, ANY)
-_CAUGHT_BY = {"ModuleNotFoundError": {"ModuleNotFoundError", "ImportError"}}
+_CAUGHT_BY = {"ModuleNotFoundError": {"ModuleNotFoundError", "ImportError"},
+              "CalledProcessError": {"CalledProcessError", "SubprocessError"}}
 
 
 def handler_catches(handler: ast.ExceptHandler, raised: str, tuples: dict[str, list[ast.expr]] | None = None) -> bool:

@@ -52,6 +52,9 @@ class Guard:
     # kind "unreachable": "import" after an import of the same try body that fails on the target (TF2)
     imports: tuple[tuple[int, int], ...] = ()  # kind "try": the spans of the import statements at the body's top level
     handlers: tuple[tuple[int, int], ...] = ()  # kind "try": the spans of the bodies of the handlers that catch
+    probed: frozenset[str] = frozenset()  # kind "hasattr": the names the test probes, also where `names` is empty (a
+    # branch guarded whole): a finding about a member the target has is not guarded by a probe of it (26e W1); kind
+    # "isinstance": the classes tested: a finding about a member of one of them runs for its objects (26a)
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
@@ -244,7 +247,9 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
             # the test itself reads the attribute it checks; the branches hold the two answers
             branches = [node.body] + ([node.orelse] if node.orelse and kind != "isinstance" else [])
             probes_module = kind == "hasattr" and _tests_imported_module(node.test, imported)
-            out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names))
+            probed = names if kind == "hasattr" else _tested_classes(node.test) if kind == "isinstance" else frozenset()
+            out.append(Guard(node.lineno, node.test.end_lineno or node.lineno, kind, frozenset(), node.lineno, names,
+                             probed=probed))
             present = _branch_where_present(node, kind)
             # `if parse(version("vllm")) >= parse("0.8.3"): from vllm.x import y`: on a release the test decides, the
             # branch it takes is no guard, it is the code that runs there (HI1); the other branch stays one
@@ -259,7 +264,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 # branch is the client's code for the vLLM without `New`, whatever it uses
                 whole = body is present or probes_module
                 out.append(Guard(start, end, kind, frozenset(), node.lineno, frozenset() if whole else names,
-                                 receivers=frozenset() if whole else receivers))
+                                 receivers=frozenset() if whole else receivers, probed=probed))
     out += _early_exit_guards(tree, aliases, probes, decided) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
     out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
@@ -807,8 +812,10 @@ def _early_exit_guards(tree: ast.AST, aliases: set[str] = frozenset(), probes: d
                     if kind == "version" and decided(stmt.test.operand) is True:
                         continue  # `if not <a test the target passes>: return`: the rest runs on the target (HI1)
                     if kind in ("isinstance", "hasattr", "version") and (stmt.end_lineno or stmt.lineno) < end:
+                        names = _probed_names(stmt.test.operand, tree)
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, kind, frozenset(), stmt.lineno,
-                                         _probed_names(stmt.test.operand, tree)))
+                                         names, probed=names if kind == "hasattr" else _tested_classes(
+                                             stmt.test.operand) if kind == "isinstance" else frozenset()))
                     elif kind is None and (stmt.end_lineno or stmt.lineno) < end and host_checked(stmt.test.operand):
                         # `if not check_for_registration("vllm"): return False` before `from vllm.x import ...`
                         out.append(Guard((stmt.end_lineno or stmt.lineno) + 1, end, "capability", frozenset(), stmt.lineno,
@@ -962,6 +969,17 @@ def _flag_fallbacks(tree: ast.AST) -> list[Guard]:
                     if _stores_of(later, key):
                         break
     return out
+
+
+def _tested_classes(test: ast.expr) -> frozenset[str]:
+    """The class names (as written, last part) an `isinstance` test of `test` checks against."""
+    out = set()
+    for call in walk(test):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance" \
+                and len(call.args) == 2:
+            kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+            out |= {(dotted_name(k) or "").rpartition(".")[2] for k in kinds} - {""}
+    return frozenset(out)
 
 
 def _handler_flags(tree: ast.AST) -> list[Guard]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from driftcheck.astnodes import children, dotted_name, nodes_within
 from driftcheck.vllm_model.class_summary import flatten_class_body
+from driftcheck.client_model.isinstance_narrowing import predicate_test, predicates
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.plain_classes import builds_as_written
 from driftcheck.client_model.saved_originals import read_before_own_store
@@ -189,6 +190,9 @@ class ValueInference:
                 return Instance(t) if t else None
             if isinstance(func, BoundMethod):
                 t = self.api.type_of(func.method)
+                if t is None and func.method.func is not None and func.method.func.returns_built == ["cls"] \
+                        and isinstance(node.func, ast.Attribute) and isinstance(self.infer(node.func.value, env), ClassRef):
+                    t = func.owner  # `EngineArgs.from_cli_args(args)`: a classmethod that returns `cls(...)` (26c M1)
                 return Instance(t) if t else None
             if isinstance(func, ClientFunc) and func.node.returns is not None:
                 return self._annotation_value(func.node.returns) if self._returns_one_class(func.node) else None
@@ -681,13 +685,15 @@ class ValueInference:
         stored: dict[str, list[object]] = {}
         elements: dict[str, object] = {}
         outside: dict[str, str] = {}  # a name `isinstance` narrows to a third party's class -> that class
+        preds = predicates(self.file.tree)
         for node in self._binding_nodes(fn.body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
-                    and node.args and isinstance(node.args[0], ast.Name):
-                narrowed.append(node.args[0].id)
-                found = self._third_party_class(node.args[1]) if len(node.args) == 2 else None
+            tested = predicate_test(node, preds) if isinstance(node, ast.Call) else None
+            if tested is not None and isinstance(tested[0], ast.Name):
+                # `isinstance(x, C)`, or a call of the file's predicate doing it (`self._is_meta(x)`, 26b VB1)
+                narrowed.append(tested[0].id)
+                found = self._third_party_class(tested[1])
                 if found is not None:
-                    outside[node.args[0].id] = found
+                    outside[tested[0].id] = found
                 continue
             target_value: list[tuple[str, object]] = []
             if isinstance(node, ast.Assign):

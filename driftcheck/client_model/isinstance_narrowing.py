@@ -10,24 +10,82 @@ Only the expression as written is followed (`self.connector`, `x`), and only in 
 from __future__ import annotations
 
 import ast
+import weakref
 
-from driftcheck.astnodes import functions_at
+from driftcheck.astnodes import dotted_name, functions_at, nodes_of, walk
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
-def _tested(test: ast.expr, receiver: str, negated: bool) -> list[list[ast.expr]]:
+def predicates(tree: ast.Module) -> dict[tuple[bool, str], tuple[int, ast.expr]]:
+    """The file's one-line isinstance predicates (26b VB1, cascade's `def _is_disk_cache_meta(self, meta): return
+    isinstance(meta, DiskCacheMeta)`): (is a method, name) -> (the argument's index in a call, the classes). A call
+    of one tests its argument as the `isinstance` would. A name defined twice with other bodies is left out."""
+    kept = _PREDICATES.get(id(tree))
+    if kept is not None and kept[0] is tree:
+        return kept[1]
+    out: dict[tuple[bool, str], tuple[int, ast.expr] | None] = {}
+    methods = {id(f) for c in walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+    for fn in walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) \
+            else fn.body
+        method = id(fn) in methods and not any(dotted_name(d) == "staticmethod" for d in fn.decorator_list)
+        key = (method, fn.name)
+        call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if method else 0:]
+        wrapped = any(dotted_name(d) != "staticmethod" for d in fn.decorator_list)  # a property, a cache, ...
+        if wrapped or not (_is_isinstance(call) and isinstance(call.args[0], ast.Name) and call.args[0].id in params):
+            if key in out:
+                out[key] = None
+            continue
+        found = (params.index(call.args[0].id), call.args[1])
+        out[key] = found if key not in out or out[key] == found else None
+    table = {k: v for k, v in out.items() if v is not None}
+    if len(_PREDICATES) > 256:  # held only while the scan of a file needs it
+        _PREDICATES.clear()
+    _PREDICATES[id(tree)] = (tree, table)
+    return table
+
+
+_PREDICATES: dict[int, tuple[ast.Module, dict]] = {}
+
+
+def _is_isinstance(call) -> bool:
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance" \
+        and len(call.args) == 2 and not call.keywords
+
+
+def predicate_test(call: ast.expr, preds: dict) -> tuple[ast.expr, ast.expr] | None:
+    """(the expression tested, the classes) of `isinstance(x, C)` or of a call of a predicate of the file
+    (`self._is_meta(x)`, `is_meta(x)`)."""
+    if _is_isinstance(call):
+        return call.args[0], call.args[1]
+    if not isinstance(call, ast.Call) or call.keywords:
+        return None
+    func = call.func
+    key = (True, func.attr) if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+        func.value.id in ("self", "cls") else (False, func.id) if isinstance(func, ast.Name) else None
+    found = preds.get(key) if key else None
+    if found is None or found[0] >= len(call.args):
+        return None
+    return call.args[found[0]], found[1]
+
+
+def _tested(test: ast.expr, receiver: str, negated: bool, preds: dict) -> list[list[ast.expr]]:
     """The class groups `test` proves `receiver` an instance of when it holds (`negated`: when it fails): `isinstance(r,
-    C)` and the terms of an `and` when it holds; `not isinstance(r, C)` and the terms of an `or` when it fails."""
+    C)` (or a call of the file's predicate doing it) and the terms of an `and` when it holds; `not isinstance(r, C)` and
+    the terms of an `or` when it fails."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
-        return [g for value in test.values for g in _tested(value, receiver, negated)]
+        return [g for value in test.values for g in _tested(value, receiver, negated, preds)]
     if negated:
         if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
             return []
         test = test.operand
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
-            and len(test.args) == 2 and not test.keywords and ast.unparse(test.args[0]) == receiver:
-        classes = test.args[1]
+    found = predicate_test(test, preds)
+    if found is not None and ast.unparse(found[0]) == receiver:
+        classes = found[1]
         return [list(classes.elts) if isinstance(classes, ast.Tuple) else [classes]]
     return []
 
@@ -45,6 +103,7 @@ def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.ex
     if not around:
         return []
     out: list[list[ast.expr]] = []
+    preds = predicates(tree)
     todo = [around[-1].body]
     while todo:
         block = todo.pop()
@@ -53,17 +112,17 @@ def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.ex
                 break
             later = any(_holds(s, line) for s in block[i + 1:])
             if isinstance(stmt, ast.If) and stmt.body and later and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
-                out += _tested(stmt.test, receiver, negated=True)
+                out += _tested(stmt.test, receiver, True, preds)
             elif isinstance(stmt, ast.Assert) and later:
-                out += _tested(stmt.test, receiver, negated=False)
+                out += _tested(stmt.test, receiver, False, preds)
             if not _holds(stmt, line) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(stmt, ast.If):
                 if any(_holds(s, line) for s in stmt.body):
-                    out += _tested(stmt.test, receiver, negated=False)
+                    out += _tested(stmt.test, receiver, False, preds)
                     todo.append(stmt.body)
                 elif any(_holds(s, line) for s in stmt.orelse):
-                    out += _tested(stmt.test, receiver, negated=True)
+                    out += _tested(stmt.test, receiver, True, preds)
                     todo.append(stmt.orelse)
                 continue
             for field in ("body", "orelse", "finalbody", "handlers"):  # a handler's own body is its "body"
@@ -71,3 +130,30 @@ def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.ex
                 if isinstance(inner, list) and any(_holds(s, line) for s in inner):
                     todo.append(inner)
     return out
+
+
+_TESTED: "weakref.WeakKeyDictionary[ast.Module, frozenset[str]]" = weakref.WeakKeyDictionary()
+
+
+def tested_receivers(tree: ast.Module) -> frozenset[str]:
+    """The expressions (a name, or `name.attr`) the file tests with `isinstance` or one of its predicates, as written:
+    where no test names a receiver, no test narrows it (read once per file)."""
+    kept = _TESTED.get(tree)
+    if kept is None:
+        preds = predicates(tree)
+        out = set()
+        for call in nodes_of(tree, ast.Call):
+            found = predicate_test(call, preds)
+            if found is not None and receiver_key(found[0]):
+                out.add(receiver_key(found[0]))
+        kept = _TESTED[tree] = frozenset(out)
+    return kept
+
+
+def receiver_key(expr: ast.expr) -> str:
+    """`x` or `x.attr` as written; "" for any other expression."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        return f"{expr.value.id}.{expr.attr}"
+    return ""

@@ -21,7 +21,7 @@ from driftcheck.client_model.inference import (
 )
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.plain_classes import builds_as_written
-from driftcheck.client_model.isinstance_narrowing import narrowing_classes
+from driftcheck.client_model.isinstance_narrowing import narrowing_classes, receiver_key, tested_receivers
 from driftcheck.client_model.replacements import built_as_replacement
 from driftcheck.client_model.saved_originals import read_before_own_store
 from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
@@ -420,6 +420,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     def _visit_attribute(self, node: ast.Attribute, env: dict, runtime_only: bool) -> None:
         base = self.infer(node.value, env)
+        if base is None:
+            base = self._tested_instance(node, env)
         store = stores_only(node, self.file.tree)
         key = (node.lineno, node.col_offset, node.attr)
         if key in self.reported:
@@ -515,6 +517,19 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _tested_instance(self, node: ast.Attribute, env: dict) -> Instance | None:
+        """An untyped receiver the code has just tested against one vLLM class (`if isinstance(response,
+        ErrorResponse): response.code`; 26a's diffing-toolkit at 0.15.0): an object of that class there, as an
+        annotation would make it. Not where the test allows several classes, or several tests narrow it."""
+        key = receiver_key(node.value)
+        if not key or key not in tested_receivers(self.file.tree):
+            return None
+        groups = narrowing_classes(self.file.tree, node)
+        if len(groups) != 1 or len(groups[0]) != 1:
+            return None
+        ref = self.infer(groups[0][0], env)
+        return Instance(ref.cls) if isinstance(ref, ClassRef) else None
 
     def _narrowed(self, node: ast.Attribute, env: dict, result):
         """The member as a class the code has just tested the receiver against defines it (`if not isinstance(self.

@@ -245,6 +245,21 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
         # span is no guard of the test, whose second argument fails whatever the object is (HH2)
         file_guards = [g for g in file_guards if not (g.kind == "isinstance" and g.start == g.line
                                                       and g.start <= finding.client.line <= g.end)]
+    if finding.details.get("child_process"):
+        # a command the client starts in a child: the parent's line raises nothing a `try` could catch (the probe
+        # already read a call that raises on the exit status, child_exit.py)
+        file_guards = [g for g in file_guards if g.kind not in ("try", "expected")]
+    present = finding.details.get("present")
+    if present:
+        # the finding is about a member the target has (a call that fits it badly, an await of a plain def): a probe
+        # of that name holds on the target, so its branch runs (26e W1: `if hasattr(chat, "warmup"): await
+        # chat.warmup()` where 0.19.1's warmup is a plain def)
+        file_guards = [g for g in file_guards if not (g.kind == "hasattr" and g.probed and g.probed <= {present})]
+    owners = set((finding.symbol or "").split(".")[:-1])
+    if owners:
+        # `if isinstance(response, ErrorResponse): response.code`: the branch runs for the very class the finding is
+        # about, whose objects lack the member: the test picks them, it does not spare them (26a's diffing-toolkit)
+        file_guards = [g for g in file_guards if not (g.kind == "isinstance" and g.probed & owners)]
     lines = (failing or {}).get(finding.client.path, [])
     raises = raised_by(finding, rule)
     guard = guard_at(file_guards, finding.client.line, raises, text, guards.expression(finding.client), lines)

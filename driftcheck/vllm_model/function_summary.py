@@ -63,17 +63,46 @@ def _yields(fn: ast.AsyncFunctionDef) -> bool:
 
 
 def _returns_built(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[ast.AST]) -> list[str]:
+    """Also "cls" for a classmethod whose every return builds its `cls` (`return cls(...)`, or `made = cls(...);
+    return made` with `made` bound once): called on a class, it gives an object of that class (26c M1, EngineArgs's
+    `from_cli_args`)."""
     local: dict[str, str] = {}
     built: list[str] = []
+    first = (fn.args.posonlyargs + fn.args.args)[:1]
+    cls = first[0].arg if first and any(dotted_name(d) == "classmethod" for d in fn.decorator_list) else None
+    made: dict[str, int] = {}  # local name -> how many times bound, for a name bound to `cls(...)`
+    returns: list[ast.Return] = []
     for stmt in stmts:
         if isinstance(stmt, ast.ImportFrom):
             for a in stmt.names:
                 local[a.asname or a.name] = f"{'.' * stmt.level}{stmt.module or ''}:{a.name}"
-        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Call):
-            name = dotted_name(stmt.value.func)
-            if name and name.rsplit(".", 1)[-1][:1].isupper():  # a class, by the naming convention vLLM keeps
-                built.append(name)
+        elif isinstance(stmt, ast.Return):
+            returns.append(stmt)
+            if isinstance(stmt.value, ast.Call):
+                name = dotted_name(stmt.value.func)
+                if name and name.rsplit(".", 1)[-1][:1].isupper():  # a class, by the naming convention vLLM keeps
+                    built.append(name)
+        if cls:
+            for name in _bound_names(stmt):
+                made[name] = made.get(name, 0) + 1
+    if cls and returns:
+        once = {t.id for stmt in stmts if isinstance(stmt, ast.Assign) and _builds(stmt.value, cls)
+                for t in stmt.targets if isinstance(t, ast.Name) and made.get(t.id) == 1}
+        if all(r.value is not None and (_builds(r.value, cls) or isinstance(r.value, ast.Name) and r.value.id in once)
+               for r in returns):
+            built.append("cls")
     return list(dict.fromkeys(local.get(b, b) for b in built))  # in the order the returns come
+
+
+def _bound_names(stmt: ast.AST) -> list[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+        stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)) else [i.optional_vars for i in stmt.items] if \
+        isinstance(stmt, (ast.With, ast.AsyncWith)) else []
+    return [n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _builds(value: ast.expr | None, cls: str) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == cls
 
 
 def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[ast.AST]) -> list[str]:
