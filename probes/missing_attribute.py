@@ -344,6 +344,8 @@ def check(ctx: ScanContext):
         # the store itself raises, whatever the class defines (unless the name may hold another class: `otherwise`)
         refused = layout in ("slots", "frozen") and (isinstance(use.result, Missing) or use.owner.otherwise is None)
         if isinstance(use.result, Unknown) and not refused:
+            if use.store and use.result.read_hook:
+                continue  # `m.forward = f` on an object whose class answers reads by `__getattr__`: a store sets it (26g R3)
             if (symbol, use.loc.line) not in seen_unknown:  # each line: a guarded one is a warning (units._guarded_question)
                 seen_unknown.add((symbol, use.loc.line))
                 yield once_per_client(ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {use.result.reason}", use.loc, symbol))
@@ -397,8 +399,10 @@ def check(ctx: ScanContext):
         elif use.store:
             if _read_by_vllm(ctx, use) is not None:
                 continue  # vLLM looks for it on the objects it is handed: the store is what turns it on
-            if _read_back(use):
-                continue  # the client's own marker (`if not getattr(layer, "_dumped", False): layer._dumped = True`)
+            if _read_back(use) and not bodies.text_index_for(ctx.api).files_mentioning(use.attr):
+                # the client's own marker (`if not getattr(layer, "_dumped", False): layer._dumped = True`), a name
+                # vLLM's sources never mention: no setting of vLLM's that it meant to turn on (26d R1)
+                continue
             message = (f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}: this assignment "
                        "creates a new attribute that vLLM never reads.")
             severity = "warning"
@@ -429,8 +433,9 @@ def check(ctx: ScanContext):
 
 def _read_back(use) -> bool:
     """Whether the file that stores the member vLLM never reads also reads it itself, by name (`x._dumped`,
-    `getattr(x, "_dumped", False)`, `hasattr`): an attribute of the client's own on vLLM's object, not a setting meant
-    for vLLM (26d R1: ds4's `layer._ds4_prefix_dumped`)."""
+    `getattr(x, "_dumped", False)`, `hasattr`): with a name vLLM never mentions, an attribute of the client's own on
+    vLLM's object (26d R1: ds4's `layer._ds4_prefix_dumped`); a name vLLM knows (`cache_config.calculate_kv_scales`)
+    may be a setting of an older vLLM that this one no longer reads, which the warning is for."""
     for node in walk(use.file.tree):
         if isinstance(node, ast.Attribute) and node.attr == use.attr and isinstance(node.ctx, ast.Load):
             return True

@@ -963,4 +963,5 @@ def check(ctx: ScanContext):
                        + f" vLLM's own `{vllm_name}{own_sig.render()}` takes it.")
             yield ctx.finding(RULE, message, loc_of(ov.file, ov.node), ctx.vllm_location(rel, node.lineno),
                               f"{vllm_name}({p.name or '*'})", when="call", severity=severity, fix=False,
-                              problem=p.kind, argument=p.name or None, how=ov.how, call=ast.unparse(node)[:200])
+                              problem=p.kind, argument=p.name or None, how=ov.how, call=ast.unparse(node)[:200],
+                              raised_later=True)

@@ -71,6 +71,10 @@ def check(ctx: ScanContext):
                 message = (f"{bc.callee} has no field '{problem.name}' in {ctx.version_label()}: {what}, and "
                            f"the setting has no effect. The fields are now {sig.render()}.")
                 severity, fix = "warning", False
+            spelled = bc.use.shape.splatted.get(problem.name)
+            if spelled:  # not a keyword of the call itself: the codemod has nothing to edit there
+                message += f" It is a key of the dict the call unpacks with `**` (line {spelled})."
+                fix = False
             conflict = _rename_conflict(ctx, bc, problem.name, renamed[0]) if renamed else None
             if renamed:
                 message += f" Renamed to '{renamed[0]}'?" + (f" Its type differs ({conflict})." if conflict else "")

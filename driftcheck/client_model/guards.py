@@ -12,7 +12,7 @@ import builtins
 import re
 from dataclasses import dataclass
 
-from driftcheck.astnodes import binding_counts, dotted_name, is_type_checking, nodes_of, source_text, walk, walk_statements
+from driftcheck.astnodes import binding_counts, dotted_name, is_type_checking, nodes_of, own_scope, source_text, walk, walk_statements
 from driftcheck.client_model.asserted_probes import asserted_probes
 from driftcheck.client_model.computed_names import string_constants
 from driftcheck.client_model.except_clauses import ANY, exception_tuples, handler_names
@@ -142,6 +142,8 @@ class Guard:
             used = "handed out only at" if self.handed_out else "called only from"
             return f"in a function {used} line {self.via}, which is {inner.describe()}"
         names = "everything" if ANY in self.catches else ", ".join(sorted(self.catches))
+        if self.kind == "try" and self.where:
+            return f"inside a try (line {self.line}) {self.where}"
         if self.kind == "try":
             return f"inside a try (line {self.line}) that catches {names}"
         if self.kind == "expected" and _SUPPRESSING.search(self.where.partition("(")[0]):
@@ -217,12 +219,17 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
             for h in node.handlers:
                 if not _reraises(h):
                     catches |= handler_names(h, tuples)
+            swallowed = _finally_returns(node)
+            if swallowed:
+                catches.add(ANY)  # a `return` in `finally:` drops whatever the body raised (26g R2)
             if catches and node.body:
                 start, end = body_span(node.body)
                 imports = tuple((n.lineno, n.end_lineno or n.lineno) for n in node.body
                                 if isinstance(n, (ast.Import, ast.ImportFrom)))
                 handlers = tuple(body_span(h.body) for h in node.handlers if h.body and not _reraises(h))
-                out.append(Guard(start, end, "try", frozenset(catches), node.lineno, imports=imports, handlers=handlers))
+                out.append(Guard(start, end, "try", frozenset(catches), node.lineno, imports=imports, handlers=handlers,
+                                 where=f"whose `finally:` returns (line {swallowed}), which drops what it raised"
+                                 if swallowed else ""))
             for h in node.handlers:
                 names = handler_names(h, tuples)
                 if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
@@ -969,6 +976,20 @@ def _flag_fallbacks(tree: ast.AST) -> list[Guard]:
                     if _stores_of(later, key):
                         break
     return out
+
+
+def _finally_returns(node: ast.Try) -> int:
+    """The line of a `return` (or `break` / `continue`) in the try's `finally:`, outside functions defined there: it
+    replaces any exception the body or a handler raised (0: none)."""
+    for stmt in node.finalbody:
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            return stmt.lineno  # (one inside a loop of the `finally:` only leaves that loop)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        found = next((sub.lineno for sub in [stmt, *own_scope(stmt)] if isinstance(sub, ast.Return)), 0)
+        if found:
+            return found
+    return 0
 
 
 def _tested_classes(test: ast.expr) -> frozenset[str]:

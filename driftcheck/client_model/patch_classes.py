@@ -113,6 +113,28 @@ def whole_class_appliers(usage, source=None) -> frozenset[str]:
     return kept_on(usage, "_whole_class_appliers", usage.files, build)
 
 
+def code_swapping_appliers(usage, source=None) -> frozenset[str]:
+    """The appliers (`whole_class_appliers`) defined in a file that assigns some function's `__code__`: a module
+    function they patch is changed in place (`target_attr.__code__ = replacement.__code__`), not rebound by name."""
+    appliers = whole_class_appliers(usage, source)
+
+    def build() -> frozenset[str]:
+        if not appliers:
+            return frozenset()
+        files = [*usage.files, *(source.other_files(matching=_CODE_SWAP) if source is not None else ())]
+        out: set[str] = set()
+        for file in files:
+            if not any(isinstance(t, ast.Attribute) and t.attr == "__code__" for n in nodes_of(file.tree, ast.Assign)
+                       for t in n.targets):
+                continue
+            out |= {c.name for c in nodes_of(file.tree, ast.ClassDef) if c.name in appliers}
+        return frozenset(out)
+    return kept_on(usage, "_code_swapping_appliers", usage.files, build)
+
+
+_CODE_SWAP = re.compile(rb"\.__code__\s*=")
+
+
 def _loops_over_own_dict(loop: ast.For) -> bool:
     """`for name, attr in cls.__dict__.items():` / `vars(cls).items()` in a classmethod (its first parameter `cls`)."""
     if not (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2

@@ -16,7 +16,8 @@ from driftcheck.client_model.except_clauses import handler_catches, only_import_
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.module_stand_ins import ModuleStandIns, conftests_above
 from driftcheck.client_model.overlay import in_overlay
-from driftcheck.client_model.patch_classes import applied_lists, patch_class_pairs, whole_class_appliers, whole_class_pairs
+from driftcheck.client_model.patch_classes import (applied_lists, code_swapping_appliers, patch_class_pairs,
+                                                   whole_class_appliers, whole_class_pairs)
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -456,8 +457,12 @@ class ClientPhases:
         listed = [(stmt, [(target, name, value)]) for target, name, value, stmt in patch_class_pairs(
             self.file.tree, is_target, applied_lists(self.usage))]
         # every member of a class derived from `Applier[Target]`, set onto Target (LC1)
-        listed += [(stmt, [(target, name, value)]) for target, name, value, stmt in whole_class_pairs(
-            self.file.tree, is_target, whole_class_appliers(self.usage, getattr(self, "client_source", None)))]
+        whole = list(whole_class_pairs(self.file.tree, is_target,
+                                       whole_class_appliers(self.usage, getattr(self, "client_source", None))))
+        listed += [(stmt, [(target, name, value)]) for target, name, value, stmt in whole]
+        swapping = code_swapping_appliers(self.usage, getattr(self, "client_source", None)) if whole else frozenset()
+        in_place = {id(value) for _t, _n, value, cls in whole if any(
+            isinstance(b, ast.Subscript) and (dotted_name(b.value) or "").rsplit(".", 1)[-1] in swapping for b in cls.bases)}
         if "sys.modules" in (getattr(self.file, "text", None) or "sys.modules") and not is_test_path(self.file.rel):
             # names set on the object a plugin installs in place of a vLLM module (a test's stand-in is
             # module_stand_ins' business): they are that module's from then on, as a name set on it is (WC1)
@@ -516,7 +521,7 @@ class ClientPhases:
                     owner = base.module if isinstance(base, ModRef) else base.cls.qualname
                     self.usage.rebound.setdefault((owner, attr), []).append(Rebinding(
                         f"{self.file.rel}:{node.lineno}", f"{ast.unparse(obj)}.{attr}", self._client_function(value),
-                        ast.unparse(value)[:80]))
+                        ast.unparse(value)[:80], in_place=id(value) in in_place and isinstance(base, ModRef)))
                 if isinstance(base, ModRef):
                     self.usage.patched.add((base.module, attr))
                     self.file_patches.add((base.module, attr))
@@ -729,18 +734,19 @@ class ClientPhases:
             self.usage.grafted_classes.setdefault(label, []).append(cls)
 
     def _local_def(self, value: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The one `def` of that name in the body of the function where the name is read, when nothing else there
-        binds the name (no parameter, assignment or import of it)."""
-        outer = bodies.enclosing_function(self.file.tree, value)
-        if outer is None:
-            return None
-        scope = own_scope(outer)
-        defs = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.id]
-        other = any(isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load) for n in scope) \
-            or any((a.asname or a.name).split(".")[0] == value.id for n in scope if isinstance(n, (ast.Import, ast.ImportFrom))
-                   for a in n.names) \
-            or any(a.arg == value.id for a in ast.walk(outer.args) if isinstance(a, ast.arg))
-        return defs[0] if len(defs) == 1 and not other else None
+        """The one `def` of that name in the function where the name is read or, as Python's closures look it up, in
+        the nearest function around it that binds the name (26g R1: `_ensure_state(self)` in a patch that `install()`
+        defines beside it), when nothing else in that scope binds the name (no parameter, assignment or import)."""
+        for outer in reversed(functions_at(self.file.tree, value.lineno)):
+            scope = own_scope(outer)
+            defs = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == value.id]
+            other = any(isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load) for n in scope) \
+                or any((a.asname or a.name).split(".")[0] == value.id for n in scope if isinstance(n, (ast.Import, ast.ImportFrom))
+                       for a in n.names) \
+                or any(a.arg == value.id for a in ast.walk(outer.args) if isinstance(a, ast.arg))
+            if defs or other:
+                return defs[0] if len(defs) == 1 and not other else None
+        return None
 
     def _forwarded_setattr(self, call: ast.Call) -> tuple[ast.expr, str, ast.expr] | None:
         """`do_hijack(Cls, "m", fn)` where `do_hijack` is a function of this file whose body is only
@@ -776,7 +782,8 @@ class ClientPhases:
                 if isinstance(target.value, ast.Name) and target.value.id == name:
                     self.usage.patched.add((cls.qualname, target.attr))
             for call in nodes_of(g, ast.Call):
-                helper = self.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
+                helper = (self.functions.get(call.func.id) or self._local_def(call.func)) \
+                    if isinstance(call.func, ast.Name) else None
                 if helper is None:
                     continue
                 hp = helper.args.posonlyargs + helper.args.args

@@ -56,6 +56,9 @@ class Rebinding:
     name: str  # what it rebinds, as written: "vfc.set_forward_context"
     replacement: str | None  # the client function's dotted path ("pkg.ops.chunk"), None when it is not a function's name
     code: str  # the value assigned, as source text
+    # the function object itself is changed (its `__code__` swapped by the client's patch framework, ArcticInference's
+    # `patch_module_function`): every name bound to it, a package's re-export too, reaches the replacement (26h F1)
+    in_place: bool = False
 
 
 @dataclass

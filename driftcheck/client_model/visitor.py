@@ -22,8 +22,10 @@ from driftcheck.client_model.inference import (
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.plain_classes import builds_as_written
 from driftcheck.client_model.isinstance_narrowing import narrowing_classes, receiver_key, tested_receivers
+from driftcheck.client_model.patch_classes import replacement_function
 from driftcheck.client_model.replacements import built_as_replacement
 from driftcheck.client_model.saved_originals import read_before_own_store
+from driftcheck.client_model.splatted_dicts import splatted_keys
 from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
 from driftcheck.client_model.uses import (
     AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
@@ -216,12 +218,16 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         loc = loc_of(self.file, node)
         self._record_passed_types(node, env)
         shape = call_shape(node)
+        if shape.star_kwargs:  # the keys of a dict it spells out are keywords it certainly passes (26h M1)
+            shape.splatted = {k: line for k, line in splatted_keys(node, self.file.tree).items() if k not in shape.keywords}
+            shape.keywords += list(shape.splatted)
         # `Cls(...)` runs a `__new__` that may build a registered replacement; `super().__init__(...)` builds nothing
         built = not (isinstance(node.func, ast.Attribute) and node.func.attr == "__init__")
         # a replacement of the class by name changes what `Cls(...)` builds, not the base `super().__init__` reaches
         # (vllm-gcu replaces `multiproc_executor.WorkerProc` with its subclass, whose own `super().__init__` is vLLM's)
         if isinstance(func, ClassRef) and not (built and self._replaced(func.cls, built=True)) \
-                and not (built and built_as_replacement(self.api, self.usage, func.cls, shape)):
+                and not (built and built_as_replacement(self.api, self.usage, func.cls, shape)) \
+                and not (built and self._new_builds_subclass(func.cls)):
             self.usage.calls.append(CallUse(loc, "construct", func.cls, shape, node, self.file, runtime_only, self._driven,
                                             rebound=self._init_rebound(func.cls)))
         elif isinstance(func, FuncRef):
@@ -260,9 +266,12 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         out = []
         for r in self.usage.rebound.get((module, name), []):
             path, _, at = r.where.rpartition(":")
-            if path == rel and line and line < int(at):
+            if path == rel and line and line < int(at) and not r.in_place:
                 continue
             out.append(r)
+        home, _, own = func.func.qualname.rpartition(".")
+        if home != module:  # read through a re-export: a function changed in place is changed there too
+            out += [r for r in self.usage.rebound.get((home, own), []) if r.in_place]
         return out
 
     def _inherited_vllm_construction(self, name: str) -> Resolved | None:
@@ -518,6 +527,21 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
 
+    def _new_builds_subclass(self, cls: Resolved) -> bool:
+        """The client replaces `cls.__new__` with a function that names a client subclass of it (MineDraft's
+        `SchedulerRunningOutputsPatch.__new__` returning `MineSchedulerRunningOutputs.__new__(...)`, 26h F2): `Cls(...)`
+        then runs that subclass's `__init__`, whose parameters driftcheck does not bind here."""
+        rebound = self.usage.rebound.get((cls.qualname, "__new__"))
+        if not rebound:
+            return False
+        subclasses = {label.rsplit(".", 1)[-1] for label, _rel, _line in
+                      self.usage.subclass_members.get(cls.qualname, {}).values()}
+        for r in rebound:
+            found = replacement_function(self.usage, r.replacement)
+            if found is not None and any(isinstance(n, ast.Name) and n.id in subclasses for n in walk(found[1])):
+                return True
+        return False
+
     def _tested_instance(self, node: ast.Attribute, env: dict) -> Instance | None:
         """An untyped receiver the code has just tested against one vLLM class (`if isinstance(response,
         ErrorResponse): response.code`; 26a's diffing-toolkit at 0.15.0): an object of that class there, as an
@@ -529,7 +553,19 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         if len(groups) != 1 or len(groups[0]) != 1:
             return None
         ref = self.infer(groups[0][0], env)
-        return Instance(ref.cls) if isinstance(ref, ClassRef) else None
+        if not isinstance(ref, ClassRef) or ref.cls.cls is None or self._marker_base(ref.cls):
+            return None
+        return Instance(ref.cls)
+
+    def _marker_base(self, cls: Resolved) -> bool:
+        """A class that exists to be subclassed: abstract (an ABC base, abstract methods) or with an empty body
+        (vLLM's `class KVConnectorMetadata(ABC): pass`). An object tested against it is some subclass's, whose members
+        a third party may define (LMCache's metadata with its `requests`)."""
+        info = cls.cls
+        if not (info.methods or info.fields or info.class_attrs or info.instance_attrs):
+            return True
+        return any(e.rsplit(".", 1)[-1] == "ABC" for e in self.api.mro(cls)[2]) or \
+            any("abstractmethod" in f.decorators or "abc.abstractmethod" in f.decorators for f in info.methods.values())
 
     def _narrowed(self, node: ast.Attribute, env: dict, result):
         """The member as a class the code has just tested the receiver against defines it (`if not isinstance(self.
@@ -775,18 +811,19 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         result = self.api.class_member(cls, attr)
         if not isinstance(result, Missing):
             return result
-        order, _, externals = self.api.mro(cls)
+        externals = self.api.mro(cls)[2]
         if any(e.split(".")[-1] == "Protocol" for e in externals):
             # a Protocol is a structural type: the object is any class that has what it needs
             return InSubclass(f"{cls.qualname}.{attr}", "", cls.path, cls.line)  # "" = any class
-        for c in order:
-            where = self.usage.subclass_members.get(c.qualname, {}).get(attr)
-            if where is not None:
-                # vLLM's own subclasses that define it count too (avater_voice's output processor beside vLLM's
-                # SingleStepOutputProcessor and MultiStepOutputProcessor, which set `detokenizer` as well)
-                theirs = self.api.member_in_subclass(cls, attr)
-                others = 0 if theirs is None else 1 + theirs.others
-                return InSubclass(f"{cls.qualname}.{attr}", *where, others=others)
+        # the table is keyed by every vLLM ancestor of each client subclass: the receiver's own class says which client
+        # classes it may be; a client subclass of one of its bases is a sibling, not a value of it (26i R2, R3)
+        where = self.usage.subclass_members.get(cls.qualname, {}).get(attr)
+        if where is not None:
+            # vLLM's own subclasses that define it count too (avater_voice's output processor beside vLLM's
+            # SingleStepOutputProcessor and MultiStepOutputProcessor, which set `detokenizer` as well)
+            theirs = self.api.member_in_subclass(cls, attr)
+            others = 0 if theirs is None else 1 + theirs.others
+            return InSubclass(f"{cls.qualname}.{attr}", *where, others=others)
         found = self.api.member_in_subclass(cls, attr)
         if found is not None:
             return found

@@ -241,7 +241,9 @@ def _replacement_signature(ctx: ScanContext, dotted: str, depth: int) -> tuple[S
     for node in tree.body if body is None else body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             decorators = [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in node.decorator_list]
-            if any(d not in _TRANSPARENT for d in decorators):
+            # a patch class's `@staticmethod` is the plain function its framework sets onto a module (26h F1)
+            plain = _TRANSPARENT | ({"staticmethod"} if body is not None else set())
+            if any(d not in plain for d in decorators):
                 return None, ""  # the decorator decides what the name takes
             return signature_from_args(node.args, rel, node.lineno), f"{rel}:{node.lineno}"
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):

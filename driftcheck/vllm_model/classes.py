@@ -327,7 +327,7 @@ class ClassLookup:
                                "its instances")
             dynamic = self._dynamic_lookup(order, name)
             if dynamic is not None:
-                return Unknown(f"{cls.qualname}.{name}", dynamic)
+                return Unknown(f"{cls.qualname}.{name}", dynamic, read_hook=True)
             computed = self._computed_bases(order)
             if computed:
                 return Unknown(f"{cls.qualname}.{name}", f"{cls.qualname} inherits from {computed}, a name vLLM binds to a "

@@ -48,6 +48,7 @@ class Missing:
 class Unknown:
     qualname: str
     reason: str
+    read_hook: bool = False  # open only through `__getattr__` / `__getattribute__`: a store never consults them
 
 
 @dataclass

@@ -124,6 +124,8 @@ class CallShape:
     keywords: list[str] = field(default_factory=list)
     star_args: bool = False
     star_kwargs: bool = False
+    # keywords (in `keywords` too) that are keys of a dict the call unpacks with `**`, and the line spelling each
+    splatted: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from scan.helpers import scan_trees
+from scan.helpers import scan_against_own, scan_trees
 
 _VLLM = {"vllm/__init__.py": "", "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/cli/__init__.py": "",
          "vllm/entrypoints/cli/main.py": "def main():\n    return None\n"}
@@ -310,11 +310,22 @@ def test_26d_r1_a_marker_the_client_reads_back_is_its_own(tmp_path, body, found)
     assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == found
 
 
+def test_26d_r1_twin_a_name_vllm_mentions_may_be_a_setting_it_no_longer_reads(tmp_path):
+    """vLLM's sources still name `_dumped` (here a comment): the store may be meant for an older vLLM: still warned."""
+    vllm = {**_LAYER, "vllm/old.py": "# layers used to carry _dumped\n"}
+    client = ("from vllm.layer import FusedMoE\n\n\ndef dump_once(layer: FusedMoE):\n"
+              "    layer._dumped = True\n    return layer._dumped\n")
+    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/dump.py": client}, only=["DC006"])
+    assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == [("DC006", "warning", 5)]
+
+
+
+
 # 26a R1 (diffing-toolkit at 0.14.0/0.15.0): `response = await serving_models.load_lora_adapter(req)` (untyped), then
 # `if isinstance(response, ErrorResponse): return response.code`: 0.14.0's ErrorResponse has only `error`. The test
 # makes `response` an ErrorResponse in its branch, as an annotation would; and an isinstance test of the very class
 # the finding is about picks the objects that fail, so it guards nothing.
-_PROTO = {"vllm/__init__.py": "", "vllm/proto.py": "class ErrorInfo:\n    pass\n\n\nclass ErrorResponse:\n"
+_PROTO = {"vllm/__init__.py": "", "vllm/proto.py": "class ErrorInfo:\n    message = ''\n\n\nclass ErrorResponse:\n"
           "    def __init__(self, error):\n        self.error = error\n\n\nclass Other:\n    code = 1\n"}
 
 
@@ -338,3 +349,180 @@ def test_26a_r1_in_the_branch_the_tested_class_decides_not_the_annotation(tmp_pa
               f"    if isinstance(response, {tested}):\n        return response.code\n    return 200\n")
     result = scan_trees(tmp_path, _PROTO, {"plug/__init__.py": "", "plug/amp.py": client}, only=["DC006"])
     assert [(f.severity, f.client.line, f.symbol) for f in result.findings] == [("error", 6, f"vllm.proto.{tested}.code")]
+
+
+# 26g R1 (an NVTX profiling sitecustomize at 0.11.0-0.34.0): `_ensure_state(self)` sets `self._open = set()` on the
+# patched EngineCore and is a closure of the installer, defined beside the patch: the store was credited only for a
+# module-level helper, so the next line's `self._open.clear()` got a false DC006 error.
+_CORE = {"vllm/__init__.py": "", "vllm/core.py": "class EngineCore:\n    def shutdown(self):\n        return None\n"}
+
+
+@pytest.mark.parametrize("helper_body,found", [
+    ("        if not hasattr(core, '_open'):\n            core._open = set()\n", []),
+    ("        core._open = set()\n", []),
+    ("        core._other = set()\n", [("DC006", "error")]),  # the helper sets something else
+])
+def test_26g_r1_a_nested_helper_storing_on_the_patched_self_is_credited(tmp_path, helper_body, found):
+    client = ("from vllm.core import EngineCore\n\n\ndef install():\n    orig = EngineCore.shutdown\n\n"
+              "    def _ensure_state(core):\n" + helper_body +
+              "\n    def _patched_shutdown(self):\n        _ensure_state(self)\n        self._open.clear()\n"
+              "        return orig(self)\n\n    EngineCore.shutdown = _patched_shutdown\n")
+    line = client.splitlines().index("        self._open.clear()") + 1
+    result = scan_trees(tmp_path, _CORE, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC006"])
+    assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == [(r, s, line) for r, s in found]
+
+
+# 26g R2 (the same sitecustomize): `try: self._open.clear() finally: return orig(self)`: a `return` in `finally:`
+# drops whatever the body raised, so the body is guarded as a catch-all `except` would guard it.
+@pytest.mark.parametrize("final,severity", [("        return orig(self)\n", "warning"),
+                                            ("        orig(self)\n", "error")])
+def test_26g_r2_a_return_in_finally_swallows_the_bodys_failure(tmp_path, final, severity):
+    client = ("from vllm.core import EngineCore\n\norig = EngineCore.shutdown\n\n\ndef _patched(self):\n    try:\n"
+              "        self.gone.clear()\n    finally:\n" + final + "\n\nEngineCore.shutdown = _patched\n")
+    result = scan_trees(tmp_path, _CORE, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC006"])
+    found = [(f.severity, f.client.line, f.message) for f in result.findings]
+    assert [(s, ln) for s, ln, _m in found] == [(severity, 8)]
+    assert ("whose `finally:` returns (line 10)" in found[0][2]) == (severity == "warning")
+
+
+# 26g M2 (openshift-psap/profilemate at 0.34.0): `try: ... def instrumented_schedule(self): ...;
+# Scheduler.schedule = instrumented_schedule / except Exception:` installs a patch vLLM then calls with a new argument:
+# the TypeError is raised where vLLM calls it, outside the try that installed it, so the try guards nothing.
+_SCHED = {"vllm/__init__.py": "", "vllm/sched.py": "class Scheduler:\n    def schedule(self, throttle=False):\n"
+          "        return throttle\n", "vllm/core.py": "from vllm.sched import Scheduler\n\n\ndef step(s: Scheduler):\n"
+          "    return s.schedule(True)\n"}
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_26g_m2_a_try_around_installing_a_patch_does_not_guard_vllms_later_call(tmp_path, wrapped):
+    inner = ("from vllm.sched import Scheduler\n\noriginal = Scheduler.schedule\n\ndef instrumented(self):\n"
+             "    return original(self)\n\nScheduler.schedule = instrumented\n")
+    indent = "        " if wrapped else "    "
+    body = "def patch_scheduler():\n" + ("    try:\n" if wrapped else "") + \
+        "".join(f"{indent}{ln}\n" if ln else "\n" for ln in inner.splitlines()) + \
+        ("    except Exception as e:\n        print(e)\n" if wrapped else "")
+    own = {**_SCHED, "vllm/sched.py": "class Scheduler:\n    def schedule(self):\n        return None\n",
+           "vllm/core.py": "from vllm.sched import Scheduler\n\n\ndef step(s: Scheduler):\n    return s.schedule()\n"}
+    result = scan_against_own(tmp_path, own, "0.98.0", _SCHED, {"plug/__init__.py": "", "plug/patch.py": body},
+                              ["DC109"], "0.99.0")
+    line = next(i for i, ln in enumerate(body.splitlines(), 1) if "def instrumented" in ln)
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", line)]
+
+
+# 26g R3 (a profiler patch at 0.10.1.1): `m = self.model; m.forward = lambda ...` where the model is a CUDAGraphWrapper
+# whose `__getattr__` answers the names it lacks: a store never consults `__getattr__`, so there is nothing to ask.
+_WRAPPER = {"vllm/__init__.py": "", "vllm/graph.py": "class CUDAGraphWrapper:\n    def __init__(self, runnable):\n"
+            "        self.runnable = runnable\n\n    def __getattr__(self, key):\n        raise AttributeError(key)\n"}
+
+
+@pytest.mark.parametrize("use,unknowns", [("    m.forward = lambda *a: None\n", 0), ("    return m.forward\n", 1)])
+def test_26g_r3_a_store_on_an_object_with_getattr_raises_no_question(tmp_path, use, unknowns):
+    client = "from vllm.graph import CUDAGraphWrapper\n\n\ndef patch(m: CUDAGraphWrapper):\n" + use
+    result = scan_trees(tmp_path, _WRAPPER, {"plug/__init__.py": "", "plug/patch.py": client}, only=["DC006"])
+    assert (len(result.findings), len([u for u in result.unknown if u.rule == "DC006"])) == (0, unknowns)
+
+
+# 26i R2/R3 (vLLM's own trees as clients, 0.20.0-0.34.0: ~180 warnings a release): `self.gate.weight` on a GateLinear
+# was warned "only Step5FusedQKVIndexerLinear defines it" because a client class deriving from a *sibling* of GateLinear
+# (a common vLLM base) defines the member; only subclasses of the receiver's own class are what it may be.
+_GATE = {"vllm/__init__.py": "", "vllm/layers.py": "class PluggableLayer:\n    pass\n\n\nclass GateLinear(PluggableLayer):\n"
+         "    def __init__(self, n):\n        self.n = n\n"}
+
+
+@pytest.mark.parametrize("base,found", [("PluggableLayer", [("DC006", "error", 14)]), ("GateLinear", [("DC006", "warning", 14)])])
+def test_26i_r2_only_subclasses_of_the_receivers_class_may_define_its_member(tmp_path, base, found):
+    client = (f"from vllm.layers import GateLinear, PluggableLayer  # noqa\n\n\nclass Experts({base}):\n"
+              "    def __init__(self):\n        self.e_bias = None\n\n\nclass MoE:\n    def __init__(self):\n"
+              "        self.gate = GateLinear(4)\n\n    def bias(self):\n        return self.gate.e_bias\n")
+    result = scan_trees(tmp_path, _GATE, {"plug/__init__.py": "", "plug/moe.py": client}, only=["DC006"])
+    assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == found
+
+
+# 26h F1 (MineDraft at 0.9.2, ArcticInference's patch framework): `class P(MinePatch[parallel_state])` with a
+# `@staticmethod def ensure_model_parallel_initialized(..., initialize_non_driver_tp_group=False)`; the framework swaps
+# the vLLM function's `__code__` in place, so the call through `vllm.distributed`'s re-export reaches the replacement.
+_FRAMEWORK = '''import inspect
+
+
+class MinePatch:
+    @classmethod
+    def __class_getitem__(cls, target):
+        return type(f"{cls.__name__}[{target.__name__}]", (cls,), {"_target": target})
+
+    @classmethod
+    def apply_patch(cls):
+        target = cls._target
+        for name, replacement in cls.__dict__.items():
+            if name.startswith("__") or name == "_target":
+                continue
+            if inspect.ismodule(target) and inspect.isfunction(getattr(target, name, None)):
+                SWAP
+                continue
+            setattr(target, name, replacement)
+'''
+_DIST = {"vllm/__init__.py": "", "vllm/dist/__init__.py": "from vllm.dist.ps import *  # noqa\n",
+         "vllm/dist/ps.py": "__all__ = ['ensure']\n\n\ndef ensure(tp, pp, backend=None):\n    return tp\n"}
+
+
+@pytest.mark.parametrize("swap,found", [
+    ("getattr(target, name).__code__ = replacement.__func__.__code__", []),
+    ("setattr(target, name, replacement)", [("DC003", "error", 5)]),  # rebinds the name: the re-export keeps vLLM's
+])
+def test_26h_f1_a_function_changed_in_place_is_changed_behind_its_reexports(tmp_path, swap, found):
+    patch = ("from vllm.dist import ps\n\nfrom plug.patching import MinePatch\n\n\nclass PsPatch(MinePatch[ps]):\n"
+             "    @staticmethod\n    def ensure(tp, pp, backend=None, extra=False):\n        return tp\n\n\n"
+             "PsPatch.apply_patch()\n")
+    use = "from vllm.dist import ensure\n\n\ndef go():\n    ensure(1, 1, extra=True)\n"
+    result = scan_trees(tmp_path, _DIST, {"plug/__init__.py": "", "plug/patching.py": _FRAMEWORK.replace("SWAP", swap),
+                                          "plug/ps_patch.py": patch, "plug/use.py": use}, only=["DC003"])
+    assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == found
+
+
+@pytest.mark.parametrize("base", ["class Meta:\n    pass\n", "from abc import ABC\n\n\nclass Meta(ABC):\n    n = 0\n"])
+def test_26a_r1_twin_a_marker_or_abstract_base_tested_does_not_type_the_receiver(tmp_path, base):
+    """`assert isinstance(meta, KVConnectorMetadata)` (an empty ABC): the object is some subclass's, perhaps a third
+    party's that defines `requests` (LMCache's): nothing is checked against the base."""
+    client = ("from vllm.meta import Meta\n\n\ndef finished(connector):\n    meta = connector.metadata\n"
+              "    assert isinstance(meta, Meta)\n    return meta.requests\n")
+    result = scan_trees(tmp_path, {"vllm/__init__.py": "", "vllm/meta.py": base},
+                        {"plug/__init__.py": "", "plug/conn.py": client}, only=["DC006"])
+    assert result.findings == []
+
+
+# 26h M1 (Fast-Spark-TTS at 0.10.0 / 0.34.0): `engine_kwargs = dict(model=..., device=device, ..., **kwargs);
+# AsyncEngineArgs(**engine_kwargs)`: `device` is a keyword the call certainly passes, which 0.10.0's EngineArgs lacks.
+_ARGS2 = {"vllm/__init__.py": "", "vllm/args.py": "import dataclasses\n\n\n@dataclasses.dataclass\nclass EngineArgs:\n"
+          "    model: str = 'm'\n    seed: int = 0\n"}
+
+
+@pytest.mark.parametrize("body,found", [
+    ("    kw = dict(model=m, device='cpu', **extra)\n    return EngineArgs(**kw)\n", [("error", 6)]),
+    ("    kw = {'model': m, 'device': 'cpu'}\n    return EngineArgs(**kw)\n", [("error", 6)]),
+    ("    return EngineArgs(**dict(model=m, device='cpu'))\n", [("error", 5)]),
+    ("    kw = dict(model=m, device='cpu')\n    kw.pop('device')\n    return EngineArgs(**kw)\n", []),  # changed
+    ("    kw = dict(model=m, device='cpu')\n    strip(kw)\n    return EngineArgs(**kw)\n", []),  # handed on
+    ("    kw = dict(model=m)\n    if extra:\n        kw = dict(device='cpu')\n    return EngineArgs(**kw)\n", []),
+    ("    kw = dict(model=m, seed=1)\n    return EngineArgs(**kw)\n", []),  # every key a field
+])
+def test_26h_m1_the_keys_of_a_spelled_out_dict_are_keywords_the_call_passes(tmp_path, body, found):
+    client = "from vllm.args import EngineArgs\n\n\ndef make(m, extra, strip=print):\n" + body
+    result = scan_trees(tmp_path, _ARGS2, {"plug/__init__.py": "", "plug/gen.py": client}, only=["DC003", "DC005"])
+    assert [(f.severity, f.client.line) for f in result.findings] == found
+    assert all(f.fix is None and "unpacks with `**`" in f.message for f in result.findings)
+
+
+# 26h F2 (MineDraft at 0.9.2): the client replaces `SchedulerRunningOutputs.__new__` with one that builds its dataclass
+# subclass adding `preempted_requests_ids`; `SchedulerRunningOutputs(..., preempted_requests_ids=[])` then runs the
+# subclass's `__init__`, which takes it: no DC003 from vLLM's signature.
+_OUT = {"vllm/__init__.py": "", "vllm/sched.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass Outputs:\n"
+        "    a: int\n"}
+
+
+@pytest.mark.parametrize("install,found", [("Outputs.__new__ = _new\n", []), ("", [("DC003", "error", 18)])])
+def test_26h_f2_a_replaced_new_building_a_client_subclass_decides_the_constructor(tmp_path, install, found):
+    client = ("from dataclasses import dataclass\n\nfrom vllm.sched import Outputs\n\n\n@dataclass\nclass MyOutputs(Outputs):\n"
+              "    ids: list\n\n\ndef _new(cls, *args, **kwargs):\n    if cls is Outputs:\n"
+              "        return MyOutputs.__new__(MyOutputs, *args, **kwargs)\n    return object.__new__(cls)\n\n\n"
+              "def build():\n    return Outputs(a=1, ids=[])\n\n\n" + install)
+    result = scan_trees(tmp_path, _OUT, {"plug/__init__.py": "", "plug/sched.py": client}, only=["DC003"])
+    assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == found
