@@ -214,11 +214,23 @@ def _loader_arguments(tree: ast.Module) -> set[int]:
             out.add(id(call.args[0]))
             if isinstance(call.args[0], ast.Name):
                 handed.add(call.args[0].id)
+    lists = {t.id: n.value for n in getattr(tree, "body", []) if isinstance(n, ast.Assign)
+             and isinstance(n.value, (ast.Tuple, ast.List)) for t in n.targets if isinstance(t, ast.Name)}
     for loop in nodes_of(tree, ast.For):
-        if isinstance(loop.target, ast.Name) and loop.target.id in handed and isinstance(loop.iter, (ast.Tuple, ast.List)) \
-                and any(id(n) in out and isinstance(n, ast.Name) and n.id == loop.target.id
-                        for stmt in loop.body for n in ast.walk(stmt)):
-            out |= {id(e) for e in loop.iter.elts}
+        # `for name in ("vllm.a", ...)`, or `for name, why in CHECKS` over a module-level list of tuples (26g M3)
+        names = [loop.target] if isinstance(loop.target, ast.Name) else list(loop.target.elts) \
+            if isinstance(loop.target, ast.Tuple) else []
+        items = loop.iter if isinstance(loop.iter, (ast.Tuple, ast.List)) else \
+            lists.get(loop.iter.id) if isinstance(loop.iter, ast.Name) else None
+        for i, var in enumerate(names):
+            if items is None or not (isinstance(var, ast.Name) and var.id in handed) or not any(
+                    id(n) in out and isinstance(n, ast.Name) and n.id == var.id for stmt in loop.body for n in ast.walk(stmt)):
+                continue
+            for e in items.elts:
+                if len(names) == 1:
+                    out.add(id(e))
+                elif isinstance(e, (ast.Tuple, ast.List)) and len(e.elts) == len(names):
+                    out.add(id(e.elts[i]))
     return out
 
 

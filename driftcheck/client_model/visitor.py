@@ -241,6 +241,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                                             rebound=self._init_rebound(base)))
         elif isinstance(func, BoundMethod):
             value = self.infer(node.func.value, env) if isinstance(node.func, ast.Attribute) else None
+            narrowed = self._narrowed_method(node.func, env, value) if isinstance(value, Instance) else None
+            if narrowed is not None:  # `assert isinstance(self.impl, Sub)` first: Sub's method is the one called
+                func, value = narrowed
             self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
                                             isinstance(value, SuperOf),
                                             receiver=value.cls if isinstance(value, Instance) else None))
@@ -527,6 +530,25 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
 
+    def _narrowed_method(self, attr: ast.Attribute, env: dict, value: Instance) -> tuple[BoundMethod, Instance] | None:
+        """The method a call reaches where an isinstance test has narrowed its receiver to one vLLM subclass of the
+        class it is typed with (26i R1: vLLM 0.34.0's `assert isinstance(self.impl, MiniMaxM3SparseAiterPAImpl)` then
+        `self.impl.forward(..., decode_sparse_table=...)`, which only that subclass's `forward` takes)."""
+        key = receiver_key(attr.value)
+        if not key or key not in tested_receivers(self.file.tree):
+            return None
+        groups = narrowing_classes(self.file.tree, attr)
+        if len(groups) != 1 or len(groups[0]) != 1:
+            return None
+        ref = self.infer(groups[0][0], env)
+        if not isinstance(ref, ClassRef) or ref.cls.qualname == value.cls.qualname or \
+                value.cls.qualname not in {c.qualname for c in self.api.mro(ref.cls)[0]}:
+            return None
+        method = self.api.class_member(ref.cls, attr.attr)
+        if not (isinstance(method, Resolved) and method.kind == "method"):
+            return None
+        return BoundMethod(method, ref.cls), Instance(ref.cls)
+
     def _new_builds_subclass(self, cls: Resolved) -> bool:
         """The client replaces `cls.__new__` with a function that names a client subclass of it (MineDraft's
         `SchedulerRunningOutputsPatch.__new__` returning `MineSchedulerRunningOutputs.__new__(...)`, 26h F2): `Cls(...)`
@@ -558,11 +580,14 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         return Instance(ref.cls)
 
     def _marker_base(self, cls: Resolved) -> bool:
-        """A class that exists to be subclassed: abstract (an ABC base, abstract methods) or with an empty body
-        (vLLM's `class KVConnectorMetadata(ABC): pass`). An object tested against it is some subclass's, whose members
-        a third party may define (LMCache's metadata with its `requests`)."""
+        """A class an object tested against may be a subclass of: one with subclasses in vLLM or the client
+        (`isinstance(spec, AttentionSpec)` picks a family, whose members differ), abstract (an ABC base, abstract
+        methods) or with an empty body (vLLM's `class KVConnectorMetadata(ABC): pass`, which a third party's subclass
+        fills: LMCache's metadata with its `requests`). Only a leaf class says what the object is."""
         info = cls.cls
         if not (info.methods or info.fields or info.class_attrs or info.instance_attrs):
+            return True
+        if cls.qualname in self.usage.subclass_members or self.api.subclasses(cls):
             return True
         return any(e.rsplit(".", 1)[-1] == "ABC" for e in self.api.mro(cls)[2]) or \
             any("abstractmethod" in f.decorators or "abc.abstractmethod" in f.decorators for f in info.methods.values())

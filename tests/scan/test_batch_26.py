@@ -526,3 +526,37 @@ def test_26h_f2_a_replaced_new_building_a_client_subclass_decides_the_constructo
               "def build():\n    return Outputs(a=1, ids=[])\n\n\n" + install)
     result = scan_trees(tmp_path, _OUT, {"plug/__init__.py": "", "plug/sched.py": client}, only=["DC003"])
     assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == found
+
+
+# 26i R1 (vLLM 0.33.0/0.34.0's minimax_m3 as a client): `assert isinstance(self.impl, MiniMaxM3SparseAiterPAImpl)`
+# then `self.impl.forward(..., decode_sparse_table=t)`: the call reaches the subclass's `forward`, which takes it.
+_IMPL = {"vllm/__init__.py": "", "vllm/impl.py": "class Impl:\n    def forward(self, layer, q):\n        return q\n\n\n"
+         "class SubImpl(Impl):\n    def forward(self, layer, q, *, table=None):\n        return q\n"}
+
+
+@pytest.mark.parametrize("test,found", [
+    ("        assert isinstance(self.impl, SubImpl)\n", []),
+    ("        if not isinstance(self.impl, SubImpl):\n            return None\n", []),
+    ("", [("DC003", "warning")]),  # not narrowed: a subclass's override may take it
+])
+def test_26i_r1_an_isinstance_test_narrows_the_receiver_of_a_method_call(tmp_path, test, found):
+    client = ("from vllm.impl import Impl, SubImpl  # noqa\n\n\nclass Layer:\n    def __init__(self, make):\n"
+              "        self.impl: Impl = make()\n\n    def run(self, q, t):\n" + test +
+              "        return self.impl.forward(self, q, table=t)\n")
+    result = scan_trees(tmp_path, _IMPL, {"plug/__init__.py": "", "plug/layer.py": client}, only=["DC003"])
+    assert [(f.rule, f.severity) for f in result.findings] == found
+
+
+# 26g M3 (a profiler's module check): `modules_to_check = [("vllm.v1.worker.gpu_model_runner", "why"), ...]` looped
+# as `for name, why in modules_to_check: importlib.import_module(name)` only loads the module by its name; it
+# registers nothing, so the unguarded import of the missing module elsewhere stays an error.
+@pytest.mark.parametrize("check,severity", [
+    ("CHECKS = [('vllm.gone', 'timing')]\nfor name, why in CHECKS:\n    importlib.import_module(name)\n", "error"),
+    ("for name in ('vllm.gone',):\n    importlib.import_module(name)\n", "error"),
+    ("import sys\nsys.modules['vllm.gone'] = object()\n", "warning"),  # a registration: the client may provide it
+])
+def test_26g_m3_a_module_name_only_handed_to_a_loader_registers_nothing(tmp_path, check, severity):
+    result = scan_trees(tmp_path, {"vllm/__init__.py": ""},
+                        {"plug/__init__.py": "", "plug/check.py": "import importlib\n\n" + check,
+                         "plug/patch.py": "from vllm.gone import Runner\n\nRunner.execute = None\n"}, only=["DC001"])
+    assert [(f.severity, f.client.path) for f in result.findings] == [(severity, "plug/patch.py")]
