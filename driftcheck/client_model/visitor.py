@@ -534,14 +534,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         """The method a call reaches where an isinstance test has narrowed its receiver to one vLLM subclass of the
         class it is typed with (26i R1: vLLM 0.34.0's `assert isinstance(self.impl, MiniMaxM3SparseAiterPAImpl)` then
         `self.impl.forward(..., decode_sparse_table=...)`, which only that subclass's `forward` takes)."""
-        key = receiver_key(attr.value)
-        if not key or key not in tested_receivers(self.file.tree):
-            return None
-        groups = narrowing_classes(self.file.tree, attr)
-        if len(groups) != 1 or len(groups[0]) != 1:
-            return None
-        ref = self.infer(groups[0][0], env)
-        if not isinstance(ref, ClassRef) or ref.cls.qualname == value.cls.qualname or \
+        ref = self._tested_class(attr, env)
+        if ref is None or ref.cls.qualname == value.cls.qualname or \
                 value.cls.qualname not in {c.qualname for c in self.api.mro(ref.cls)[0]}:
             return None
         method = self.api.class_member(ref.cls, attr.attr)
@@ -568,6 +562,13 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         """An untyped receiver the code has just tested against one vLLM class (`if isinstance(response,
         ErrorResponse): response.code`; 26a's diffing-toolkit at 0.15.0): an object of that class there, as an
         annotation would make it. Not where the test allows several classes, or several tests narrow it."""
+        ref = self._tested_class(node, env)
+        if ref is None or ref.cls.cls is None or self._marker_base(ref.cls):
+            return None
+        return Instance(ref.cls)
+
+    def _tested_class(self, node: ast.Attribute, env: dict) -> ClassRef | None:
+        """The one vLLM class an isinstance test (or a predicate of the file) has narrowed `node`'s receiver to."""
         key = receiver_key(node.value)
         if not key or key not in tested_receivers(self.file.tree):
             return None
@@ -575,9 +576,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         if len(groups) != 1 or len(groups[0]) != 1:
             return None
         ref = self.infer(groups[0][0], env)
-        if not isinstance(ref, ClassRef) or ref.cls.cls is None or self._marker_base(ref.cls):
-            return None
-        return Instance(ref.cls)
+        return ref if isinstance(ref, ClassRef) else None
 
     def _marker_base(self, cls: Resolved) -> bool:
         """A class an object tested against may be a subclass of: one with subclasses in vLLM or the client
