@@ -32,7 +32,7 @@ import itertools
 import weakref
 from dataclasses import dataclass
 
-from driftcheck.astnodes import nodes_of
+from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.client_model.guards import body_span
 from driftcheck.vllm_model.bodies import text_index_for
@@ -42,6 +42,7 @@ from driftcheck.vllm_model.resolved import Missing, Resolved
 from driftcheck.sources.sources import module_name_for
 
 _PASSIVE_DECORATORS = ("override", "no_grad", "inference_mode",  # they neither register nor rename a method
+                       "property",  # a hook vLLM reads as an attribute (a connector's `prefer_cross_layer_blocks`, 26b VB3)
                        "staticmethod", "classmethod")  # a backend's `get_kv_cache_shape` is one (23a's M1)
 MAX_FILES = 40  # vLLM files naming the method read at most (DC109 reads up to 80 files of calls of one override)
 
@@ -115,7 +116,8 @@ def _orphans(files, api, baseline, usage, source) -> list[Orphan]:
             for fn in methods if bases else ():
                 if not all(isinstance(api.class_member(b, fn.name), Missing) for b in bases):
                     continue  # still an override on the target (or not known to be gone)
-                old = _overridden_in(compare, bases, fn.name) if compare is not None else None
+                prop = any(dotted_name(d) == "property" for d in fn.decorator_list)
+                old = _overridden_in(compare, bases, fn.name, prop) if compare is not None else None
                 uncalled = old is None and not files_calling(api, text_index_for(api), fn.name)
                 if uncalled and not (_extends_its_base(fn) and all(mro_defines_any(api, b, (fn.name,)) is False
                                                                    for b in bases)):
@@ -239,14 +241,16 @@ def _member_elsewhere(source, file, name: str) -> bool:
     return False
 
 
-def _overridden_in(baseline, bases: list[Resolved], name: str) -> Resolved | None:
-    """The baseline's method `name` on the first of `bases` (named as the target names them) that has one of vLLM's."""
+def _overridden_in(baseline, bases: list[Resolved], name: str, prop: bool = False) -> Resolved | None:
+    """The baseline's method `name` on the first of `bases` (named as the target names them) that has one of vLLM's;
+    for a `@property` override (`prop`), vLLM's property (read as an attribute) too."""
     for b in bases:
         old_cls = baseline.resolve(b.qualname)
         if not (isinstance(old_cls, Resolved) and old_cls.kind == "class" and old_cls.cls is not None):
             continue
         member = baseline.class_member(old_cls, name)
-        if isinstance(member, Resolved) and member.kind == "method" and member.owner is not None:
+        if isinstance(member, Resolved) and member.kind in (("method", "attribute") if prop else ("method",)) \
+                and member.owner is not None:
             return member
     return None
 

@@ -560,3 +560,22 @@ def test_26g_m3_a_module_name_only_handed_to_a_loader_registers_nothing(tmp_path
                         {"plug/__init__.py": "", "plug/check.py": "import importlib\n\n" + check,
                          "plug/patch.py": "from vllm.gone import Runner\n\nRunner.execute = None\n"}, only=["DC001"])
     assert [(f.severity, f.client.path) for f in result.findings] == [(severity, "plug/patch.py")]
+
+
+# 26b VB3 (cascade_vllm at 0.34.0): a connector's `@property prefer_cross_layer_blocks` overrides a property vLLM 0.19.1
+# read on its connectors and 0.34.0 no longer has: the override never runs, a DC117 warning like a method's.
+_BASE_OWN = {"vllm/__init__.py": "", "vllm/base.py": "class KVConnectorBase:\n    @property\n"
+             "    def prefer_cross_layer_blocks(self) -> bool:\n        return False\n\n    def start(self):\n        return None\n",
+             "vllm/runner.py": "from vllm.base import KVConnectorBase\n\n\ndef run(c: KVConnectorBase):\n"
+             "    return c.prefer_cross_layer_blocks\n"}
+_BASE_NOW = {"vllm/__init__.py": "", "vllm/base.py": "class KVConnectorBase:\n    def start(self):\n        return None\n"}
+
+
+@pytest.mark.parametrize("decorator,found", [("    @property\n", [("DC117", "warning", 7)]),
+                                             ("    @functools.cached_property\n", [])])  # not a passive decorator
+def test_26b_vb3_a_property_override_of_a_dropped_hook_is_orphaned(tmp_path, decorator, found):
+    client = ("import functools  # noqa\nfrom vllm.base import KVConnectorBase\n\n\nclass MyConnector(KVConnectorBase):\n" + decorator +
+              "    def prefer_cross_layer_blocks(self) -> bool:\n        return True\n")
+    result = scan_against_own(tmp_path, _BASE_OWN, "0.98.0", _BASE_NOW, {"plug/__init__.py": "", "plug/conn.py": client},
+                              ["DC117"], "0.99.0")
+    assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == found
