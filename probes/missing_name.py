@@ -4,7 +4,9 @@ The module exists but the name is gone: removed, renamed, or moved to another mo
 fails with `ImportError: cannot import name ...` at import time (or when the enclosing function
 runs). driftcheck follows re-exports, `__all__`, star imports and module `__getattr__` maps before
 concluding; when the same name is defined elsewhere in the target, the finding says where, and
-the `move-import` fix rewrites the import.
+the `move-import` fix rewrites the import. A home whose dotted name shares no part with the old module's, found by
+the name alone (no vLLM of the client's own to compare the objects with), is named as a hint and never moved to: a
+same-named class there is often another thing (26l's `Tool`).
 """
 
 from __future__ import annotations
@@ -111,6 +113,17 @@ def _homes_without(ctx: ScanContext, name: str, moved: list[str], not_it) -> tup
         elif why is None:
             why = reason
     return kept, why
+
+
+def _far_and_unchecked(ctx: ScanContext, old: str, new: str) -> bool:
+    """A new home whose dotted name shares no part with the old module's (but `vllm`, `v1`), without a vLLM of the
+    client's own to compare the two objects: a name found there may be another thing (26l: `Tool` from the tool-parser
+    module sent to Harmony's `vllm.entrypoints.tool`; 26b: a KV-offload `Backend` sent to a GPU-architecture enum)."""
+    baseline = ctx.baseline()
+    if baseline is not None and baseline.version != ctx.api.version:
+        return False  # `_homes_like_the_old` compared them
+    common = {"vllm", "v1"}  # the package, and the prefix vLLM's V1 rewrite put before old homes' names
+    return not (set(old.split(".")) - common) & (set(new.split(".")) - common)
 
 
 def _homes_like_the_old(ctx: ScanContext, imp, moved: list[str]) -> tuple[list[str], str | None]:
@@ -274,7 +287,12 @@ def check(ctx: ScanContext):
         message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         submodule = None if moved or other_function else _submodule_elsewhere(ctx, mod, imp.module, imp.name)
-        if moved:
+        unsure = bool(moved) and _far_and_unchecked(ctx, imp.module, moved[0])
+        if unsure:
+            message += (f" A `{imp.name}` is defined in `{moved[0]}`, far from its old module; without a vLLM of the "
+                        "client's own to compare with (`--client-vllm`), driftcheck cannot tell it is the same object, "
+                        "so it does not move the import.")
+        elif moved:
             message += f" It is defined in `{moved[0]}` now."
         elif other_function:
             message += other_function
@@ -286,7 +304,8 @@ def check(ctx: ScanContext):
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(mod.path, 1), symbol,
             when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
-            fix=bool(moved), moved_to=moved[0] if moved else None, similar=result.near or None,
+            fix=bool(moved) and not unsure, moved_to=moved[0] if moved and not unsure else None,
+            similar=result.near or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
             raises=["ImportError"],  # an `except AttributeError` around the import does not handle it (MA)
         )

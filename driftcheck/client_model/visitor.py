@@ -839,6 +839,12 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         if any(e.split(".")[-1] == "Protocol" for e in externals):
             # a Protocol is a structural type: the object is any class that has what it needs
             return InSubclass(f"{cls.qualname}.{attr}", "", cls.path, cls.line)  # "" = any class
+        # made on every such object by other code (a quant method's `layer.register_parameter("weight", ...)`): it
+        # exists whatever subclass the object is, one that sets it itself too (26m N1: 0.34.0's
+        # Step5FusedQKVIndexerLinear made `.weight` on any ColumnParallelLinear "defined only by" it)
+        created = self._created_elsewhere(cls, attr, store, result)
+        if created is not result:
+            return created
         # the table is keyed by every vLLM ancestor of each client subclass: the receiver's own class says which client
         # classes it may be; a client subclass of one of its bases is a sibling, not a value of it (26i R2, R3)
         where = self.usage.subclass_members.get(cls.qualname, {}).get(attr)

@@ -579,3 +579,50 @@ def test_26b_vb3_a_property_override_of_a_dropped_hook_is_orphaned(tmp_path, dec
     result = scan_against_own(tmp_path, _BASE_OWN, "0.98.0", _BASE_NOW, {"plug/__init__.py": "", "plug/conn.py": client},
                               ["DC117"], "0.99.0")
     assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == found
+
+
+# 26m N1 (vLLM 0.34.0's own tree, 72 warnings): `.weight` on a ColumnParallelLinear warned "only
+# Step5FusedQKVIndexerLinear defines it", a subclass that registers `weight` itself; every linear layer gets `weight`
+# from its quant method's `create_weights` (`layer.register_parameter("weight", ...)`), whatever subclass it is.
+_LINEAR = {"vllm/__init__.py": "", "vllm/linear.py": '''from torch import nn
+
+
+class UnquantizedLinearMethod:
+    def create_weights(self, layer):
+        layer.register_parameter("weight", nn.Parameter())
+
+
+class LinearBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant_method = UnquantizedLinearMethod()
+        self.quant_method.create_weights(self)
+
+
+class ColumnParallelLinear(LinearBase):
+    pass
+'''}
+
+
+def test_26m_n1_a_member_vllm_makes_on_every_layer_is_there_whatever_subclass(tmp_path):
+    client = ("from torch import nn\n\nfrom vllm.linear import ColumnParallelLinear\n\n\n"
+              "class FusedLinear(ColumnParallelLinear):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.weight = nn.Parameter()\n\n\nclass Router(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.proj = ColumnParallelLinear()\n\n    def dtype(self):\n"
+              "        return self.proj.weight.dtype\n")
+    result = scan_trees(tmp_path, _LINEAR, {"plug/__init__.py": "", "plug/router.py": client}, only=["DC006"])
+    assert result.findings == []
+
+
+# 26l R1 (a tool-parser plugin at 0.14.0) and 26b VB4: `from vllm.tool_parsers.abstract_tool_parser import Tool`,
+# gone there; the only `Tool` of the release is Harmony's, in `vllm.entrypoints.tool`, an unrelated class. Without a
+# vLLM of the client's own to compare the objects, a home far from the old module is a hint only: no move-import.
+@pytest.mark.parametrize("home,moved", [("vllm/entrypoints/tool.py", None),
+                                        ("vllm/tool_parsers/tool.py", "vllm.tool_parsers.tool")])
+def test_26l_r1_a_far_home_found_by_name_alone_is_not_moved_to(tmp_path, home, moved):
+    vllm = {"vllm/__init__.py": "", "vllm/entrypoints/__init__.py": "", "vllm/tool_parsers/__init__.py": "",
+            "vllm/tool_parsers/abstract_tool_parser.py": "class ToolParser:\n    pass\n", home: "class Tool:\n    name = ''\n"}
+    client = "from vllm.tool_parsers.abstract_tool_parser import Tool, ToolParser  # noqa\n"
+    result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/parser.py": client}, only=["DC002"])
+    [finding] = result.findings
+    assert (finding.severity, finding.details.get("moved_to"), finding.fix is not None) == ("error", moved, moved is not None)
