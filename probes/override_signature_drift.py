@@ -51,7 +51,7 @@ from collections import deque
 from driftcheck.astnodes import assignment_targets, children, dotted_name, first_line, nodes_of, own_scope, walk, within
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.class_factories import calls_by_global_name, construction_sites, family_takes
-from driftcheck.vllm_model.receivers import (decorated_with, files_calling, files_calling_name, files_reading_by_getattr,
+from driftcheck.vllm_model.receivers import (annotated_globals, decorated_with, files_calling, files_calling_name, files_reading_by_getattr,
                                              receiver_classes)
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
@@ -432,7 +432,10 @@ def _call_sites(ctx: ScanContext, ov: _Override):
     mro = api.mro(ov.owner)[0]
     holders = {c.qualname for c in mro}
     short_names = {c.qualname.rsplit(".", 1)[-1] for c in mro}
-    files = [rel for rel in files_calling(api, index, ov.name) if any(s.encode() in index.blob(rel) for s in short_names)]
+    # a file may reach the object through a global another module annotates with the class (`current_platform`)
+    held = {g for s in short_names for g in annotated_globals(api, index, s)}
+    files = [rel for rel in files_calling(api, index, ov.name)
+             if any(s.encode() in index.blob(rel) for s in short_names | held)]
     if len(files) > MAX_CALL_FILES:
         return None
     for rel in files:

@@ -152,6 +152,8 @@ class _Summariser:
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign):
             targets, value = [node.target], node.value
+            if isinstance(node.target, ast.Name):
+                info.annotations[node.target.id] = ast.unparse(node.annotation)
         else:  # AugAssign: `__all__ += [...]`
             if isinstance(node.target, ast.Name) and node.target.id == "__all__":
                 names = _string_list(node.value)

@@ -38,12 +38,52 @@ def receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, rec
         for a in args:
             if a.arg == recv.id and a.annotation is not None and mod is not None:
                 return api.class_from_annotation(mod, ast.unparse(a.annotation))
-        return None
+            if a.arg == recv.id:
+                return None
+        return _annotated_global(api, mod, fn, recv.id)
     if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == first and scope_cls is not None:
         member = api.class_member(scope_cls, recv.attr)
         if isinstance(member, Resolved) and member.kind == "attribute":
             return next(iter(api.possible_types(member)), None)  # `self.model_runner`: the first class assigned
     return None
+
+
+def _annotated_global(api, mod, fn, name: str) -> Resolved | None:
+    """The class a module-level global another vLLM module annotates (`current_platform: Platform`, which
+    `vllm.platforms.__getattr__` serves) holds, where the function reads it as imported (`from vllm.platforms import
+    current_platform` in its body or at the top of its module) and binds it no other way (26k M1: every platform
+    plugin's `get_attn_backend_cls` is called through it)."""
+    if mod is None:
+        return None
+    source = None  # (module, name) the function imports it as
+    for node in ast.walk(fn) if fn is not None else ():
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+            if alias is not None:
+                source = (node.module, alias.name)
+        elif isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return None
+    binding = mod.bindings.get(name)
+    if source is None and binding is not None and binding.kind == "import" and "." in binding.target:
+        source = tuple(binding.target.rsplit(".", 1))
+    home = api.module(source[0]) if source else None
+    expr = home.annotations.get(source[1]) if home is not None else None
+    return api.class_from_annotation(home, expr) if expr else None
+
+
+def annotated_globals(api, index, short: str) -> list[str]:
+    """Names vLLM's modules annotate at their top level with the class `short` (`current_platform: Platform`), from
+    the files that name the class: the globals a call site may reach its objects through."""
+    kept = _ANNOTATED.setdefault(index, {})
+    if short not in kept:
+        # at most one indent: the module's top or an `if TYPE_CHECKING:` block there
+        pattern = re.compile(rb"^(?: {4})?(\w+)\s*:\s*[\"']?" + re.escape(short.encode()) + rb"[\"']?\s*$", re.M)
+        kept[short] = sorted({m.group(1).decode() for rel in index.files_mentioning(short)
+                              for m in pattern.finditer(index.blob(rel))})
+    return kept[short]
+
+
+_ANNOTATED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def decorated_with(fn, name: str) -> bool:

@@ -626,3 +626,32 @@ def test_26l_r1_a_far_home_found_by_name_alone_is_not_moved_to(tmp_path, home, m
     result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/parser.py": client}, only=["DC002"])
     [finding] = result.findings
     assert (finding.severity, finding.details.get("moved_to"), finding.fix is not None) == ("error", moved, moved is not None)
+
+
+# 26k M1 (vllm-vulkan at 0.17.0+, ATOM, IREE, an OpenVINO fork): vLLM calls `current_platform.get_attn_backend_cls(
+# backend, attn_selector_config=..., num_heads=...)`, `current_platform` being a global `vllm.platforms` annotates
+# `current_platform: Platform` (under TYPE_CHECKING; its `__getattr__` serves it): the call reaches every platform
+# plugin's override, whose def without `num_heads` raises TypeError. DC109 typed no receiver read through a global.
+_PLATFORMS = {
+    "vllm/__init__.py": "",
+    "vllm/platforms/__init__.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                  "    from vllm.platforms.interface import Platform\n\n    current_platform: Platform\n\n"
+                                  "_current = None\n\n\ndef __getattr__(name):\n    if name == 'current_platform':\n"
+                                  "        return _current\n    raise AttributeError(name)\n",
+    "vllm/platforms/interface.py": "class Platform:\n    @classmethod\n"
+                                   "    def get_attn_backend_cls(cls, selected_backend, attn_selector_config, num_heads=None):\n"
+                                   "        return ''\n",
+    "vllm/selector.py": "def pick(backend, config, heads):\n    from vllm.platforms import current_platform\n\n"
+                        "    return current_platform.get_attn_backend_cls(backend, attn_selector_config=config, "
+                        "num_heads=heads)\n",
+}
+
+
+@pytest.mark.parametrize("params,found", [("cls, selected_backend, attn_selector_config", [("DC109", "warning", 5)]),
+                                          ("cls, selected_backend, attn_selector_config, **kwargs", [])])
+def test_26k_m1_a_call_through_a_global_annotated_with_the_class_reaches_the_override(tmp_path, params, found):
+    client = ("from vllm.platforms.interface import Platform\n\n\nclass VkPlatform(Platform):\n"
+              f"    @classmethod\n    def get_attn_backend_cls({params}):\n        return 'x.Y'\n")
+    result = scan_trees(tmp_path, _PLATFORMS, {"vkplug/__init__.py": "", "vkplug/platform.py": client}, only=["DC109"])
+    assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == \
+        [(r, s, ln + 1) for r, s, ln in found]
