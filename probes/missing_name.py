@@ -304,7 +304,7 @@ def check(ctx: ScanContext):
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(mod.path, 1), symbol,
             when="call" if imp.runtime_only else "import", severity="warning" if imp.guarded else None,
-            fix=bool(moved) and not unsure, moved_to=moved[0] if moved and not unsure else None,
+            fix=bool(moved) and not unsure, moved_to=moved[0] if moved else None, move_unchecked=unsure or None,
             similar=result.near or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
             raises=["ImportError"],  # an `except AttributeError` around the import does not handle it (MA)

@@ -55,9 +55,14 @@ class Guard:
     probed: frozenset[str] = frozenset()  # kind "hasattr": the names the test probes, also where `names` is empty (a
     # branch guarded whole): a finding about a member the target has is not guarded by a probe of it (26e W1); kind
     # "isinstance": the classes tested: a finding about a member of one of them runs for its objects (26a)
+    # kind "try" / "expected": bodies of functions defined inside it that nothing there calls (a kernel class's methods
+    # a registration hands to vLLM): they run later, outside the try (26k W2)
+    holes: tuple[tuple[int, int], ...] = ()
 
     def covers(self, line: int, raises: tuple[str, ...], text: str = "", code: str = "") -> bool:
         if not self.start <= line <= self.end:
+            return False
+        if any(a <= line <= b for a, b in self.holes):
             return False
         if self.kind in ("replaced", "unreachable", "dead"):
             return True  # a body that never runs
@@ -229,7 +234,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                 handlers = tuple(body_span(h.body) for h in node.handlers if h.body and not _reraises(h))
                 out.append(Guard(start, end, "try", frozenset(catches), node.lineno, imports=imports, handlers=handlers,
                                  where=f"whose `finally:` returns (line {swallowed}), which drops what it raised"
-                                 if swallowed else ""))
+                                 if swallowed else "", holes=later_bodies(node.body)))
             for h in node.handlers:
                 names = handler_names(h, tuples)
                 if h.body and not _reraises(h) and (names - {ANY}):  # a named exception: a fallback for another vLLM
@@ -731,8 +736,31 @@ def _caller_guards(tree: ast.AST, guards: list[Guard], reached: frozenset[str] |
         first = covering[0]
         start, end = body_span(fn.body)
         out.append(Guard(start, end, first.kind, first.catches, first.line, first.names, via=lines[0],
-                         handed_out=all((fn.name, n) in handed for n in lines), where=first.where, body=first.body))
+                         handed_out=all((fn.name, n) in handed for n in lines), where=first.where, body=first.body,
+                         holes=later_bodies(fn.body) if first.kind in ("try", "expected") else ()))
     return out
+
+
+def later_bodies(stmts: list[ast.stmt]) -> tuple[tuple[int, int], ...]:
+    """The spans of the bodies of functions defined in `stmts` that `stmts` do not call by name: a nested helper
+    handed out (`return MyKernel`, whose methods vLLM calls when it builds a layer), run after these statements
+    finished. A method of a class `stmts` build by name (`MyKernel(...)`) may run here: not a hole."""
+    called = {n.func.id for s in stmts for n in walk(s) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    out = []
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name not in called and node.body:
+                out.append(body_span(node.body))
+            continue  # what it defines runs when it does
+        if isinstance(node, ast.ClassDef):
+            if node.name not in called:
+                out += [body_span(f.body) for f in node.body
+                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.body]
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return tuple(sorted(set(out)))
 
 
 def _kept_for_later(tree: ast.AST) -> set[int]:

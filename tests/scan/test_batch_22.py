@@ -43,7 +43,9 @@ def test_r1_twin_a_value_vllm_calls_is_a_callable_and_still_the_new_home(tmp_pat
     vllm_files = dict(_R1_VLLM, **{"vllm/mla.py": "from functools import lru_cache\n\nis_hip = lru_cache(maxsize=None)(bool)\n\n\n"
                                                   "def block():\n    return 8 if is_hip() else 64\n"})
     finding = _r1_scan(tmp_path, vllm_files)
-    assert "It is defined in `vllm.mla` now." in finding.message
+    # named as its home; `vllm.mla` shares no part with `vllm.utils` and there is no vLLM of the client's own to
+    # compare with, so only as a hint, never moved to (26l R1)
+    assert "A `is_hip` is defined in `vllm.mla`, far from its old module" in finding.message
 
 
 # M1 (22b's verl #4380, 21b's kvcached): a function the patching function defines and sets onto a vLLM class is that

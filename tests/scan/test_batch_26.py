@@ -625,7 +625,9 @@ def test_26l_r1_a_far_home_found_by_name_alone_is_not_moved_to(tmp_path, home, m
     client = "from vllm.tool_parsers.abstract_tool_parser import Tool, ToolParser  # noqa\n"
     result = scan_trees(tmp_path, vllm, {"plug/__init__.py": "", "plug/parser.py": client}, only=["DC002"])
     [finding] = result.findings
-    assert (finding.severity, finding.details.get("moved_to"), finding.fix is not None) == ("error", moved, moved is not None)
+    far = moved is None
+    assert (finding.severity, finding.fix is not None, bool(finding.details.get("move_unchecked"))) == ("error", not far, far)
+    assert finding.details.get("moved_to") == (moved or "vllm.entrypoints.tool")
 
 
 # 26k M1 (vllm-vulkan at 0.17.0+, ATOM, IREE, an OpenVINO fork): vLLM calls `current_platform.get_attn_backend_cls(
@@ -655,3 +657,21 @@ def test_26k_m1_a_call_through_a_global_annotated_with_the_class_reaches_the_ove
     result = scan_trees(tmp_path, _PLATFORMS, {"vkplug/__init__.py": "", "vkplug/platform.py": client}, only=["DC109"])
     assert sorted((f.rule, f.severity, f.client.line) for f in result.findings) == \
         [(r, s, ln + 1) for r, s, ln in found]
+
+
+# 26k W2 (vllm_windows_rocm): `register()` calls `_register_kernel_class()` inside `try/except Exception`; that
+# function only defines a kernel class and returns it, and vLLM calls the class's methods later, when it builds a
+# layer: the try guards the definition, not the methods' bodies (6 warnings that were errors).
+_KERNEL = {"vllm/__init__.py": "", "vllm/kernel.py": "class Kernel:\n    def __init__(self, config):\n"
+           "        self.config = config\n", "vllm/registry.py": "KERNELS = []\n"}
+
+
+@pytest.mark.parametrize("use,severity", [("    return MyKernel\n", "error"),  # handed out: runs later
+                                          ("    return MyKernel(None).run()\n", "warning")])  # runs inside the try
+def test_26k_w2_a_try_around_defining_a_class_does_not_guard_its_methods(tmp_path, use, severity):
+    client = ("from vllm.kernel import Kernel\n\n\ndef _make():\n    class MyKernel(Kernel):\n        def run(self):\n"
+              "            return self.gone\n\n" + use + "\n\ndef register():\n    try:\n"
+              "        from vllm.registry import KERNELS\n        KERNELS.append(_make())\n    except Exception:\n"
+              "        pass\n")
+    result = scan_trees(tmp_path, _KERNEL, {"plug/__init__.py": "", "plug/kern.py": client}, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [(severity, 7)]

@@ -345,7 +345,9 @@ def test_a_member_set_with_a_literal_setattr_on_a_typed_object_is_the_clients(tm
             return attn_metadata.blend_metadata, attn_metadata.blend_metdata
     """}
     result = scan_trees(tmp_path, ATTN_V0, client, only=["DC006"])
-    assert _found(result, "DC006") == [("DC006", "error", "pkg/blend.py", 8), ("DC006", "warning", "pkg/blend.py", 4)]
+    # the store itself is no warning: the file reads the member back and vLLM never names it, so it is the
+    # client's own (26d R1)
+    assert _found(result, "DC006") == [("DC006", "error", "pkg/blend.py", 8)]
     assert next(f for f in result.findings if f.severity == "error").symbol.endswith(".blend_metdata")
 
 
