@@ -4,9 +4,10 @@
 (Fast-Spark-TTS, 26h M1) passes `device` and `disable_log_requests` as keywords as surely as a literal keyword would:
 vLLM 0.10.0's EngineArgs has no `device`, a TypeError. Read only where the dict is certain: a `{...}` literal or a
 `dict(...)` call in the call itself, or one such value bound to a name once in the function around the call (or the
-module) and not changed before it: no item store or delete, no method called on it, not handed to another call that
-may pop a key. Keys beyond those (`**kwargs` inside the dict, a key computed) leave the call open, as `**` always did:
-only a key the dict certainly holds is checked, never a missing argument.
+module) and no key taken away before it: no `del d[k]`, no method but those that add keys or read (`d["k"] = v` and
+`d.update(...)` keep what the literal spells), not handed to another call that may pop a key. Keys beyond those
+(`**kwargs` inside the dict, a key computed) leave the call open, as `**` always did: only a key the dict certainly
+holds is checked, never a missing argument.
 """
 
 from __future__ import annotations
@@ -58,9 +59,16 @@ def _bound_once(name: ast.Name, call: ast.Call, tree: ast.Module) -> ast.expr | 
     for node in scope:
         if not binding.end_lineno < getattr(node, "lineno", 0) <= call.lineno or node is call:
             continue
-        if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Name) \
-                and node.value.id == name.id and not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)):
-            return None  # `d["k"] = v`, `del d["k"]`, `d.pop("k")`, `d.update(...)`
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name.id \
+                and isinstance(node.ctx, ast.Del):
+            return None  # `del d["k"]`
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name.id \
+                and node.attr not in _ADDING:
+            return None  # `d.pop("k")`, `d.clear()`, or anything else done with it
         if isinstance(node, ast.Call) and any(isinstance(a, ast.Name) and a.id == name.id for a in node.args):
             return None  # handed to a call that may change it
     return binding.value
+
+
+# what adds keys or reads, and takes none away: the keys the literal spells are still there (`d["k"] = v` too; 26j M2)
+_ADDING = {"update", "setdefault", "get", "keys", "items", "values", "copy"}

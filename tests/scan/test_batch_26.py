@@ -499,7 +499,10 @@ _ARGS2 = {"vllm/__init__.py": "", "vllm/args.py": "import dataclasses\n\n\n@data
     ("    kw = dict(model=m, device='cpu', **extra)\n    return EngineArgs(**kw)\n", [("error", 6)]),
     ("    kw = {'model': m, 'device': 'cpu'}\n    return EngineArgs(**kw)\n", [("error", 6)]),
     ("    return EngineArgs(**dict(model=m, device='cpu'))\n", [("error", 5)]),
+    ("    kw = dict(model=m, device='cpu')\n    kw['seed'] = 1\n    kw.update(extra)\n    return EngineArgs(**kw)\n",
+     [("error", 8)]),  # keys added: the spelled ones are still there (26j M2)
     ("    kw = dict(model=m, device='cpu')\n    kw.pop('device')\n    return EngineArgs(**kw)\n", []),  # changed
+    ("    kw = dict(model=m, device='cpu')\n    del kw['device']\n    return EngineArgs(**kw)\n", []),
     ("    kw = dict(model=m, device='cpu')\n    strip(kw)\n    return EngineArgs(**kw)\n", []),  # handed on
     ("    kw = dict(model=m)\n    if extra:\n        kw = dict(device='cpu')\n    return EngineArgs(**kw)\n", []),
     ("    kw = dict(model=m, seed=1)\n    return EngineArgs(**kw)\n", []),  # every key a field
