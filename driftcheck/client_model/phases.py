@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import ast
 
-from driftcheck.astnodes import (assignment_targets, attribute_stores, dotted_name, functions_at, is_type_checking, nodes_of,
-                                 own_scope, root_name, top_level_bindings, walk, within)
+from driftcheck.astnodes import (assignment_targets, attribute_stores, binding_counts, dotted_name, functions_at,
+                                 is_type_checking, nodes_of, own_scope, root_name, top_level_bindings, walk, within)
 from driftcheck.client_model.client import is_test_path
 from driftcheck.client_model.computed_names import computed_names, loop_names
 from driftcheck.client_model.except_clauses import handler_catches, only_import_errors
@@ -224,6 +224,12 @@ class ClientPhases:
                 loaded = self._loaded_module(values[0])  # `m = importlib.import_module("vllm.x")`, bound once
                 if loaded is not None:
                     self.module_env[name] = loaded
+                elif sum(binding_counts(self.file.tree).get(name, {}).values()) == 1:
+                    # `llm = LLM(model=...)` at the top of a script or a server module, the name bound nowhere else
+                    # in the file: the object its module-level code and its functions use (26j M3/M4)
+                    built = self.infer(values[0], self.module_env)
+                    if isinstance(built, Instance):
+                        self.module_env[name] = built
         self._settle_rebound_imports()
         top = {id(n) for n in self.file.tree.body}
         for node in module_definitions(self.file.tree):

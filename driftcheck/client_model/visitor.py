@@ -845,15 +845,17 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         created = self._created_elsewhere(cls, attr, store, result)
         if created is not result:
             return created
-        # the table is keyed by every vLLM ancestor of each client subclass: the receiver's own class says which client
-        # classes it may be; a client subclass of one of its bases is a sibling, not a value of it (26i R2, R3)
-        where = self.usage.subclass_members.get(cls.qualname, {}).get(attr)
-        if where is not None:
-            # vLLM's own subclasses that define it count too (avater_voice's output processor beside vLLM's
-            # SingleStepOutputProcessor and MultiStepOutputProcessor, which set `detokenizer` as well)
-            theirs = self.api.member_in_subclass(cls, attr)
-            others = 0 if theirs is None else 1 + theirs.others
-            return InSubclass(f"{cls.qualname}.{attr}", *where, others=others)
+        # a client class deriving from the receiver's class or from one of its bases: the receiver's type is often
+        # only the first class vLLM assigns (`runner.attn_state`, built by the backend's `get_state_cls()`), and a
+        # sibling may be what it holds (0.10.2's MLACommonState beside the CommonAttentionState it is typed as)
+        for c in self.api.mro(cls)[0]:
+            where = self.usage.subclass_members.get(c.qualname, {}).get(attr)
+            if where is not None:
+                # vLLM's own subclasses that define it count too (avater_voice's output processor beside vLLM's
+                # SingleStepOutputProcessor and MultiStepOutputProcessor, which set `detokenizer` as well)
+                theirs = self.api.member_in_subclass(cls, attr)
+                others = 0 if theirs is None else 1 + theirs.others
+                return InSubclass(f"{cls.qualname}.{attr}", *where, others=others)
         found = self.api.member_in_subclass(cls, attr)
         if found is not None:
             return found
