@@ -40,12 +40,28 @@ def child_launch(tree: ast.Module, line: int) -> ChildLaunch | None:
                     _starter(node, names) and (best is None or node.lineno >= best[0].lineno):
                 best = (node, [scope])
     if best is None:
+        best = _launched_list(tree, line, names)  # `cmd = [sys.executable, "-m", "vllm.x", ...]` then `run(cmd)`
+    if best is None:
         return None
     call, (scope,) = best
     raises = _starter(call, names) in _RAISING or any(k.arg == "check" and isinstance(k.value, ast.Constant) and
                                                       k.value.value is True for k in call.keywords)
     handled = _caught(scope, call) if raises else _status_read(scope, call, _starter(call, names))
     return ChildLaunch(call.lineno, raises, handled)
+
+
+def _launched_list(tree: ast.Module, line: int, names: dict[str, str]) -> tuple[ast.Call, list[ast.AST]] | None:
+    """The subprocess call of the scope that hands it a list a name there holds, the list spanning `line` (26p)."""
+    for scope in [tree, *(n for n in walk(tree) if isinstance(n, _SCOPES[:2]))]:
+        nodes = own_scope(scope)
+        held = {t.id for n in nodes if isinstance(n, ast.Assign) and n.lineno <= line <= (n.end_lineno or n.lineno)
+                for t in n.targets if isinstance(t, ast.Name)}
+        for node in nodes if held else ():
+            if isinstance(node, ast.Call) and _starter(node, names) and any(
+                    isinstance(a, ast.Name) and a.id in held for a in [*node.args[:1], *(k.value for k in node.keywords
+                                                                                     if k.arg == "args")]):
+                return node, [scope]
+    return None
 
 
 def _subprocess_names(tree: ast.Module) -> dict[str, str]:

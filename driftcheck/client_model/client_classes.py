@@ -9,7 +9,8 @@ import ast
 import bisect
 import re
 
-from driftcheck.astnodes import attribute_stores, attribute_stores_within, dotted_name, first_line, nodes_of, nodes_within, walk
+from driftcheck.astnodes import (attribute_stores, attribute_stores_within, dotted_name, first_line, functions_at, nodes_of,
+                                 nodes_within, own_scope, walk)
 from driftcheck.client_model.computed_names import computed_names, module_bindings, string_constants
 from driftcheck.client_model.replacements import registered_with, registrations
 from driftcheck.client_model.inference import ClassRef, ClientSelf, REGISTRARS, SuperOf, base_name, same_value
@@ -524,6 +525,9 @@ class ClientClasses(StandIns):
         if isinstance(value, ast.Name):
             if value.id in self.functions or value.id in self.classes:
                 return []
+            local = _local_strings(self.file.tree, value)
+            if local is not None:  # `worker_ext = "pkg.Ext"; args.worker_extension_cls = worker_ext` (26p)
+                return local
             source = self.foreign.get(value.id)
             if source is None:
                 return string_constants(value, self.file.tree) or _own_module_strings(self.file, value.id)
@@ -667,3 +671,25 @@ def _own_module_strings(file, name: str) -> list[str]:
     values = module_bindings(file.tree, name)
     named = [_own_module_string(v, file.module) if isinstance(v, ast.JoinedStr) else None for v in values]
     return named if named and all(n is not None for n in named) else []  # type: ignore[return-value]
+
+
+def _local_strings(tree: ast.Module, name: ast.Name) -> list[str] | None:
+    """The strings a name is bound to in the function that reads it, where every binding there is a plain assignment
+    of a string constant (None where the function binds it no way: a module-level name; [] where a binding is
+    anything else: a parameter, a loop or `with` target, another value)."""
+    around = functions_at(tree, name.lineno)
+    if not around:
+        return None
+    fn = around[-1]
+    if any(a.arg == name.id for a in ast.walk(fn.args) if isinstance(a, ast.arg)):
+        return []
+    scope = own_scope(fn)
+    assigned = {id(t): n.value for n in scope if isinstance(n, ast.Assign) for t in n.targets
+                if isinstance(t, ast.Name) and t.id == name.id}
+    stores = [n for n in scope if isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)]
+    if not stores:
+        return None
+    values = [assigned.get(id(n)) for n in stores]
+    if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+        return [v.value for v in values]
+    return []

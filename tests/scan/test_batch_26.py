@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from scan.helpers import scan_against_own, scan_trees
+from scan.helpers import scan_against_own, scan_trees, usage_of
 
 _VLLM = {"vllm/__init__.py": "", "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/cli/__init__.py": "",
          "vllm/entrypoints/cli/main.py": "def main():\n    return None\n"}
@@ -699,3 +699,29 @@ _LLM = {"vllm/__init__.py": "from vllm.llm import LLM\n", "vllm/llm.py": "class 
 def test_26j_m3_a_module_global_built_once_is_an_object_of_its_class(tmp_path, client, found):
     result = scan_trees(tmp_path, _LLM, {"plug/__init__.py": "", "plug/run.py": client}, only=["DC003"])
     assert [f.client.line for f in result.findings if f.severity == "error"] == found
+
+
+# 26p (ludic at 0.12.0 / 0.34.0, 10 false DC007 errors): `worker_ext = "pkg.server.SyncExt"; engine_args.
+# worker_extension_cls = worker_ext`: the extension named through a local holding one string is the extension.
+_RPC = {"vllm/__init__.py": "", "vllm/engine.py": "class Engine:\n    def collective_rpc(self, method, args=()):\n"
+        "        return []\n"}
+
+
+@pytest.mark.parametrize("ext,named", [("    ext = 'plug.server.SyncExt'\n    args.worker_extension_cls = ext\n", True),
+                                       ("    ext = 'plug.server.SyncExt'\n    ext = pick(ext)\n"
+                                        "    args.worker_extension_cls = ext\n", False),  # rebound to something else
+                                       ("    args.worker_extension_cls = other\n", False)])  # a parameter
+def test_26p_an_extension_named_through_a_local_string_is_read(tmp_path, ext, named):
+    client = ("from vllm.engine import Engine\n\n\nclass SyncExt:\n    def init_communicator(self, host):\n        pass\n\n\n"
+              "def main(args, other, pick=str):\n" + ext + "    engine = Engine()\n"
+              "    engine.collective_rpc('init_communicator', args=('h',))\n")
+    usage = usage_of(tmp_path, _RPC, {"plug/__init__.py": "", "plug/server.py": client})
+    assert [text for text, _loc in usage.worker_extensions] == (["plug.server.SyncExt"] if named else [])
+
+
+# 26p: the serve argv held in a local (`cmd = [...]`) and launched under a handler of its exit status is handled as the
+# inline list is (a warning), not an error.
+def test_26p_a_launch_list_held_in_a_local_is_read_with_its_call(tmp_path):
+    body = ("\ndef ok():\n    cmd = ['python', '-m', 'vllm.gone']\n    try:\n        subprocess.check_call(cmd)\n"
+            "    except subprocess.CalledProcessError:\n        return False\n    return True\n")
+    assert [s for s, _line, _m in _dc111(tmp_path, body)] == ["warning"]
