@@ -4,9 +4,10 @@ The module exists but the name is gone: removed, renamed, or moved to another mo
 fails with `ImportError: cannot import name ...` at import time (or when the enclosing function
 runs). driftcheck follows re-exports, `__all__`, star imports and module `__getattr__` maps before
 concluding; when the same name is defined elsewhere in the target, the finding says where, and
-the `move-import` fix rewrites the import. A home whose dotted name shares no part with the old module's, found by
-the name alone (no vLLM of the client's own to compare the objects with), is named as a hint and never moved to: a
-same-named class there is often another thing (26l's `Tool`).
+the `move-import` fix rewrites the import. A home whose dotted name shares no part with the old module's, tied to it
+by nothing but the name (no vLLM of the client's own to compare the objects with, no call of the file that its
+function takes), is named as a hint and never moved to: a same-named class there is often another thing (26l's
+`Tool`).
 """
 
 from __future__ import annotations
@@ -124,6 +125,15 @@ def _far_and_unchecked(ctx: ScanContext, old: str, new: str) -> bool:
         return False  # `_homes_like_the_old` compared them
     common = {"vllm", "v1"}  # the package, and the prefix vLLM's V1 rewrite put before old homes' names
     return not (set(old.split(".")) - common) & (set(new.split(".")) - common)
+
+
+def _calls_fit(ctx: ScanContext, imp, home: str) -> bool:
+    """The file calls the name and the home's plain function takes every call: evidence beyond the name (TG1)."""
+    shapes, _line = _calls_through(ctx, imp)
+    mod = ctx.api.module(home)
+    found = ctx.api.module_member(mod, imp.name) if mod is not None and shapes else None
+    return isinstance(found, Resolved) and found.kind == "function" and found.func is not None \
+        and not found.func.decorators and all(not check_call(found.func.signature, s) for s in shapes)
 
 
 def _homes_like_the_old(ctx: ScanContext, imp, moved: list[str]) -> tuple[list[str], str | None]:
@@ -287,13 +297,13 @@ def check(ctx: ScanContext):
         message = f"`{imp.name}` is not defined in `{imp.module}` in {ctx.version_label()}: ImportError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         submodule = None if moved or other_function else _submodule_elsewhere(ctx, mod, imp.module, imp.name)
-        unsure = bool(moved) and _far_and_unchecked(ctx, imp.module, moved[0])
-        if unsure:
-            message += (f" A `{imp.name}` is defined in `{moved[0]}`, far from its old module; without a vLLM of the "
-                        "client's own to compare with (`--client-vllm`), driftcheck cannot tell it is the same object, "
-                        "so it does not move the import.")
-        elif moved:
+        unsure = bool(moved) and _far_and_unchecked(ctx, imp.module, moved[0]) and not _calls_fit(ctx, imp, moved[0])
+        if moved:
             message += f" It is defined in `{moved[0]}` now."
+        if unsure:
+            message += (" That module is far from the old one and nothing but the name ties the two (no vLLM of the "
+                        "client's own to compare with: `--client-vllm`), so the import is not moved: check it is the "
+                        "same object.")
         elif other_function:
             message += other_function
         elif submodule:

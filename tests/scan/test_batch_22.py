@@ -45,7 +45,7 @@ def test_r1_twin_a_value_vllm_calls_is_a_callable_and_still_the_new_home(tmp_pat
     finding = _r1_scan(tmp_path, vllm_files)
     # named as its home; `vllm.mla` shares no part with `vllm.utils` and there is no vLLM of the client's own to
     # compare with, so only as a hint, never moved to (26l R1)
-    assert "A `is_hip` is defined in `vllm.mla`, far from its old module" in finding.message
+    assert "It is defined in `vllm.mla` now. That module is far from the old one" in finding.message and not finding.fix
 
 
 # M1 (22b's verl #4380, 21b's kvcached): a function the patching function defines and sets onto a vLLM class is that
