@@ -156,6 +156,18 @@ def _merged_literal_keys(value: ast.expr, tree: ast.Module) -> list[str]:
     return [key for part in parts or () for key in _literal_dict_keys(part, tree)]
 
 
+def _top_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The module's top-level statements and those of its `if __name__ == "__main__":` block, which run at the top level
+    of a script too (26o M1: `engine = AsyncLLMEngine.from_engine_args(...)` there, used by the functions it calls)."""
+    out: list[ast.stmt] = []
+    for stmt in tree.body:
+        out.append(stmt)
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and isinstance(stmt.test.left, ast.Name) \
+                and stmt.test.left.id == "__name__":
+            out += stmt.body
+    return out
+
+
 PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` makes
 
 
@@ -204,7 +216,7 @@ class ClientPhases:
         # `_TARGET = ImportedCls` at module level, bound once: an alias patches see (`_TARGET.m = f`); a module
         # `import_module` loads by its whole name
         bound: dict[str, list[ast.expr]] = {}
-        for node in self.file.tree.body:
+        for node in _top_statements(self.file.tree):
             for t in node.targets if isinstance(node, ast.Assign) else []:
                 if isinstance(t, ast.Name):
                     bound.setdefault(t.id, []).append(node.value)

@@ -45,10 +45,12 @@ def _bound_once(name: ast.Name, call: ast.Call, tree: ast.Module) -> ast.expr | 
     it, and nothing between that may change the dict."""
     around = functions_at(tree, call.lineno)
     scope = own_scope(around[-1] if around else tree)
-    binding: ast.Assign | None = None
+    binding: ast.Assign | ast.AnnAssign | None = None
     for node in scope:
         if isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load):
-            parent = next((a for a in scope if isinstance(a, ast.Assign) and node in a.targets), None)
+            # `kw = {...}` or `kw: dict[str, Any] = dict(...)` (26o M2)
+            parent = next((a for a in scope if isinstance(a, ast.Assign) and node in a.targets
+                           or isinstance(a, ast.AnnAssign) and a.target is node and a.value is not None), None)
             if binding is not None or parent is None:
                 return None  # bound twice, or not by a plain assignment (a loop, a `with`, an augmented store)
             binding = parent

@@ -502,6 +502,7 @@ _ARGS2 = {"vllm/__init__.py": "", "vllm/args.py": "import dataclasses\n\n\n@data
 @pytest.mark.parametrize("body,found", [
     ("    kw = dict(model=m, device='cpu', **extra)\n    return EngineArgs(**kw)\n", [("error", 6)]),
     ("    kw = {'model': m, 'device': 'cpu'}\n    return EngineArgs(**kw)\n", [("error", 6)]),
+    ("    kw: dict = dict(model=m, device='cpu')\n    return EngineArgs(**kw)\n", [("error", 6)]),  # 26o M2
     ("    return EngineArgs(**dict(model=m, device='cpu'))\n", [("error", 5)]),
     ("    kw = dict(model=m, device='cpu')\n    kw['seed'] = 1\n    kw.update(extra)\n    return EngineArgs(**kw)\n",
      [("error", 8)]),  # keys added: the spelled ones are still there (26j M2)
@@ -725,3 +726,12 @@ def test_26p_a_launch_list_held_in_a_local_is_read_with_its_call(tmp_path):
     body = ("\ndef ok():\n    cmd = ['python', '-m', 'vllm.gone']\n    try:\n        subprocess.check_call(cmd)\n"
             "    except subprocess.CalledProcessError:\n        return False\n    return True\n")
     assert [s for s, _line, _m in _dc111(tmp_path, body)] == ["warning"]
+
+
+# 26o M1 (a server script at 0.34.0): `engine = LLM(...)` inside `if __name__ == "__main__":`, used by the functions
+# the block calls: a module-level global all the same.
+def test_26o_m1_a_global_bound_in_the_main_block_is_typed(tmp_path):
+    client = ("from vllm import LLM\n\n\ndef go():\n    return llm.generate(prompt_token_ids=[[1]])\n\n\n"
+              "if __name__ == '__main__':\n    llm = LLM(model='m')\n    go()\n")
+    result = scan_trees(tmp_path, _LLM, {"plug/__init__.py": "", "plug/run.py": client}, only=["DC003"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 5)]
