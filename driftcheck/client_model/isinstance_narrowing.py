@@ -21,9 +21,9 @@ def predicates(tree: ast.Module) -> dict[tuple[bool, str], tuple[int, ast.expr]]
     """The file's one-line isinstance predicates (26b VB1, cascade's `def _is_disk_cache_meta(self, meta): return
     isinstance(meta, DiskCacheMeta)`): (is a method, name) -> (the argument's index in a call, the classes). A call
     of one tests its argument as the `isinstance` would. A name defined twice with other bodies is left out."""
-    kept = _PREDICATES.get(id(tree))
-    if kept is not None and kept[0] is tree:
-        return kept[1]
+    kept = _PREDICATES.get(tree)
+    if kept is not None:
+        return kept
     out: dict[tuple[bool, str], tuple[int, ast.expr] | None] = {}
     methods = {id(f) for c in walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
     for fn in walk(tree):
@@ -42,14 +42,11 @@ def predicates(tree: ast.Module) -> dict[tuple[bool, str], tuple[int, ast.expr]]
             continue
         found = (params.index(call.args[0].id), call.args[1])
         out[key] = found if key not in out or out[key] == found else None
-    table = {k: v for k, v in out.items() if v is not None}
-    if len(_PREDICATES) > 256:  # held only while the scan of a file needs it
-        _PREDICATES.clear()
-    _PREDICATES[id(tree)] = (tree, table)
+    table = _PREDICATES[tree] = {k: v for k, v in out.items() if v is not None}
     return table
 
 
-_PREDICATES: dict[int, tuple[ast.Module, dict]] = {}
+_PREDICATES: "weakref.WeakKeyDictionary[ast.Module, dict]" = weakref.WeakKeyDictionary()  # once per file, while it lives
 
 
 def _is_isinstance(call) -> bool:
