@@ -59,6 +59,7 @@ from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.signatures import check_call, signature_from_args
 from driftcheck.client_model.uses import call_shape, loc_of
 from driftcheck.client_model.client_classes import built_by_the_client, grafted_class
+from driftcheck.client_model.platform_workers import other_platforms_worker
 from driftcheck.sources.sources import module_name_for
 
 RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
@@ -342,6 +343,49 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
             if not _reached_only_through(ctx, ov, caller.name, skipped, seen | {caller.name}):
                 return False
     return True
+
+
+def _other_platforms_only(ctx: ScanContext, rel: str, parents: dict, node: ast.AST) -> str | None:
+    """Why a call site runs only in another platform's worker (`platform_workers.py`): it sits in a method of such a
+    worker, or in a method vLLM calls only from methods of such workers and the client never calls; None otherwise."""
+    api = ctx.api
+    tree = api.parse(rel)
+    mod = api.module(module_name_for(rel))
+    fn, _cls_node, scope_cls = _enclosing(api, mod, tree, parents, node)
+    own = other_platforms_worker(ctx, scope_cls)
+    if own is not None:
+        return _worker_why(own, f"the call is in vLLM's `{scope_cls.qualname.rsplit('.', 1)[-1]}`")
+    if fn is None or scope_cls is None or fn.name.startswith("__") or _called_in(ctx.client.files, fn.name):
+        return None
+    index = text_index_for(api)
+    files = files_calling(api, index, fn.name)
+    name = fn.name.encode()
+    other_use = re.compile(rb"\." + re.escape(name) + rb"\b(?!\s*\()|[\"']" + re.escape(name) + rb"[\"']")
+    if not files or len(files) > MAX_CALL_FILES or \
+            any(other_use.search(index.blob(r)) for r in index.files_mentioning(fn.name)):
+        return None  # reached some other way (a callback, a name looked up), or too often to read
+    workers = set()
+    for caller_rel in files:
+        caller_tree = api.parse(caller_rel)
+        if caller_tree is None:
+            return None
+        caller_parents, calls = _file_calls(api, caller_rel, caller_tree, index.blob(caller_rel), fn.name)
+        caller_mod = api.module(module_name_for(caller_rel)) if calls else None
+        for call in calls:
+            _, _, caller_cls = _enclosing(api, caller_mod, caller_tree, caller_parents, call)
+            own = other_platforms_worker(ctx, caller_cls)
+            if own is None:
+                return None
+            workers.add(caller_cls.qualname.rsplit(".", 1)[-1])
+    if not workers:
+        return None
+    return _worker_why(own, f"vLLM calls `{fn.name}` only from its {', '.join(f'`{w}`' for w in sorted(workers))}")
+
+
+def _worker_why(own, where: str) -> str:
+    names = ", ".join(f"`{label}`" for label in own.labels)
+    return (f"{where}, another platform's worker: the client's platform names its own worker ({names}) as worker_cls, "
+            f"so this runs only where the client's object is used with vLLM's worker")
 
 
 def _called_in(files, method: str) -> bool:
@@ -889,7 +933,11 @@ def check(ctx: ScanContext):
             continue
         reported: set[str] = set()
         own_sig = _vllm_signature(ctx.api, ov)
-        for rel, node, fn, typed, parents, via_self, loop in sites:
+        # a site that runs only in another platform's worker is read after the others (appended to the list this
+        # loop walks), so it is reported only where no other site shows the same problem
+        queue: list = [(site, None) for site in sites]
+        for site, off_platform in queue:
+            rel, node, fn, typed, parents, via_self, loop = site
             if via_self and fn is not None and fn.name in skipped:
                 continue  # the client replaces the method this call is in
             if via_self and fn is not None and any(_never_set_for_client(ctx, ov, typed, attr, skipped)
@@ -916,6 +964,11 @@ def check(ctx: ScanContext):
             key = f"{p.kind}:{p.name}"
             if key in reported:
                 continue
+            if off_platform is None:
+                off_platform = _other_platforms_only(ctx, rel, parents, node) or ""
+                if off_platform:  # a warning at most: another call site of the same problem may be an error
+                    queue.append((site, off_platform))
+                    continue
             reported.add(key)
             what = {"unknown-keyword": f"passes '{p.name}=', which the client's def does not take",
                     "too-many-positional": f"passes {shape.n_positional} positional argument(s), more than the client's def takes",
@@ -928,6 +981,8 @@ def check(ctx: ScanContext):
                        f"`{ov.name}`, and whether the client's objects are among them is not known")
             elif soft:
                 why = "vLLM checks the signature or catches TypeError around it"
+            elif off_platform:
+                why = off_platform
             elif gated is not None:
                 why = (f"the call is in `{fn.name}`, which vLLM's CustomOp runs only on {gated}, so it fails only "
                        "where the client runs there")

@@ -1,0 +1,83 @@
+"""Twenty-second session (the left items of batch 26).
+
+26n FALSE-1 (vllm-ascend 0.23.0 at vLLM 0.34.0): a platform plugin names its own worker (`worker_cls = "pkg.NPUWorker"`,
+a `WorkerBase` subclass) and subclasses vLLM's `GPUModelRunner`. vLLM's CUDA `Worker` calls the runner with a new
+keyword, but only the plugin's worker ever holds the plugin's runner: the CUDA worker is another platform's, so DC109 is
+a warning that says so, not an error.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scan.helpers import scan_against_own
+
+_RUNNER = "class GPUModelRunner:\n    def initialize_kv_cache(self, kv_cache_config, ctx=None):\n        return ctx\n"
+_PREPARE = "\n    def prepare(self, cfg):\n        self.initialize_kv_cache(cfg, ctx=1)\n"
+_WORKER = ("from vllm.worker_base import WorkerBase\nfrom vllm.runner import GPUModelRunner\n\n\n"
+           "class Worker(WorkerBase):\n    def init_device(self):\n        self.model_runner: GPUModelRunner = GPUModelRunner()\n\n"
+           "    def initialize_from_config(self, cfg):\n        self.model_runner.{call}\n")
+_PLATFORM = "class Platform:\n    @classmethod\n    def check_and_update_config(cls, vllm_config):\n        pass\n"
+_OWN_RUNNER = "class GPUModelRunner:\n    def initialize_kv_cache(self, kv_cache_config):\n        return None\n"
+_OWN_WORKER = _WORKER.replace("{call}", "initialize_kv_cache(cfg)")
+
+
+def _vllm(call: str, extra: dict | None = None) -> dict:
+    runner = _RUNNER + (_PREPARE if call.startswith("prepare") else "")
+    return {"vllm/__init__.py": "", "vllm/platforms.py": _PLATFORM, "vllm/worker_base.py": "class WorkerBase:\n    pass\n",
+            "vllm/runner.py": runner, "vllm/gpu_worker.py": _WORKER.replace("{call}", call), **(extra or {})}
+
+
+def _client(worker_base: str = "WorkerBase", names_worker: bool = True, extra: str = "") -> dict:
+    base_module = "vllm.worker_base" if worker_base == "WorkerBase" else "vllm.gpu_worker"
+    platform = ("from vllm.platforms import Platform\n\n\nclass NPUPlatform(Platform):\n    @classmethod\n"
+                "    def check_and_update_config(cls, vllm_config):\n        parallel_config = vllm_config.parallel_config\n"
+                "        if parallel_config.worker_cls == \"auto\":\n"
+                "            parallel_config.worker_cls = \"plug.worker.NPUWorker\"\n")
+    return {"plug/__init__.py": "",
+            "plug/runner.py": "from vllm.runner import GPUModelRunner\n\n\nclass NPURunner(GPUModelRunner):\n"
+                              "    def initialize_kv_cache(self, kv_cache_config):\n        return None\n" + extra,
+            "plug/worker.py": f"from {base_module} import {worker_base}\nfrom plug.runner import NPURunner\n\n\n"
+                              f"class NPUWorker({worker_base}):\n    def init_device(self):\n"
+                              "        self.model_runner = NPURunner()\n",
+            **({"plug/platform.py": platform} if names_worker else {})}
+
+
+def _dc109(tmp_path, vllm: dict, client: dict) -> list[tuple[str, str, int]]:
+    own = {**_vllm("initialize_kv_cache(cfg)"), "vllm/runner.py": _OWN_RUNNER, "vllm/gpu_worker.py": _OWN_WORKER}
+    result = scan_against_own(tmp_path, own, "0.98.0", vllm, client, ["DC109"], "0.99.0")
+    return [(f.severity, f.vllm.path, f.message) for f in result.findings]
+
+
+def test_26n_false1_a_call_only_another_platforms_worker_makes_is_a_warning(tmp_path):
+    [(severity, path, message)] = _dc109(tmp_path, _vllm("initialize_kv_cache(cfg, ctx=1)"), _client())
+    assert (severity, path) == ("warning", "vllm/gpu_worker.py")
+    assert "the call is in vLLM's `Worker`, another platform's worker" in message
+    assert "`plug.worker.NPUWorker`" in message
+
+
+@pytest.mark.parametrize("client", [_client(worker_base="Worker"), _client(names_worker=False)],
+                         ids=["the plugin's worker derives from vLLM's", "no worker of its own"])
+def test_26n_false1_twin_vllms_worker_runs_with_the_clients_runner(tmp_path, client):
+    [(severity, path, _message)] = _dc109(tmp_path, _vllm("initialize_kv_cache(cfg, ctx=1)"), client)
+    assert (severity, path) == ("error", "vllm/gpu_worker.py")
+
+
+def test_26n_false1_a_method_only_that_worker_calls_is_a_warning_too(tmp_path):
+    [(severity, path, message)] = _dc109(tmp_path, _vllm("prepare(cfg)"), _client())
+    assert (severity, path) == ("warning", "vllm/runner.py")
+    assert "vLLM calls `prepare` only from its `Worker`, another platform's worker" in message
+
+
+def test_26n_false1_twin_a_method_the_client_calls_itself_is_an_error(tmp_path):
+    client = _client(extra="\n    def warm_up(self, cfg):\n        self.prepare(cfg)\n")
+    [(severity, path, _message)] = _dc109(tmp_path, _vllm("prepare(cfg)"), client)
+    assert (severity, path) == ("error", "vllm/runner.py")
+
+
+def test_26n_false1_twin_another_call_site_of_the_problem_still_makes_the_error(tmp_path):
+    # the worker's call is read first (file order), its warning must not hide the engine's call of the same keyword
+    engine = {"vllm/zz_engine.py": "from vllm.runner import GPUModelRunner\n\n\n"
+                                   "def step(r: GPUModelRunner, cfg):\n    return r.initialize_kv_cache(cfg, ctx=2)\n"}
+    found = _dc109(tmp_path, _vllm("initialize_kv_cache(cfg, ctx=1)", engine), _client())
+    assert [(s, p) for s, p, _m in found] == [("error", "vllm/zz_engine.py")]
