@@ -101,12 +101,13 @@ _DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # module tree 
 
 
 def _method_def(tree: ast.Module, cls_name: str, member: str):
-    """(the first top-level `class cls_name`, its first `def member`): the file's classes listed once, not searched
-    once per member (a client subclass of a runner defines dozens)."""
+    """(the first module-level `class cls_name`, its first `def member`): the file's classes listed once, not searched
+    once per member (a client subclass of a runner defines dozens). A class an `if` / `try` / `with` of the module
+    defines counts (ATOM's `if not disable_vllm_plugin: class ATOMPlatform(RocmPlatform): ...`, 26n MISS-1)."""
     classes = _DEFS.get(tree)
     if classes is None:
         classes = _DEFS[tree] = {}
-        for node in tree.body:
+        for node in _module_level(tree.body):
             if isinstance(node, ast.ClassDef) and node.name not in classes:
                 methods: dict[str, ast.AST] = {}
                 for n in node.body:
@@ -115,6 +116,18 @@ def _method_def(tree: ast.Module, cls_name: str, member: str):
                 classes[node.name] = (node, methods)
     cdef, methods = classes.get(cls_name, (None, {}))
     return cdef, methods.get(member)
+
+
+def _module_level(body: list):
+    """The statements a module runs at import, in order: its own and those of its `if`, `try` and `with` blocks."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.With, ast.AsyncWith)):
+            yield from _module_level(node.body)
+            yield from _module_level(getattr(node, "orelse", []))
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            for block in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                yield from _module_level(block)
 
 
 def _overrides(ctx: ScanContext) -> list[_Override]:

@@ -81,3 +81,26 @@ def test_26n_false1_twin_another_call_site_of_the_problem_still_makes_the_error(
                                    "def step(r: GPUModelRunner, cfg):\n    return r.initialize_kv_cache(cfg, ctx=2)\n"}
     found = _dc109(tmp_path, _vllm("initialize_kv_cache(cfg, ctx=1)", engine), _client())
     assert [(s, p) for s, p, _m in found] == [("error", "vllm/zz_engine.py")]
+
+
+# 26n MISS-1 (ATOM @78b1a4d at vLLM 0.17.0): the platform class is defined under `if not disable_vllm_plugin:`; vLLM's
+# selector passes `num_heads=` to every platform's `get_attn_backend_cls`, and ATOM's def lacks it. DC109 read only a
+# module's top-level classes, so the override went unchecked.
+@pytest.mark.parametrize("wrap", ["top", "if", "try"])
+def test_26n_miss1_an_override_in_a_class_an_if_defines_is_checked(tmp_path, wrap):
+    from scan.test_batch_26 import _PLATFORMS
+    cls = ("class AtomPlatform(Platform):\n    @classmethod\n"
+           "    def get_attn_backend_cls(cls, selected_backend, attn_selector_config):\n        return 'x.Y'\n")
+    head = "import os\n\nfrom vllm.platforms.interface import Platform\n\n"
+    if wrap == "top":
+        client = head + cls
+    else:
+        block = "".join(f"    {ln}\n" if ln else "\n" for ln in cls.splitlines())
+        client = head + ("if not os.environ.get('OFF'):\n" + block + "else:\n    AtomPlatform = None\n" if wrap == "if"
+                         else "try:\n" + block + "except ImportError:\n    AtomPlatform = None\n")
+    own = {**_PLATFORMS, "vllm/selector.py": "def pick(backend, config, heads):\n    from vllm.platforms import "
+           "current_platform\n\n    return current_platform.get_attn_backend_cls(backend, attn_selector_config=config)\n"}
+    result = scan_against_own(tmp_path, own, "0.16.0", _PLATFORMS, {"atom/__init__.py": "", "atom/platform.py": client},
+                              ["DC109"], "0.17.0")
+    line = next(i for i, ln in enumerate(client.splitlines(), 1) if "def get_attn_backend_cls" in ln)
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", line)]
