@@ -427,7 +427,7 @@ def check(ctx: ScanContext):
             message += f" Similar: {', '.join(near)}."
         yield ctx.finding(
             RULE, message, use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call",
-            severity=severity, fix=False, similar=near or None,
+            severity=severity, fix=False, similar=near or None, tested_as=list(use.tested_as) or None,
         )
 
 

@@ -88,6 +88,9 @@ class AttrUse:
     file: ClientFile
     # why code driftcheck does not read may set the member: unknown if the client's own stores do not credit it
     unread_may_set: str | None = None
+    # the receiver's class as an isinstance test around the line names it (`AsyncLLMEngine`, vLLM's alias of
+    # `AsyncLLM`): that test picks the objects that lack the member, it does not spare them (26o M3)
+    tested_as: tuple[str, ...] = ()
 
 
 @dataclass

@@ -483,8 +483,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                                  f"from it) and the client imports {unread}, a class of the same kind from a package "
                                  f"driftcheck does not read: an annotation is not checked at run time, so what "
                                  f"`{ast.unparse(node.value)}` holds, and whether it has '{node.attr}', is not known")
+            tested = self._tested_as(node, env, base.cls) if isinstance(result, Missing) and not store else ()
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), base.cls, node.attr, store, result, node, self.file,
-                                            plugin_may_set(self, node, result, env, base.cls)))
+                                            plugin_may_set(self, node, result, env, base.cls), tested))
         elif isinstance(base, ClassRef) and not store and not isinstance(node.ctx, ast.Del):
             self._visit_class_member(node, base, key, env)
         elif isinstance(base, ModRef) and not store:
@@ -567,6 +568,20 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             return None
         return Instance(ref.cls)
 
+    def _tested_as(self, node: ast.Attribute, env: dict, cls: Resolved) -> tuple[str, ...]:
+        """The names (last part, as written) by which isinstance tests around `node` test its receiver against `cls`
+        itself, an alias included (`AsyncLLMEngine = AsyncLLM`)."""
+        key = receiver_key(node.value)
+        if not key or key not in tested_receivers(self.file.tree):
+            return ()
+        names = set()
+        for group in narrowing_classes(self.file.tree, node):
+            for expr in group:
+                ref = self.infer(expr, env)
+                if isinstance(ref, ClassRef) and ref.cls.qualname == cls.qualname:
+                    names.add((dotted_name(expr) or "").rpartition(".")[2])
+        return tuple(sorted(names - {""}))
+
     def _tested_class(self, node: ast.Attribute, env: dict) -> ClassRef | None:
         """The one vLLM class an isinstance test (or a predicate of the file) has narrowed `node`'s receiver to."""
         key = receiver_key(node.value)
@@ -582,14 +597,21 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         """A class an object tested against may be a subclass of: one with subclasses in vLLM or the client
         (`isinstance(spec, AttentionSpec)` picks a family, whose members differ), abstract (an ABC base, abstract
         methods) or with an empty body (vLLM's `class KVConnectorMetadata(ABC): pass`, which a third party's subclass
-        fills: LMCache's metadata with its `requests`). Only a leaf class says what the object is."""
+        fills: LMCache's metadata with its `requests`). Only a leaf class says what the object is. A concrete class
+        below an ABC is a leaf (vLLM's `AsyncLLM(EngineClient)`, 26o M3): the class itself must list `ABC` or leave an
+        abstract method unimplemented."""
         info = cls.cls
         if not (info.methods or info.fields or info.class_attrs or info.instance_attrs):
             return True
         if cls.qualname in self.usage.subclass_members or self.api.subclasses(cls):
             return True
-        return any(e.rsplit(".", 1)[-1] == "ABC" for e in self.api.mro(cls)[2]) or \
-            any("abstractmethod" in f.decorators or "abc.abstractmethod" in f.decorators for f in info.methods.values())
+        if any(b.rsplit(".", 1)[-1] == "ABC" for b in info.bases):
+            return True
+        winning: dict[str, list[str]] = {}  # the definition that wins through the MRO: an override implements one
+        for c in self.api.mro(cls)[0]:
+            for name, fn in c.cls.methods.items() if c.cls is not None else ():
+                winning.setdefault(name, fn.decorators)
+        return any(d.rsplit(".", 1)[-1] == "abstractmethod" for decorators in winning.values() for d in decorators)
 
     def _narrowed(self, node: ast.Attribute, env: dict, result):
         """The member as a class the code has just tested the receiver against defines it (`if not isinstance(self.

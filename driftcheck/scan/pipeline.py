@@ -256,7 +256,7 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
         # of that name holds on the target, so its branch runs (26e W1: `if hasattr(chat, "warmup"): await
         # chat.warmup()` where 0.19.1's warmup is a plain def)
         file_guards = [g for g in file_guards if not (g.kind == "hasattr" and g.probed and g.probed <= {present})]
-    owners = set((finding.symbol or "").split(".")[:-1])
+    owners = set((finding.symbol or "").split(".")[:-1]) | set(finding.details.get("tested_as") or ())
     if owners:
         # `if isinstance(response, ErrorResponse): response.code`: the branch runs for the very class the finding is
         # about, whose objects lack the member: the test picks them, it does not spare them (26a's diffing-toolkit)

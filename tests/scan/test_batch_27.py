@@ -104,3 +104,40 @@ def test_26n_miss1_an_override_in_a_class_an_if_defines_is_checked(tmp_path, wra
                               ["DC109"], "0.17.0")
     line = next(i for i, ln in enumerate(client.splitlines(), 1) if "def get_attn_backend_cls" in ln)
     assert [(f.severity, f.client.line) for f in result.findings] == [("error", line)]
+
+
+# 26o M3 (a serving script at vLLM 0.34.0): `assert isinstance(llm, AsyncLLMEngine)`, then `llm.engine.model_executor`.
+# `AsyncLLMEngine` is 0.34.0's alias of `AsyncLLM`, a concrete class below the ABC `EngineClient`: a leaf, so the test
+# types `llm`; and the test names the finding's own class through the alias, so it guards nothing.
+def _engine(cls_line: str = "class AsyncLLM(EngineClient):", generate: bool = True, subclass: bool = False) -> dict:
+    body = "    def generate(self):\n        return 1\n\n" if generate else ""
+    return {"vllm/__init__.py": "",
+            "vllm/protocol.py": "from abc import ABC, abstractmethod\n\n\nclass EngineClient(ABC):\n    @abstractmethod\n"
+                                "    def generate(self):\n        ...\n",
+            "vllm/async_llm.py": "from abc import ABC\n\nfrom vllm.protocol import EngineClient\n\n\n" + cls_line + "\n" + body +
+                                 "    def __init__(self):\n        self.engine_core = None\n" +
+                                 ("\n\nclass Sub(AsyncLLM):\n    pass\n" if subclass else ""),
+            "vllm/async_llm_engine.py": "from vllm.async_llm import AsyncLLM\n\nAsyncLLMEngine = AsyncLLM\n"}
+
+
+@pytest.mark.parametrize("test", ["if", "assert"])
+@pytest.mark.parametrize("name", ["AsyncLLMEngine", "AsyncLLM"])
+def test_26o_m3_an_isinstance_test_of_a_concrete_class_below_an_abc_types_the_receiver(tmp_path, test, name):
+    from scan.helpers import scan_trees
+    module = "vllm.async_llm_engine" if name == "AsyncLLMEngine" else "vllm.async_llm"
+    use = (f"    if isinstance(llm, {name}):\n        return llm.engine.model_executor\n" if test == "if" else
+           f"    assert isinstance(llm, {name})\n    return llm.engine.model_executor\n")
+    client = f"from {module} import {name}\n\n\ndef use(llm):\n" + use
+    result = scan_trees(tmp_path, _engine(), {"srv/__init__.py": "", "srv/b.py": client}, only=["DC006"])
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 6)]
+
+
+@pytest.mark.parametrize("engine", [_engine(generate=False), _engine("class AsyncLLM(EngineClient, ABC):"),
+                                    _engine(subclass=True)],
+                         ids=["an abstract method left", "lists ABC itself", "a vLLM subclass"])
+def test_26o_m3_twin_a_class_that_may_be_a_base_types_nothing(tmp_path, engine):
+    from scan.helpers import scan_trees
+    client = ("from vllm.async_llm_engine import AsyncLLMEngine\n\n\ndef use(llm):\n"
+              "    if isinstance(llm, AsyncLLMEngine):\n        return llm.engine.model_executor\n")
+    result = scan_trees(tmp_path, engine, {"srv/__init__.py": "", "srv/b.py": client}, only=["DC006"])
+    assert result.findings == []
