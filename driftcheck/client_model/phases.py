@@ -7,6 +7,7 @@ name on every module).
 from __future__ import annotations
 
 import ast
+import weakref
 
 from driftcheck.astnodes import (assignment_targets, attribute_stores, binding_counts, dotted_name, functions_at,
                                  is_type_checking, nodes_of, own_scope, root_name, top_level_bindings, walk, within)
@@ -168,6 +169,35 @@ def _top_statements(tree: ast.Module) -> list[ast.stmt]:
     return out
 
 
+def _is_none(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
+
+
+def _global_stores(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """The values functions assign to module names they declare `global`, by name (plain `name = value` only); read
+    once per tree."""
+    found = _GLOBAL_STORES.get(tree)
+    if found is None:
+        found = _GLOBAL_STORES[tree] = _read_global_stores(tree)
+    return found
+
+
+_GLOBAL_STORES: "weakref.WeakKeyDictionary[ast.Module, dict]" = weakref.WeakKeyDictionary()
+
+
+def _read_global_stores(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    out: dict[str, list[ast.expr]] = {}
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        scope = own_scope(fn)
+        declared = {name for node in scope if isinstance(node, ast.Global) for name in node.names}
+        for node in scope if declared else ():
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id in declared:
+                        out.setdefault(t.id, []).append(node.value)
+    return out
+
+
 PATCH_SELF = "<patch "  # the name of the synthetic client class `_patch_self` makes
 
 
@@ -242,6 +272,14 @@ class ClientPhases:
                     built = self.infer(values[0], self.module_env)
                     if isinstance(built, Instance):
                         self.module_env[name] = built
+            elif len(values) == 1 and _is_none(values[0]) and name not in self.module_env \
+                    and len(stored := _global_stores(self.file.tree).get(name, [])) == 1 \
+                    and sum(binding_counts(self.file.tree).get(name, {}).values()) == 2:
+                # `engine = None` at the top, then one `global engine; engine = AsyncLLMEngine.from_engine_args(...)`
+                # in a setup function: a lazy server global, None only before the setup ran (26o M4)
+                built = self.infer(stored[0], self.module_env)
+                if isinstance(built, Instance):
+                    self.module_env[name] = built
         self._settle_rebound_imports()
         top = {id(n) for n in self.file.tree.body}
         for node in module_definitions(self.file.tree):

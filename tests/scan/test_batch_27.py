@@ -141,3 +141,25 @@ def test_26o_m3_twin_a_class_that_may_be_a_base_types_nothing(tmp_path, engine):
               "    if isinstance(llm, AsyncLLMEngine):\n        return llm.engine.model_executor\n")
     result = scan_trees(tmp_path, engine, {"srv/__init__.py": "", "srv/b.py": client}, only=["DC006"])
     assert result.findings == []
+
+
+# 26o M4 (setup_srv's vllm_backend.py at vLLM 0.34.0): `vllm_engine = None` at the top, `global vllm_engine;
+# vllm_engine = AsyncLLMEngine.from_engine_args(...)` in a setup function, then `vllm_engine.generate(p, sp, rid, ids)`
+# elsewhere: 0.34.0's `generate` takes three positionals. The placeholder and the one global store type the name.
+_LAZY_VLLM = {"vllm/__init__.py": "",
+              "vllm/engine.py": "class Engine:\n    @classmethod\n    def from_args(cls, args):\n        return cls()\n\n"
+                                "    def generate(self, prompt, params, request_id):\n        return prompt\n"}
+
+
+@pytest.mark.parametrize("setup,found", [
+    ("def setup(args):\n    global engine\n    engine = Engine.from_args(args)\n", [("DC004", "error")]),
+    ("def setup(args):\n    global engine\n    engine = Engine.from_args(args)\n\n\n"
+     "def reset(args):\n    global engine\n    engine = Engine.from_args(args)\n", []),
+    ("def setup(args, engine=None):\n    engine = Engine.from_args(args)\n    return engine\n", []),
+], ids=["one global store", "two global stores", "a local of the same name"])
+def test_26o_m4_a_none_placeholder_set_once_through_global_is_typed(tmp_path, setup, found):
+    from scan.helpers import scan_trees
+    client = ("from vllm.engine import Engine\n\nengine = None\n\n\n" + setup +
+              "\n\nasync def generate(prompt, sp, rid, ids):\n    return engine.generate(prompt, sp, rid, ids)\n")
+    result = scan_trees(tmp_path, _LAZY_VLLM, {"srv/__init__.py": "", "srv/b.py": client}, only=["DC004"])
+    assert [(f.rule, f.severity) for f in result.findings] == found
