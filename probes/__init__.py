@@ -40,6 +40,7 @@ PROBE_MODULES = [
     "patch_anchor_gone",
     "positional_rebound",
     "post_init_arity",
+    "parsed_option_gone",
     # shape probes: what the target's annotations and bodies say a value is (a record, an ABC, a tuple, a value)
     "not_a_container",
     "abstract_method_missing",

@@ -36,6 +36,9 @@ class Parser:
     # the vLLM functions and methods followed that add flags, as (owner, name): (class qualname, method) or (module,
     # function); a client plugin that rebinds one of them changes the parser (LC1)
     builders: list[tuple[str, str]] = field(default_factory=list)
+    # the Namespace attributes `parse_args` gives back (argparse's `dest`: `dest=`, else the first long flag with
+    # `-` as `_`, a positional's name, a `set_defaults` keyword) -> where added
+    dests: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -144,6 +147,12 @@ class FlagCollector:
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr == "add_argument":
                 self._add_argument(mod, call, cls, kwargs_of, loops)
+            elif isinstance(func, ast.Attribute) and func.attr == "set_defaults":
+                for k in call.keywords:
+                    if k.arg is None:
+                        self.note(mod.path, call, f"defaults set from {ast.unparse(k.value)}")
+                    else:
+                        self.parser.dests.setdefault(k.arg, (mod.path, call.lineno))
             elif _hands_parser(call) or (depth == 0 and isinstance(node, ast.If)):
                 # a `__main__` block: every call may build the parser (`from ...entry import main; main()`)
                 self._follow_call(mod, call, cls, depth, local)
@@ -162,6 +171,7 @@ class FlagCollector:
                 for f in config_fields(self.api, owner):
                     flag = "--" + f.name.replace("_", "-")
                     self.parser.flags.setdefault(flag, (owner.path, f.line))
+                    self.parser.dests.setdefault(f.name, (owner.path, f.line))
                     if self.bool_action and is_bool(f.annotation):
                         self.parser.negatable.append(flag)
             elif isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and arg.value.id in ("extra_flags", "args"):
@@ -170,6 +180,7 @@ class FlagCollector:
                 flags.extend(loops[arg.id])
             else:
                 self.note(mod.path, call, f"a computed flag {ast.unparse(arg)}")
+        self._dest(mod, call, flags)
         dashed = [f for f in flags if f.startswith("-")]
         if not dashed:
             return
@@ -187,6 +198,21 @@ class FlagCollector:
             self.parser.flags.setdefault(flag, (mod.path, call.lineno))
             if negatable and flag.startswith("--"):
                 self.parser.negatable.append(flag)
+
+    def _dest(self, mod, call: ast.Call, flags: list[str]) -> None:
+        """The Namespace attribute an `add_argument` call makes, as argparse names it."""
+        dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
+        if dest is not None:
+            if isinstance(dest, ast.Constant) and isinstance(dest.value, str):
+                self.parser.dests.setdefault(dest.value, (mod.path, call.lineno))
+            else:
+                self.note(mod.path, call, f"a computed dest {ast.unparse(dest)}")
+            return
+        # (a `**kwargs` spread is read as holding no `dest`: vLLM's get_kwargs gives type, default, help, choices)
+        long = [f for f in flags if f.startswith("--")]
+        name = long[0][2:] if long else flags[0].lstrip("-") if flags else None
+        if name:
+            self.parser.dests.setdefault(name.replace("-", "_"), (mod.path, call.lineno))
 
     def _kwargs_classes(self, mod, node) -> dict:
         """`model_kwargs = get_kwargs(ModelConfig)` -> {"model_kwargs": ModelConfig}."""
@@ -269,6 +295,18 @@ class FlagCollector:
                 names.add((owner.qualname, func.attr))  # `AsyncEngineArgs.add_cli_args`: looked up on the class named
             self.parser.builders += sorted(names - set(self.parser.builders))
             self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1)
+
+
+def builder_parser(api: ApiIndex, builder: Resolved) -> Parser | None:
+    """What a vLLM function handed a parser adds to it (`EngineArgs.add_cli_args(parser)`, `make_arg_parser(parser)`),
+    followed as the serve parser is; None where its body cannot be read."""
+    node = api.function_node(builder) if builder.module is not None else None
+    if node is None:
+        return None
+    parser = Parser("builder", builder.path, builder.line)
+    owner = builder.owner if builder.kind == "method" else None
+    FlagCollector(api, parser, bools_negatable(api)).follow_body(builder.module, node, owner, 0)
+    return parser
 
 
 PARSER_BUILDERS = ("add_parser", "ArgumentParser", "FlexibleArgumentParser")

@@ -163,3 +163,4 @@ def test_26o_m4_a_none_placeholder_set_once_through_global_is_typed(tmp_path, se
               "\n\nasync def generate(prompt, sp, rid, ids):\n    return engine.generate(prompt, sp, rid, ids)\n")
     result = scan_trees(tmp_path, _LAZY_VLLM, {"srv/__init__.py": "", "srv/b.py": client}, only=["DC004"])
     assert [(f.rule, f.severity) for f in result.findings] == found
+
