@@ -41,6 +41,7 @@ PROBE_MODULES = [
     "positional_rebound",
     "post_init_arity",
     "parsed_option_gone",
+    "parser_option_clash",
     # shape probes: what the target's annotations and bodies say a value is (a record, an ABC, a tuple, a value)
     "not_a_container",
     "abstract_method_missing",

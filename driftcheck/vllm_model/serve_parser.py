@@ -39,6 +39,18 @@ class Parser:
     # the Namespace attributes `parse_args` gives back (argparse's `dest`: `dest=`, else the first long flag with
     # `-` as `_`, a positional's name, a `set_defaults` keyword) -> where added
     dests: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # flags added only under an `if` of the bodies followed (`if not async_args_only: EngineArgs.add_cli_args(parser)`)
+    conditional: set[str] = field(default_factory=set)
+    _sure: set[str] = field(default_factory=set)
+
+    def added(self, flag: str, where: tuple[str, int], under_if: bool) -> None:
+        self.flags.setdefault(flag, where)
+        if under_if:
+            if flag not in self._sure:
+                self.conditional.add(flag)
+        else:
+            self._sure.add(flag)
+            self.conditional.discard(flag)
 
     @property
     def complete(self) -> bool:
@@ -128,23 +140,28 @@ class FlagCollector:
         self.api = api
         self.parser = parser
         self.bool_action = bool_action
-        self.seen: set[tuple[str, int, str]] = set()
+        self.seen: set[tuple[str, int, str, bool]] = set()
+        self.under_if = False  # the call being read sits in an `if` branch of a body followed
+        # the first body's parameters with a literal default, at that default: the branch an `if` on one takes
+        self.decided: dict[str, object] = {}
 
     def note(self, path: str, node: ast.AST, why: str) -> None:
         self.parser.incomplete.append(f"{path}:{getattr(node, 'lineno', 0)}: {why}")
 
-    def follow_body(self, mod, node: ast.AST, cls: Resolved | None, depth: int) -> None:
-        key = (mod.path, node.lineno, cls.qualname if cls else "")
+    def follow_body(self, mod, node: ast.AST, cls: Resolved | None, depth: int, under_if: bool = False) -> None:
+        key = (mod.path, node.lineno, cls.qualname if cls else "", under_if)
         if key in self.seen or depth > MAX_FOLLOW:
             return
         self.seen.add(key)
         kwargs_of = self._kwargs_classes(mod, node)
         loops = self._loop_values(node)
         local = _local_imports(mod, node)
+        branches = _in_branches(node, self.decided if depth == 0 else {}) if not under_if else set()
         for call in walk(node):
             if not isinstance(call, ast.Call):
                 continue
             func = call.func
+            self.under_if = under_if or id(call) in branches
             if isinstance(func, ast.Attribute) and func.attr == "add_argument":
                 self._add_argument(mod, call, cls, kwargs_of, loops)
             elif isinstance(func, ast.Attribute) and func.attr == "set_defaults":
@@ -170,7 +187,7 @@ class FlagCollector:
                     continue
                 for f in config_fields(self.api, owner):
                     flag = "--" + f.name.replace("_", "-")
-                    self.parser.flags.setdefault(flag, (owner.path, f.line))
+                    self.parser.added(flag, (owner.path, f.line), self.under_if)
                     self.parser.dests.setdefault(f.name, (owner.path, f.line))
                     if self.bool_action and is_bool(f.annotation):
                         self.parser.negatable.append(flag)
@@ -195,7 +212,7 @@ class FlagCollector:
                     f = next((f for f in config_fields(self.api, owner) if f.name == name), None)
                     negatable = negatable or (f is not None and is_bool(f.annotation))
         for flag in dashed:
-            self.parser.flags.setdefault(flag, (mod.path, call.lineno))
+            self.parser.added(flag, (mod.path, call.lineno), self.under_if)
             if negatable and flag.startswith("--"):
                 self.parser.negatable.append(flag)
 
@@ -294,18 +311,56 @@ class FlagCollector:
             if target.kind == "method" and owner is not None and isinstance(func, ast.Attribute):
                 names.add((owner.qualname, func.attr))  # `AsyncEngineArgs.add_cli_args`: looked up on the class named
             self.parser.builders += sorted(names - set(self.parser.builders))
-            self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1)
+            self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1, self.under_if)
+
+
+def _in_branches(node: ast.AST, decided: dict[str, object]) -> set[int]:
+    """The nodes inside an `if` / `match` branch of a body, by id; of an `if` on a parameter `decided` gives the value
+    of (`if not async_args_only:` with `async_args_only=False`), only those of the branch not taken."""
+    out: set[int] = set()
+    for sub in walk(node):
+        if isinstance(sub, ast.If) and sub is not node:
+            taken = _decide(sub.test, decided)
+            if taken is not None:
+                for stmt in (sub.orelse if taken else sub.body):
+                    out |= {id(inner) for inner in walk(stmt)}
+                continue
+        if isinstance(sub, (ast.If, ast.IfExp, ast.Match)) and sub is not node:
+            for inner in walk(sub):
+                out.add(id(inner))
+    return out
+
+
+def _decide(test: ast.expr, decided: dict[str, object]) -> bool | None:
+    """The truth of `p` / `not p` for a parameter at its default; None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _decide(test.operand, decided)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name) and test.id in decided:
+        return bool(decided[test.id])
+    return None
+
+
+def _literal_defaults(fn: ast.AST) -> dict[str, object]:
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    out = {a.arg: d.value for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)
+           if isinstance(d, ast.Constant)}
+    out |= {a.arg: d.value for a, d in zip(args.kwonlyargs, args.kw_defaults) if isinstance(d, ast.Constant)}
+    return out
 
 
 def builder_parser(api: ApiIndex, builder: Resolved) -> Parser | None:
     """What a vLLM function handed a parser adds to it (`EngineArgs.add_cli_args(parser)`, `make_arg_parser(parser)`),
-    followed as the serve parser is; None where its body cannot be read."""
+    followed as the serve parser is, its other parameters at their defaults; None where its body cannot be read."""
     node = api.function_node(builder) if builder.module is not None else None
     if node is None:
         return None
     parser = Parser("builder", builder.path, builder.line)
     owner = builder.owner if builder.kind == "method" else None
-    FlagCollector(api, parser, bools_negatable(api)).follow_body(builder.module, node, owner, 0)
+    collector = FlagCollector(api, parser, bools_negatable(api))
+    collector.decided = _literal_defaults(node)  # the call passes the parser alone (DC124 reads only such calls)
+    collector.follow_body(builder.module, node, owner, 0)
     return parser
 
 
