@@ -48,9 +48,9 @@ import re
 import weakref
 from collections import deque
 
-from driftcheck.astnodes import assignment_targets, children, dotted_name, first_line, nodes_of, own_scope, walk, within
+from driftcheck.astnodes import assignment_targets, binding_counts, children, dotted_name, first_line, nodes_of, own_scope, walk, within
 from driftcheck.vllm_model.resolved import Resolved
-from driftcheck.vllm_model.class_factories import calls_by_global_name, construction_sites, family_takes
+from driftcheck.vllm_model.class_factories import calls_by_global_name, construction_sites, family_takes, started_calls
 from driftcheck.vllm_model.receivers import (annotated_globals, decorated_with, files_calling, files_calling_name, files_reading_by_getattr,
                                              receiver_classes)
 from driftcheck.vllm_model.bodies import text_index_for
@@ -61,6 +61,7 @@ from driftcheck.client_model.uses import call_shape, loc_of
 from driftcheck.client_model.client_classes import built_by_the_client, grafted_class
 from driftcheck.client_model.platform_workers import other_platforms_worker
 from driftcheck.sources.sources import module_name_for
+from driftcheck.vllm_model.pysummary import resolve_relative
 
 RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
             "error", kind="behaviour", raises=("TypeError",), baseline=True)
@@ -162,8 +163,11 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
         for node in nodes_of(file.tree, ast.Assign, ast.Call):  # the file's one-walk index
             pairs, fn = [], None
             value = _unwrapped(node.value) if isinstance(node, ast.Assign) else None
+            def_file = file
             if isinstance(value, ast.Name) and any(isinstance(t, ast.Attribute) for t in node.targets):
                 fn = _function_named(file.tree, node, value.id, functions)
+                if fn is None:  # `from pkg.engine import run_mp_engine`, then `api_server.run_mp_engine = ...`
+                    def_file, fn = _imported_function(ctx, file, value.id) or (file, None)
                 if fn is not None:
                     pairs = [(t.value, t.attr) for t in node.targets if isinstance(t, ast.Attribute)]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
@@ -175,7 +179,8 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
             for obj, attr in pairs:
                 short = ast.unparse(obj).rsplit(".", 1)[-1]
                 for vqual, name in usage.patched:
-                    if name != attr or vqual.rsplit(".", 1)[-1] != short or ("patch", vqual, attr) in seen:
+                    if name != attr or ("patch", vqual, attr) in seen or \
+                            (vqual.rsplit(".", 1)[-1] != short and not _imported_as(file.tree, vqual, short)):
                         continue
                     vcls = _class(api, vqual)
                     if vcls is None:
@@ -184,12 +189,14 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
                         func = api.resolve(f"{vqual}.{attr}") if api.module(vqual) is not None else None
                         if isinstance(func, Resolved) and func.kind == "function" and func.func is not None:
                             seen.add(("patch", vqual, attr))
-                            out.append(_Override(file, fn, func, attr, "module", None))
+                            found = _Override(def_file, fn, func, attr, "module", None)
+                            found.where = api.module(vqual).path  # the module whose global the client replaced
+                            out.append(found)
                         continue
                     if not isinstance(api.class_member(vcls, attr), Resolved):
                         continue
                     seen.add(("patch", vqual, attr))
-                    out.append(_Override(file, fn, vcls, attr, "patch", None))
+                    out.append(_Override(def_file, fn, vcls, attr, "patch", None))
     return out
 
 
@@ -207,6 +214,42 @@ def _unwrapped(value: ast.expr) -> ast.expr:
 
 
 _FUNCTION_DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tree -> (names any def binds, defs by line)
+
+
+def _imported_as(tree: ast.Module, module: str, name: str) -> bool:
+    """Whether the file binds `name` to the module by an alias (`import vllm.entrypoints.openai.api_server as
+    vllm_api_server`, `from vllm.entrypoints.openai import api_server as srv`)."""
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom):
+        for a in node.names:
+            if (a.asname or a.name) == name and (a.name if isinstance(node, ast.Import) else
+                                                  f"{node.module}.{a.name}" if node.module else "") == module:
+                return True
+    return False
+
+
+def _imported_function(ctx: ScanContext, file, name: str):
+    """(the client file, the def) of a module-level function the file imports from another client module and binds
+    no other way (happy_vllm's launch.py imports its `run_mp_engine` from `happy_vllm.engine.mp_engine`)."""
+    if binding_counts(file.tree).get(name) != {"import": 1}:
+        return None
+    for node in file.tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+        if alias is None:
+            continue
+        module = resolve_relative(file.module, file.rel.endswith("__init__.py"), node.level or 0, node.module)
+        found = ctx.client.module_tree(module) if module else None
+        if found is None:
+            return None
+        home = next((f for f in ctx.client.files if f.tree is found[0]), None)
+        if home is None:  # a module that imports no vLLM: read as the client's other files are
+            home = next((f for f in ctx.client.other_files(containing=alias.name) if f.module == module
+                         or f.module.endswith("." + module) or module.endswith("." + f.module)), None)
+        fn = next((n for n in home.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and n.name == alias.name), None) if home is not None else None
+        return (home, fn) if fn is not None else None
+    return None
 
 
 def _function_named(tree: ast.Module, node: ast.AST, name: str, module_functions: dict):
@@ -481,9 +524,10 @@ def _call_sites(ctx: ScanContext, ov: _Override):
         yield from _construction_sites(ctx, ov)
         return
     if ov.how == "module":  # the module's own calls of the name read its global, which the client replaced
-        tree = api.parse(ov.owner.path)
+        where = getattr(ov, "where", None) or ov.owner.path  # (the function may be imported there from elsewhere)
+        tree = api.parse(where)
         for fn, node in calls_by_global_name(tree, ov.name) if tree is not None else ():
-            yield ov.owner.path, node, fn, ov.owner, _parents_of(tree), False, None
+            yield where, node, fn, ov.owner, _parents_of(tree), False, None
         return
     index = text_index_for(api)
     mro = api.mro(ov.owner)[0]
@@ -845,7 +889,9 @@ def _survived(baseline, rel: str, qual: str | None, name: str, sig, built: str |
                 stack.append((child, q + "."))
     if target is None:
         return None
-    for node in walk(target):
+    if built is not None:
+        started = started_calls(walk(target), built)
+    for node in [*walk(target), *started] if built is not None else walk(target):
         if built is not None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == built \
                     and [p for p in check_call(sig, call_shape(node)) if p.kind != "duplicate-argument"]:
@@ -1014,7 +1060,11 @@ def check(ctx: ScanContext):
             severity = "error" if certain and not why else "warning"
             was = "" if not baseline else f" (new since vLLM {baseline.version}, the client's vLLM)"
             short = typed.qualname.rsplit(".", 1)[-1]
-            if ov.how == "module":
+            start = getattr(node, "started_by", None)
+            if ov.how == "module" and start is not None:
+                called = (f"starts its module function `{short}` in a child, `{dotted_name(start.func)}(target={short}, "
+                          f"args=...)`, which the client replaces,")
+            elif ov.how == "module":
                 called = f"calls its module function `{short}`, which the client replaces,"
             elif through is not None:  # a module's `__call__`, which runs `forward`
                 called = f"calls a `{short}`, `{ast.unparse(node.func)}(...)`, which runs its `forward`,"

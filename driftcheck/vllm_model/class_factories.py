@@ -15,7 +15,7 @@ import ast
 import re
 import weakref
 
-from driftcheck.astnodes import functions_at, nodes_of, walk
+from driftcheck.astnodes import dotted_name, functions_at, nodes_of, walk
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.sources.sources import module_name_for
 
@@ -137,16 +137,46 @@ def family_takes(api, cls, shape, check_call) -> bool:
 def calls_by_global_name(tree: ast.Module, name: str) -> list[tuple[ast.AST | None, ast.Call]]:
     """(function, call) of the module's calls `name(...)` that read the module's global `name` (a function that binds
     `name` itself, by an import or an assignment, reads its own): where a replacement the client sets on the module
-    (`module.Name = ClientSub`) is what runs (23b's R2: vllm-gaudi's MoE method class)."""
+    (`module.Name = ClientSub`) is what runs (23b's R2: vllm-gaudi's MoE method class). A child process or thread
+    started on it counts as the call it makes (`started_calls`)."""
     out = []
-    for call in nodes_of(tree, ast.Call):
-        if not (isinstance(call.func, ast.Name) and call.func.id == name):
-            continue
+    named = [c for c in nodes_of(tree, ast.Call) if isinstance(c.func, ast.Name) and c.func.id == name]
+    for call in named + started_calls(nodes_of(tree, ast.Call), name):
         fns = functions_at(tree, call.lineno)
         fn = fns[-1] if fns else None
         if fn is not None and _binds_locally(fn, name):
             continue
         out.append((fn, call))
+    return out
+
+
+_STARTERS = ("Process", "Thread")  # multiprocessing's (and a context's), threading's
+
+
+def started_calls(calls, name: str) -> list[ast.Call]:
+    """`Process(target=name, args=(a, b), kwargs={"k": v})` among `calls`, as the call `name(a, b, k=v)` the child
+    makes (26f M1: vLLM 0.6.4.post1's api_server starts `run_mp_engine` so, with one argument more than 0.6.3.post1;
+    happy_vllm had replaced that global with a function of its own). Only a tuple or list display of arguments and a
+    dict display with string keys; the made call carries the start's position."""
+    out = []
+    for call in calls:
+        if not isinstance(call, ast.Call) or (dotted_name(call.func) or "").rsplit(".", 1)[-1] not in _STARTERS:
+            continue
+        given = {k.arg: k.value for k in call.keywords if k.arg}
+        target, args, kwargs = given.get("target"), given.get("args"), given.get("kwargs")
+        if not (isinstance(target, ast.Name) and target.id == name) or call.args:
+            continue
+        if args is not None and (not isinstance(args, (ast.Tuple, ast.List)) or
+                                 any(isinstance(e, ast.Starred) for e in args.elts)):
+            continue
+        if kwargs is not None and not (isinstance(kwargs, ast.Dict) and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in kwargs.keys)):
+            continue
+        made = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=list(args.elts) if args is not None else [],
+                        keywords=[ast.keyword(arg=k.value, value=v) for k, v in zip(kwargs.keys, kwargs.values)]
+                        if kwargs is not None else [])
+        made.started_by = call  # type: ignore[attr-defined]  (for messages: the start as written)
+        out.append(ast.copy_location(made, call))
     return out
 
 

@@ -164,3 +164,49 @@ def test_26o_m4_a_none_placeholder_set_once_through_global_is_typed(tmp_path, se
     result = scan_trees(tmp_path, _LAZY_VLLM, {"srv/__init__.py": "", "srv/b.py": client}, only=["DC004"])
     assert [(f.rule, f.severity) for f in result.findings] == found
 
+
+
+# 26f M1 (happy_vllm's 0.6.4.post1 and 0.8.1 upgrades): the client replaces the api_server module's `run_mp_engine`
+# with its own function, imported from another of its files, through an aliased module import; vLLM starts it as
+# `context.Process(target=run_mp_engine, args=(...))` with one argument more than the client's def takes. The child's
+# call is a call of the module's global like any other.
+def _api_server(args: str) -> dict:
+    return {"vllm/__init__.py": "", "vllm/engine/__init__.py": "", "vllm/entrypoints/__init__.py": "",
+            "vllm/engine/mp_engine.py": f"def run_mp_engine({args}):\n    return None\n",
+            "vllm/entrypoints/api_server.py": "import multiprocessing\n\nfrom vllm.engine.mp_engine import run_mp_engine\n\n\n"
+                                              "def build(args):\n    context = multiprocessing.get_context('spawn')\n"
+                                              f"    proc = context.Process(target=run_mp_engine, args=({args},))\n"
+                                              "    proc.start()\n    return proc\n"}
+
+
+_LAUNCH = ("import vllm.entrypoints.api_server as vllm_api_server\n\nfrom pkg.engine import run_mp_engine\n\n\n"
+           "def build(args):\n    vllm_api_server.run_mp_engine = run_mp_engine\n    return vllm_api_server.build(args)\n")
+
+
+@pytest.mark.parametrize("own,new,client_def,found", [
+    ("engine_args, usage_context, ipc_path", "engine_args, usage_context, ipc_path, engine_alive",
+     "engine_args, usage_context, ipc_path", [("error", "pkg/engine.py", 1)]),
+    ("engine_args, usage_context, ipc_path, engine_alive", "engine_args, usage_context, ipc_path, engine_alive",
+     "engine_args, usage_context, ipc_path", []),
+    ("engine_args, usage_context, ipc_path", "engine_args, usage_context, ipc_path, engine_alive",
+     "engine_args, usage_context, ipc_path, *rest", []),
+], ids=["one argument more than the def takes", "the client's vLLM started it the same way", "the def takes *rest"])
+def test_26f_m1_a_replaced_function_vllm_starts_in_a_process_is_checked(tmp_path, own, new, client_def, found):
+    client = {"pkg/__init__.py": "", "pkg/launch.py": _LAUNCH,
+              "pkg/engine.py": f"def run_mp_engine({client_def}):\n    return None\n"}
+    result = scan_against_own(tmp_path, _api_server(own), "0.6.3", _api_server(new), client, ["DC109"], "0.6.4")
+    assert [(f.severity, f.client.path, f.client.line) for f in result.findings] == found
+    if found:
+        assert "starts its module function `run_mp_engine` in a child, `context.Process(target=run_mp_engine" \
+            in result.findings[0].message
+
+
+def test_26f_m1_twin_a_start_whose_arguments_are_not_written_out_is_not_read(tmp_path):
+    new = _api_server("engine_args, usage_context, ipc_path, engine_alive")
+    new["vllm/entrypoints/api_server.py"] = new["vllm/entrypoints/api_server.py"].replace(
+        "args=(engine_args, usage_context, ipc_path, engine_alive,)", "args=args")
+    client = {"pkg/__init__.py": "", "pkg/launch.py": _LAUNCH,
+              "pkg/engine.py": "def run_mp_engine(engine_args, usage_context, ipc_path):\n    return None\n"}
+    result = scan_against_own(tmp_path, _api_server("engine_args, usage_context, ipc_path"), "0.6.3", new, client,
+                              ["DC109"], "0.6.4")
+    assert result.findings == []
