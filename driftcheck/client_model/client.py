@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from driftcheck import shared_trees
 from driftcheck.astnodes import nodes_of
+from driftcheck.client_model.patch_paths import patch_paths
 from driftcheck.errors import DriftcheckError, SourceError
 from driftcheck.sources.sources import SourceTree, module_name_for
 from driftcheck.text_lines import TextLines
@@ -23,6 +24,12 @@ TOP_SKIP_DIRS = {"build", "dist"}
 # or among the modules of one `import` (`import os, vllm.envs`). A prefilter only: `imports_vllm` reads the parsed file
 VLLM_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*(?:\xef\xbb\xbf)?(?:from[ \t]+vllm[\s.]|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?"
                          rb"[ \t]*,[ \t]*)*vllm\b)|\bimport_module\(\s*[\"']vllm[.\"']", re.M)
+
+
+# a wrapt patch of vLLM named by strings (`wrap_function_wrapper("vllm.engine.metrics", "StatLogger.__init__", w)`, the
+# strings maybe held in names): tracing libraries reach into vLLM so without importing it (client_model/patch_paths.py)
+WRAPT_PATCH = re.compile(rb"\b(?:wrap_function_wrapper|patch_function_wrapper|wrap_object)\b")
+VLLM_STRING = re.compile(rb"[\"']vllm\.[\w.]+[\"']")
 
 
 class ClientParseError(DriftcheckError):
@@ -385,7 +392,7 @@ def survey(tree: SourceTree, prefixes: list[str] | None = None, scripts: bool = 
         except SourceError as exc:
             out.skipped.append((view.display_path(rel), _why(exc, view.display_path(rel))))
             continue
-        if VLLM_IMPORT.search(data):
+        if VLLM_IMPORT.search(data) or (WRAPT_PATCH.search(data) and VLLM_STRING.search(data)):
             out.importing.append((rel, data))
         elif scripts and LAUNCH_MARKER.search(data):
             out.launchers += 1
@@ -470,7 +477,8 @@ def _newer_python(text: str, exc: SyntaxError) -> str | None:
 def imports_vllm(tree: ast.Module) -> bool:
     """Whether the parsed file imports vLLM (`import vllm...`, `from vllm... import`, `import_module("vllm...")`),
     not only names it in a docstring or comment that `VLLM_IMPORT` matched (batch 22c's P6: a usage example in a
-    docstring made a file "import vLLM" and the gate pass on nothing checked)."""
+    docstring made a file "import vLLM" and the gate pass on nothing checked), or patches a vLLM module through wrapt
+    by strings."""
     for node in nodes_of(tree, ast.Import, ast.ImportFrom, ast.Call):
         if isinstance(node, ast.Import):
             if any(a.name == "vllm" or a.name.startswith("vllm.") for a in node.names):
@@ -482,7 +490,8 @@ def imports_vllm(tree: ast.Module) -> bool:
                 and (node.args[0].value == "vllm" or node.args[0].value.startswith("vllm.")) \
                 and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("import_module", "__import__"):
             return True
-    return False
+    # a wrapt patch of a vLLM module named by strings imports it when it starts (26f M4: ENOVA's llmo)
+    return any(p.module is not None for p in patch_paths(tree, "vllm"))
 
 
 def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:

@@ -210,3 +210,49 @@ def test_26f_m1_twin_a_start_whose_arguments_are_not_written_out_is_not_read(tmp
     result = scan_against_own(tmp_path, _api_server("engine_args, usage_context, ipc_path"), "0.6.3", new, client,
                               ["DC109"], "0.6.4")
     assert result.findings == []
+
+
+# 26f M4 (ENOVA's llmo at vLLM 0.5.1): a tracing library patches vLLM through wrapt by strings, without importing vLLM:
+# `wrap_function_wrapper("vllm.engine.metrics", "StatLogger.__init__", w)`, the strings held in locals and joined by
+# an f-string. 0.5.1 has no `StatLogger`: wrapt's getattr raises AttributeError when the patch starts.
+_METRICS = {"vllm/__init__.py": "", "vllm/engine/__init__.py": "",
+            "vllm/engine/metrics.py": "class StatLoggerBase:\n    def log(self, stats):\n        return stats\n"}
+
+_LLMO = '''from wrapt import wrap_function_wrapper
+
+
+def _w(wrapped, instance, args, kwargs):
+    return wrapped(*args, **kwargs)
+
+
+def instrument():
+    package = "vllm.engine.metrics"
+    obj = "{obj}"
+    method = "{method}"
+    wrap_function_wrapper(package, f"{{obj}}.{{method}}", _w)
+'''
+
+
+@pytest.mark.parametrize("obj,method,found", [
+    ("StatLogger", "__init__", [("DC002", "error", 12, "vllm.engine.metrics.StatLogger")]),
+    ("StatLoggerBase", "log_old", [("DC002", "error", 12, "vllm.engine.metrics.StatLoggerBase.log_old")]),
+    ("StatLoggerBase", "log", []),
+], ids=["a class the release lacks", "a method its class lacks", "both there"])
+def test_26f_m4_a_wrapt_patch_named_by_strings_is_checked(tmp_path, obj, method, found):
+    from scan.helpers import scan_trees
+    client = {"llmo/__init__.py": "", "llmo/vllm_instr.py": _LLMO.format(obj=obj, method=method)}
+    result = scan_trees(tmp_path, _METRICS, client, only=["DC001", "DC002"])
+    assert [(f.rule, f.severity, f.client.line, f.symbol) for f in result.findings] == found
+
+
+@pytest.mark.parametrize("patch,found", [
+    ('mock.patch("vllm.engine.metrics.log_stats")', [("DC002", 7)]),
+    ('mock.patch("vllm.engine.metrics.log_stats", create=True)', []),
+    ('mock.patch("vllm.engine.metrics.StatLogger.log")', [("DC001", 7)]),
+    ('mock.patch("vllm.engine.metrics.StatLoggerBase.log")', []),
+], ids=["a missing last name", "create=True", "past a missing name: mock imports it as a module", "there"])
+def test_26f_m4_a_mock_patch_path_is_checked(tmp_path, patch, found):
+    from scan.helpers import scan_trees
+    client = f"from unittest import mock\n\nimport vllm  # noqa: F401\n\n\ndef test_it():\n    with {patch}:\n        pass\n"
+    result = scan_trees(tmp_path, _METRICS, {"tests/__init__.py": "", "tests/test_m.py": client}, only=["DC001", "DC002"])
+    assert [(f.rule, f.client.line) for f in result.findings] == found

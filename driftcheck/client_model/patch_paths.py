@@ -1,0 +1,73 @@
+"""Patches that name what they replace by strings: `mock.patch("vllm.engine.metrics.StatLogger.log")` (also as a
+decorator or a `with`), `monkeypatch.setattr("vllm.x.f", v)`, pytest-mock's `mocker.patch(...)`, and wrapt's
+`wrap_function_wrapper("vllm.engine.metrics", "StatLogger.__init__", w)` / `@patch_function_wrapper(module, name)`.
+
+Each resolves its path when it starts: it imports the module, then looks each following name up with `getattr`, so a
+name the release no longer has raises AttributeError there, before any wrapper runs (ENOVA's llmo instruments vLLM's
+`StatLogger.__init__`, which 0.5.1 split into `LoggingStatLogger` / `PrometheusStatLogger`: 26f M4). The strings may be
+held in names the function (or module) binds once to a literal, and joined by an f-string or `+` (llmo's
+`f"{statlogger_object}.{statlogger_method}"`). `mock.patch(..., create=True)` and `monkeypatch.setattr(...,
+raising=False)` create a missing name instead: they are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from driftcheck.astnodes import dotted_name, functions_at, nodes_of, own_scope
+
+_BY_PATH = ("patch", "mock.patch", "unittest.mock.patch", "mocker.patch", "monkeypatch.setattr")
+_WRAPT = ("wrap_function_wrapper", "wrapt.wrap_function_wrapper", "patch_function_wrapper",
+          "wrapt.patch_function_wrapper", "wrap_object", "wrapt.wrap_object")
+
+
+@dataclass(frozen=True)
+class PatchPath:
+    node: ast.Call  # the patch call
+    path: str  # the whole dotted path it resolves: "vllm.engine.metrics.StatLogger.__init__"
+    module: str | None  # where wrapt names the module apart ("vllm.engine.metrics"); None: any prefix of `path`
+
+
+def patch_paths(tree: ast.Module, package: str) -> list[PatchPath]:
+    """The file's patches whose path starts in `package` and can be spelled out."""
+    out = []
+    for call in nodes_of(tree, ast.Call):
+        callee = dotted_name(call.func) or ""
+        if callee in _BY_PATH and call.args:
+            if any(k.arg in ("create", "raising") for k in call.keywords):
+                continue  # it may create the name (`create=True`, `raising=False`)
+            path = _spelled(tree, call, call.args[0])
+            if path and path.startswith(package + "."):
+                out.append(PatchPath(call, path, None))
+        elif callee in _WRAPT:
+            given = dict(zip(("module", "name"), call.args[:2])) | {k.arg: k.value for k in call.keywords if k.arg}
+            module = _spelled(tree, call, given["module"]) if "module" in given else None
+            name = _spelled(tree, call, given["name"]) if "name" in given else None
+            if module and name and (module == package or module.startswith(package + ".")):
+                out.append(PatchPath(call, f"{module}.{name}", module))
+    return out
+
+
+def _spelled(tree: ast.Module, call: ast.Call, expr: ast.expr) -> str | None:
+    """The string `expr` certainly is: a literal, a name its scope binds once to one, an f-string or `+` of those."""
+    if isinstance(expr, ast.Constant):
+        return expr.value if isinstance(expr.value, str) else None
+    if isinstance(expr, ast.JoinedStr):
+        parts = [_spelled(tree, call, v.value if isinstance(v, ast.FormattedValue) else v) for v in expr.values]
+        if any(isinstance(v, ast.FormattedValue) and (v.conversion != -1 or v.format_spec) for v in expr.values):
+            return None
+        return "".join(parts) if all(p is not None for p in parts) else None
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        left, right = _spelled(tree, call, expr.left), _spelled(tree, call, expr.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(expr, ast.Name):
+        around = functions_at(tree, call.lineno)
+        scope = own_scope(around[-1]) if around else list(tree.body)
+        values = [n.value for n in scope if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and isinstance(n.targets[0], ast.Name) and n.targets[0].id == expr.id]
+        stores = [n for n in scope if isinstance(n, ast.Name) and n.id == expr.id and not isinstance(n.ctx, ast.Load)]
+        if len(values) == 1 and (not around or len(stores) == 1) and isinstance(values[0], ast.Constant) \
+                and isinstance(values[0].value, str):
+            return values[0].value
+    return None
