@@ -67,21 +67,50 @@ def _configuring_strings(tree: ast.AST):
     not docstrings, messages or comparisons (`method != "extract_hidden_states"` checks, it does not configure; nor
     does a tuple it is tested against, `method not in ("eagle3", "extract_hidden_states")`: batch 20g's HS1)."""
     compared = {id(n) for c in nodes_of(tree, ast.Compare) for n in [c.left, *c.comparators]}
+    typed = {id(n.slice) for n in nodes_of(tree, ast.Subscript)}  # `Literal["eagle3", "extract_hidden_states"]`
+    given: dict[int, str | None] = {}  # a list or tuple given for a name: its items are (`METHODS = ("eagle3", ...)`)
     for node in walk(tree):
-        values: list[ast.expr] = []
-        if id(node) in compared:
+        pairs: list[tuple[str | None, ast.expr]] = []  # (the key, keyword, name or flag it is given for, the value)
+        if id(node) in compared or id(node) in typed:
             continue
         if isinstance(node, ast.Dict):
-            values = list(node.values)
+            pairs = [(k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None, v)
+                     for k, v in zip(node.keys, node.values)]
         elif isinstance(node, ast.keyword):
-            values = [node.value]
+            pairs = [(node.arg, node.value)]
         elif isinstance(node, (ast.List, ast.Tuple)):
-            values = list(node.elts)
+            flags = [e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.startswith("-")
+                     else None for e in node.elts]
+            pairs = [(flags[i - 1] if i and flags[i - 1] else given.get(id(node)), e) for i, e in enumerate(node.elts)]
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            values = [node.value]
-        for value in values:
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            pairs = [(_target_name(targets[0]) if len(targets) == 1 else None, node.value)]
+        for name, value in pairs:
+            if isinstance(value, (ast.List, ast.Tuple)):
+                given[id(value)] = name
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and _configures(name, value.value):
                 yield value
+
+
+# what a value that configures the hidden-states path is given for: `method=`, `"kv_connector": ...`,
+# `spec_method = ...`, `--speculative-config.method`; a bare name elsewhere (a config class's `model_type`, a registry
+# entry `("extract_hidden_states", "Model")`) only names it (26m N5)
+_CONFIG_KEY = re.compile(r"method|connector|config|spec|kv|transfer", re.I)
+
+
+def _configures(name: str | None, value: str) -> bool:
+    """A string that sets the path: given for a configuration key, or a JSON or command-line text of its own."""
+    return bool(name and _CONFIG_KEY.search(name)) or any(c in value for c in "{ =") or value.startswith("-")
+
+
+def _target_name(target: ast.expr) -> str | None:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        return str(target.slice.value)
+    return None
 
 
 def _python_configs(ctx: ScanContext):

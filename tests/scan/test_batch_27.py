@@ -256,3 +256,29 @@ def test_26f_m4_a_mock_patch_path_is_checked(tmp_path, patch, found):
     client = f"from unittest import mock\n\nimport vllm  # noqa: F401\n\n\ndef test_it():\n    with {patch}:\n        pass\n"
     result = scan_trees(tmp_path, _METRICS, {"tests/__init__.py": "", "tests/test_m.py": client}, only=["DC001", "DC002"])
     assert [(f.rule, f.client.line) for f in result.findings] == found
+
+
+# 26m N5 (vLLM 0.24.0 / 0.34.0's own trees): DC102 read every string naming extract_hidden_states as configuring it:
+# a `Literal[...]` alias, a config class's `model_type`, a registry entry `("extract_hidden_states", "Model")`. Only
+# a value given for a configuration key (`method=`, `"kv_connector":`, `spec_method = ...`), after a flag in a
+# command list, or a JSON / command text of its own configures it.
+_SPEC_CFG = {"vllm/__init__.py": "", "vllm/config.py": "class SpeculativeConfig:\n    method: str = 'eagle'\n",
+             "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/llm.py": "class LLM:\n    def __init__(self, model, **kw):\n"
+             "        self.kw = kw\n"}
+
+
+@pytest.mark.parametrize("line,found", [
+    ('MyMethods = Literal["eagle", "eagle3", "extract_hidden_states"]', False),
+    ('class MyHiddenConfig:\n    model_type = "extract_hidden_states"', False),
+    ('MY_MODELS = {"MyHidden": ("extract_hidden_states", "MyHiddenModel")}', False),
+    ('llm = LLM(model="m", speculative_config={"method": "extract_hidden_states"})', True),
+    ('SPEC_METHODS = ("eagle3", "extract_hidden_states")', True),
+    ('cmd = ["vllm", "serve", "m", "--speculative-config.method", "extract_hidden_states"]', True),
+    ("cmd = ['vllm', 'serve', 'm', '--speculative-config', '{\"method\": \"extract_hidden_states\"}']", True),
+], ids=["a Literal alias", "a model_type", "a registry entry", "a method keyword", "a tuple given for a name",
+        "after a flag", "a JSON text"])
+def test_26m_n5_only_a_string_that_configures_the_path_is_read(tmp_path, line, found):
+    from scan.helpers import scan_trees
+    client = "from typing import Literal\n\nfrom vllm.entrypoints.llm import LLM  # noqa: F401\n\n" + line + "\n"
+    result = scan_trees(tmp_path, _SPEC_CFG, {"plug/__init__.py": "", "plug/cfg.py": client}, only=["DC102"])
+    assert bool(result.findings) == found
