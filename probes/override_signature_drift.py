@@ -48,7 +48,7 @@ import re
 import weakref
 from collections import deque
 
-from driftcheck.astnodes import assignment_targets, binding_counts, children, dotted_name, first_line, nodes_of, own_scope, walk, within
+from driftcheck.astnodes import assignment_targets, children, dotted_name, first_line, nodes_of, own_scope, walk, within
 from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.vllm_model.class_factories import calls_by_global_name, construction_sites, family_takes, started_calls
 from driftcheck.vllm_model.receivers import (annotated_globals, decorated_with, files_calling, files_calling_name, files_reading_by_getattr,
@@ -59,9 +59,9 @@ from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.signatures import check_call, signature_from_args
 from driftcheck.client_model.uses import call_shape, loc_of
 from driftcheck.client_model.client_classes import built_by_the_client, grafted_class
+from driftcheck.client_model.imported_functions import imported_function
 from driftcheck.client_model.platform_workers import other_platforms_worker
 from driftcheck.sources.sources import module_name_for
-from driftcheck.vllm_model.pysummary import resolve_relative
 
 RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
             "error", kind="behaviour", raises=("TypeError",), baseline=True)
@@ -167,7 +167,7 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
             if isinstance(value, ast.Name) and any(isinstance(t, ast.Attribute) for t in node.targets):
                 fn = _function_named(file.tree, node, value.id, functions)
                 if fn is None:  # `from pkg.engine import run_mp_engine`, then `api_server.run_mp_engine = ...`
-                    def_file, fn = _imported_function(ctx, file, value.id) or (file, None)
+                    def_file, fn = imported_function(ctx.client, file, value.id) or (file, None)
                 if fn is not None:
                     pairs = [(t.value, t.attr) for t in node.targets if isinstance(t, ast.Attribute)]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
@@ -225,31 +225,6 @@ def _imported_as(tree: ast.Module, module: str, name: str) -> bool:
                                                   f"{node.module}.{a.name}" if node.module else "") == module:
                 return True
     return False
-
-
-def _imported_function(ctx: ScanContext, file, name: str):
-    """(the client file, the def) of a module-level function the file imports from another client module and binds
-    no other way (happy_vllm's launch.py imports its `run_mp_engine` from `happy_vllm.engine.mp_engine`)."""
-    if binding_counts(file.tree).get(name) != {"import": 1}:
-        return None
-    for node in file.tree.body:
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
-        if alias is None:
-            continue
-        module = resolve_relative(file.module, file.rel.endswith("__init__.py"), node.level or 0, node.module)
-        found = ctx.client.module_tree(module) if module else None
-        if found is None:
-            return None
-        home = next((f for f in ctx.client.files if f.tree is found[0]), None)
-        if home is None:  # a module that imports no vLLM: read as the client's other files are
-            home = next((f for f in ctx.client.other_files(containing=alias.name) if f.module == module
-                         or f.module.endswith("." + module) or module.endswith("." + f.module)), None)
-        fn = next((n for n in home.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and n.name == alias.name), None) if home is not None else None
-        return (home, fn) if fn is not None else None
-    return None
 
 
 def _function_named(tree: ast.Module, node: ast.AST, name: str, module_functions: dict):

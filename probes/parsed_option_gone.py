@@ -78,14 +78,14 @@ def _report(ctx: ScanContext, baseline, file, reads: list[ast.Attribute], found:
     if own is None:
         return  # the client computes a flag or a dest: it may add any name
     labels = ", ".join(f"`{label(b)}`" for b in found)
-    reported: set[str] = set()
+    reported: set[tuple[str, int]] = set()  # each line that reads it fails
     for node in reads:
         attr = node.attr
-        if attr in target_dests or attr not in old_dests or attr in own or attr in reported:
+        if attr in target_dests or attr not in old_dests or attr in own or (attr, node.lineno) in reported:
             continue
         if _named_by_client(ctx, attr):
             continue
-        reported.add(attr)
+        reported.add((attr, node.lineno))
         path, line = old_dests[attr]
         near = difflib.get_close_matches(attr, list(target_dests), n=1, cutoff=0.8)
         message = (f"`{node.value.id}` is the Namespace of a parser {labels} fills: {ctx.version_label()} adds no option "
@@ -135,8 +135,11 @@ def _named_by_client(ctx: ScanContext, attr: str) -> bool:
     """Whether a client file names the attribute in a string or stores it on an object (`setattr(args, "x", v)`,
     `args.x = v`): the Namespace may get it from the client."""
     for file in (f for f in ctx.client.files if attr in f.text):
+        # (the name a `getattr` / `hasattr` looks up is a read, not something that sets it)
+        looked_up = {id(c.args[1]) for c in nodes_of(file.tree, ast.Call) if isinstance(c.func, ast.Name)
+                     and c.func.id in ("getattr", "hasattr") and len(c.args) >= 2}
         for node in nodes_of(file.tree, ast.Constant, ast.Attribute):
-            if isinstance(node, ast.Constant) and node.value == attr:
+            if isinstance(node, ast.Constant) and node.value == attr and id(node) not in looked_up:
                 return True
             if isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Load):
                 return True

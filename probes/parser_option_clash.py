@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import dotted_name, nodes_of, own_scope
+from driftcheck.client_model.imported_functions import imported_function, vllm_callee
 from driftcheck.client_model.uses import loc_of
 from driftcheck.client_model.vllm_parsers import PARSERS, added_by, builder_calls, label
 from driftcheck.rules.context import ScanContext
@@ -41,25 +42,93 @@ _GROUPS = ("add_argument_group", "add_mutually_exclusive_group")
 def check(ctx: ScanContext):
     builders = builder_calls(ctx)
     for file in ctx.usage.files:
-        calls = builders.get(file.rel)
-        if not calls or "add_argument" not in file.text:
+        calls = builders.get(file.rel, {})
+        if "add_argument" not in file.text:
             continue
+        functions = {n.name: n for n in file.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         told: set[tuple[int, str]] = set()
         for fn in [file.tree, *nodes_of(file.tree, ast.FunctionDef, ast.AsyncFunctionDef)]:
             scope = own_scope(fn)
-            for call in (n for n in scope if isinstance(n, ast.Call) and id(n) in calls):
+            for call in (n for n in scope if isinstance(n, ast.Call)):
                 if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name):
                     continue  # more than the parser: a branch on another parameter may add other options
+                builder = calls.get(id(call)) or _wrapped_builder(ctx, file, functions, calls, call)
                 name = call.args[0].id
-                if not _made_here(scope, name):
+                if builder is None or not _fresh_parser(file.tree, functions, fn, scope, name):
                     continue
-                added = added_by(ctx, ctx.api, calls[id(call)])
+                added = added_by(ctx, ctx.api, builder)
                 if added is None:
                     continue
                 for own, flag in _client_flags(scope, name):
                     if flag in added.flags and flag not in added.conditional and (own.lineno, flag) not in told:
                         told.add((own.lineno, flag))
-                        yield _finding(ctx, file, own, flag, call, calls[id(call)], added.flags[flag])
+                        yield _finding(ctx, file, own, flag, call, builder, added.flags[flag])
+
+
+def _wrapped_builder(ctx: ScanContext, file, functions: dict, calls: dict, call: ast.Call) -> Resolved | None:
+    """The vLLM builder a client function hands its one parameter to, alone (kserve's `maybe_add_vllm_cli_parser(parser)`:
+    `return AsyncEngineArgs.add_cli_args(parser)`), in this file or imported from another client module."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    own = functions.get(call.func.id)
+    home = file
+    if own is None:
+        found = imported_function(ctx.client, file, call.func.id)
+        if found is None:
+            return None
+        home, own = found
+    params = [a.arg for a in own.args.posonlyargs + own.args.args]
+    if len(params) < 1:
+        return None
+    found: Resolved | None = None
+    for inner in (n for n in own_scope(own) if isinstance(n, ast.Call)):
+        if len(inner.args) == 1 and not inner.keywords and isinstance(inner.args[0], ast.Name) and inner.args[0].id == params[0]:
+            target = calls.get(id(inner)) if home is file else None
+            if target is None:
+                qual = vllm_callee(home.tree, inner, ctx.api.package)
+                resolved = ctx.api.resolve(qual) if qual else None
+                target = resolved if isinstance(resolved, Resolved) and resolved.kind in ("function", "method") else None
+            if target is not None:
+                if found is not None:
+                    return None  # two builders: which options the parser gets is not one answer
+                found = target
+    return found
+
+
+def _fresh_parser(tree: ast.Module, functions: dict, fn, scope: list[ast.AST], name: str) -> bool:
+    """The parser the name holds keeps argparse's conflict handling and nothing else added options before: made in this
+    scope (`ArgumentParser(...)` without `conflict_handler=`; `parents=` only adds options), rebound only from calls
+    handed it; or a parameter of a function of the file that every call there hands such a new parser (scale's
+    `parse_args(FlexibleArgumentParser())`)."""
+    if _made_here(scope, name):
+        return True
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or functions.get(fn.name) is not fn:
+        return False
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if name not in params or any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                                  for t in n.targets) and not _handed_back(n.value, name)
+                                 for n in scope):
+        return False  # bound to something else than what a call handed the parameter gives back
+    index, callers = params.index(name), 0
+    for caller in [tree, *nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef)]:
+        caller_scope = own_scope(caller)
+        for call in (n for n in caller_scope if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id == fn.name):
+            arg = call.args[index] if index < len(call.args) else None
+            if not (_new_parser(arg) or isinstance(arg, ast.Name) and _made_here(caller_scope, arg.id)):
+                return False
+            callers += 1
+    return callers > 0
+
+
+def _handed_back(value, name: str) -> bool:
+    """`parser = make_arg_parser(parser)`: a call given the parser, which hands it back."""
+    return isinstance(value, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in value.args)
+
+
+def _new_parser(value) -> bool:
+    return isinstance(value, ast.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in PARSERS and \
+        not any(k.arg == "conflict_handler" or k.arg is None for k in value.keywords)
 
 
 def _made_here(scope: list[ast.AST], name: str) -> bool:
@@ -73,10 +142,10 @@ def _made_here(scope: list[ast.AST], name: str) -> bool:
         if not isinstance(value, ast.Call):
             return False
         if (dotted_name(value.func) or "").rsplit(".", 1)[-1] in PARSERS:
-            if any(k.arg in ("conflict_handler", "parents") or k.arg is None for k in value.keywords):
+            if not _new_parser(value):
                 return False
             made += 1
-        elif not any(isinstance(a, ast.Name) and a.id == name for a in value.args):
+        elif not _handed_back(value, name):
             return False  # bound to something else: which parser a call gets is not followed
     return made == 1
 

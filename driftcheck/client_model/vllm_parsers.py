@@ -86,16 +86,37 @@ class FileParsers:
                     stores[node.id] = stores.get(node.id, 0) + 1
             for node in scope:
                 parsed = parse_binding(node)
-                if parsed is None:
-                    continue
-                name, receiver = parsed
-                if stores.get(name) != 1:
-                    continue  # bound again: which Namespace a read sees is not followed
-                found = self._builders_of(fn, receiver, node.lineno, 0)
-                if not found:
-                    continue
-                reads = [a for a in runs_with(fn) if reads_of(a, name) and a.lineno > node.lineno]
+                if parsed is not None:
+                    name, receiver = parsed
+                    found = self._builders_of(fn, receiver, node.lineno, 0) if stores.get(name) == 1 else None
+                else:
+                    name, found = self._parsed_by_helper(node)
+                if not found or stores.get(name) != 1:
+                    continue  # no parser of vLLM's, or bound again: which Namespace a read sees is not followed
+                reads = [a for a in _reads_in(fn, name) if a.lineno > node.lineno]
                 yield reads + self._handed_on(fn, name, node.lineno), found
+
+    def _parsed_by_helper(self, node: ast.AST) -> tuple[str | None, list[Resolved] | None]:
+        """`args = parse_args()` where the file's function makes the parser and returns `parser.parse_args()` (vLLM
+        0.8.5's own run_batch.py, 27a M1): the Namespace and the builders of that function's parser."""
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                and not node.value.args and not node.value.keywords):
+            return None, None
+        helper = self.functions.get(node.value.func.id)
+        returns = [n for n in own_scope(helper) if isinstance(n, ast.Return)] if helper is not None else []
+        if not returns or helper.args.args or helper.args.posonlyargs:
+            return None, None
+        found: list[Resolved] = []
+        for ret in returns:
+            call = ret.value
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "parse_args"):
+                return None, None
+            part = self._builders_of(helper, call.func.value, ret.lineno, 0)
+            if not part:
+                return None, None
+            found += [b for b in part if b not in found]
+        return node.targets[0].id, found
 
     def _handed_on(self, fn, name: str, after: int) -> list[ast.Attribute]:
         """Reads in the file's functions the Namespace is handed to by position (`main(args)`), one call deep."""
@@ -112,7 +133,7 @@ class FileParsers:
                 if isinstance(arg, ast.Name) and arg.id == name and not any(
                         isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load)
                         for n in walk(callee)):
-                    out += [a for a in runs_with(callee) if reads_of(a, param)]
+                    out += _reads_in(callee, param)
         return out
 
     def _builders_of(self, fn, expr: ast.expr, before: int, depth: int) -> list[Resolved] | None:
@@ -211,13 +232,44 @@ class FileParsers:
 def runs_with(fn) -> list[ast.AST]:
     """The nodes that run when `fn` (or the module) does: its own statements and the bodies of the classes it defines
     (happy_vllm's settings class reads the Namespace in its body), not those of the functions it defines."""
-    out, todo = [], list(fn.body)
+    out, todo = [], list(fn.body) if isinstance(fn.body, list) else [fn.body]  # (a lambda's body is one expression)
     while todo:
         node = todo.pop()
         out.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             todo.extend(ast.iter_child_nodes(node))
     return out
+
+
+def _reads_in(fn, name: str) -> list[ast.Attribute]:
+    """The reads of the Namespace `name` that run when `fn` does (class bodies it defines too), and those of the
+    functions it defines that do not bind the name themselves (a closure's `args.x` fails when it is called);
+    `getattr(name, "x")` without a default is the read `name.x`."""
+    out: list[ast.Attribute] = []
+    todo = [fn]
+    while todo:
+        scope = todo.pop()
+        for node in runs_with(scope):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not scope and \
+                    not _binds(node, name):
+                todo.append(node)
+            elif reads_of(node, name):
+                out.append(node)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and \
+                    len(node.args) == 2 and not node.keywords and isinstance(node.args[0], ast.Name) and \
+                    node.args[0].id == name and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                made = ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr=node.args[1].value, ctx=ast.Load())
+                out.append(ast.copy_location(made, node))
+    return sorted(out, key=lambda a: (a.lineno, a.col_offset))
+
+
+def _binds(fn, name: str) -> bool:
+    """Whether a function binds `name` itself (a parameter, an assignment, a `for`), so its reads are not the outer's."""
+    args = fn.args
+    if any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a):
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+               for n in (own_scope(fn) if not isinstance(fn, ast.Lambda) else walk(fn.body)))
 
 
 def reads_of(node: ast.AST, name: str) -> bool:

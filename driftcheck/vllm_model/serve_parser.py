@@ -148,7 +148,8 @@ class FlagCollector:
     def note(self, path: str, node: ast.AST, why: str) -> None:
         self.parser.incomplete.append(f"{path}:{getattr(node, 'lineno', 0)}: {why}")
 
-    def follow_body(self, mod, node: ast.AST, cls: Resolved | None, depth: int, under_if: bool = False) -> None:
+    def follow_body(self, mod, node: ast.AST, cls: Resolved | None, depth: int, under_if: bool = False,
+                    decided: dict | None = None) -> None:
         key = (mod.path, node.lineno, cls.qualname if cls else "", under_if)
         if key in self.seen or depth > MAX_FOLLOW:
             return
@@ -156,7 +157,7 @@ class FlagCollector:
         kwargs_of = self._kwargs_classes(mod, node)
         loops = self._loop_values(node)
         local = _local_imports(mod, node)
-        branches = _in_branches(node, self.decided if depth == 0 else {}) if not under_if else set()
+        branches = _in_branches(node, (self.decided if depth == 0 else decided) or {}) if not under_if else set()
         for call in walk(node):
             if not isinstance(call, ast.Call):
                 continue
@@ -311,7 +312,11 @@ class FlagCollector:
             if target.kind == "method" and owner is not None and isinstance(func, ast.Attribute):
                 names.add((owner.qualname, func.attr))  # `AsyncEngineArgs.add_cli_args`: looked up on the class named
             self.parser.builders += sorted(names - set(self.parser.builders))
-            self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1, self.under_if)
+            # a call handing over the parser alone leaves the other parameters at their defaults (`if not
+            # async_args_only:` in AsyncEngineArgs.add_cli_args, which make_arg_parser calls so)
+            decided = _literal_defaults(node) if len(call.args) <= 1 and not call.keywords else {}
+            self.follow_body(target.module, node, owner if target.kind == "method" else None, depth + 1, self.under_if,
+                             decided)
 
 
 def _in_branches(node: ast.AST, decided: dict[str, object]) -> set[int]:

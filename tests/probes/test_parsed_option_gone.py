@@ -135,3 +135,38 @@ def test_on_real_releases(tmp_path):
 
     assert found("0.16.0") == [(8, "error", "task")]
     assert found("0.11.0") == []
+
+
+# batch 27a: vLLM 0.8.5's own run_batch.py returns `parser.parse_args()` from a helper, and `main(args)` reads the
+# Namespace; a closure of the parsing function and a `getattr` without a default read it too.
+_HELPER = '''from vllm.engine.arg_utils import AsyncEngineArgs
+
+
+def parse_args():
+    parser = AsyncEngineArgs.add_cli_args(FlexibleArgumentParser())
+    return parser.parse_args()
+
+
+def main(args):
+    return args.quantization_param_path
+
+
+def closure():
+    args = AsyncEngineArgs.add_cli_args(FlexibleArgumentParser()).parse_args([])
+
+    def later():
+        return args.quantization_param_path
+
+    return later, getattr(args, "quantization_param_path")
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    main(args)
+'''
+
+
+def test_27a_a_namespace_a_helper_returns_and_closure_and_getattr_reads(tmp_path):
+    server = "from argparse import ArgumentParser as FlexibleArgumentParser\n" + _HELPER
+    found = _dc123(tmp_path, server)
+    assert [line for _s, line, _m in found] == [11, 18, 20]

@@ -121,3 +121,39 @@ def test_on_real_releases(tmp_path):
 
     assert found("0.16.0") == [(7, "error", "--attention-backend")]
     assert found("0.11.0") == []
+
+
+# batch 27a: scale's llm-engine hands `parse_args(FlexibleArgumentParser())` a new parser and adds
+# `--attention-backend` after `make_arg_parser(parser)` (whose `AsyncEngineArgs.add_cli_args(parser)` takes the
+# `if not async_args_only:` branch at its default); kserve adds `--task` to a parser made with `parents=` and hands it
+# to vLLM through a wrapper of its own, in another module (kserve#4076 at 0.6.4.post1).
+_CLI = {"vllm/entrypoints/__init__.py": "",
+        "vllm/entrypoints/cli_args.py": "from vllm.engine.arg_utils import AsyncEngineArgs\n\n\n"
+                                        "def make_arg_parser(parser):\n    parser.add_argument('--port')\n"
+                                        "    return AsyncEngineArgs.add_cli_args(parser)\n"}
+
+
+def test_27a_a_parser_every_caller_makes_new_and_a_chained_builder(tmp_path):
+    server = ("import argparse\n\nfrom vllm.entrypoints.cli_args import make_arg_parser\n\n\n"
+              "def parse_args(parser):\n    parser = make_arg_parser(parser)\n"
+              "    parser.add_argument('--enable-reasoning')\n    return parser.parse_args()\n\n\n"
+              "if __name__ == '__main__':\n    args = parse_args(argparse.ArgumentParser())\n")
+    client = {"srv/__init__.py": "", "srv/main.py": server}
+    result = scan_against_own(tmp_path, {**_OWN, **_CLI}, "0.7.3", {**_NEW, **_CLI}, client, ["DC124"], "0.8.1")
+    assert [(f.severity, f.client.line) for f in result.findings] == [("error", 8)]
+    # a caller that hands over a parser of its own making elsewhere: what it holds is not read
+    client["srv/main.py"] = server.replace("parse_args(argparse.ArgumentParser())", "parse_args(shared_parser)")
+    assert scan_against_own(tmp_path / "b", {**_OWN, **_CLI}, "0.7.3", {**_NEW, **_CLI}, client, ["DC124"],
+                            "0.8.1").findings == []
+
+
+def test_27a_a_builder_behind_a_wrapper_of_another_module_and_parents(tmp_path):
+    wrapper = ("from vllm.engine.arg_utils import AsyncEngineArgs\n\n\n"
+               "def maybe_add_vllm_cli_parser(parser):\n    return AsyncEngineArgs.add_cli_args(parser)\n")
+    main = ("import argparse\n\nfrom srv.utils import maybe_add_vllm_cli_parser\n\nimport vllm  # noqa: F401\n\n"
+            "base = argparse.ArgumentParser(add_help=False)\n"
+            "parser = argparse.ArgumentParser(parents=[base])\nparser.add_argument('--enable-reasoning')\n"
+            "parser = maybe_add_vllm_cli_parser(parser)\n")
+    client = {"srv/__init__.py": "", "srv/utils.py": wrapper, "srv/__main__.py": main}
+    result = scan_against_own(tmp_path, _OWN, "0.7.3", _NEW, client, ["DC124"], "0.8.1")
+    assert [(f.client.path, f.client.line) for f in result.findings] == [("srv/__main__.py", 9)]
