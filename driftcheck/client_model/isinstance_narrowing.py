@@ -129,6 +129,43 @@ def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.ex
     return out
 
 
+def excluded_classes(tree: ast.Module, node: ast.Attribute) -> list[ast.expr]:
+    """The class expressions an earlier test proves the receiver of `node` is NOT an instance of: the `elif` / `else`
+    of `if isinstance(x, A):`, or the lines after `if isinstance(x, A): return` (27c F1: V0/V1 dispatch code whose
+    `elif isinstance(engine, AsyncLLMEngine):` branch never runs where `AsyncLLMEngine` is `AsyncLLM`, the first test's
+    class)."""
+    receiver = ast.unparse(node.value)
+    line = node.lineno
+    around = functions_at(tree, line)
+    if not around:
+        return []
+    out: list[ast.expr] = []
+    preds = predicates(tree)
+    todo = [around[-1].body]
+    while todo:
+        block = todo.pop()
+        for i, stmt in enumerate(block):
+            if stmt.lineno > line:
+                break
+            later = any(_holds(s, line) for s in block[i + 1:])
+            if isinstance(stmt, ast.If) and stmt.body and later and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
+                out += [c for g in _tested(stmt.test, receiver, False, preds) for c in g]
+            if not _holds(stmt, line) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(stmt, ast.If):
+                if any(_holds(s, line) for s in stmt.orelse):
+                    out += [c for g in _tested(stmt.test, receiver, False, preds) for c in g]
+                    todo.append(stmt.orelse)
+                elif any(_holds(s, line) for s in stmt.body):
+                    todo.append(stmt.body)
+                continue
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and any(_holds(s, line) for s in inner):
+                    todo.append(inner)
+    return out
+
+
 _TESTED: "weakref.WeakKeyDictionary[ast.Module, frozenset[str]]" = weakref.WeakKeyDictionary()
 
 

@@ -250,6 +250,8 @@ class ClientPhases:
             for t in node.targets if isinstance(node, ast.Assign) else []:
                 if isinstance(t, ast.Name):
                     bound.setdefault(t.id, []).append(node.value)
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and _is_none(node.value):
+                bound.setdefault(node.target.id, []).append(node.value)  # `engine: AsyncLLMEngine | None = None` (27c M1)
         for name, values in bound.items():
             if len(values) == 1 and isinstance(values[0], ast.Name) and name not in self.module_env \
                     and isinstance(self.module_env.get(values[0].id), (ClassRef, ModRef)):

@@ -21,7 +21,7 @@ from driftcheck.client_model.inference import (
 )
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.plain_classes import builds_as_written
-from driftcheck.client_model.isinstance_narrowing import narrowing_classes, receiver_key, tested_receivers
+from driftcheck.client_model.isinstance_narrowing import excluded_classes, narrowing_classes, receiver_key, tested_receivers
 from driftcheck.client_model.patch_classes import replacement_function
 from driftcheck.client_model.replacements import built_as_replacement
 from driftcheck.client_model.saved_originals import read_before_own_store
@@ -566,6 +566,10 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         ref = self._tested_class(node, env)
         if ref is None or ref.cls.cls is None or self._marker_base(ref.cls):
             return None
+        for expr in excluded_classes(self.file.tree, node):
+            other = self.infer(expr, env)
+            if isinstance(other, ClassRef) and other.cls.qualname == ref.cls.qualname:
+                return None  # an earlier test took every object of this class elsewhere: the line never runs for one
         return Instance(ref.cls)
 
     def _tested_as(self, node: ast.Attribute, env: dict, cls: Resolved) -> tuple[str, ...]:

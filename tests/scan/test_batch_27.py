@@ -282,3 +282,53 @@ def test_26m_n5_only_a_string_that_configures_the_path_is_read(tmp_path, line, f
     client = "from typing import Literal\n\nfrom vllm.entrypoints.llm import LLM  # noqa: F401\n\n" + line + "\n"
     result = scan_trees(tmp_path, _SPEC_CFG, {"plug/__init__.py": "", "plug/cfg.py": client}, only=["DC102"])
     assert bool(result.findings) == found
+
+
+# 26k M2a (vllm-supa at vLLM 0.34.0): `import vllm.platforms.cuda as cuda_platform`, then
+# `cuda_platform._get_backend_priorities = _get_backend_priorities`; vLLM calls its global from a method of a class
+# of that module with keywords the replacement lacks. The aliased module import names the module as its last part does.
+_CUDA = {"vllm/__init__.py": "", "vllm/platforms/__init__.py": "",
+         "vllm/platforms/cuda.py": "def _get_backend_priorities(use_mla, device_capability, head_size=None):\n"
+                                   "    return []\n\n\nclass CudaPlatformBase:\n    def get_valid_backends(self, cap):\n"
+                                   "        return _get_backend_priorities(False, cap, head_size=64)\n"}
+_CUDA_OWN = {**_CUDA, "vllm/platforms/cuda.py": _CUDA["vllm/platforms/cuda.py"].replace(", head_size=None", "")
+             .replace(", head_size=64", "")}
+
+
+@pytest.mark.parametrize("imported", ["import vllm.platforms.cuda as cuda_platform",
+                                      "from vllm.platforms import cuda as cuda_platform"])
+def test_26k_m2a_a_module_function_replaced_through_an_aliased_module(tmp_path, imported):
+    client = (f"{imported}\n\n\ndef _get_backend_priorities(use_mla, device_capability):\n    return []\n\n\n"
+              "cuda_platform._get_backend_priorities = _get_backend_priorities\n")
+    result = scan_against_own(tmp_path, _CUDA_OWN, "0.27.1", _CUDA, {"supa/__init__.py": "", "supa/platform.py": client},
+                              ["DC109"], "0.34.0")
+    assert [(f.severity, f.client.line, f.vllm.path) for f in result.findings] == [("error", 4, "vllm/platforms/cuda.py")]
+
+
+# 27c M1 (ThinkRL's vllm_worker.py, better-vllm-api's api_server.py): the placeholder is annotated,
+# `engine: AsyncLLMEngine | None = None`, then set once through `global`: typed as the unannotated one is.
+def test_27c_m1_an_annotated_none_placeholder_set_through_global_is_typed(tmp_path):
+    from scan.helpers import scan_trees
+    client = ("from typing import Optional\n\nfrom vllm.engine import Engine\n\nengine: Optional[Engine] = None\n\n\n"
+              "def setup(args):\n    global engine\n    engine = Engine.from_args(args)\n\n\n"
+              "async def generate(prompt, sp, rid, ids):\n    return engine.generate(prompt, sp, rid, ids)\n")
+    result = scan_trees(tmp_path, _LAZY_VLLM, {"srv/__init__.py": "", "srv/b.py": client}, only=["DC004"])
+    assert [(f.rule, f.severity, f.client.line) for f in result.findings] == [("DC004", "error", 14)]
+
+
+# 27c F1 (probe): V0/V1 dispatch code, `if isinstance(e, AsyncLLM): ... elif isinstance(e, AsyncLLMEngine): e.engine`,
+# on a release where `AsyncLLMEngine` is `AsyncLLM`: the first test took every such object, the branch never runs.
+@pytest.mark.parametrize("shape,found", [
+    ("    if isinstance(llm, AsyncLLM):\n        return llm.engine_core\n"
+     "    elif isinstance(llm, AsyncLLMEngine):\n        return llm.engine.model_executor\n", False),
+    ("    if isinstance(llm, AsyncLLM):\n        return llm.engine_core\n"
+     "    if isinstance(llm, AsyncLLMEngine):\n        return llm.engine.model_executor\n", False),
+    ("    if isinstance(llm, AsyncLLMEngine):\n        return llm.engine.model_executor\n", True),
+], ids=["elif", "after an exiting if", "the test alone"])
+def test_27c_f1_a_branch_an_earlier_test_took_every_object_from_never_runs(tmp_path, shape, found):
+    from scan.helpers import scan_trees
+    client = ("from vllm.async_llm import AsyncLLM\nfrom vllm.async_llm_engine import AsyncLLMEngine\n\n\n"
+              "def use(llm):\n" + shape)
+    result = scan_trees(tmp_path, _engine(), {"srv/__init__.py": "", "srv/b.py": client}, only=["DC006"])
+    lines = [i for i, ln in enumerate(client.splitlines(), 1) if "llm.engine.model_executor" in ln]
+    assert [f.client.line for f in result.findings] == ([lines[0]] if found else [])
