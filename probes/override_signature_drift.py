@@ -60,7 +60,7 @@ from driftcheck.vllm_model.signatures import check_call, signature_from_args
 from driftcheck.client_model.uses import call_shape, loc_of
 from driftcheck.client_model.client_classes import built_by_the_client, grafted_class
 from driftcheck.client_model.imported_functions import imported_function
-from driftcheck.client_model.platform_workers import other_platforms_worker
+from driftcheck.client_model.platform_workers import other_platforms_worker, own_workers
 from driftcheck.sources.sources import module_name_for
 
 RULE = Rule("DC109", "override-signature-drift", "vLLM calls a method the client overrides with arguments its def rejects",
@@ -378,7 +378,9 @@ def _reached_only_through(ctx: ScanContext, ov: _Override, method: str, skipped:
 
 def _other_platforms_only(ctx: ScanContext, rel: str, parents: dict, node: ast.AST) -> str | None:
     """Why a call site runs only in another platform's worker (`platform_workers.py`): it sits in a method of such a
-    worker, or in a method vLLM calls only from methods of such workers and the client never calls; None otherwise."""
+    worker, or in a method or module function that vLLM calls only from such workers, a few calls deep (27b F1:
+    `_init_minimal_kv_cache_for_profiling` < `profile_cudagraph_memory` < `GPUModelRunner.profile_cudagraph_memory`
+    < the CUDA `Worker`), and the client never calls; None otherwise."""
     api = ctx.api
     tree = api.parse(rel)
     mod = api.module(module_name_for(rel))
@@ -386,31 +388,75 @@ def _other_platforms_only(ctx: ScanContext, rel: str, parents: dict, node: ast.A
     own = other_platforms_worker(ctx, scope_cls)
     if own is not None:
         return _worker_why(own, f"the call is in vLLM's `{scope_cls.qualname.rsplit('.', 1)[-1]}`")
-    if fn is None or scope_cls is None or fn.name.startswith("__") or _called_in(ctx.client.files, fn.name):
+    workers: set[str] = set()
+    if fn is None or not _only_from_workers(ctx, rel, tree, parents, fn, scope_cls, 0, workers) or not workers:
         return None
+    return _worker_why(own_workers(ctx), f"vLLM calls `{fn.name}` only from its "
+                                         f"{', '.join(f'`{w}`' for w in sorted(workers))}")
+
+
+_WORKER_DEPTH = 4  # profile_cudagraph_memory's chain is three calls from the CUDA worker
+
+
+def _only_from_workers(ctx: ScanContext, rel: str, tree: ast.Module, parents: dict, fn, cls, depth: int,
+                       workers: set[str]) -> bool:
+    """Whether every call of `fn` (a method of a top-level class, or a module function) in the target sits in another
+    platform's worker or in a function reached only from such workers; the worker classes met go to `workers`."""
+    module_function = cls is None and parents.get(id(fn)) is tree
+    if depth > _WORKER_DEPTH or fn.name.startswith("__") or not (cls is not None or module_function):
+        return False
+    name = fn.name
+    if _called_in(ctx.client.files, name) or (module_function and any(
+            re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", f.text) for f in ctx.client.files)):
+        return False
+    api = ctx.api
     index = text_index_for(api)
-    files = files_calling(api, index, fn.name)
-    name = fn.name.encode()
-    other_use = re.compile(rb"\." + re.escape(name) + rb"\b(?!\s*\()|[\"']" + re.escape(name) + rb"[\"']")
-    if not files or len(files) > MAX_CALL_FILES or \
-            any(other_use.search(index.blob(r)) for r in index.files_mentioning(fn.name)):
-        return None  # reached some other way (a callback, a name looked up), or too often to read
-    workers = set()
-    for caller_rel in files:
+    quoted = re.compile(rb"[\"']" + re.escape(name.encode()) + rb"[\"']")
+    mentioning = index.files_mentioning(name)
+    if len(mentioning) > MAX_CALL_FILES or any(quoted.search(index.blob(r)) for r in mentioning):
+        return False  # named in a string (`getattr(self, "m")`, an rpc), or too common to read
+    calls = 0
+    for caller_rel in mentioning:
         caller_tree = api.parse(caller_rel)
         if caller_tree is None:
-            return None
-        caller_parents, calls = _file_calls(api, caller_rel, caller_tree, index.blob(caller_rel), fn.name)
-        caller_mod = api.module(module_name_for(caller_rel)) if calls else None
-        for call in calls:
-            _, _, caller_cls = _enclosing(api, caller_mod, caller_tree, caller_parents, call)
+            return False
+        found = _calls_of_callable(caller_tree, name, module_function, caller_rel == rel)
+        if found is None:
+            return False  # handed on uncalled (`fn = self.m`, `executor.submit(m)`)
+        caller_parents = _parents_of(caller_tree)
+        caller_mod = api.module(module_name_for(caller_rel))
+        for call in found:
+            calls += 1
+            caller_fn, _, caller_cls = _enclosing(api, caller_mod, caller_tree, caller_parents, call)
             own = other_platforms_worker(ctx, caller_cls)
-            if own is None:
-                return None
-            workers.add(caller_cls.qualname.rsplit(".", 1)[-1])
-    if not workers:
-        return None
-    return _worker_why(own, f"vLLM calls `{fn.name}` only from its {', '.join(f'`{w}`' for w in sorted(workers))}")
+            if own is not None:
+                workers.add(caller_cls.qualname.rsplit(".", 1)[-1])
+            elif caller_fn is None or caller_fn is fn or not _only_from_workers(
+                    ctx, caller_rel, caller_tree, caller_parents, caller_fn, caller_cls, depth + 1, workers):
+                return False
+    return calls > 0
+
+
+def _calls_of_callable(tree: ast.Module, name: str, module_function: bool, home: bool) -> list[ast.Call] | None:
+    """The calls of `name` in one file: `x.name(...)`, and for a module function also `name(...)` where the file
+    defines it (`home`) or imports it (under any alias); None where the file uses the name any other way."""
+    aliases = {name} if module_function and home else set()
+    imports: set[int] = set()
+    for node in nodes_of(tree, ast.ImportFrom) if module_function else ():
+        for a in node.names:
+            if a.name == name:
+                aliases.add(a.asname or a.name)
+                imports.add(id(node))
+    called = [c for c in nodes_of(tree, ast.Call)
+              if isinstance(c.func, ast.Attribute) and c.func.attr == name
+              or isinstance(c.func, ast.Name) and c.func.id in aliases]
+    funcs = {id(c.func) for c in called}
+    # (for a method, a bare name of the same spelling is another file's function: only `x.name` reads count)
+    for node in nodes_of(tree, ast.Name, ast.Attribute) if module_function else nodes_of(tree, ast.Attribute):
+        word = node.id if isinstance(node, ast.Name) else node.attr
+        if (word == name or word in aliases) and id(node) not in funcs and isinstance(node.ctx, ast.Load):
+            return None
+    return called
 
 
 def _worker_why(own, where: str) -> str:

@@ -332,3 +332,24 @@ def test_27c_f1_a_branch_an_earlier_test_took_every_object_from_never_runs(tmp_p
     result = scan_trees(tmp_path, _engine(), {"srv/__init__.py": "", "srv/b.py": client}, only=["DC006"])
     lines = [i for i, ln in enumerate(client.splitlines(), 1) if "llm.engine.model_executor" in ln]
     assert [f.client.line for f in result.findings] == ([lines[0]] if found else [])
+
+
+# 27b F1 (vllm-ascend 0.18.0 at vLLM 0.33.0): the call is two steps from the CUDA worker, through a module function
+# imported under another name: `cudagraph._init_minimal(runner)` < `GPUModelRunner.profile_cudagraph_memory` (as
+# `from vllm.cudagraph import profile as _profile`) < `Worker.determine_available_memory`.
+_CHAIN = {"vllm/cudagraph.py": "from vllm.runner import GPUModelRunner\n\n\n"
+                               "def _init_minimal(runner: GPUModelRunner):\n    runner.initialize_kv_cache(None, ctx=1)\n\n\n"
+                               "def profile(runner):\n    _init_minimal(runner)\n    return 0\n",
+          "vllm/runner.py": _RUNNER + "\n    def profile_cudagraph_memory(self):\n        from vllm.cudagraph import profile "
+                            "as _profile\n\n        return _profile(self)\n"}
+
+
+@pytest.mark.parametrize("elsewhere,severity", [("", "warning"),
+                                                ("\n\ndef step(r):\n    return profile(r)\n", "error")],
+                         ids=["only the CUDA worker reaches it", "a module function of vLLM calls it too"])
+def test_27b_f1_a_call_a_module_function_chain_brings_from_another_platforms_worker(tmp_path, elsewhere, severity):
+    vllm = _vllm("profile_cudagraph_memory()", {**_CHAIN, "vllm/cudagraph.py": _CHAIN["vllm/cudagraph.py"] + elsewhere})
+    vllm["vllm/runner.py"] = _CHAIN["vllm/runner.py"]
+    [(found, path, message)] = _dc109(tmp_path, vllm, _client())
+    assert (found, path) == (severity, "vllm/cudagraph.py")
+    assert ("vLLM calls `_init_minimal` only from its `Worker`" in message) == (severity == "warning")
