@@ -480,9 +480,13 @@ def _inspects(fn: ast.AST | None, keywords: list[str]) -> bool:
     if fn is None:
         return False
     text = ast.unparse(fn)
-    # a keyword named as a string: positional overflow has no name, and `""` is in every docstring unparse writes
-    return "signature(" in text or "getfullargspec" in text or "supports_kw" in text or \
-        any(f"'{k}'" in text or f'"{k}"' in text for k in keywords if k)
+    if "signature(" in text or "getfullargspec" in text or "supports_kw" in text:
+        return True
+    # a keyword tested by name (`if "num_heads" in params:`); a dict key or value of that spelling built for another
+    # call checks nothing (27b W1: `{"chat_template_kwargs": ...}`). A positional overflow has no name
+    wanted = {k for k in keywords if k}
+    return any(isinstance(c.left, ast.Constant) and c.left.value in wanted and
+               all(isinstance(op, (ast.In, ast.NotIn)) for op in c.ops) for c in walk(fn) if isinstance(c, ast.Compare))
 
 
 _PLATFORM_METHODS = {"forward_hip": "ROCm", "forward_xpu": "Intel XPU", "forward_cpu": "CPU", "forward_tpu": "TPU",

@@ -353,3 +353,26 @@ def test_27b_f1_a_call_a_module_function_chain_brings_from_another_platforms_wor
     [(found, path, message)] = _dc109(tmp_path, vllm, _client())
     assert (found, path) == (severity, "vllm/cudagraph.py")
     assert ("vLLM calls `_init_minimal` only from its `Worker`" in message) == (severity == "warning")
+
+
+# 27b W1 (vllm-ascend's GLM tool-parser patch at vLLM 0.26.0): the vLLM method that calls the client's replacement with
+# a new keyword also builds `{"chat_template_kwargs": ...}` for another call; that key tests nothing about a signature.
+def _serving(extra: str) -> dict:
+    return {"vllm/__init__.py": "", "vllm/serving.py": "class OpenAIServingChat:\n"
+            "    def stream(self, request, tokenizer=None):\n        return []\n\n"
+            "    def create(self, request, params):\n" + extra +
+            "        return self.stream(request, tokenizer=None)\n"}
+
+
+@pytest.mark.parametrize("extra,severity", [
+    ("        kwargs = {'tokenizer': params}\n", "error"),
+    ("        if 'tokenizer' in params:\n            pass\n", "warning"),
+], ids=["a dict key of the name", "a membership test of the name"])
+def test_27b_w1_a_dict_key_of_the_keyword_is_no_signature_check(tmp_path, extra, severity):
+    own = {"vllm/__init__.py": "", "vllm/serving.py": "class OpenAIServingChat:\n    def stream(self, request):\n"
+           "        return []\n\n    def create(self, request, params):\n        return self.stream(request)\n"}
+    client = ("from vllm.serving import OpenAIServingChat\n\n\ndef _patched(self, request):\n    return []\n\n\n"
+              "OpenAIServingChat.stream = _patched\n")
+    result = scan_against_own(tmp_path, own, "0.18.0", _serving(extra), {"p/__init__.py": "", "p/chat.py": client},
+                              ["DC109"], "0.26.0")
+    assert [(f.severity, f.client.line) for f in result.findings] == [(severity, 4)]
