@@ -26,6 +26,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
+from driftcheck.client_model.patch_paths import patch_paths
 from driftcheck.client_model.phases import PATCH_BY_PATH
 from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
@@ -333,13 +334,26 @@ def _patched_modules(ctx: ScanContext):
                 continue  # every module is there (or only the patched attribute follows the last one)
             owner = ".".join(parts[:known])
             if isinstance(ctx.api.resolve(f"{owner}.{parts[known]}"), Missing):
-                line = file.lines[node.lineno - 1] if node.lineno <= len(file.lines) else ""
-                yield ".".join(parts[:known + 1]), Loc(file.rel, node.lineno, node.col_offset + 1, line.strip(),
-                                                        node.end_lineno or node.lineno, (node.end_col_offset or 0) + 1)
+                # mock resolves the path with `pkgutil.resolve_name` from Python 3.11 (AttributeError on the missing
+                # part; an import before: ModuleNotFoundError); monkeypatch imports it (ImportError)
+                raises = ("ImportError",) if "monkeypatch" in (dotted_name(node.func) or "") else \
+                    ("AttributeError", "ModuleNotFoundError")
+                yield ".".join(parts[:known + 1]), _node_loc(file, node), raises
+        # wrapt imports the module it is given (`wrap_function_wrapper("vllm.engine.metrics", ...)`, 27d M1)
+        for pp in patch_paths(file.tree, ctx.api.package) if "wrap" in file.text else ():
+            if pp.module is not None and all(p.isidentifier() for p in pp.module.split(".")) and \
+                    ctx.api.module_path(pp.module) is None:
+                yield pp.module, _node_loc(file, pp.node), ("ModuleNotFoundError",)
+
+
+def _node_loc(file, node: ast.AST) -> Loc:
+    line = file.lines[node.lineno - 1] if node.lineno <= len(file.lines) else ""
+    return Loc(file.rel, node.lineno, node.col_offset + 1, line.strip(), node.end_lineno or node.lineno,
+               (node.end_col_offset or 0) + 1)
 
 
 def _check_patched(ctx: ScanContext):
-    for module, loc in _patched_modules(ctx):
+    for module, loc, raises in _patched_modules(ctx):
         if client_provides(ctx.usage, ctx.client.tree, ctx.api.tree, module):
             continue
         parent, parent_path = _nearest_package(ctx, module)
@@ -352,9 +366,10 @@ def _check_patched(ctx: ScanContext):
                               when="call", severity="warning", fix=False)
             continue
         yield ctx.finding(RULE, f"`{module}`, which this patch's path runs through, does not exist in "
-                                f"{ctx.version_label()}: the patch imports it when it starts and raises ModuleNotFoundError.",
+                                f"{ctx.version_label()}: the patch looks it up when it starts and raises {raises[0]}"
+                                + (f" ({raises[1]} before Python 3.11)." if len(raises) > 1 else "."),
                           loc, ctx.vllm_location(parent_path, 1) if parent_path else None, module, when="call", fix=False,
-                          nearest_package=parent or None)
+                          nearest_package=parent or None, raises=list(raises))
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

@@ -376,3 +376,14 @@ def test_27b_w1_a_dict_key_of_the_keyword_is_no_signature_check(tmp_path, extra,
     result = scan_against_own(tmp_path, own, "0.18.0", _serving(extra), {"p/__init__.py": "", "p/chat.py": client},
                               ["DC109"], "0.26.0")
     assert [(f.severity, f.client.line) for f in result.findings] == [(severity, 4)]
+
+
+# 27d M1 (tapm-instrumentation-vllm at 0.33.0): wrapt imports the module it is handed, `vllm.engine.metrics`, which
+# 0.33.0 no longer has: ModuleNotFoundError when the patch starts (DC001), strings held in names as before.
+def test_27d_m1_a_wrapt_patch_of_a_module_the_release_lacks(tmp_path):
+    from scan.helpers import scan_trees
+    client = {"tapm/__init__.py": "", "tapm/instr.py": _LLMO.format(obj="StatLoggerBase", method="log")}
+    vllm = {"vllm/__init__.py": "", "vllm/engine/__init__.py": ""}
+    result = scan_trees(tmp_path, vllm, client, only=["DC001", "DC002"])
+    assert [(f.rule, f.client.line, f.symbol) for f in result.findings] == [("DC001", 12, "vllm.engine.metrics")]
+    assert "raises ModuleNotFoundError" in result.findings[0].message
