@@ -291,13 +291,29 @@ def _methods_without_super(cls: ast.ClassDef, text: str) -> set[str]:
     lines hold the word `super` is unparsed and searched: the others cannot call it."""
     found = _WITHOUT_SUPER.get(cls)
     if found is None:
-        methods = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         lines = _LINE_BREAK.split(text) if "super" in text else []
-        found = _WITHOUT_SUPER[cls] = {
-            n.name for n in methods
-            if not any("super" in line for line in lines[n.lineno - 1:n.end_lineno or n.lineno])
-            or not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n))}
+
+        def without(n) -> bool:
+            return not any("super" in line for line in lines[n.lineno - 1:n.end_lineno or n.lineno]) \
+                or not re.search(rf"super\(\s*\w*\s*,?\s*\w*\s*\)\.{re.escape(n.name)}\b", ast.unparse(n))
+        found = _WITHOUT_SUPER[cls] = {name for name, defs in _defined_in_every_branch(cls.body).items()
+                                       if all(without(d) for d in defs)}
     return found
+
+
+def _defined_in_every_branch(body: list[ast.stmt]) -> dict[str, list]:
+    """The methods a class body defines whatever its `if`s take: its own `def`s, and those both branches of an
+    `if` / `else` define (vllm-ascend's `if vllm_version_is(...): def prepare_inputs(...) else: def prepare_inputs(...)`,
+    27e C3b), each with every def of it."""
+    out: dict[str, list] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(node.name, []).append(node)
+        elif isinstance(node, ast.If) and node.orelse:
+            taken, other = _defined_in_every_branch(node.body), _defined_in_every_branch(node.orelse)
+            for name in taken.keys() & other.keys():
+                out.setdefault(name, []).extend(taken[name] + other[name])
+    return out
 
 
 _ONLY_THROUGH_DEPTH = 6  # vLLM's processors reach `_call_hf_processor` four calls below `apply`

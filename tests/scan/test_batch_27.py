@@ -387,3 +387,22 @@ def test_27d_m1_a_wrapt_patch_of_a_module_the_release_lacks(tmp_path):
     result = scan_trees(tmp_path, vllm, client, only=["DC001", "DC002"])
     assert [(f.rule, f.client.line, f.symbol) for f in result.findings] == [("DC001", 12, "vllm.engine.metrics")]
     assert "raises ModuleNotFoundError" in result.findings[0].message
+
+
+# 27e C3b (vllm-ascend HEAD's v2 runner): a method the client class defines in both branches of a class-body
+# `if` / `else`, neither calling super(): vLLM's own body of it never runs for the client's object, nor its calls.
+_PREP_OWN = {"vllm/__init__.py": "", "vllm/runner.py": "class GPUModelRunner:\n    def step(self, x):\n        return x\n\n"
+             "    def prepare_inputs(self, out):\n        return self.step(out)\n"}
+_PREP_NEW = {"vllm/__init__.py": "", "vllm/runner.py": "class GPUModelRunner:\n    def step(self, x, desc=None):\n"
+             "        return x\n\n    def prepare_inputs(self, out):\n        return self.step(out, desc=1)\n"}
+
+
+@pytest.mark.parametrize("orelse,found", [(True, []), (False, [("error", 7)])], ids=["both branches", "one branch"])
+def test_27e_c3b_a_method_both_branches_of_a_class_body_if_replace(tmp_path, orelse, found):
+    client = ("import os\n\nfrom vllm.runner import GPUModelRunner\n\n\nclass NPURunner(GPUModelRunner):\n"
+              "    def step(self, x):\n        return x\n\n"
+              "    if os.environ.get('OLD'):\n        def prepare_inputs(self, out):\n            return None\n" +
+              ("    else:\n        def prepare_inputs(self, out, desc=None):\n            return None\n" if orelse else ""))
+    result = scan_against_own(tmp_path, _PREP_OWN, "0.27.1", _PREP_NEW, {"npu/__init__.py": "", "npu/r.py": client},
+                              ["DC109"], "0.33.0")
+    assert [(f.severity, f.client.line) for f in result.findings] == found
