@@ -146,6 +146,8 @@ class Usage:
     module_attrs: list[ModuleAttrUse] = field(default_factory=list)
     rpcs: list[RpcUse] = field(default_factory=list)
     bound: list[BoundFunction] = field(default_factory=list)
+    # patches naming a vLLM target by strings (client_model/patch_paths.py): DC001 / DC002 check what they look up
+    patch_paths: list = field(default_factory=list)
     worker_extensions: list[tuple[str, Loc]] = field(default_factory=list)  # dotted class path, where named
     # `worker_cls="pkg.mod.Worker"` (a platform's config hook): the class vLLM's worker wrapper builds and forwards to
     worker_classes: list[tuple[str, Loc]] = field(default_factory=list)
@@ -233,7 +235,8 @@ class Usage:
 
     def checked(self) -> int:
         """How many uses of vLLM were looked up: the denominator of precision figures."""
-        return len(self.imports) + len(self.calls) + len(self.attrs) + len(self.module_attrs) + len(self.rpcs) + len(self.bound)
+        return len(self.imports) + len(self.calls) + len(self.attrs) + len(self.module_attrs) + len(self.rpcs) + \
+            len(self.bound) + len(self.patch_paths)
 
 
 def loc_of(file: ClientFile, node: ast.AST) -> Loc:

@@ -21,6 +21,7 @@ from driftcheck.client_model.inference import (
 )
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.plain_classes import builds_as_written
+from driftcheck.client_model.patch_paths import patch_paths
 from driftcheck.client_model.isinstance_narrowing import excluded_classes, narrowing_classes, receiver_key, tested_receivers
 from driftcheck.client_model.patch_classes import replacement_function
 from driftcheck.client_model.replacements import built_as_replacement
@@ -93,6 +94,8 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
+        if any(word in self.file.text for word in ("patch", "setattr", "wrap_")):
+            self.usage.patch_paths.extend(patch_paths(self.file.tree, self.package))  # (counted as uses checked)
         self._find_bound_functions()
         self._visit_scope(self.file.tree.body, self.module_env, runtime_only=False)
         for fn in self.functions.values():

@@ -136,7 +136,7 @@ def tree_digest(view, extra: str) -> str:
 
 
 # Fields of Usage a unit does not read from other files: its own lists, the files, what the visits fill
-UNIT_OWN = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "unanalysed", "files", "passed",
+UNIT_OWN = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "patch_paths", "unanalysed", "files", "passed",
             "unbound_called", "unread_packages")
 
 
