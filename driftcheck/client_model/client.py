@@ -26,9 +26,10 @@ VLLM_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*(?:\xef\xbb\xbf)?(?:from[ \t]+vllm[\
                          rb"[ \t]*,[ \t]*)*vllm\b)|\bimport_module\(\s*[\"']vllm[.\"']", re.M)
 
 
-# a wrapt patch of vLLM named by strings (`wrap_function_wrapper("vllm.engine.metrics", "StatLogger.__init__", w)`, the
-# strings maybe held in names): tracing libraries reach into vLLM so without importing it (client_model/patch_paths.py)
-WRAPT_PATCH = re.compile(rb"\b(?:wrap_function_wrapper|patch_function_wrapper|wrap_object)\b")
+# a patch of vLLM named by strings (`wrap_function_wrapper("vllm.engine.metrics", "StatLogger.__init__", w)`, the
+# strings maybe held in names; `mock.patch("vllm.x.f")`): tracing libraries and plugins' tests reach into vLLM so
+# without importing it (client_model/patch_paths.py)
+WRAPT_PATCH = re.compile(rb"\b(?:wrap_function_wrapper|patch_function_wrapper|wrap_object)\b|\b(?:patch|setattr)\(\s*[\"']vllm\.")
 VLLM_STRING = re.compile(rb"[\"']vllm\.[\w.]+[\"']")
 
 
@@ -490,8 +491,9 @@ def imports_vllm(tree: ast.Module) -> bool:
                 and (node.args[0].value == "vllm" or node.args[0].value.startswith("vllm.")) \
                 and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("import_module", "__import__"):
             return True
-    # a wrapt patch of a vLLM module named by strings imports it when it starts (26f M4: ENOVA's llmo)
-    return any(p.module is not None for p in patch_paths(tree, "vllm"))
+    # a patch of a vLLM name by strings imports its module when it starts: wrapt's (26f M4: ENOVA's llmo), and a
+    # plugin's test that mocks `vllm.x.f` without importing vLLM itself (27d M2)
+    return bool(patch_paths(tree, "vllm"))
 
 
 def parse_client_file(tree: SourceTree, rel: str, data: bytes) -> ClientFile:

@@ -406,3 +406,13 @@ def test_27e_c3b_a_method_both_branches_of_a_class_body_if_replace(tmp_path, ore
     result = scan_against_own(tmp_path, _PREP_OWN, "0.27.1", _PREP_NEW, {"npu/__init__.py": "", "npu/r.py": client},
                               ["DC109"], "0.33.0")
     assert [(f.severity, f.client.line) for f in result.findings] == found
+
+
+# 27d M2 (tpu-inference's and vllm-ascend's test suites): a test that mocks `vllm.x.f` by its path and imports only the
+# plugin is a client file too: the patch imports vLLM's module when it starts.
+def test_27d_m2_a_test_that_mocks_a_vllm_path_without_importing_vllm_is_read(tmp_path):
+    from scan.helpers import scan_trees
+    test = ('from unittest import mock\n\nimport myplugin  # noqa: F401\n\n\n@mock.patch("vllm.engine.metrics.log_stats")\n'
+            "def test_x(log):\n    pass\n")
+    result = scan_trees(tmp_path, _METRICS, {"tests/__init__.py": "", "tests/test_x.py": test}, only=["DC001", "DC002"])
+    assert [(f.rule, f.client.line) for f in result.findings] == [("DC002", 6)]
