@@ -91,17 +91,12 @@ def _holds(stmt: ast.stmt, line: int) -> bool:
     return stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno)
 
 
-def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.expr]]:
-    """For the receiver of `node` (`x` of `x.m`), each group of class expressions an enclosing test or an earlier
-    exiting test of its function proves it an instance of one of (a tuple's classes form one group)."""
-    receiver = ast.unparse(node.value)
-    line = node.lineno
+def _tests_around(tree: ast.Module, line: int):
+    """(test, whether it held) for each test the code at `line` runs only after: an enclosing `if`'s (True in its
+    body, False in its `else`), an earlier exiting `if` without `else` of the same block (False: the rest runs when it
+    failed) and an earlier `assert` (True)."""
     around = functions_at(tree, line)
-    if not around:
-        return []
-    out: list[list[ast.expr]] = []
-    preds = predicates(tree)
-    todo = [around[-1].body]
+    todo = [around[-1].body] if around else []
     while todo:
         block = todo.pop()
         for i, stmt in enumerate(block):
@@ -109,24 +104,30 @@ def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.ex
                 break
             later = any(_holds(s, line) for s in block[i + 1:])
             if isinstance(stmt, ast.If) and stmt.body and later and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
-                out += _tested(stmt.test, receiver, True, preds)
+                yield stmt.test, False
             elif isinstance(stmt, ast.Assert) and later:
-                out += _tested(stmt.test, receiver, False, preds)
+                yield stmt.test, True
             if not _holds(stmt, line) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(stmt, ast.If):
                 if any(_holds(s, line) for s in stmt.body):
-                    out += _tested(stmt.test, receiver, False, preds)
+                    yield stmt.test, True
                     todo.append(stmt.body)
                 elif any(_holds(s, line) for s in stmt.orelse):
-                    out += _tested(stmt.test, receiver, True, preds)
+                    yield stmt.test, False
                     todo.append(stmt.orelse)
                 continue
             for field in ("body", "orelse", "finalbody", "handlers"):  # a handler's own body is its "body"
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list) and any(_holds(s, line) for s in inner):
                     todo.append(inner)
-    return out
+
+
+def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.expr]]:
+    """For the receiver of `node` (`x` of `x.m`), each group of class expressions an enclosing test or an earlier
+    exiting test of its function proves it an instance of one of (a tuple's classes form one group)."""
+    receiver, preds = ast.unparse(node.value), predicates(tree)
+    return [g for test, held in _tests_around(tree, node.lineno) for g in _tested(test, receiver, not held, preds)]
 
 
 def excluded_classes(tree: ast.Module, node: ast.Attribute) -> list[ast.expr]:
@@ -134,36 +135,9 @@ def excluded_classes(tree: ast.Module, node: ast.Attribute) -> list[ast.expr]:
     of `if isinstance(x, A):`, or the lines after `if isinstance(x, A): return` (27c F1: V0/V1 dispatch code whose
     `elif isinstance(engine, AsyncLLMEngine):` branch never runs where `AsyncLLMEngine` is `AsyncLLM`, the first test's
     class)."""
-    receiver = ast.unparse(node.value)
-    line = node.lineno
-    around = functions_at(tree, line)
-    if not around:
-        return []
-    out: list[ast.expr] = []
-    preds = predicates(tree)
-    todo = [around[-1].body]
-    while todo:
-        block = todo.pop()
-        for i, stmt in enumerate(block):
-            if stmt.lineno > line:
-                break
-            later = any(_holds(s, line) for s in block[i + 1:])
-            if isinstance(stmt, ast.If) and stmt.body and later and isinstance(stmt.body[-1], _EXITS) and not stmt.orelse:
-                out += [c for g in _tested(stmt.test, receiver, False, preds) for c in g]
-            if not _holds(stmt, line) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            if isinstance(stmt, ast.If):
-                if any(_holds(s, line) for s in stmt.orelse):
-                    out += [c for g in _tested(stmt.test, receiver, False, preds) for c in g]
-                    todo.append(stmt.orelse)
-                elif any(_holds(s, line) for s in stmt.body):
-                    todo.append(stmt.body)
-                continue
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                inner = getattr(stmt, field, None)
-                if isinstance(inner, list) and any(_holds(s, line) for s in inner):
-                    todo.append(inner)
-    return out
+    receiver, preds = ast.unparse(node.value), predicates(tree)
+    return [c for test, held in _tests_around(tree, node.lineno) if not held
+            for g in _tested(test, receiver, False, preds) for c in g]
 
 
 _TESTED: "weakref.WeakKeyDictionary[ast.Module, frozenset[str]]" = weakref.WeakKeyDictionary()
