@@ -34,7 +34,7 @@ from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import Resolved
 
 RULE = Rule("DC124", "parser-option-clash", "The client adds an option to a parser it hands to vLLM that the target's "
-            "builder adds too", "error", raises=("ArgumentError",))
+            "builder adds too", "error", raises=("ArgumentError",), baseline=True)
 
 _GROUPS = ("add_argument_group", "add_mutually_exclusive_group")
 
