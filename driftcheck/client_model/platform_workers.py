@@ -12,8 +12,10 @@ vLLM's own, derives no class from it, and neither imports nor patches it.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
+from driftcheck.astnodes import nodes_of
 from driftcheck.client_model.client_classes import vllm_bases_through
 from driftcheck.vllm_model.resolved import Resolved
 
@@ -62,13 +64,24 @@ def other_platforms_worker(ctx, cls: Resolved | None) -> OwnWorkers | None:
     if own is None or cls.qualname in own.family or cls.qualname in own.derived:
         return None
     ancestors = [c.qualname for c in ctx.api.mro(cls)[0][1:]]
-    if not any(q in own.roots for q in ancestors) or _touched(ctx.usage, cls.qualname):
+    if not any(q in own.roots for q in ancestors) or _touched(ctx, cls.qualname):
         return None
     return own
 
 
-def _touched(usage, qualname: str) -> bool:
-    """Whether the client imports the class, or sets or replaces anything on it."""
-    return any(f"{i.module}.{i.name}" == qualname for i in usage.imports if i.name) or \
-        any(owner == qualname for owner, _name in usage.patched) or \
-        any(owner == qualname for owner, _name in usage.rebound)
+def _touched(ctx, qualname: str) -> bool:
+    """Whether any client file imports the class (or reads it off its module), or sets or replaces anything on it. The
+    client's files are read, not the unit's imports: a unit holds only its own file's."""
+    module, _, name = qualname.rpartition(".")
+    usage = ctx.usage
+    if any(owner == qualname for owner, _name in usage.patched) or any(owner == qualname for owner, _n in usage.rebound):
+        return True
+    for file in ctx.client.files:
+        if name not in file.text:
+            continue
+        for node in nodes_of(file.tree, ast.ImportFrom, ast.Attribute):
+            if isinstance(node, ast.ImportFrom) and node.module == module and any(a.name == name for a in node.names):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr == name:
+                return True  # `gpu_worker.Worker`: read off some module or object
+    return False

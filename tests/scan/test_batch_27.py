@@ -416,3 +416,10 @@ def test_27d_m2_a_test_that_mocks_a_vllm_path_without_importing_vllm_is_read(tmp
             "def test_x(log):\n    pass\n")
     result = scan_trees(tmp_path, _METRICS, {"tests/__init__.py": "", "tests/test_x.py": test}, only=["DC001", "DC002"])
     assert [(f.rule, f.client.line) for f in result.findings] == [("DC002", 6)]
+
+
+def test_26n_false1_twin_a_client_file_that_imports_vllms_worker_keeps_the_error(tmp_path):
+    # another client file builds vLLM's own worker: it may run with the client's runner, whichever file the unit is
+    client = {**_client(), "plug/bench.py": "from vllm.gpu_worker import Worker\n\n\ndef run():\n    return Worker()\n"}
+    [(severity, path, _message)] = _dc109(tmp_path, _vllm("initialize_kv_cache(cfg, ctx=1)"), client)
+    assert (severity, path) == ("error", "vllm/gpu_worker.py")
