@@ -1,5 +1,6 @@
 """Patches that name what they replace by strings: `mock.patch("vllm.engine.metrics.StatLogger.log")` (also as a
-decorator or a `with`), `monkeypatch.setattr("vllm.x.f", v)`, pytest-mock's `mocker.patch(...)`, and wrapt's
+decorator or a `with`; `mock.patch.multiple("vllm.x", f=...)`), `monkeypatch.setattr("vllm.x.f", v)`, pytest-mock's
+`mocker.patch(...)`, and wrapt's
 `wrap_function_wrapper("vllm.engine.metrics", "StatLogger.__init__", w)` / `@patch_function_wrapper(module, name)`.
 
 Each resolves its path when it starts: it imports the module, then looks each following name up with `getattr`, so a
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from driftcheck.astnodes import dotted_name, functions_at, nodes_of, own_scope
 
 _BY_PATH = ("patch", "mock.patch", "unittest.mock.patch", "mocker.patch", "monkeypatch.setattr")
+# `mock.patch.multiple("vllm.x", f=..., g=...)`: each keyword a name looked up on the target (27d M3)
+_MULTIPLE = ("patch.multiple", "mock.patch.multiple", "unittest.mock.patch.multiple", "mocker.patch.multiple")
 _WRAPT = ("wrap_function_wrapper", "wrapt.wrap_function_wrapper", "patch_function_wrapper",
           "wrapt.patch_function_wrapper", "wrap_object", "wrapt.wrap_object")
 
@@ -40,6 +43,10 @@ def patch_paths(tree: ast.Module, package: str) -> list[PatchPath]:
             path = _spelled(tree, call, call.args[0])
             if path and path.startswith(package + "."):
                 out.append(PatchPath(call, path, None))
+        elif callee in _MULTIPLE and call.args and not any(k.arg == "create" for k in call.keywords):
+            target = _spelled(tree, call, call.args[0])
+            if target and target.startswith(package + "."):
+                out += [PatchPath(call, f"{target}.{k.arg}", None) for k in call.keywords if k.arg]
         elif callee in _WRAPT:
             given = dict(zip(("module", "name"), call.args[:2])) | {k.arg: k.value for k in call.keywords if k.arg}
             module = _spelled(tree, call, given["module"]) if "module" in given else None

@@ -423,3 +423,15 @@ def test_26n_false1_twin_a_client_file_that_imports_vllms_worker_keeps_the_error
     client = {**_client(), "plug/bench.py": "from vllm.gpu_worker import Worker\n\n\ndef run():\n    return Worker()\n"}
     [(severity, path, _message)] = _dc109(tmp_path, _vllm("initialize_kv_cache(cfg, ctx=1)"), client)
     assert (severity, path) == ("error", "vllm/gpu_worker.py")
+
+
+# 27d M3: `mock.patch.multiple("vllm.engine.metrics", log_stats=...)` looks each keyword's name up on the target.
+@pytest.mark.parametrize("keywords,found", [("log_stats=None", [("DC002", 7)]), ("StatLoggerBase=None", []),
+                                            ("log_stats=None, create=True", [])],
+                         ids=["a missing name", "a name there", "create=True"])
+def test_27d_m3_patch_multiple_looks_each_keyword_up(tmp_path, keywords, found):
+    from scan.helpers import scan_trees
+    test = ("from unittest import mock\n\nimport vllm  # noqa: F401\n\n\ndef test_it():\n"
+            f'    with mock.patch.multiple("vllm.engine.metrics", {keywords}):\n        pass\n')
+    result = scan_trees(tmp_path, _METRICS, {"tests/__init__.py": "", "tests/test_m.py": test}, only=["DC001", "DC002"])
+    assert [(f.rule, f.client.line) for f in result.findings] == found
