@@ -30,16 +30,22 @@ def _dotted(module: str) -> cst.BaseExpression:
     return node
 
 
+def _start(finding) -> str | None:
+    """Where a finding's names went (`moved_to`), or, for DC001 without one, the closest module of the gone module's
+    name, from which each name is looked for in turn (`search_from`)."""
+    return finding.details.get("moved_to") or finding.details.get("search_from")
+
+
 class _MoveImport(Targeted):
     def leave_SimpleStatementLine(self, original, updated):
         pos = self.position(original)
-        mine = [f for f in self.findings if f.client and f.client.line == pos.start.line and f.details.get("moved_to")]
+        mine = [f for f in self.findings if f.client and f.client.line == pos.start.line and _start(f)]
         if mine and any(isinstance(small, cst.Import) for small in updated.body):
             # `import vllm.a.b` binds `vllm`: the code reaches the module as `vllm.a.b.X`, which a new import line
             # would not change
             self.skipped += [(f, f"`import {f.symbol}` is used through its dotted name (`{f.symbol}.…`), which a new "
                                  f"import line would not change: rewrite those uses by hand (a module of that name is at "
-                                 f"`{f.details['moved_to']}`; check it has what they use)") for f in mine]
+                                 f"`{_start(f)}`; check it has what they use)") for f in mine]
             return updated
         if not mine or len(updated.body) != 1 or not isinstance(updated.body[0], cst.ImportFrom):
             return updated
@@ -62,7 +68,7 @@ class _MoveImport(Targeted):
                                                 "replacement): this import takes that, and one from vLLM's new home "
                                                 "would take vLLM's; left for a person"))
                         continue
-                    home = self._home(f.details["moved_to"], alias_name) or self._defined_in(alias_name, module)
+                    home = self._home(_start(f), alias_name) or self._defined_in(alias_name, module)
                     if home:
                         moving[alias_name] = home
                     else:
@@ -74,7 +80,7 @@ class _MoveImport(Targeted):
                                             "import took; replace by hand"))
                 if absent:
                     self.skipped.append((f, f"no module of the target defines {', '.join(f'`{a}`' for a in absent)} "
-                                            f"(not even `{f.details['moved_to']}`, the module of that name): "
+                                            f"(not even `{_start(f)}`, the module of that name): "
                                             f"{'it stays' if len(absent) == 1 else 'they stay'} on the old import; "
                                             "replace by hand"))
                 if len(absent) + len(own) + len(kept) < len(stmt.names):
@@ -156,4 +162,4 @@ def _fix_commas(aliases: list[cst.ImportAlias], last_comma) -> list[cst.ImportAl
 
 
 def transform(source: str, findings: list[Finding], ctx: FixContext) -> FixOutcome:
-    return run_transformer(source, _MoveImport([f for f in findings if f.details.get("moved_to")], ctx))
+    return run_transformer(source, _MoveImport([f for f in findings if _start(f)], ctx))

@@ -17,6 +17,7 @@ starts: mock imports the path's modules (batch 19c, VLM-R1's `vllm.worker.worker
 from __future__ import annotations
 
 import ast
+import itertools
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.source_diffs import diff_creates_module
@@ -26,8 +27,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
-from driftcheck.client_model.patch_paths import patch_paths
-from driftcheck.client_model.phases import PATCH_BY_PATH
+from driftcheck.client_model.patch_paths import BY_PATH, patcher
 from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
 from driftcheck.vllm_model.same_named import own_objects, same_named_modules
@@ -102,22 +102,35 @@ def _read_through(ctx: ScanContext, rel: str, module: str) -> set[str]:
 
 
 
-def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> str:
+def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> dict[str, str]:
     """Where the names the client takes from a missing module are defined now, when no module of its name has them
     (`...v1.nixl_connector` became the package `...v1.nixl`: `NixlConnector` is in `...v1.nixl.connector`): a hint
-    only, with no fix (a module may define a name it does not export the same way). Empty when a name has no home."""
+    only, with no fix of its own (a module may define a name it does not export the same way). Empty when a name has
+    no home."""
     from driftcheck.vllm_model.bodies import text_index_for
 
     if not names or len(names) > 3:
-        return ""
+        return {}
     index = text_index_for(ctx.api)
-    homes = []
+    homes = {}
     for name in sorted(names):
         found = index.defining_modules(name, near=module, leader=True)
-        if not found:
-            return ""
-        homes.append(f"`{name}` in `{found[0]}`")
-    return " Where what the client takes from it is defined now: " + ", ".join(homes) + "."
+        if not found or not _nearer_than_the_package(index, name, module, found[0]):
+            return {}
+        homes[name] = found[0]
+    return homes
+
+
+def _nearer_than_the_package(index, name: str, gone: str, home: str) -> bool:
+    """Whether `home` is a likely new home of `name` from the gone module `gone`: it shares more than the package with
+    it, or vLLM's own code takes the name from it (or from the package above it). 28a H1: `from vllm.scripts import
+    serve` was sent to a vendored `third_party.deep_gemm...mlopart`, whose socket `serve` no vLLM file imports, while
+    `AttentionType`, gone from `vllm.attention.backends.abstract`, is imported from `vllm.v1.attention.backend` by
+    dozens of vLLM's files."""
+    if home.split(".")[:2] == gone.split(".")[:2]:
+        return True
+    used = index.importers(name)
+    return bool(used.get(home, 0) + used.get(home.rpartition(".")[0], 0))
 
 
 def _installed_by_setup(ctx: ScanContext, imp, where: str) -> str:
@@ -257,10 +270,19 @@ def check(ctx: ScanContext):
         start = moved or same_named
         message = f"`{imp.module}` does not exist in {ctx.version_label()}: ModuleNotFoundError"
         message += " when this function runs." if imp.runtime_only else " at import time."
+        homes = {} if moved else _names_defined_at(ctx, imp.module, taken)
         if moved:
             message += f" A module of that name is at `{moved[0]}`."
+        elif homes:
+            message += " Where what the client takes from it is defined now: " + \
+                ", ".join(f"`{name}` in `{home}`" for name, home in homes.items()) + "."
         else:
-            message += _names_defined_at(ctx, imp.module, taken) or _own_note(ctx, imp.module, taken)
+            message += _own_note(ctx, imp.module, taken)
+        # `moved_to` says where the names went, as the message does: a module of that name that has them, or the one
+        # home they all have now; `move-import` otherwise starts from the closest module of that name (`search_from`)
+        # and moves each name only to a module that has it (28a H1: `moved_to` named an EPLB policy's `abstract`
+        # while the message sent `AttentionType` to `vllm.v1.attention.backend`)
+        moved_to = moved[0] if moved else next(iter(homes.values())) if len(set(homes.values())) == 1 else None
         severity = "warning" if imp.guarded else None
         diff = diff_creates_module(ctx.client.tree, ctx.api.tree, imp.module)
         if diff is not None:  # the client's patch for vLLM's source creates the module's file (source_diffs.py)
@@ -305,7 +327,7 @@ def check(ctx: ScanContext):
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(parent_path, 1) if parent_path else None, imp.module,
             when="call" if imp.runtime_only else "import", severity=severity, fix=bool(start),
-            moved_to=start[0] if start else None, nearest_package=parent or None,
+            moved_to=moved_to, search_from=start[0] if start and not moved_to else None, nearest_package=parent or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
             # names the client sets on that module itself (`old.f = own_f`): the import takes the client's, and
             # move-import leaves them (batch 20h's W3: vllm-ascend's `chunk_gated_delta_rule`)
@@ -321,7 +343,8 @@ def _patched_modules(ctx: ScanContext):
     `vllm.worker`; batch 19c). A path whose last module exists but lacks the next name is left to the name rules."""
     for file in ctx.usage.files:
         for node in nodes_of(file.tree, ast.Call):
-            if not (node.args and dotted_name(node.func) in PATCH_BY_PATH and isinstance(node.args[0], ast.Constant)
+            callee = patcher(file.tree, node.func)
+            if not (node.args and callee in BY_PATH and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.args[0].value, str) and node.args[0].value.startswith(ctx.api.package + ".")):
                 continue
             parts = node.args[0].value.split(".")
@@ -336,14 +359,10 @@ def _patched_modules(ctx: ScanContext):
             if isinstance(ctx.api.resolve(f"{owner}.{parts[known]}"), Missing):
                 # mock resolves the path with `pkgutil.resolve_name` from Python 3.11 (AttributeError on the missing
                 # part; an import before: ModuleNotFoundError); monkeypatch imports it (ImportError)
-                raises = ("ImportError",) if "monkeypatch" in (dotted_name(node.func) or "") else \
+                raises = ("ImportError",) if callee == "monkeypatch.setattr" else \
                     ("AttributeError", "ModuleNotFoundError")
                 yield ".".join(parts[:known + 1]), _node_loc(file, node), raises
-        # wrapt imports the module it is given (`wrap_function_wrapper("vllm.engine.metrics", ...)`, 27d M1)
-        for pp in patch_paths(file.tree, ctx.api.package) if "wrap" in file.text else ():
-            if pp.module is not None and all(p.isidentifier() for p in pp.module.split(".")) and \
-                    ctx.api.module_path(pp.module) is None:
-                yield pp.module, _node_loc(file, pp.node), ("ModuleNotFoundError",)
+
 
 
 def _node_loc(file, node: ast.AST) -> Loc:
@@ -352,8 +371,18 @@ def _node_loc(file, node: ast.AST) -> Loc:
                (node.end_col_offset or 0) + 1)
 
 
+def _wrapped_modules(ctx: ScanContext):
+    """wrapt imports the module it is given (`wrap_function_wrapper("vllm.engine.metrics", ...)`, 27d M1): (module,
+    loc, raises) for each such module the target lacks, from the visit's records (`Usage.patch_paths`)."""
+    files = {file.rel: file for file in ctx.usage.files}
+    for pp in ctx.usage.patch_paths:
+        if pp.module is not None and pp.rel in files and all(p.isidentifier() for p in pp.module.split(".")) and \
+                ctx.api.module_path(pp.module) is None:
+            yield pp.module, _node_loc(files[pp.rel], pp.node), ("ModuleNotFoundError",)
+
+
 def _check_patched(ctx: ScanContext):
-    for module, loc, raises in _patched_modules(ctx):
+    for module, loc, raises in itertools.chain(_patched_modules(ctx), _wrapped_modules(ctx)):
         if client_provides(ctx.usage, ctx.client.tree, ctx.api.tree, module):
             continue
         parent, parent_path = _nearest_package(ctx, module)

@@ -16,7 +16,6 @@ import ast
 
 from driftcheck.client_model.overlay import copy_may_define
 from driftcheck.client_model.source_diffs import diff_creates_module, diff_may_define
-from driftcheck.client_model.patch_paths import patch_paths
 from driftcheck.client_model.uses import Loc, call_shape
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.receivers import files_calling_name
@@ -356,42 +355,43 @@ def _check_patch_paths(ctx: ScanContext):
     raises AttributeError when it starts. A mock path that goes on past the missing name is DC001's (mock imports it
     as a module)."""
     api = ctx.api
-    for file in ctx.usage.files:
-        if not any(word in file.text for word in ("patch", "setattr", "wrap_")):
+    files = {file.rel: file for file in ctx.usage.files}
+    for pp in ctx.usage.patch_paths:  # the visit's records (`client_model/patch_paths.py`)
+        file = files.get(pp.rel)
+        if file is None:
             continue
-        for pp in patch_paths(file.tree, api.package):
-            parts = pp.path.split(".")
-            if not all(p.isidentifier() for p in parts):
+        parts = pp.path.split(".")
+        if not all(p.isidentifier() for p in parts):
+            continue
+        if pp.module is not None:
+            known = len(pp.module.split("."))
+            if api.module_path(pp.module) is None:
+                continue  # a module the release lacks: the import fails first (not a name)
+        else:
+            known = 1
+            while known < len(parts) and api.module_path(".".join(parts[:known + 1])) is not None:
+                known += 1
+        rest = parts[known:]
+        mod = api.module(".".join(parts[:known])) if rest else None
+        if mod is None:
+            continue
+        result = api.module_member(mod, rest[0])
+        symbol = f"{mod.name}.{rest[0]}"
+        if isinstance(result, Missing) and pp.module is None and len(rest) > 1:
+            continue  # mock imports `vllm.x.Gone` as a module: DC001 reports it
+        if isinstance(result, Resolved) and result.kind == "class" and len(rest) > 1:
+            member = api.class_member(result, rest[1])
+            if not isinstance(member, Missing):
                 continue
-            if pp.module is not None:
-                known = len(pp.module.split("."))
-                if api.module_path(pp.module) is None:
-                    continue  # a module the release lacks: the import fails first (not a name)
-            else:
-                known = 1
-                while known < len(parts) and api.module_path(".".join(parts[:known + 1])) is not None:
-                    known += 1
-            rest = parts[known:]
-            mod = api.module(".".join(parts[:known])) if rest else None
-            if mod is None:
-                continue
-            result = api.module_member(mod, rest[0])
-            symbol = f"{mod.name}.{rest[0]}"
-            if isinstance(result, Missing) and pp.module is None and len(rest) > 1:
-                continue  # mock imports `vllm.x.Gone` as a module: DC001 reports it
-            if isinstance(result, Resolved) and result.kind == "class" and len(rest) > 1:
-                member = api.class_member(result, rest[1])
-                if not isinstance(member, Missing):
-                    continue
-                symbol, result = f"{symbol}.{rest[1]}", member
-            if isinstance(result, Unknown):
-                yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {result.reason}", _loc(file, pp.node), symbol)
-            elif isinstance(result, Missing):
-                yield ctx.finding(
-                    RULE, f"`{symbol}` does not exist in {ctx.version_label()}: the patch of "
-                    f"`{pp.path}` looks it up when it starts and raises AttributeError.",
-                    _loc(file, pp.node), ctx.vllm_location(mod.path, 1), symbol, when="call", fix=False,
-                    raises=["AttributeError"])
+            symbol, result = f"{symbol}.{rest[1]}", member
+        if isinstance(result, Unknown):
+            yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {result.reason}", _loc(file, pp.node), symbol)
+        elif isinstance(result, Missing):
+            yield ctx.finding(
+                RULE, f"`{symbol}` does not exist in {ctx.version_label()}: the patch of "
+                f"`{pp.path}` looks it up when it starts and raises AttributeError.",
+                _loc(file, pp.node), ctx.vllm_location(mod.path, 1), symbol, when="call", fix=False,
+                raises=["AttributeError"])
 
 
 def _loc(file, node: ast.AST) -> Loc:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 
 from driftcheck.astnodes import dotted_name
+from driftcheck.client_model.imported_functions import imported_path
 from driftcheck.client_model.client_classes import built_by_the_client, client_ancestry, client_class, vllm_bases_through
 from driftcheck.client_model.uses import loc_of
 from driftcheck.rules.context import ScanContext
@@ -116,27 +117,11 @@ def _decorator_kind(ctx: ScanContext, tree: ast.Module, decorator: ast.expr) -> 
         return "dataclass"
     if name.rsplit(".", 1)[-1] in ("final", "total_ordering"):
         return "plain"
-    target = ctx.api.resolve(_imported_as(tree, name)) if _imported_as(tree, name) else None
+    path = imported_path(tree, name)
+    target = ctx.api.resolve(path) if path else None
     if isinstance(target, Resolved) and target.func is not None:
         return "dataclass" if target.func.wraps_dataclass else \
             "plain" if _hands_back_its_argument(ctx.api, target) else None
-    return None
-
-
-def _imported_as(tree: ast.Module, name: str) -> str | None:
-    """The absolute dotted path a dotted name means through the module's top-level imports
-    (`from vllm.config.utils import config`, `import vllm.config.utils as cu` for `cu.config`); None otherwise
-    (a relative import names the client's own code)."""
-    head, _, rest = name.partition(".")
-    for stmt in tree.body:
-        names = stmt.names if isinstance(stmt, (ast.Import, ast.ImportFrom)) else []
-        for alias in names:
-            if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0 and (alias.asname or alias.name) == head:
-                return ".".join(p for p in (stmt.module, alias.name, rest) if p)
-            if isinstance(stmt, ast.Import) and alias.asname == head:
-                return ".".join(p for p in (alias.name, rest) if p)
-            if isinstance(stmt, ast.Import) and alias.asname is None and name.startswith(alias.name + "."):
-                return name  # `import vllm.config.utils` binds `vllm`: the dotted name is the path itself
     return None
 
 

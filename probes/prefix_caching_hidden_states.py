@@ -32,7 +32,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import prefix_caching_default, prefix_caching_state
 from driftcheck.rules.findings import Rule
 from driftcheck.client_model.uses import Loc, loc_of
-from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.astnodes import dotted_name, nodes_of, own_scope, walk
 from driftcheck.client_model.client import SCRIPT_SUFFIXES, SHELL_SUFFIXES, is_test_path
 from driftcheck.client_model.launches import stand_in_callees
 from driftcheck.client_model.shell_arrays import EXPANSION, ShellArray, read_arrays, shell_parens
@@ -234,9 +234,13 @@ def _stores_hidden_states(fn: ast.AST) -> bool:
     """Whether `fn` keeps hidden states where they outlive the call: a call that adds to a container, or a store into
     an attribute or an item, whose value names hidden states (`aux_hidden_states.append(h.clone())`, `buf[i] =
     hidden_states`) or whose destination is named for them or for what was captured (`self._captured_states = {}`,
-    `layer_states[i].append(activation)` into `extension._captured_states`). Binding a local name keeps nothing."""
+    `layer_states[i].append(activation)` into `extension._captured_states`). Binding a local name keeps nothing, nor
+    does adding to a local list the call only returns (`local_buffers`)."""
+    buffers = local_buffers(fn)
     for node in walk(fn):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _STORES:
+            if isinstance(node.func.value, ast.Name) and node.func.value.id in buffers:
+                continue
             values, places = [*node.args, *(k.value for k in node.keywords)], [node.func.value]
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -255,6 +259,44 @@ def _stores_hidden_states(fn: ast.AST) -> bool:
 
 
 _CONTAINERS = ("tuple", "list", "sorted", "frozenset", "set")
+_FRESH = ("list", "dict", "set", "deque", "collections.deque", "defaultdict", "collections.defaultdict")
+
+
+def local_buffers(fn: ast.AST) -> set[str]:
+    """Names `fn` binds to a new container (`aux_hidden_states = []`) that never leave the call but through its
+    `return`: every other read adds to it, measures it (`len`) or tests it. A replaced model `forward` that collects
+    the layers' outputs in one and returns them to vLLM's own EAGLE-3 drafter keeps nothing past the call (vllm-gaudi,
+    vllm-ascend: 27e X2); one stored, handed to a call or yielded does leave it."""
+    scope = own_scope(fn)
+    bound: dict[str, int] = {}
+    fresh: set[str] = set()
+    for node in scope:
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update({name: 2 for name in node.names})  # the module's or a closure's: not the call's own
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound[node.id] = bound.get(node.id, 0) + 1
+    for node in scope:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                (isinstance(node.value, (ast.List, ast.Dict, ast.Set)) or isinstance(node.value, ast.Call)
+                 and dotted_name(node.value.func) in _FRESH):
+            fresh.add(node.targets[0].id)
+    fresh = {name for name in fresh if bound.get(name) == 1}
+    if not fresh:
+        return set()
+    allowed: set[int] = set()  # ids of the reads that keep the container inside the call
+    for node in scope:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _STORES:
+            allowed.add(id(node.func.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len":
+            allowed.update(id(a) for a in node.args)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            allowed.update(id(e) for e in (node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]))
+        elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            allowed.add(id(node.test))
+    for node in scope:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in fresh and id(node) not in allowed:
+            fresh.discard(node.id)
+    return fresh
 
 
 def _only_constants(value: ast.expr) -> bool:

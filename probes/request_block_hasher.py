@@ -25,7 +25,9 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.vllm_model.facts import BLOCK_POOL, block_hash_requirement, is_request_class, prefix_caching_state
 from driftcheck.rules.findings import Location, Rule
 from driftcheck.rules.tbsigs import Signature
-from driftcheck.astnodes import walk
+from driftcheck.astnodes import dotted_name, nodes_of, walk
+from driftcheck.client_model.imported_functions import imported_path
+from driftcheck.vllm_model.resolved import Resolved
 from driftcheck.client_model.inference import ANY_MODULE
 
 @dataclass
@@ -144,7 +146,7 @@ def check(ctx: ScanContext):
     if sig.get("block_hasher") is None:
         return  # this vLLM has no block_hasher: the requirement does not exist
     missing = [c for c in requests if bodies.keyword(c.node, "block_hasher") is None and not c.shape.star_kwargs
-               and not _hashes_set_by_client(c)]
+               and not _hashes_set_by_client(c) and not _only_read_by_its_callee(ctx, c)]
     if not missing:
         return
     requirement = block_hash_requirement(ctx.api)
@@ -182,6 +184,33 @@ def check(ctx: ScanContext):
         if cache_call is not None:
             finding.payload = ConfigCall(ctx.client_location(cache_call.loc))
         yield finding
+
+
+def _only_read_by_its_callee(ctx: ScanContext, c) -> bool:
+    """Whether the Request is built as an argument of a vLLM function that only reads members off it (vLLM's warmup
+    hands `Request(...)` to `NewRequestData.from_request`, which copies its fields into the worker's record): it
+    outlives the call nowhere, so no scheduler or block pool ever holds it (28c FW3, vLLM 0.22.0-0.33.0's own
+    `v1/worker/gpu/warmup.py`)."""
+    outer = next((n for n in nodes_of(c.file.tree, ast.Call) if any(a is c.node for a in n.args)), None)
+    path = imported_path(c.file.tree, dotted_name(outer.func) or "") if outer is not None else None
+    if not path:
+        return False
+    owner, _, name = path.rpartition(".")
+    found = ctx.api.resolve(path)
+    if not (isinstance(found, Resolved) and found.func is not None):
+        cls = ctx.api.resolve(owner)
+        found = ctx.api.class_member(cls, name) if isinstance(cls, Resolved) and cls.kind == "class" else None
+    fn = ctx.api.function_node(found) if isinstance(found, Resolved) and found.func is not None else None
+    if fn is None:
+        return False
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    bound = 1 if params and params[0] in ("self", "cls") and found.kind != "function" else 0
+    index = bound + next(i for i, a in enumerate(outer.args) if a is c.node)
+    if index >= len(params):
+        return False
+    param = params[index]
+    reads = {id(n.value) for n in walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    return all(id(n) in reads for n in walk(fn) if isinstance(n, ast.Name) and n.id == param)
 
 
 # ------------------------------------------------------------------------------------- traceback signatures

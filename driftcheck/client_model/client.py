@@ -28,8 +28,9 @@ VLLM_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*(?:\xef\xbb\xbf)?(?:from[ \t]+vllm[\
 
 # a patch of vLLM named by strings (`wrap_function_wrapper("vllm.engine.metrics", "StatLogger.__init__", w)`, the
 # strings maybe held in names; `mock.patch("vllm.x.f")`): tracing libraries and plugins' tests reach into vLLM so
-# without importing it (client_model/patch_paths.py)
-WRAPT_PATCH = re.compile(rb"\b(?:wrap_function_wrapper|patch_function_wrapper|wrap_object)\b|\b(?:patch|setattr)\(\s*[\"']vllm\.")
+# without importing it (client_model/patch_paths.py); the patcher may be bound under another name (`patch as p`), so
+# any file naming one beside a "vllm.x" string is parsed, and its imports decide (`imports_vllm`)
+WRAPT_PATCH = re.compile(rb"\b(?:wrap_function_wrapper|patch_function_wrapper|wrap_object|patch|setattr)\b")
 VLLM_STRING = re.compile(rb"[\"']vllm\.[\w.]+[\"']")
 
 

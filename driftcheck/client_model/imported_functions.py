@@ -4,7 +4,7 @@
 reads the def against vLLM's calls); kserve's `from .vllm.utils import maybe_add_vllm_cli_parser`, a wrapper that
 hands the parser to `AsyncEngineArgs.add_cli_args` (DC124 reads what that builder adds). The module may import no
 vLLM itself: it is then read as the client's other files are. `vllm_callee` names the vLLM function a call in such a
-file makes, through that file's own imports.
+file makes, through that file's own imports (`imported_path`, which DC122 reads too).
 """
 
 from __future__ import annotations
@@ -43,18 +43,24 @@ def imported_function(client, file, name: str):
 def vllm_callee(tree: ast.Module, call: ast.Call, package: str = "vllm") -> str | None:
     """The dotted vLLM name a call names through its file's top-level imports (`AsyncEngineArgs.add_cli_args(p)` after
     `from vllm.engine.arg_utils import AsyncEngineArgs`), or None."""
-    dotted = dotted_name(call.func) or ""
-    root, _, rest = dotted.partition(".")
-    if not root:
+    path = imported_path(tree, dotted_name(call.func) or "")
+    return path if path and (path == package or path.startswith(package + ".")) else None
+
+
+def imported_path(tree: ast.Module, name: str) -> str | None:
+    """The absolute dotted path a dotted name means through the module's top-level imports
+    (`from vllm.config.utils import config`, `import vllm.config.utils as cu` for `cu.config`, `import vllm.config.utils`
+    for `vllm.config.utils.config`); None otherwise (a relative import names the client's own code)."""
+    head, _, rest = name.partition(".")
+    if not head:
         return None
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
-                (node.module == package or node.module.startswith(package + ".")):
-            for a in node.names:
-                if (a.asname or a.name) == root:
-                    return ".".join(p for p in (node.module, a.name, rest) if p)
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname == root and (a.name == package or a.name.startswith(package + ".")):
-                    return ".".join(p for p in (a.name, rest) if p)
+    for stmt in tree.body:
+        names = stmt.names if isinstance(stmt, (ast.Import, ast.ImportFrom)) else []
+        for alias in names:
+            if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0 and (alias.asname or alias.name) == head:
+                return ".".join(p for p in (stmt.module, alias.name, rest) if p)
+            if isinstance(stmt, ast.Import) and alias.asname == head:
+                return ".".join(p for p in (alias.name, rest) if p)
+            if isinstance(stmt, ast.Import) and alias.asname is None and name.startswith(alias.name + "."):
+                return name  # `import vllm.config.utils` binds `vllm`: the dotted name is the path itself
     return None

@@ -123,11 +123,27 @@ def _tests_around(tree: ast.Module, line: int):
                     todo.append(inner)
 
 
+def _short_circuits(tree: ast.Module, node: ast.AST):
+    """(test, whether it held) for each term of an `and` (held) or an `or` (failed) before the one holding `node`:
+    `isinstance(self.spec, MLAAttentionSpec) and self.spec.model_version` reads the member only where the test held
+    (28c FW2: vLLM's own MLA indexer)."""
+    around = functions_at(tree, node.lineno)
+    for op in nodes_of(around[-1] if around else tree, ast.BoolOp):
+        if not op.lineno <= node.lineno <= (op.end_lineno or op.lineno):
+            continue
+        for i, value in enumerate(op.values[1:], 1):
+            if any(n is node for n in walk(value)):
+                yield from ((earlier, isinstance(op.op, ast.And)) for earlier in op.values[:i])
+                break
+
+
 def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.expr]]:
-    """For the receiver of `node` (`x` of `x.m`), each group of class expressions an enclosing test or an earlier
-    exiting test of its function proves it an instance of one of (a tuple's classes form one group)."""
+    """For the receiver of `node` (`x` of `x.m`), each group of class expressions an enclosing test, an earlier
+    exiting test of its function or an earlier term of an `and` around it proves it an instance of one of (a tuple's
+    classes form one group)."""
     receiver, preds = ast.unparse(node.value), predicates(tree)
-    return [g for test, held in _tests_around(tree, node.lineno) for g in _tested(test, receiver, not held, preds)]
+    return [g for test, held in (*_tests_around(tree, node.lineno), *_short_circuits(tree, node))
+            for g in _tested(test, receiver, not held, preds)]
 
 
 def excluded_classes(tree: ast.Module, node: ast.Attribute) -> list[ast.expr]:

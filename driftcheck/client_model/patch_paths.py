@@ -14,15 +14,51 @@ raising=False)` create a missing name instead: they are left out.
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name, functions_at, nodes_of, own_scope
 
-_BY_PATH = ("patch", "mock.patch", "unittest.mock.patch", "mocker.patch", "monkeypatch.setattr")
+# what each patcher is called once `patcher` has read the file's imports (`unittest.mock` read as `mock`)
+BY_PATH = ("mock.patch", "mocker.patch", "monkeypatch.setattr")
 # `mock.patch.multiple("vllm.x", f=..., g=...)`: each keyword a name looked up on the target (27d M3)
-_MULTIPLE = ("patch.multiple", "mock.patch.multiple", "unittest.mock.patch.multiple", "mocker.patch.multiple")
-_WRAPT = ("wrap_function_wrapper", "wrapt.wrap_function_wrapper", "patch_function_wrapper",
-          "wrapt.patch_function_wrapper", "wrap_object", "wrapt.wrap_object")
+_MULTIPLE = ("mock.patch.multiple", "mocker.patch.multiple")
+PATCH_WORDS = ("patch", "setattr", "wrap_")  # a file whose text holds none of these holds no such patch
+_WRAPT = ("wrapt.wrap_function_wrapper", "wrapt.patch_function_wrapper", "wrapt.wrap_object")
+_FIXTURES = ("mocker", "monkeypatch")  # pytest's fixtures come in as parameters, not imports
+_IMPORTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tree -> {bound name: what it imports}
+
+
+def patcher(tree: ast.Module, func: ast.expr) -> str | None:
+    """What a call's callee is through the file's imports when it is one of the patchers this module reads
+    (`patch` after `from unittest.mock import patch` is "mock.patch"); None for anything else: a `patch` the file
+    defines itself or never imports (nano-grpo calls one it never imported: a NameError, not a mock; 28b F1)."""
+    dotted = dotted_name(func) or ""
+    head, _, rest = dotted.partition(".")
+    imported = _IMPORTS.get(tree)
+    if imported is None:
+        imported = _IMPORTS[tree] = _imported_names(tree)
+    if head in imported:
+        origin = ".".join(p for p in (imported[head], rest) if p)
+    elif head in _FIXTURES:
+        origin = dotted
+    else:
+        return None
+    origin = origin.removeprefix("unittest.")
+    return origin if origin in (*BY_PATH, *_MULTIPLE, *_WRAPT) else None
+
+
+def _imported_names(tree: ast.Module) -> dict[str, str]:
+    """{name: the module or member it is bound to} for every import in the file (a test imports `patch` inside a
+    function or a `try` as often as at the top; the file's own defs are not imports and do not count)."""
+    out: dict[str, str] = {}
+    for node in nodes_of(tree, ast.Import, ast.ImportFrom):
+        for a in node.names:
+            if isinstance(node, ast.Import):
+                out[a.asname or a.name.partition(".")[0]] = a.name if a.asname else a.name.partition(".")[0]
+            elif node.module and not node.level:
+                out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
 
 
 @dataclass(frozen=True)
@@ -30,29 +66,30 @@ class PatchPath:
     node: ast.Call  # the patch call
     path: str  # the whole dotted path it resolves: "vllm.engine.metrics.StatLogger.__init__"
     module: str | None  # where wrapt names the module apart ("vllm.engine.metrics"); None: any prefix of `path`
+    rel: str = ""  # the client file that holds it (the rules read them from the visit's records, `Usage.patch_paths`)
 
 
-def patch_paths(tree: ast.Module, package: str) -> list[PatchPath]:
-    """The file's patches whose path starts in `package` and can be spelled out."""
+def patch_paths(tree: ast.Module, package: str, rel: str = "") -> list[PatchPath]:
+    """The file's patches whose path starts in `package` and can be spelled out; `rel` names the file."""
     out = []
     for call in nodes_of(tree, ast.Call):
-        callee = dotted_name(call.func) or ""
-        if callee in _BY_PATH and call.args:
+        callee = patcher(tree, call.func) or ""
+        if callee in BY_PATH and call.args:
             if any(k.arg in ("create", "raising") for k in call.keywords):
                 continue  # it may create the name (`create=True`, `raising=False`)
             path = _spelled(tree, call, call.args[0])
             if path and path.startswith(package + "."):
-                out.append(PatchPath(call, path, None))
+                out.append(PatchPath(call, path, None, rel))
         elif callee in _MULTIPLE and call.args and not any(k.arg == "create" for k in call.keywords):
             target = _spelled(tree, call, call.args[0])
             if target and target.startswith(package + "."):
-                out += [PatchPath(call, f"{target}.{k.arg}", None) for k in call.keywords if k.arg]
+                out += [PatchPath(call, f"{target}.{k.arg}", None, rel) for k in call.keywords if k.arg]
         elif callee in _WRAPT:
             given = dict(zip(("module", "name"), call.args[:2])) | {k.arg: k.value for k in call.keywords if k.arg}
             module = _spelled(tree, call, given["module"]) if "module" in given else None
             name = _spelled(tree, call, given["name"]) if "name" in given else None
             if module and name and (module == package or module.startswith(package + ".")):
-                out.append(PatchPath(call, f"{module}.{name}", module))
+                out.append(PatchPath(call, f"{module}.{name}", module, rel))
     return out
 
 

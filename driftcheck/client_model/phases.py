@@ -17,6 +17,7 @@ from driftcheck.client_model.except_clauses import handler_catches, only_import_
 from driftcheck.client_model.inference import ABSENT, ANY_MODULE, ClassRef, FuncRef, Instance, ModRef, REGISTRARS, settle_absent
 from driftcheck.client_model.module_stand_ins import ModuleStandIns, conftests_above
 from driftcheck.client_model.overlay import in_overlay
+from driftcheck.client_model.patch_paths import BY_PATH, patcher
 from driftcheck.client_model.patch_classes import (applied_lists, code_swapping_appliers, patch_class_pairs,
                                                    whole_class_appliers, whole_class_pairs)
 from driftcheck.client_model.uses import ImportUse, Rebinding, loc_of
@@ -106,16 +107,13 @@ def _setattr_names(node: ast.Call, tree: ast.Module) -> list[str]:
     return (loop_names(tree, node, name.id) or []) if isinstance(name, ast.Name) else []
 
 
-# Calls that replace a member named by its dotted path: `monkeypatch.setattr("vllm.m.Cls", Fake)`, `mock.patch("vllm.m.f")`
-# (also as a decorator or a `with`), pytest-mock's `mocker.patch("vllm.m.f")`
-PATCH_BY_PATH = ("monkeypatch.setattr", "patch", "mock.patch", "unittest.mock.patch", "mocker.patch")
-
-
-def _patched_by_path(node: ast.AST, package: str) -> tuple[str, str] | None:
-    """(owner, name) of a patch that names its target by a dotted string in vLLM: the test's stand-in (or a MagicMock)
-    is that member while the test runs (vLLM's own test replaces `vllm.v1.worker.gpu.eplb_utils.EplbState` with its
-    FakeEplbState, whose `add_model_calls` the real class lacks)."""
-    if not (isinstance(node, ast.Call) and node.args and dotted_name(node.func) in PATCH_BY_PATH):
+def _patched_by_path(node: ast.AST, package: str, tree: ast.Module) -> tuple[str, str] | None:
+    """(owner, name) of a patch that names its target by a dotted string in vLLM (`monkeypatch.setattr("vllm.m.Cls",
+    Fake)`, `mock.patch("vllm.m.f")`, also as a decorator or a `with`, pytest-mock's `mocker.patch("vllm.m.f")`: the
+    file's `patcher`s): the test's stand-in (or a MagicMock) is that member while the test runs (vLLM's own test
+    replaces `vllm.v1.worker.gpu.eplb_utils.EplbState` with its FakeEplbState, whose `add_model_calls` the real class
+    lacks)."""
+    if not (isinstance(node, ast.Call) and node.args and patcher(tree, node.func) in BY_PATH):
         return None
     path = node.args[0]
     if not (isinstance(path, ast.Constant) and isinstance(path.value, str) and path.value.startswith(package + ".")):
@@ -551,7 +549,7 @@ class ClientPhases:
                         pairs.append(forwarded)
             for module, key in self._served_table_keys(node, scopes):
                 self.usage.patched.add((module, key))
-            target = _patched_by_path(node, self.package)
+            target = _patched_by_path(node, self.package, self.file.tree)
             if target is not None and isinstance(self.api.resolve(".".join(target)), Resolved):
                 # only a member the release has: patching a missing one fails itself (mock and monkeypatch raise unless
                 # told to create it), so it makes no missing name exist for the client's other files. A test's patch

@@ -251,7 +251,8 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
             # `importlib.util.find_spec("vllm.profiler.wrapper") is None`, `"x" in inspect.signature(f).parameters`:
             # which vLLM this is
             kinds.add("version")
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) \
+            and ("vllm" in node.attr.lower() or not _field_of_an_object(node)) else None
         if name and (VERSION_WORD.search(name) and not other
                      or (isinstance(node, ast.Name) and name in aliases and name not in other_versions)):
             kinds.add("version")
@@ -259,6 +260,15 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
         if kind in kinds:
             return kind
     return None
+
+
+def _field_of_an_object(node: ast.Attribute) -> bool:
+    """A member read off an object's member (`self.kv_cache_spec.model_version`, `cfg.hf_config.version`): data that
+    object holds, not the installed vLLM's version, which code reads off a module or a name (`vllm.__version__`,
+    `envs.VLLM_VERSION`, `self.vllm_version`; 28c FW2's "vLLM version check" was vLLM's MLA indexer testing a spec's
+    `model_version`)."""
+    return isinstance(node.value, (ast.Attribute, ast.Subscript, ast.Call)) and not VERSION_WORD.search(
+        ast.unparse(node.value))
 
 
 def _class_name_of(node: ast.AST) -> bool:

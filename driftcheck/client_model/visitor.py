@@ -21,7 +21,7 @@ from driftcheck.client_model.inference import (
 )
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.plain_classes import builds_as_written
-from driftcheck.client_model.patch_paths import patch_paths
+from driftcheck.client_model.patch_paths import PATCH_WORDS, patch_paths
 from driftcheck.client_model.isinstance_narrowing import excluded_classes, narrowing_classes, receiver_key, tested_receivers
 from driftcheck.client_model.patch_classes import replacement_function
 from driftcheck.client_model.replacements import built_as_replacement
@@ -94,8 +94,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
 
     # ----------------------------------------------------------------- uses
     def analyse(self) -> None:
-        if any(word in self.file.text for word in ("patch", "setattr", "wrap_")):
-            self.usage.patch_paths.extend(patch_paths(self.file.tree, self.package))  # (counted as uses checked)
+        if any(word in self.file.text for word in PATCH_WORDS):
+            # DC001 / DC002 check what they look up; they are counted as uses checked
+            self.usage.patch_paths.extend(patch_paths(self.file.tree, self.package, self.file.rel))
         self._find_bound_functions()
         self._visit_scope(self.file.tree.body, self.module_env, runtime_only=False)
         for fn in self.functions.values():
@@ -1110,7 +1111,22 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             for a in imp.names:
                 if a.asname == dotted or a.asname is None and (a.name == dotted or a.name.startswith(dotted + ".")):
                     return dotted
-        return None
+        return dotted if isinstance(node, ast.Name) and self._only_vllm_modules(node.id) else None
+
+    def _only_vllm_modules(self, name: str) -> bool:
+        """Whether the file binds `name` only by `from vllm.x import mod` imports of modules the target has, wherever
+        they are (a function's own `from vllm.distributed import communication_op as cop` before `cop.f = fn`: 28a U1)."""
+        if set(binding_counts(self.file.tree).get(name, {})) != {"import"}:
+            return False
+        for imp in nodes_of(self.file.tree, ast.Import, ast.ImportFrom):
+            for a in imp.names:
+                if (a.asname or a.name).split(".")[0] != name:
+                    continue
+                if not (isinstance(imp, ast.ImportFrom) and not imp.level and imp.module
+                        and imp.module.split(".")[0] == self.package
+                        and self.api.module_path(f"{imp.module}.{a.name}") is not None):
+                    return False
+        return True
 
     def _target_class(self, node: ast.expr) -> str | None:
         """The target's class a function is assigned onto (`Cls.meth = fn`): one the target has, or a class name the file

@@ -233,11 +233,12 @@ def raised_by(finding: Finding, rule) -> tuple[str, ...]:
     return tuple(finding.details.get("raises") or rule.raises)
 
 
-def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = None) -> None:
-    """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed.
-    `failing`: path -> (line, raises) of the certain errors found with it, before any guard (see `guard_at`)."""
+def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = None):
+    """A use the client guards (try/except, hasattr, version check) is a warning at most, and never fixed; the guard
+    found, or None. `failing`: path -> (line, raises) of the certain errors found with it, before any guard (see
+    `guard_at`)."""
     if finding.client is None or not rule.guardable:
-        return
+        return None
     text = finding.symbol or finding.client.code  # what the finding is about: a hasattr guard must check that name
     file_guards = guards.get(finding.client.path, []) or []
     if finding.details.get("type_test"):
@@ -269,7 +270,7 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
         if running is not None and finding.severity == "error":
             finding.message += (f" It is in the `except` fallback of the try at line {running[0].line}, whose body "
                                 f"fails on this vLLM too (line {running[1]}), so the fallback runs.")
-        return
+        return None
     finding.details["guarded"] = guard.describe()
     finding.fix = None
     # code that never runs handles nothing: it only never fails; an isinstance test only picks which objects reach the
@@ -287,6 +288,7 @@ def _apply_guard(finding: Finding, guards: dict, rule, failing: dict | None = No
     elif finding.severity == "warning" and guard.describe() not in finding.message:
         # a warning by kind names its guard too (27b), without claiming a failure it may not describe
         finding.message += f" The use is {guard.describe()}."
+    return guard
 
 
 def _dedupe_unknown(unknown: list[UnknownResult]) -> list[UnknownResult]:

@@ -248,22 +248,39 @@ def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -
         items[i] = [slot, "f", _plain(item.to_json())]
     for i, slot, item, rule in open_questions:
         items[i] = _guarded_question(item, rule, slot, guards, failing, _apply_guard)
-    return UnitResult(uses, items, errors, {k: v for k, v in run.make_ctx.baselines.items() if k == run.make_ctx.baseline_key})
+    return UnitResult(uses, [item for item in items if item is not None], errors,
+                      {k: v for k, v in run.make_ctx.baselines.items() if k == run.make_ctx.baseline_key})
 
 
-def _guarded_question(item: UnknownResult, rule, slot: int, guards, failing: dict, apply_guard) -> list:
+def _guarded_question(item: UnknownResult, rule, slot: int, guards, failing: dict, apply_guard) -> list | None:
     """An unknown at a line the client guards against what the rule's drift raises (a try that catches it, a hasattr
     of the name) is a warning: whichever way the question goes, the client handles it (batch 19d's U1: avp reads
     `_ctx.requests` under `hasattr(_ctx, "requests")` inside `try/except Exception`, and an unread package "may set"
-    it). Only the usage rules' questions (does this name exist?); a behaviour rule's unknown is no use a guard handles.
-    Anything else stays the unknown it was."""
+    it). Under a hasattr / getattr probe of the very name the question is about, there is nothing left to say: the
+    use runs only where the name is there (None; 28c FW1: `if hasattr(self.worker, "device"): return
+    self.worker.device` in vLLM's own executor). Only the usage rules' questions (does this name exist?); a behaviour
+    rule's unknown is no use a guard handles. Anything else stays the unknown it was."""
     message = item.message if item.message.endswith(".") else item.message + "."
     probe = Finding(rule.id, rule.name, "error", message, item.symbol, item.client, None, client_name=item.client_name)
-    apply_guard(probe, guards, rule, failing)
+    guard = apply_guard(probe, guards, rule, failing)
     if probe.severity != "warning" or "guarded" not in probe.details:
         return [slot, "u1" if getattr(item, "once", False) else "u", _plain(item.to_json())]
+    if guard is not None and guard.kind == "hasattr" and _probes_the_use(guards, guard, item):
+        return None
     probe.fix = None
     return [slot, "f", _plain(probe.to_json())]
+
+
+def _probes_the_use(guards, guard, item: UnknownResult) -> bool:
+    """Whether the hasattr / getattr test of `guard` probes the very object and name the unknown is about: the use
+    (`self.worker.device`) is its receiver and name, spelled in the test (`hasattr(self.worker, "device")`)."""
+    name = (item.symbol or "").rpartition(".")[2]
+    receiver, dot, read = guards.expression(item.client).strip().rpartition(".")
+    if not (dot and read == name and name in (guard.names or guard.probed)):
+        return False
+    f = guards.run.source.file_at(item.client.path)
+    test = f.lines[guard.line - 1] if f is not None and 0 < guard.line <= len(f.lines) else ""
+    return any(f'{probe}({receiver}, {q}{name}{q}' in test for probe in ("hasattr", "getattr") for q in "\"'")
 
 
 class _Guards:

@@ -5,6 +5,8 @@ Hand-written clients and the seed pair on real vLLM releases: present where the 
 
 from __future__ import annotations
 
+import textwrap
+
 from conftest import real_scan, source_line, vllm_sources
 from behaviour import _by_rule, _client_line, GEN, pinned, rules, scan_files, seed
 
@@ -105,3 +107,32 @@ def test_dc101_twin_requests_built_beside_the_block_pool_are_an_error(tmp_path):
     beside = "    from vllm.v1.request import Request\n" + beside
     [f] = scan_files(tmp_path, {"plugin/__init__.py": "", "plugin/scheduler.py": beside}, only=["DC101"]).findings
     assert (f.severity, f.client.path) == ("error", "plugin/scheduler.py") and "another file" not in f.message
+
+
+WARMUP = """
+    from vllm import SamplingParams
+    from vllm.config import CacheConfig
+    from vllm.v1.core.block_pool import BlockPool
+    from vllm.v1.core.sched.output import NewRequestData
+    from vllm.v1.request import Request
+
+
+    def make(num_gpu_blocks):
+        return CacheConfig(enable_prefix_caching=True), BlockPool(num_gpu_blocks, True, 16)
+
+
+    def warmup(ids, pool):
+        return NewRequestData.from_request(Request("w", ids, SamplingParams(), None), block_ids=([1],),
+                                           prefill_token_ids=ids)
+"""
+
+
+def test_dc101_a_request_its_vllm_callee_only_reads_reaches_no_block_pool(tmp_path):
+    # vLLM 0.22.0-0.33.0's own worker warmup (28c FW3): the Request is built as the argument of
+    # `NewRequestData.from_request`, which copies its fields into the worker's record and keeps nothing of it
+    assert rules(scan_files(tmp_path, {"w.py": WARMUP}, vllm="0.33.0", only=["DC101"])) == []
+    # twin: the same Request handed to a client function that may keep it stays a finding
+    kept = WARMUP.replace("NewRequestData.from_request(", "keep(").replace("    def warmup(", "    def keep(r, **kw):\n"
+                                                                             "        return pool_of(r)\n\n\n    def warmup(")
+    line = next(i for i, text in enumerate(textwrap.dedent(kept).lstrip("\n").splitlines(), 1) if "keep(Request(" in text)
+    assert rules(scan_files(tmp_path / "kept", {"w.py": kept}, vllm="0.33.0", only=["DC101"])) == [("DC101", line)]

@@ -218,3 +218,37 @@ def test_dc102_a_place_named_for_hidden_states_that_gets_only_constants_keeps_no
                                f"        self._captured_states = {value}\n        return hidden_states\n")
         [f] = scan_files(tmp_path / str(i), {"c.py": kept}, only=["DC102"], vllm="0.16.0").findings
         assert f.details["capture"] == "_forward_linear", value
+
+
+AUX_FORWARD = """
+    from vllm.model_executor.models import deepseek_v2
+
+
+    def _patched_forward(self, input_ids, positions):
+        hidden_states = self.embed_input_ids(input_ids)
+        aux_hidden_states = []
+        for idx, layer in enumerate(self.layers):
+            if idx in self.aux_hidden_state_layers:
+                aux_hidden_states.append(hidden_states)
+            hidden_states = layer(positions, hidden_states)
+        if len(aux_hidden_states) > 0:
+            return hidden_states, aux_hidden_states
+        return hidden_states
+
+
+    deepseek_v2.DeepseekV2Model.forward = _patched_forward
+"""
+
+
+def test_dc102_a_forward_that_returns_its_own_list_of_aux_hidden_states_keeps_none(tmp_path):
+    # vllm-gaudi's models/deepseek_v2.py, vllm-ascend's patch_deepseek_v2.py (27e X2): the replaced forward collects the
+    # layers' outputs in a list it made and returns them to vLLM's own EAGLE-3 drafter; nothing outlives the call
+    assert scan_files(tmp_path, {"c.py": AUX_FORWARD}, only=["DC102"], vllm="0.16.0").findings == []
+    # twins: the same list kept on the model, handed to a call of the client's, or a module's list: captures
+    for i, change in enumerate((("        if len(", "        self.kept = aux_hidden_states\n        if len("),
+                                ("        if len(", "        SINK(aux_hidden_states)\n        if len("),
+                                ("        aux_hidden_states = []\n", "        global aux_hidden_states\n"
+                                                                      "        aux_hidden_states = []\n"))):
+        kept = AUX_FORWARD.replace(*change)
+        [f] = scan_files(tmp_path / str(i), {"c.py": kept}, only=["DC102"], vllm="0.16.0").findings
+        assert f.details["capture"] == "_patched_forward", change

@@ -92,4 +92,6 @@ def test_hg1_dc001_hint_names_no_home_on_a_tie(tmp_path):
     one = {k: v for k, v in HG1_VLLM.items() if k != COPY_B}
     [single] = by_rule(scan_trees(tmp_path / "one", one, client, only=["DC001"]), "DC001")
     assert single.severity == "error"
-    assert "`_default_handler` in `vllm.third_party.fa4.fa_logging`" in single.message
+    # one copy left: it shares only the package with `vllm.old_logging` and no vLLM file imports the name from it, so
+    # it is no likelier a home than a tie's (28a H1; test_batch_28 names it where vLLM's own code imports it)
+    assert "Where what the client takes from it is defined now" not in single.message
