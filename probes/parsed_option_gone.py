@@ -88,9 +88,10 @@ def _report(ctx: ScanContext, baseline, file, reads: list[ast.Attribute], found:
         reported.add((attr, node.lineno))
         path, line = old_dests[attr]
         near = difflib.get_close_matches(attr, list(target_dests), n=1, cutoff=0.8)
-        message = (f"`{node.value.id}` is the Namespace of a parser {labels} fills: {ctx.version_label()} adds no option "
+        held = ast.unparse(node.value)  # `args`, or `self.args` where a method kept it (27a M5)
+        message = (f"`{held}` is the Namespace of a parser {labels} fills: {ctx.version_label()} adds no option "
                    f"that sets '{attr}' (vLLM {baseline.version}, the client's vLLM, added it at {path}:{line}), so "
-                   f"`{node.value.id}.{attr}` raises AttributeError when this line runs."
+                   f"`{held}.{attr}` raises AttributeError when this line runs."
                    + (f" Similar: {near[0]}." if near else ""))
         builder = found[0]
         yield ctx.finding(RULE, message, loc_of(file, node), ctx.vllm_location(builder.path, builder.line),

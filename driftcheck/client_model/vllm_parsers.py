@@ -85,6 +85,10 @@ class FileParsers:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     stores[node.id] = stores.get(node.id, 0) + 1
             for node in scope:
+                kept = self._kept_on_self(fn, node)
+                if kept is not None:
+                    yield kept
+                    continue
                 parsed = parse_binding(node)
                 if parsed is not None:
                     name, receiver = parsed
@@ -95,6 +99,29 @@ class FileParsers:
                     continue  # no parser of vLLM's, or bound again: which Namespace a read sees is not followed
                 reads = [a for a in _reads_in(fn, name) if a.lineno > node.lineno]
                 yield reads + self._handed_on(fn, name, node.lineno), found
+
+    def _kept_on_self(self, fn, node: ast.AST):
+        """`self.args = parser.parse_args()` in a method: (the reads of `self.args.x` in the class's methods, the
+        parser's vLLM builders), where the class stores `self.args` nowhere else (27a M5: a server class parses in
+        `__init__` and reads the options in `start`); None otherwise."""
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr in PARSE and node.value.func.attr != "parse_known_args"):
+            return None
+        cls = next((c for c in nodes_of(self.file.tree, ast.ClassDef) if fn in c.body), None)
+        attr = node.targets[0].attr
+        if cls is None:
+            return None
+        stored = [n for n in walk(cls) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)
+                  and isinstance(n.value, ast.Name) and n.value.id == "self" and n.attr == attr]
+        found = self._builders_of(fn, node.value.func.value, node.lineno, 0) if len(stored) == 1 else None
+        if not found:
+            return None
+        reads = [n for n in walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+                 and isinstance(n.value, ast.Attribute) and n.value.attr == attr
+                 and isinstance(n.value.value, ast.Name) and n.value.value.id == "self"]
+        return sorted(reads, key=lambda a: (a.lineno, a.col_offset)), found
 
     def _parsed_by_helper(self, node: ast.AST) -> tuple[str | None, list[Resolved] | None]:
         """`args = parse_args()` where the file's function makes the parser and returns `parser.parse_args()` (vLLM

@@ -170,3 +170,27 @@ def test_27a_a_namespace_a_helper_returns_and_closure_and_getattr_reads(tmp_path
     server = "from argparse import ArgumentParser as FlexibleArgumentParser\n" + _HELPER
     found = _dc123(tmp_path, server)
     assert [line for _s, line, _m in found] == [11, 18, 20]
+
+
+# 27a M5 (the compose-rl fork's AsyncLLMServer shape): a server class parses in `__init__` into `self.args` and reads
+# the options in another method; `self.args` stored twice is not followed.
+_KEPT = '''from argparse import ArgumentParser as FlexibleArgumentParser
+from vllm.engine.arg_utils import AsyncEngineArgs
+
+
+class Server:
+    def __init__(self):
+        parser = AsyncEngineArgs.add_cli_args(FlexibleArgumentParser())
+        self.args = parser.parse_args()
+
+    def start(self):
+        return self.args.quantization_param_path
+'''
+
+
+@pytest.mark.parametrize("extra,lines", [("", [11]), ("\n    def reset(self, ns):\n        self.args = ns\n", [])],
+                         ids=["kept once", "stored again: not followed"])
+def test_27a_m5_a_namespace_kept_on_self_is_read_in_other_methods(tmp_path, extra, lines):
+    found = _dc123(tmp_path, _KEPT + extra)
+    assert [line for _s, line, _m in found] == lines
+    assert all("`self.args.quantization_param_path` raises AttributeError" in m for _s, _l, m in found)
