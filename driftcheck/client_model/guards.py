@@ -1174,7 +1174,17 @@ def _probed_names(test: ast.expr, tree: ast.AST) -> frozenset[str]:
             found = string_constants(n.args[1], tree)
             if len(found) == 1:
                 names.add(found[0])
+            elif _set_by_the_file(n.args[1].id, tree):
+                names.add(n.args[1].id)  # the client's own marker, whatever string the name holds: it guards no other
     return frozenset(names)
+
+
+def _set_by_the_file(name: str, tree: ast.Module) -> bool:
+    """Whether the file itself sets the attribute a name holds (`setattr(vllm, ATTR_DATADOG_PATCH, True)`): a probe of
+    it tests the client's own marker, not vLLM's API, whatever module the name's string comes from (27d W1: ddtrace
+    imports it from its `_constants`)."""
+    return any(isinstance(c.func, ast.Name) and c.func.id == "setattr" and len(c.args) >= 2
+               and isinstance(c.args[1], ast.Name) and c.args[1].id == name for c in nodes_of(tree, ast.Call))
 
 
 def _own_done_flags(tree: ast.AST) -> frozenset[str]:

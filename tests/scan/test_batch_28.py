@@ -165,3 +165,24 @@ def test_28c_a_field_named_version_is_no_vllm_version_check(tmp_path, test, seve
               "            return self.spec.gone()\n")
     [f] = scan_trees(tmp_path, vllm, {"c.py": client}, only=["DC006"]).findings
     assert (f.client.line, f.severity) == (11, severity)
+
+
+# 27d W1 (ddtrace 4.16.0's vLLM integration): `if not getattr(vllm, ATTR_DATADOG_PATCH, False): return`, the name
+# imported from the integration's `_constants`, which the file itself sets with `setattr(vllm, ATTR_DATADOG_PATCH, ...)`:
+# a probe of the client's own marker, no guard of the vLLM uses after it; without the file's setattr the probe's name
+# is unknown and it still guards what it covers.
+_ENGINE = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/engine/__init__.py": ""}
+
+
+@pytest.mark.parametrize("sets,severity", [(True, "error"), (False, "warning")],
+                         ids=["the file sets the marker", "a name it never sets"])
+def test_27d_w1_a_probe_of_the_clients_own_marker_guards_no_vllm_use(tmp_path, sets, severity):
+    from scan.helpers import scan_trees
+    patch = ("import vllm\n\nfrom ._constants import ATTR_DATADOG_PATCH\n\n\ndef unpatch():\n"
+             "    if not getattr(vllm, ATTR_DATADOG_PATCH, False):\n        return\n"
+             + ("    setattr(vllm, ATTR_DATADOG_PATCH, False)\n" if sets else "    pass\n")
+             + "    print(vllm.v1.engine.processor.Processor)\n")
+    client = {"ddint/__init__.py": "", "ddint/_constants.py": 'ATTR_DATADOG_PATCH = "_datadog_patch"\n',
+              "ddint/patch.py": patch}
+    [f] = scan_trees(tmp_path, _ENGINE, client, only=["DC002"]).findings
+    assert (f.client.line, f.severity) == (10, severity)
