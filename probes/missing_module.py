@@ -27,6 +27,7 @@ from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
+from driftcheck.client_model.module_stand_ins import stood_in_for, through_stand_in
 from driftcheck.client_model.patch_paths import BY_PATH, patcher
 from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
@@ -342,13 +343,14 @@ def _patched_modules(ctx: ScanContext):
     `vllm.worker.worker.Worker._assert_memory_footprint_increased_during_profiling` around `LLM(...)`: 0.33.0 has no
     `vllm.worker`; batch 19c). A path whose last module exists but lacks the next name is left to the name rules."""
     for file in ctx.usage.files:
+        stood = stood_in_for(ctx, file)
         for node in nodes_of(file.tree, ast.Call):
             callee = patcher(file.tree, node.func)
             if not (node.args and callee in BY_PATH and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.args[0].value, str) and node.args[0].value.startswith(ctx.api.package + ".")):
                 continue
             parts = node.args[0].value.split(".")
-            if not all(p.isidentifier() for p in parts):
+            if not all(p.isidentifier() for p in parts) or through_stand_in(node.args[0].value, stood):
                 continue
             known = 1  # the longest prefix that is a module of the target
             while known < len(parts) and ctx.api.module_path(".".join(parts[:known + 1])) is not None:
@@ -377,7 +379,7 @@ def _wrapped_modules(ctx: ScanContext):
     files = {file.rel: file for file in ctx.usage.files}
     for pp in ctx.usage.patch_paths:
         if pp.module is not None and pp.rel in files and all(p.isidentifier() for p in pp.module.split(".")) and \
-                ctx.api.module_path(pp.module) is None:
+                ctx.api.module_path(pp.module) is None and not through_stand_in(pp.path, stood_in_for(ctx, files[pp.rel])):
             yield pp.module, _node_loc(files[pp.rel], pp.node), ("ModuleNotFoundError",)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from driftcheck.client_model.module_stand_ins import stood_in_for, through_stand_in
 from driftcheck.client_model.overlay import copy_may_define
 from driftcheck.client_model.source_diffs import diff_creates_module, diff_may_define
 from driftcheck.client_model.uses import Loc, call_shape
@@ -358,8 +359,8 @@ def _check_patch_paths(ctx: ScanContext):
     files = {file.rel: file for file in ctx.usage.files}
     for pp in ctx.usage.patch_paths:  # the visit's records (`client_model/patch_paths.py`)
         file = files.get(pp.rel)
-        if file is None:
-            continue
+        if file is None or through_stand_in(pp.path, stood_in_for(ctx, file)):
+            continue  # resolved through the client's stand-in in `sys.modules` (28e F1)
         parts = pp.path.split(".")
         if not all(p.isidentifier() for p in parts):
             continue

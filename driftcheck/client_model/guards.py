@@ -279,6 +279,7 @@ def guards_of(tree: ast.AST, reached: frozenset[str] | None = None, version_impo
                                  receivers=frozenset() if whole else receivers, probed=probed))
     out += _early_exit_guards(tree, aliases, probes, decided) + _probe_fallbacks(tree) + replaced_methods(tree) + _shape_switches(tree)
     out += _rebound_in_branches(tree) + _ranged_functions(tree, release) + _returned_for_other_releases(tree, release)
+    out += _skipped_tests(tree, aliases, probes, other_versions, decided)
     out += _after_no_return(tree) + _flag_never_set(tree) + _helper_never_true(tree) + _after_import_probe(tree)
     out += _flag_fallbacks(tree) + _handler_flags(tree) + _expected_failures(tree, tuples) + _coroutine_switches(tree)
     out += [Guard(r.start, r.end, "precondition", frozenset({"ImportError", "ModuleNotFoundError"}), r.call, r.check.names,
@@ -444,6 +445,32 @@ def _branch_where_present(node: ast.If, kind: str) -> list[ast.stmt] | None:
     if _truthy_default_probe(test):
         return node.body if negated else node.orelse
     return None if negated else node.body
+
+
+# the skip markers of pytest and unittest: whether the test runs when their condition holds
+_SKIPS = {"skipif": False, "skipIf": False, "skipUnless": True}
+
+
+def _skipped_tests(tree: ast.AST, aliases, probes, other_versions, decided) -> list[Guard]:
+    """A test a skip marker decorates with a vLLM version test (`@pytest.mark.skipif(vllm_version >= (0, 11, 0))`,
+    `@unittest.skipIf(...)`, `skipUnless`): its body is the client's code for the releases the test runs on, as an
+    `if` on the version's branch is (28e F2: vllm-tgis-adapter's test imports `vllm.engine.multiprocessing`, which
+    0.11.0 dropped, only where it is not skipped). Where the target decides the test and the body runs there, no
+    guard."""
+    out: list[Guard] = []
+    for fn in nodes_of(tree, ast.FunctionDef, ast.AsyncFunctionDef):
+        for deco in fn.decorator_list:
+            name = (dotted_name(deco.func) or "").rsplit(".", 1)[-1] if isinstance(deco, ast.Call) else ""
+            if name not in _SKIPS or not deco.args:
+                continue
+            test = deco.args[0]
+            if test_kind(test, aliases, probes, other_versions) != "version":
+                continue
+            if decided(test) is _SKIPS[name]:
+                continue  # the test runs on the target: its body is the code that runs there
+            start, end = body_span(fn.body)
+            out.append(Guard(start, end, "version", frozenset(), deco.lineno))
+    return out
 
 
 # a version specifier: an operator, then a release (">=0.8.4,<0.9.0", "==0.9.2", "~=0.10")

@@ -203,6 +203,47 @@ class ModuleStandIns:
         return out
 
 
+def stood_in_anywhere(file, source) -> set[str]:
+    """Every vLLM module the file, its fixtures or the `conftest.py` files above it put into `sys.modules` somewhere
+    (at their top level or in any function): a patch that names its target by a dotted string resolves through such
+    a stand-in whenever it runs after the install, as a test's patches do (28e F1: the Ascend AgentSDK tests stub
+    `vllm.entrypoints.openai.serving_chat` in an autouse fixture, then `patch("vllm...serving_chat.OpenAIServingChat")`).
+    Unlike an import, the order within the file is not followed: a test file that stubs a module patches its stub."""
+    stand_ins = ModuleStandIns(file.tree, file.text, conftests_above(file.rel, source))
+    if not stand_ins.active:
+        return set()
+    out = stand_ins.at_module_start() | stand_ins.module_level()[0]
+    for fn in walk(file.tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stmt in fn.body:
+                out |= stand_ins.installed(stmt, fn)
+            out |= stand_ins.at_start(fn)
+    return out
+
+
+def stood_in_for(ctx, file) -> set[str]:
+    """`stood_in_anywhere` of a client file, once per scan (`ctx.once`); nothing to read in a file that is no test and
+    names no `sys.modules`."""
+    from driftcheck.client_model.client import is_test_path
+
+    if "sys.modules" not in file.text and not is_test_path(file.rel):
+        return set()
+    memo = ctx.once(_stand_ins_by_file)
+    if file.rel not in memo:
+        memo[file.rel] = stood_in_anywhere(file, ctx.client)
+    return memo[file.rel]
+
+
+def _stand_ins_by_file(_ctx) -> dict[str, set[str]]:
+    return {}
+
+
+def through_stand_in(path: str, stood: set[str]) -> bool:
+    """Whether a dotted path resolves through a stand-in: a prefix of it is in `sys.modules` as the client's object."""
+    parts = path.split(".")
+    return any(".".join(parts[:i]) in stood for i in range(1, len(parts) + 1))
+
+
 def conftests_above(rel: str, source) -> "list[ModuleStandIns]":
     """The stand-ins of the `conftest.py` files pytest imports before test file `rel` (its folder's and each folder's
     above it, nearest first; not `rel` itself), read once per client. Only a test file runs under them: the package's

@@ -186,3 +186,54 @@ def test_27d_w1_a_probe_of_the_clients_own_marker_guards_no_vllm_use(tmp_path, s
               "ddint/patch.py": patch}
     [f] = scan_trees(tmp_path, _ENGINE, client, only=["DC002"]).findings
     assert (f.client.line, f.severity) == (10, severity)
+
+
+# 28e F2 (vllm-tgis-adapter's tests/test_grpc_server.py): an import inside a test that pytest skips on vLLM >= 0.11.0
+# runs only on the releases before it: guarded as the branch of an `if` on the version is (a warning); a skip on
+# anything else guards nothing.
+@pytest.mark.parametrize("marker,severity", [
+    ("@pytest.mark.skipif(vllm_version >= (0, 11, 0), reason='dropped')", "warning"),
+    ("@unittest.skipIf(vllm_version >= (0, 11, 0), 'dropped')", "warning"),
+    ("@unittest.skipUnless(vllm_version < (0, 11, 0), 'dropped')", "warning"),
+    ("@pytest.mark.skipif(sys.platform == 'win32', reason='posix')", "error"),
+], ids=["pytest skipif", "unittest skipIf", "unittest skipUnless", "not a version test"])
+def test_28e_f2_a_test_skipped_on_newer_releases_guards_its_body(tmp_path, marker, severity):
+    from scan.helpers import scan_trees
+    test = ("import sys\nimport unittest\n\nimport pytest\nfrom vllm import __version_tuple__ as vllm_version\n\n\n"
+            f"{marker}\ndef test_error_handling():\n    from vllm.engine.multiprocessing import MQEngineDeadError\n\n"
+            "    assert MQEngineDeadError\n")
+    vllm = {"vllm/__init__.py": "__version_tuple__ = (0, 99, 0)\n", "vllm/engine/__init__.py": ""}
+    [f] = scan_trees(tmp_path, vllm, {"tests/__init__.py": "", "tests/test_grpc.py": test}, only=["DC001"]).findings
+    assert (f.client.line, f.severity) == (10, severity)
+
+
+# 28e F1 (the Ascend AgentSDK tests' shape): an autouse fixture puts MagicMocks for vLLM modules into `sys.modules`,
+# then patches names by string; the patch resolves through the stub on any vLLM. The same patch without the stub is
+# DC001's error.
+_STUBBED = '''import sys
+from unittest.mock import MagicMock, patch
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def mock_dependencies(monkeypatch):
+{stub}    with patch("vllm.entrypoints.openai.serving_chat.OpenAIServingChat") as chat:
+        yield chat
+
+
+def test_server(mock_dependencies):
+    assert mock_dependencies
+'''
+
+
+@pytest.mark.parametrize("stub,found", [
+    ('    monkeypatch.setitem(sys.modules, "vllm.entrypoints.openai.serving_chat", MagicMock())\n', []),
+    ("", [("DC001", 10)]),
+], ids=["stubbed first", "no stub"])
+def test_28e_f1_a_patch_through_a_sys_modules_stub_resolves(tmp_path, stub, found):
+    from scan.helpers import scan_trees
+    vllm = {"vllm/__init__.py": "", "vllm/entrypoints/__init__.py": "", "vllm/entrypoints/openai/__init__.py": ""}
+    test = "import vllm  # noqa: F401\n" + _STUBBED.format(stub=stub)
+    result = scan_trees(tmp_path, vllm, {"tests/__init__.py": "", "tests/test_srv.py": test}, only=["DC001", "DC002"])
+    assert [(f.rule, f.client.line) for f in result.findings] == found
