@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.source_diffs import diff_creates_module
@@ -107,7 +108,7 @@ def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> d
     """Where the names the client takes from a missing module are defined now, when no module of its name has them
     (`...v1.nixl_connector` became the package `...v1.nixl`: `NixlConnector` is in `...v1.nixl.connector`): a hint
     only, with no fix of its own (a module may define a name it does not export the same way). Empty when a name has
-    no home."""
+    no likely home."""
     from driftcheck.vllm_model.bodies import text_index_for
 
     if not names or len(names) > 3:
@@ -124,14 +125,16 @@ def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> d
 
 def _nearer_than_the_package(index, name: str, gone: str, home: str) -> bool:
     """Whether `home` is a likely new home of `name` from the gone module `gone`: it shares more than the package with
-    it, or vLLM's own code takes the name from it (or from the package above it). 28a H1: `from vllm.scripts import
-    serve` was sent to a vendored `third_party.deep_gemm...mlopart`, whose socket `serve` no vLLM file imports, while
-    `AttentionType`, gone from `vllm.attention.backends.abstract`, is imported from `vllm.v1.attention.backend` by
-    dozens of vLLM's files."""
+    it, or vLLM's own code imports from it (any name: 0.34.0's `StatLoggerBase` is only defined in
+    `vllm.v1.metrics.loggers`, whose other names vLLM imports). 28a H1: `from vllm.scripts import serve` was sent to a
+    vendored library's `third_party.deep_gemm.utils.mlopart`, a module only that library reaches (relatively)."""
     if home.split(".")[:2] == gone.split(".")[:2]:
         return True
-    used = index.importers(name)
-    return bool(used.get(home, 0) + used.get(home.rpartition(".")[0], 0))
+    own = home.replace(".", "/")
+    imports = re.compile(rb"^[ \t]*(?:from[ \t]+" + re.escape(home.encode()) + rb"[ \t]+import\b|import[ \t]+"
+                         + re.escape(home.encode()) + rb"\b)", re.M)
+    return any(not rel.startswith((own + ".py", own + "/__init__.py")) and imports.search(index.blob(rel))
+               for rel in index.files_mentioning(home))
 
 
 def _installed_by_setup(ctx: ScanContext, imp, where: str) -> str:

@@ -1326,3 +1326,46 @@ def fallback_runs(guard: Guard, failing: list[tuple[int, tuple[str, ...]]]) -> i
         if guard.body[0] <= line <= guard.body[1] and (ANY in guard.catches or guard.catches & set(raises)):
             return line
     return 0
+
+
+def runs_where_probed(tree: ast.Module, guard: Guard, expression: str, name: str, line: int, col: int | None) -> bool:
+    """Whether the use `expression` (`self.worker.device`) at `line` / `col` runs only where `guard`'s test found the
+    name on that object: the test is `hasattr(self.worker, "device")` (or a `getattr` of it) and the use is in the
+    branch taken when the name is there (an `if`'s body or a conditional expression's value; the `else` of `if not
+    hasattr(...)`, or the lines after it when its body exits). A use the test leaves to the objects that lack the name
+    (an `else`, `if not hasattr`: 28d) is not."""
+    receiver, dot, read = expression.rpartition(".")
+    if not (dot and read == name) or name not in (guard.names or guard.probed or {name}):
+        return False
+    where = (line, col or 0)
+
+    def probes(test: ast.expr) -> bool:
+        return isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("hasattr", "getattr") \
+            and len(test.args) >= 2 and ast.unparse(test.args[0]) == receiver \
+            and isinstance(test.args[1], ast.Constant) and test.args[1].value == name
+
+    for op in nodes_of(tree, ast.BoolOp):  # `hasattr(x, "a") and x.a`: the later terms run where it held
+        if isinstance(op.op, ast.And) and op.lineno <= line <= (op.end_lineno or op.lineno):
+            first = next((i for i, v in enumerate(op.values) if probes(v)), None)
+            if first is not None and any(_span(v)[:2] <= where <= _span(v)[2:] for v in op.values[first + 1:]):
+                return True
+    for node in nodes_of(tree, ast.If, ast.IfExp):
+        if node.lineno != guard.line:
+            continue
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+        if not probes(node.test.operand if negated else node.test):
+            continue
+        present = node.orelse if negated else node.body
+        if isinstance(present, list):
+            if present and _span(present[0])[:2] <= where <= _span(present[-1])[2:]:
+                return True
+            exits = isinstance(node, ast.If) and not node.orelse and bool(node.body) and \
+                isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+            return negated and exits and where > _span(node)[2:]
+        return _span(present)[:2] <= where <= _span(present)[2:]
+    return False
+
+
+def _span(node: ast.AST) -> tuple[int, int, int, int]:
+    """(first line, first column, last line, end column), columns counted from 1 as client locations are."""
+    return (node.lineno, node.col_offset + 1, node.end_lineno or node.lineno, (node.end_col_offset or 0) + 1)

@@ -18,6 +18,7 @@ import weakref
 from dataclasses import dataclass
 
 from driftcheck.astnodes import dotted_name, functions_at, nodes_of, own_scope
+from driftcheck.client_model.imported_functions import imported_path
 
 # what each patcher is called once `patcher` has read the file's imports (`unittest.mock` read as `mock`)
 BY_PATH = ("mock.patch", "mocker.patch", "monkeypatch.setattr")
@@ -25,6 +26,9 @@ BY_PATH = ("mock.patch", "mocker.patch", "monkeypatch.setattr")
 _MULTIPLE = ("mock.patch.multiple", "mocker.patch.multiple")
 PATCH_WORDS = ("patch", "setattr", "wrap_")  # a file whose text holds none of these holds no such patch
 _WRAPT = ("wrapt.wrap_function_wrapper", "wrapt.patch_function_wrapper", "wrapt.wrap_object")
+# the object form, `patch.object(obj, "name")` / `monkeypatch.setattr(obj, "name", v)` / `delattr(obj, "name")`: the
+# name is looked up on the object (monkeypatch's `delattr` takes a dotted string too)
+_OBJECT = ("mock.patch.object", "mocker.patch.object", "monkeypatch.setattr", "monkeypatch.delattr")
 _FIXTURES = ("mocker", "monkeypatch")  # pytest's fixtures come in as parameters, not imports
 _IMPORTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tree -> {bound name: what it imports}
 
@@ -45,7 +49,7 @@ def patcher(tree: ast.Module, func: ast.expr) -> str | None:
     else:
         return None
     origin = origin.removeprefix("unittest.")
-    return origin if origin in (*BY_PATH, *_MULTIPLE, *_WRAPT) else None
+    return origin if origin in (*BY_PATH, *_OBJECT, *_MULTIPLE, *_WRAPT) else None
 
 
 def _imported_names(tree: ast.Module) -> dict[str, str]:
@@ -74,10 +78,16 @@ def patch_paths(tree: ast.Module, package: str, rel: str = "") -> list[PatchPath
     out = []
     for call in nodes_of(tree, ast.Call):
         callee = patcher(tree, call.func) or ""
-        if callee in BY_PATH and call.args:
+        if callee in (*BY_PATH, *_OBJECT) and call.args:
             if any(k.arg in ("create", "raising") for k in call.keywords):
                 continue  # it may create the name (`create=True`, `raising=False`)
-            path = _spelled(tree, call, call.args[0])
+            path = _spelled(tree, call, call.args[0]) if callee in (*BY_PATH, "monkeypatch.delattr") else None
+            if path is None and callee in _OBJECT and len(call.args) >= 2:
+                # the object form: `patch.object(Worker, "m")`, `monkeypatch.setattr(envs, "X", v)` look the name up
+                # on an object the file imports from vLLM (28e M1)
+                owner = imported_path(tree, dotted_name(call.args[0]) or "")
+                name = _spelled(tree, call, call.args[1])
+                path = f"{owner}.{name}" if owner and name and name.isidentifier() else None
             if path and path.startswith(package + "."):
                 out.append(PatchPath(call, path, None, rel))
         elif callee in _MULTIPLE and call.args and not any(k.arg == "create" for k in call.keywords):

@@ -39,7 +39,7 @@ from typing import Any
 
 from driftcheck.client_model.dead_methods import dead_methods_of
 from driftcheck.client_model.cross_file_guards import dispatched_modules, imported_version_aliases, replaced_elsewhere
-from driftcheck.client_model.guards import guards_of, reached_names
+from driftcheck.client_model.guards import guards_of, reached_names, runs_where_probed
 from driftcheck.client_model.preconditions import passing_probes
 from driftcheck.client_model.refusals import refused_modules
 from driftcheck.client_model.usage import finish_client, prepare_client
@@ -272,15 +272,11 @@ def _guarded_question(item: UnknownResult, rule, slot: int, guards, failing: dic
 
 
 def _probes_the_use(guards, guard, item: UnknownResult) -> bool:
-    """Whether the hasattr / getattr test of `guard` probes the very object and name the unknown is about: the use
-    (`self.worker.device`) is its receiver and name, spelled in the test (`hasattr(self.worker, "device")`)."""
-    name = (item.symbol or "").rpartition(".")[2]
-    receiver, dot, read = guards.expression(item.client).strip().rpartition(".")
-    if not (dot and read == name and name in (guard.names or guard.probed)):
-        return False
+    """Whether `guard`'s hasattr / getattr test probes the very object and name the unknown is about, where the use
+    runs only when the name is there (`guards.runs_where_probed`)."""
     f = guards.run.source.file_at(item.client.path)
-    test = f.lines[guard.line - 1] if f is not None and 0 < guard.line <= len(f.lines) else ""
-    return any(f'{probe}({receiver}, {q}{name}{q}' in test for probe in ("hasattr", "getattr") for q in "\"'")
+    return f is not None and runs_where_probed(f.tree, guard, guards.expression(item.client).strip(),
+                                               (item.symbol or "").rpartition(".")[2], item.client.line, item.client.col)
 
 
 class _Guards:

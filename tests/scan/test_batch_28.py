@@ -91,10 +91,14 @@ _MOVED = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/attention/
           "vllm/third_party/lib/socket_utils.py": "def serve(sock):\n    return sock\n"}
 
 
-@pytest.mark.parametrize("imported", [False, True], ids=["no vLLM file imports it", "vLLM's own code imports it"])
-def test_28a_h1_a_home_that_shares_only_the_package_is_named_where_vllm_imports_from_it(tmp_path, imported):
+@pytest.mark.parametrize("importer,imported", [
+    ("", False),
+    ("from vllm.third_party.lib.socket_utils import serve\n", True),
+    ("from vllm.third_party.lib.socket_utils import listen\n", True),  # 28d: 0.34.0's StatLoggerBase, only defined
+], ids=["no vLLM file imports from it", "vLLM imports the name from it", "vLLM imports another of its names"])
+def test_28a_h1_a_home_that_shares_only_the_package_is_named_where_vllm_imports_from_it(tmp_path, importer, imported):
     from scan.helpers import scan_trees
-    vllm = {**_MOVED, **({"vllm/entrypoints.py": "from vllm.third_party.lib.socket_utils import serve\n"} if imported else {})}
+    vllm = {**_MOVED, **({"vllm/entrypoints.py": importer} if importer else {})}
     client = {"c.py": "from vllm.attention.backends.abstract import AttentionType\nfrom vllm.scripts import serve\n"}
     found = {f.client.line: f for f in scan_trees(tmp_path, vllm, client, only=["DC001"]).findings}
     assert "`AttentionType` in `vllm.v1.attention.backend`" in found[1].message
@@ -237,3 +241,57 @@ def test_28e_f1_a_patch_through_a_sys_modules_stub_resolves(tmp_path, stub, foun
     test = "import vllm  # noqa: F401\n" + _STUBBED.format(stub=stub)
     result = scan_trees(tmp_path, vllm, {"tests/__init__.py": "", "tests/test_srv.py": test}, only=["DC001", "DC002"])
     assert [(f.rule, f.client.line) for f in result.findings] == found
+
+
+# 28e M1 (vllm-detector-adapter's and kserve's test shapes): the object form of a patch looks the name up on an object
+# the file imports from vLLM, as the string form does: `patch.object(Worker, "m")`, `mocker.patch.object(...)`,
+# `monkeypatch.setattr(Worker, "m", v)` / `delattr(...)` (both raising by default); `create=True` / `raising=False`
+# and a name the class has are fine.
+_WORKER = {"vllm/__init__.py": "", "vllm/worker.py": "class Worker:\n    def kept(self):\n        return 1\n"}
+
+
+@pytest.mark.parametrize("call,found", [
+    ('patch.object(Worker, "gone")', [("DC002", 8)]),
+    ('mocker.patch.object(Worker, "gone")', [("DC002", 8)]),
+    ('monkeypatch.setattr(Worker, "gone", None)', [("DC002", 8)]),
+    ('monkeypatch.delattr(Worker, "gone")', [("DC002", 8)]),
+    ('monkeypatch.delattr("vllm.worker.Worker.gone")', [("DC002", 8)]),
+    ('patch.object(Worker, "gone", create=True)', []),
+    ('monkeypatch.setattr(Worker, "gone", None, raising=False)', []),
+    ('patch.object(Worker, "kept")', []),
+], ids=["patch.object", "mocker", "monkeypatch.setattr", "monkeypatch.delattr", "delattr by path", "create=True",
+        "raising=False", "a name the class has"])
+def test_28e_m1_the_object_form_of_a_patch_looks_the_name_up(tmp_path, call, found):
+    from scan.helpers import scan_trees
+    test = ("from unittest.mock import patch\n\nfrom vllm.worker import Worker\n\n\n"
+            f"def test_it(monkeypatch, mocker):\n    assert patch\n    {call}\n")
+    result = scan_trees(tmp_path, _WORKER, {"tests/__init__.py": "", "tests/test_w.py": test}, only=["DC001", "DC002"])
+    assert [(f.rule, f.client.line) for f in result.findings] == found
+
+
+# 28d's check of FW1: only a use in the branch taken where the name is there drops the question; the `else` of the
+# probe, `if not hasattr(...)` and `not hasattr(...) and x.a` keep it (the read runs on the objects that lack it).
+_BRANCHES = '''from vllm.worker_base import WorkerWrapperBase
+
+
+def f(w: WorkerWrapperBase):
+    if hasattr(w, "device"):
+        a = w.device
+    else:
+        b = w.device
+    if not hasattr(w, "device"):
+        c = w.device
+    e = w.device if hasattr(w, "device") else None
+    x = not hasattr(w, "device") and w.device
+    z = hasattr(w, "device") and w.device
+    if not hasattr(w, "device"):
+        return None
+    return a, b, c, e, x, z, w.device
+'''
+
+
+def test_28d_only_the_branch_where_the_probe_held_drops_the_question(tmp_path):
+    from scan.helpers import scan_trees
+    result = scan_trees(tmp_path, _WRAPPER, {"c.py": _BRANCHES}, only=["DC006"])
+    kept = sorted([(f.client.line, f.severity) for f in result.findings] + [(u.client.line, "unknown") for u in result.unknown])
+    assert kept == [(8, "warning"), (10, "warning"), (12, "unknown")]
