@@ -29,7 +29,7 @@ from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.resolved import External, Missing, Resolved
 from driftcheck.client_model.module_stand_ins import stood_in_for, through_stand_in
-from driftcheck.client_model.patch_paths import BY_PATH, patcher
+from driftcheck.client_model.patch_paths import BY_PATH, PATCH_WORDS, patcher
 from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
 from driftcheck.vllm_model.same_named import own_objects, same_named_modules
@@ -346,14 +346,15 @@ def _patched_modules(ctx: ScanContext):
     `vllm.worker.worker.Worker._assert_memory_footprint_increased_during_profiling` around `LLM(...)`: 0.33.0 has no
     `vllm.worker`; batch 19c). A path whose last module exists but lacks the next name is left to the name rules."""
     for file in ctx.usage.files:
-        stood = stood_in_for(ctx, file)
+        if not any(word in file.text for word in PATCH_WORDS):
+            continue  # no patcher named: no call to read (most files of a big client)
         for node in nodes_of(file.tree, ast.Call):
             callee = patcher(file.tree, node.func)
             if not (node.args and callee in BY_PATH and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.args[0].value, str) and node.args[0].value.startswith(ctx.api.package + ".")):
                 continue
             parts = node.args[0].value.split(".")
-            if not all(p.isidentifier() for p in parts) or through_stand_in(node.args[0].value, stood):
+            if not all(p.isidentifier() for p in parts) or through_stand_in(node.args[0].value, stood_in_for(ctx, file)):
                 continue
             known = 1  # the longest prefix that is a module of the target
             while known < len(parts) and ctx.api.module_path(".".join(parts[:known + 1])) is not None:
