@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import ast
 import itertools
-import re
 
 from driftcheck.astnodes import dotted_name, nodes_of
 from driftcheck.client_model.source_diffs import diff_creates_module
-from driftcheck.vllm_model.other_builds import built_elsewhere
+from driftcheck.vllm_model.other_builds import built_elsewhere, imported_by_vllm
 from driftcheck.client_model.client import is_test_path
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
@@ -117,24 +116,18 @@ def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> d
     homes = {}
     for name in sorted(names):
         found = index.defining_modules(name, near=module, leader=True)
-        if not found or not _nearer_than_the_package(index, name, module, found[0]):
+        if not found or not _nearer_than_the_package(ctx.api, module, found[0]):
             return {}
         homes[name] = found[0]
     return homes
 
 
-def _nearer_than_the_package(index, name: str, gone: str, home: str) -> bool:
-    """Whether `home` is a likely new home of `name` from the gone module `gone`: it shares more than the package with
+def _nearer_than_the_package(api, gone: str, home: str) -> bool:
+    """Whether `home` is a likely new home of a name from the gone module `gone`: it shares more than the package with
     it, or vLLM's own code imports from it (any name: 0.34.0's `StatLoggerBase` is only defined in
     `vllm.v1.metrics.loggers`, whose other names vLLM imports). 28a H1: `from vllm.scripts import serve` was sent to a
     vendored library's `third_party.deep_gemm.utils.mlopart`, a module only that library reaches (relatively)."""
-    if home.split(".")[:2] == gone.split(".")[:2]:
-        return True
-    own = home.replace(".", "/")
-    imports = re.compile(rb"^[ \t]*(?:from[ \t]+" + re.escape(home.encode()) + rb"[ \t]+import\b|import[ \t]+"
-                         + re.escape(home.encode()) + rb"\b)", re.M)
-    return any(not rel.startswith((own + ".py", own + "/__init__.py")) and imports.search(index.blob(rel))
-               for rel in index.files_mentioning(home))
+    return home.split(".")[:2] == gone.split(".")[:2] or imported_by_vllm(api, home) is not None
 
 
 def _installed_by_setup(ctx: ScanContext, imp, where: str) -> str:

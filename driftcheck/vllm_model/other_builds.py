@@ -24,13 +24,15 @@ def built_elsewhere(api, module: str) -> tuple[str, int, str] | None:
         above = ".".join(parts[:depth])
         if depth < len(parts) and api.module(above) is not None:
             return None  # a package these sources have: its submodules are all here
-        found = _imports_of(api, above)
+        found = imported_by_vllm(api, above)
         if found is not None:
             return found[0], found[1], above
     return None
 
 
-def _imports_of(api, module: str) -> tuple[str, int] | None:
+def imported_by_vllm(api, module: str) -> tuple[str, int] | None:
+    """(file, line) of the first of vLLM's own files that imports `module` or from it (`from M import x`, `import M`,
+    `from parent import leaf`); None where none does."""
     index = text_index_for(api)
     parent, _, leaf = module.rpartition(".")
     pattern = re.compile(rb"^\s*(?:from\s+" + re.escape(module.encode()) + rb"[\s.]|import\s+" + re.escape(module.encode())
