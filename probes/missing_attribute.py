@@ -14,6 +14,8 @@ subclass's MRO (JC3); the methods of a vLLM subclass a function defines are read
 A member read off a vLLM class itself (`GPUModelRunner._reshape_kv_cache_tensors`, the read before a monkey-patch
 replaces it) is checked whether or not its name starts with `_`; a private one is left alone where a base outside
 vLLM or a metaclass may give it (`_abc_impl`, an Enum's `_member_map_`), and dunders always (25a M1).
+An attribute the class's `__init__` sets only under an `if` (V1 `LLMEngine.model_executor`, only when `not
+multiprocess_mode`), read from outside the class family, is a warning naming that condition (28b M1).
 """
 
 from __future__ import annotations
@@ -373,9 +375,17 @@ def check(ctx: ScanContext):
                 RULE, f"`{use.owner.cls.name}` has no attribute '{use.attr}' in {ctx.version_label()}; {why}.",
                 use.loc, ctx.vllm_location(sub.path, sub.line) if sub.path.startswith(ctx.api.package + "/") else None,
                 symbol, when="call", severity="warning", fix=False, defined_by=sub.subclass or None,
+                may_be_absent=True,  # only some objects have it: nothing to say where the client probes for it
             )
             continue
         if not isinstance(use.result, Missing) and not refused:
+            condition = _set_only_when(ctx, use)
+            if condition is not None:
+                yield ctx.finding(
+                    RULE, f"`{use.owner.cls.name}` has '{use.attr}' in {ctx.version_label()} only when {condition}: "
+                    "AttributeError when this line runs on one built otherwise.", use.loc,
+                    ctx.vllm_location(use.result.path, use.result.line), symbol, when="call", severity="warning",
+                    fix=False, may_be_absent=True)  # a hasattr of it, a try catching AttributeError: handled
             continue
         near = use.result.near if isinstance(use.result, Missing) else ()
         doubt = None if use.store and not refused else _doubt(ctx, use, mismatched)
@@ -429,6 +439,31 @@ def check(ctx: ScanContext):
             RULE, message, use.loc, ctx.vllm_location(use.owner.path, use.owner.line), symbol, when="call",
             severity=severity, fix=False, similar=near or None, tested_as=list(use.tested_as) or None,
         )
+
+
+def _set_only_when(ctx: ScanContext, use) -> str | None:
+    """Where the class's `__init__` sets the attribute read only under an `if` (`conditional_attrs`; 28b M1: V1
+    `LLMEngine.model_executor`, set only when `not multiprocess_mode`, the default being multiprocess): that
+    condition, said for the message. A read on `self` or `cls` is the class family's own, made where its own
+    condition holds; a base (or another class of the MRO) that sets the name makes it always there."""
+    found = use.result
+    if use.store or not isinstance(found, Resolved) or found.kind != "attribute" or found.cls is None \
+            or found.func is not None or use.attr not in found.cls.conditional_attrs:
+        return None
+    if isinstance(use.node.value, ast.Name) and use.node.value.id in ("self", "cls"):
+        return None
+    order, is_open, _externals = ctx.api.mro(use.owner)
+    if is_open:
+        return None  # a base driftcheck does not read may set it
+    for c in order:
+        ci = c.cls
+        if ci is None or ci is found.cls:
+            continue
+        if use.attr in ci.methods or use.attr in ci.class_attrs or any(f.name == use.attr for f in ci.fields) \
+                or (use.attr in ci.instance_attrs and use.attr not in ci.conditional_attrs):
+            return None
+    line, test = found.cls.conditional_attrs[use.attr]
+    return f"`{test}` (the `if` on line {line} of its `__init__`)"
 
 
 def _read_back(use) -> bool:

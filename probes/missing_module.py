@@ -12,6 +12,8 @@ diff was applied (source_diffs.py; MA1, vLLM-Moet's fork diff). A module only a 
 vLLM package's files holds is unknown too (drop_ins.py; NH1). A dotted patch path (`mock.patch("vllm.a.b.C.m")`,
 `monkeypatch.setattr("vllm.a.b.f", x)`) that runs through a module the target lacks fails the same way when the patch
 starts: mock imports the path's modules (batch 19c, VLM-R1's `vllm.worker.worker.Worker...` at 0.33.0).
+`importlib.import_module("vllm.x.y")` with the whole name as a constant is an import of that module (29e M1); no fix
+rewrites a call.
 """
 
 from __future__ import annotations
@@ -323,7 +325,7 @@ def check(ctx: ScanContext):
         message += imp.guard_note()
         yield ctx.finding(
             RULE, message, imp.loc, ctx.vllm_location(parent_path, 1) if parent_path else None, imp.module,
-            when="call" if imp.runtime_only else "import", severity=severity, fix=bool(start),
+            when="call" if imp.runtime_only else "import", severity=severity, fix=bool(start) and not imp.by_name,
             moved_to=moved_to, search_from=start[0] if start and not moved_to else None, nearest_package=parent or None,
             fails=True if imp.guarded else None,  # a warning only for its try: its except fallback runs (guards.guard_at)
             # names the client sets on that module itself (`old.f = own_f`): the import takes the client's, and

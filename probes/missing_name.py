@@ -13,6 +13,7 @@ function takes), is named as a hint and never moved to: a same-named class there
 from __future__ import annotations
 
 import ast
+import re
 
 from driftcheck.client_model.module_stand_ins import stood_in_for, through_stand_in
 from driftcheck.client_model.overlay import copy_may_define
@@ -334,6 +335,11 @@ def check(ctx: ScanContext):
                 yield ctx.unknown(RULE, _other_copy(ctx, symbol), use.loc, symbol)
                 continue
             mod = ctx.api.module(use.module)
+            if mod is None and use.result.path:  # a member of a value of a builtin type (inference.BuiltinValue)
+                value = _builtin_value_finding(ctx, use, symbol)
+                if value is not None:
+                    yield value
+                continue
             patched_in = _patch_adds(ctx, mod, use.attr)
             if patched_in:
                 yield ctx.unknown(RULE, f"cannot tell whether `{symbol}` exists: {patched_in}", use.loc, symbol)
@@ -348,6 +354,24 @@ def check(ctx: ScanContext):
 
 
     yield from _check_patch_paths(ctx)
+
+
+def _builtin_value_finding(ctx: ScanContext, use, symbol: str):
+    """`QUANTIZATION_METHODS.keys()` where the release binds the name to a list literal or `list(...)` (29c M1): the
+    member is not the builtin type's. Nothing where another vLLM file sets the name on its module (`q.NAME = ...`):
+    what it holds then depends on whether that ran."""
+    name = use.module.rpartition(".")[2]
+    index = text_index_for(ctx.api)
+    setter = re.compile(rf"\.{re.escape(name)}\s*=[^=]".encode())
+    if any(setter.search(index.blob(rel)) for rel in index.files_mentioning(name) if rel != use.result.path):
+        return None
+    kind = use.result.reason  # "a `list`"
+    near = f" Similar: {', '.join(use.result.near)}." if use.result.near else ""
+    return ctx.finding(
+        RULE, f"`{name}` is {kind} in {ctx.version_label()} ({use.result.path}:{use.result.line}), which has no "
+        f"attribute '{use.attr}': AttributeError when this line runs.{near}",
+        use.loc, ctx.vllm_location(use.result.path, use.result.line), symbol, when="call" if use.runtime_only else "import",
+        fix=False, raises=["AttributeError"])
 
 
 def _check_patch_paths(ctx: ScanContext):

@@ -98,6 +98,21 @@ def _members_in(subclass_members: dict, files: dict) -> list:
     return [(vqual, [(m, w) for m, w in members.items() if w[1] in files]) for vqual, members in subclass_members.items()]
 
 
+def _other_subclasses(usage, files: dict) -> list:
+    """The overrides of the client's second and later subclasses of a vLLM class (`subclass_members` keeps one
+    client class per member, the first; 29b R1: two `Scheduler` subclasses with the same outdated `schedule(self)`),
+    from `client_overrides`, which lists every client class, in `_members_in`'s shape. Only the unit's files."""
+    out = []
+    for vqual, methods in usage.client_overrides.items():
+        first = usage.subclass_members.get(vqual, {})
+        members = [(member, (label.rsplit(".", 1)[0], sig.path, sig.line)) for member, entries in methods.items()
+                   for label, sig in entries
+                   if sig.path in files and first.get(member, ("",))[0] != label.rsplit(".", 1)[0]]
+        if members:
+            out.append((vqual, members))
+    return out
+
+
 _DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # module tree -> class name -> (def, its methods)
 
 
@@ -137,7 +152,7 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
     by_rel = {f.rel: f for f in usage.files}
     out: list[_Override] = []
     seen: set[tuple] = set()
-    for vqual, members in _members_in(usage.subclass_members, by_rel):
+    for vqual, members in [*_members_in(usage.subclass_members, by_rel), *_other_subclasses(usage, by_rel)]:
         vcls = None
         for member, (label, rel, _line) in members:
             if (member.startswith("__") and member != "__init__") or (label, member) in seen:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from driftcheck.astnodes import children, dotted_name, nodes_within
 from driftcheck.vllm_model.class_summary import flatten_class_body
+from driftcheck.vllm_model.function_summary import MODULE_REGISTRARS
 from driftcheck.client_model.isinstance_narrowing import predicate_test, predicates
 from driftcheck.client_model.overlay import in_overlay
 from driftcheck.client_model.plain_classes import builds_as_written
@@ -82,12 +83,25 @@ class UnboundMethod:
     owner: Resolved
 
 
+@dataclass(frozen=True)
+class BuiltinValue:
+    """A module-level value vLLM binds once to a literal or a builtin's call (`QUANTIZATION_METHODS = list(...)`):
+    an object of exactly that builtin type, whose members Python itself lists."""
+    qualname: str  # "vllm.model_executor.layers.quantization.QUANTIZATION_METHODS"
+    type_name: str  # "list"
+    path: str
+    line: int
+
+
+BUILTIN_TYPES = {"list": list, "dict": dict, "set": set, "tuple": tuple, "frozenset": frozenset, "str": str}
+
+
 @dataclass
 class ClientFunc:
     node: ast.FunctionDef | ast.AsyncFunctionDef
 
 
-REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
+REGISTRARS = MODULE_REGISTRARS  # torch.nn.Module's setters by name
 NOT_PATCH_MODULES = {"typing", "typing_extensions", "collections", "abc", "builtins", "dataclasses", "enum", "types",
                      "functools", "torch", "numpy", "pydantic"}
 BINDINGS = "\0bindings"  # env key: name -> [(line, value)] for names bound to different values in a function
@@ -144,6 +158,8 @@ class ValueInference:
             if result.kind == "attribute":
                 t = self.api.type_of(result)
                 return Instance(t) if t else self._foreign_type(result)
+            if result.kind == "value" and result.type_expr and result.type_expr[:-2] in BUILTIN_TYPES:
+                return BuiltinValue(result.qualname, result.type_expr[:-2], result.path, result.line)
             if result.kind == "value" and result.type_expr and result.module is not None:
                 # a module-level instance vLLM builds once at import (`MULTIMODAL_REGISTRY = MultiModalRegistry()`):
                 # an object of that class when what built it is a class (FC2); `_held_replaced` asks, when a member is
@@ -265,10 +281,9 @@ class ValueInference:
             cache[id(fn)] = agrees
         return cache[id(fn)]
 
-    def _loaded_module(self, call: ast.Call) -> ModRef | None:
-        """`importlib.import_module("vllm.v1.core.block_pool")`, the whole name given as a constant: that release module,
-        as `import vllm.v1.core.block_pool as m` binds it (ContextPilot reaches `BlockPool` this way, batch 18b). A
-        relative name, a `package=` argument, a client's own copy, or a name the release lacks gives nothing."""
+    def loaded_module_name(self, call: ast.Call) -> str | None:
+        """`importlib.import_module("vllm.v1.core.block_pool")`, the whole name given as a constant: the vLLM module it
+        loads. A relative name, a `package=` argument or a client's own copy gives None."""
         dotted = dotted_name(call.func) or ""
         if dotted == "import_module":
             loads = self.foreign.get("import_module") == "importlib"
@@ -282,7 +297,13 @@ class ValueInference:
         name = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
         if name.split(".")[0] != self.package or name in self.usage.shadowed or in_overlay(self.usage.overlay, name):
             return None
-        return ModRef(name) if self.api.module(name) is not None else None
+        return name
+
+    def _loaded_module(self, call: ast.Call) -> ModRef | None:
+        """The release module `loaded_module_name` names, as `import vllm.v1.core.block_pool as m` binds it (ContextPilot
+        reaches `BlockPool` this way, batch 18b); None where the release lacks it."""
+        name = self.loaded_module_name(call)
+        return ModRef(name) if name is not None and self.api.module(name) is not None else None
 
     def _element_value(self, iterable: ast.expr, env: dict) -> object:
         """What `for r in scheduler_output.scheduled_new_reqs` binds `r` to, when vLLM annotates that attribute as a
@@ -594,8 +615,10 @@ class ValueInference:
     def local_imports(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, record: bool) -> dict:
         """What the imports in `fn`'s body bind (their names from outside vLLM join `self.foreign` either way)."""
         local: dict[str, object] = {}
-        if not nodes_within(self.file.tree, fn, ast.Import, ast.ImportFrom):
-            return local  # (most functions: no import statement anywhere in their lines)
+        if not nodes_within(self.file.tree, fn, ast.Import, ast.ImportFrom) and not (
+                "import_module" in self.file.text and any((dotted_name(c.func) or "").endswith("import_module")
+                                                          for c in nodes_within(self.file.tree, fn, ast.Call))):
+            return local  # (most functions: no import statement, nor a module loaded by name, in their lines)
         first = len(self.usage.imports)
         stand_ins = self.module_stand_ins()
         self._imports_in(fn.body, runtime_only=True, guarded=False, type_only=False, env=local,

@@ -411,6 +411,18 @@ class ClientPhases:
             pass  # function bodies are handled with their own environment
         elif isinstance(node, ast.ClassDef) and not runtime_only:
             _imports_in(node.body, runtime_only, guarded, type_only, env)
+        elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)) and node.value is not None \
+                and "import_module" in self.file.text:
+            self._record_loads(node.value, runtime_only, guarded, type_only)
+
+    def _record_loads(self, value: ast.expr, runtime_only: bool, guarded: bool, type_only: bool) -> None:
+        """`importlib.import_module("vllm.model_executor.models.qwen3_5")` in a statement: an import of that module
+        by its whole name, which fails as an `import` of it does (29e M1, tom-doerr/llm's patch scripts)."""
+        for call in walk(value):
+            name = self.loaded_module_name(call) if isinstance(call, ast.Call) else None
+            if name is not None:
+                self.usage.imports.append(ImportUse(loc_of(self.file, call), name, None, runtime_only, guarded, type_only,
+                                                    by_name=True))
 
     def _import_fails(self, body: list[ast.stmt]) -> str | None:
         """What the first import statement directly in `body` that names a vLLM module or name the target certainly

@@ -32,6 +32,7 @@ class ImportUse:
     type_only: bool
     unreached: bool = False  # a fallback import in `except ImportError:` whose try body imports fine on the target
     handler_raises: bool = False  # its try's `except ImportError:` raises again: no fallback, the client's own error
+    by_name: bool = False  # `importlib.import_module("vllm.x")`: a call, not a statement a fix could rewrite
 
     def guard_note(self) -> str:
         """Why a guarded import is a warning, said of what its handler does."""

@@ -16,8 +16,8 @@ from driftcheck.astnodes import binding_counts, children, dotted_name, nodes_of,
 from driftcheck.client_model.client import ClientFile, kept_on
 from driftcheck.client_model.client_classes import ClientClasses, vllm_bases_through
 from driftcheck.client_model.inference import (
-    BINDINGS, ELEMENTS, UNIONS, BoundMethod, ClassRef, ClientSelf, Foreign, FuncRef, Instance, ModRef, SuperOf,
-    UnboundMethod, ValueInference, base_name,
+    BINDINGS, BUILTIN_TYPES, ELEMENTS, UNIONS, BoundMethod, BuiltinValue, ClassRef, ClientSelf, Foreign, FuncRef,
+    Instance, ModRef, SuperOf, UnboundMethod, ValueInference, base_name,
 )
 from driftcheck.client_model.phases import PATCH_SELF, ClientPhases
 from driftcheck.client_model.plain_classes import builds_as_written
@@ -492,6 +492,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                                             plugin_may_set(self, node, result, env, base.cls), tested))
         elif isinstance(base, ClassRef) and not store and not isinstance(node.ctx, ast.Del):
             self._visit_class_member(node, base, key, env)
+        elif isinstance(base, BuiltinValue) and not isinstance(node.ctx, ast.Del):
+            self.reported.add(key)
+            self._visit_builtin_member(node, base, runtime_only)
         elif isinstance(base, ModRef) and not store:
             mod = self.api.module(base.module)
             if mod is None or ((base.module, node.attr) in self.usage.patched
@@ -534,6 +537,18 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 result = InSubclass(f"{owner.qualname}.{node.attr}", "", owner.path, owner.line)
             result = self._unread_may_set(node, result)
             self.usage.attrs.append(AttrUse(loc_of(self.file, node), owner, node.attr, store, result, node, self.file))
+
+    def _visit_builtin_member(self, node: ast.Attribute, value: BuiltinValue, runtime_only: bool) -> None:
+        """`QUANTIZATION_METHODS.keys()` where vLLM binds the name to a list (29c M1, flute-kernel): a member the
+        builtin type lacks fails as a missing name of the value does (DC002), reading or setting it. A value the client
+        itself rebinds on vLLM's module is the client's."""
+        module, _, name = value.qualname.rpartition(".")
+        kind = BUILTIN_TYPES[value.type_name]
+        if (module, name) in self.usage.patched or hasattr(kind, node.attr):
+            return
+        members = tuple(n for n in dir(kind) if not n.startswith("_"))
+        result = Missing(f"{value.qualname}.{node.attr}", f"a `{value.type_name}`", value.path, value.line, members)
+        self.usage.module_attrs.append(ModuleAttrUse(loc_of(self.file, node), value.qualname, node.attr, result, runtime_only))
 
     def _narrowed_method(self, attr: ast.Attribute, env: dict, value: Instance) -> tuple[BoundMethod, Instance] | None:
         """The method a call reaches where an isinstance test has narrowed its receiver to one vLLM subclass of the

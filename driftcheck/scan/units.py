@@ -244,7 +244,9 @@ def _run_probes(run: _Run, usage: Usage, probes: list, items: list, uses: int) -
         if (item.severity == "error" or item.details.get("fails")) and item.client is not None:
             failing.setdefault(item.client.path, []).append((item.client.line, raised_by(item, rule)))
     for i, slot, item, rule in found:
-        _apply_guard(item, guards, rule, failing)
+        guard = _apply_guard(item, guards, rule, failing)
+        if item.details.get("may_be_absent") and _absence_handled(guards, guard, item):
+            continue  # a member the object may lack (a subclass's, one set under a condition), where the client handles that
         items[i] = [slot, "f", _plain(item.to_json())]
     for i, slot, item, rule in open_questions:
         items[i] = _guarded_question(item, rule, slot, guards, failing, _apply_guard)
@@ -271,8 +273,22 @@ def _guarded_question(item: UnknownResult, rule, slot: int, guards, failing: dic
     return [slot, "f", _plain(probe.to_json())]
 
 
-def _probes_the_use(guards, guard, item: UnknownResult) -> bool:
-    """Whether `guard`'s hasattr / getattr test probes the very object and name the unknown is about, where the use
+def _absence_handled(guards, guard, item: Finding) -> bool:
+    """Whether the client handles the member's absence where the finding says the object may lack it: a `try` that
+    catches what the line raises (the guard `_apply_guard` found), or a hasattr / getattr test of the very object and
+    name around it, whichever guard was found first (29d R4: `hasattr(qc, "x") and qc.x and torchao_version_at_least(...)`,
+    where the version call is found first; tri28c FW1: `elif hasattr(self.base_layer, "B"): return self.base_layer.B`)."""
+    if guard is None:
+        return False
+    if guard.kind == "try":
+        return True
+    line = item.client.line
+    return any(g.kind == "hasattr" and g.start <= line <= g.end and _probes_the_use(guards, g, item)
+               for g in guards.get(item.client.path, []) or [])
+
+
+def _probes_the_use(guards, guard, item: UnknownResult | Finding) -> bool:
+    """Whether `guard`'s hasattr / getattr test probes the very object and name the item is about, where the use
     runs only when the name is there (`guards.runs_where_probed`)."""
     f = guards.run.source.file_at(item.client.path)
     return f is not None and runs_where_probed(f.tree, guard, guards.expression(item.client).strip(),

@@ -9,7 +9,8 @@ import bisect
 import re
 
 from driftcheck.astnodes import dotted_name, first_line, source_text, walk, walk_statements
-from driftcheck.vllm_model.function_summary import attr_targets, decorator_name, summarise_function
+from driftcheck.vllm_model.conditional_attrs import set_only_when
+from driftcheck.vllm_model.function_summary import MODULE_REGISTRARS, attr_targets, decorator_name, summarise_function
 from driftcheck.vllm_model.module_summary import ClassInfo, FieldInfo
 
 
@@ -70,8 +71,10 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool | list[in
         if k.arg:
             cls.class_kwargs[k.arg] = ast.unparse(k.value)
     declared: set[str] = set()  # instance attributes a bare `self.x: T` declares, in any method of the class
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     for stmt in flatten_class_body(node.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(stmt)
             statements = list(walk_statements(stmt))  # one walk for the summary and the attributes it sets
             fn = summarise_function(stmt, path, scan_calls=scan_calls, statements=statements)
             if ("overload" in fn.decorators or "typing.overload" in fn.decorators) and stmt.name in cls.methods:
@@ -105,6 +108,11 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool | list[in
                 cls.fields.append(FieldInfo(stmt.targets[0].id, stmt.lineno, "", True, has_default, default, init, kw_only))
         elif isinstance(stmt, ast.ClassDef):
             cls.class_attrs.setdefault(stmt.name, stmt.lineno)
+    init = next((s for s in functions if s.name == "__init__"), None)
+    if init is not None and not cls.dynamic_names and not cls.dynamic_attrs:
+        cls.conditional_attrs = {name: at for name, at in set_only_when(init, functions).items()
+                                 if name not in cls.class_attrs and name not in declared
+                                 and all(f.name != name for f in cls.fields)}
     return cls
 
 
@@ -130,9 +138,6 @@ def flatten_class_body(body: list[ast.stmt]) -> list[ast.stmt]:
         else:
             out.append(stmt)
     return out
-
-
-_MODULE_REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
 
 
 def _may_set_by_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, setattr_at: list[int] | None) -> bool:
@@ -181,13 +186,13 @@ def _collect_instance_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: Cla
                 cls.dynamic_names = True
                 cls.dynamic_class_names = cls.dynamic_class_names or _first_is_the_class(fn)
             continue
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in MODULE_REGISTRARS \
                 and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args \
                 and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
             # torch.nn.Module serves registered buffers/parameters/submodules as attributes
             cls.instance_attrs.setdefault(sub.args[0].value, (sub.lineno, None))
             continue
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MODULE_REGISTRARS \
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in MODULE_REGISTRARS \
                 and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first and sub.args:
             cls.dynamic_names = True
             continue

@@ -144,6 +144,10 @@ def _first_param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmts: list[as
             if isinstance(t.value, ast.Name) and t.value.id == first]
 
 
+# torch.nn.Module's setters by name: `self.register_parameter("bias", None)` makes `self.bias` readable
+MODULE_REGISTRARS = ("register_buffer", "register_parameter", "register_module", "add_module")
+
+
 def attr_targets(target: ast.expr) -> list[ast.Attribute]:
     if isinstance(target, ast.Attribute):
         return [target]

@@ -106,6 +106,8 @@ class ClassInfo:
     class_kwargs: dict[str, str] = field(default_factory=dict)  # `class C(Base, total=False, kw_only=True)`
     dynamic_names: bool = False  # `setattr(self, name, ...)` / `self.register_buffer(name, ...)` with a computed name
     dynamic_class_names: bool = False  # the same on the class itself (`setattr(cls, name, ...)` in a classmethod, `__new__`, `__init_subclass__`)
+    # instance attributes `__init__` sets only under an `if` (and no other method sets): name -> (line, condition)
+    conditional_attrs: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -176,6 +176,9 @@ class _Summariser:
                 elif isinstance(value, ast.Call) and target is name_node and len(targets) == 1 \
                         and name not in info.bindings:  # bound here first: a module-level instance (FC2)
                     builds = dotted_name(value.func) or ""
+                elif type(value) in _LITERAL_TYPES and target is name_node and len(targets) == 1 \
+                        and name not in info.bindings:  # a literal is built by its type (`QUANTIZATION_METHODS = [...]`)
+                    builds = _LITERAL_TYPES[type(value)]
                 if isinstance(value, ast.Dict) and isinstance(target, ast.Name):
                     mapping = _string_dict(value)
                     if mapping is not None:
@@ -185,6 +188,10 @@ class _Summariser:
                     if members is not None:  # `_LAZY = frozenset({"warmup"})`, for `if name in _LAZY:` (QE3)
                         info.dicts[name] = dict.fromkeys(members, "")
                 self._bind(name, Binding(kind, node.lineno, expr, type_only, builds=builds))
+
+
+_LITERAL_TYPES = {ast.List: "list", ast.ListComp: "list", ast.Dict: "dict", ast.DictComp: "dict", ast.Set: "set",
+                  ast.SetComp: "set", ast.Tuple: "tuple"}
 
 
 def _string_list(node: ast.expr) -> list[str] | None:

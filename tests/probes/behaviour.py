@@ -8,26 +8,17 @@ maintainers' port to 0.12-0.16 and must be clean of the runtime errors.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
-from conftest import CACHE_DIR, client_sources, real_scan, source_line
-from driftcheck.scan.pipeline import ScanOptions, scan
-from driftcheck.sources.targets import resolve_client, resolve_vllm
+from conftest import client_sources, real_scan, source_line
+from scan.helpers import scan_at_release
 
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"
 WORKER = "speculators/data_generation/custom_worker.py"
 
 
 def scan_files(tmp_path, files: dict[str, str], vllm: str = "0.16.0", only=None, client_vllm=None):
-    root = tmp_path / "client"
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return scan(resolve_vllm(vllm, CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
-                ScanOptions(cache_dir=CACHE_DIR, only=only, client_vllm=client_vllm))
+    return scan_at_release(tmp_path, files, vllm, only, client_vllm)
 
 
 def rules(result):

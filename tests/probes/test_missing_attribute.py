@@ -94,10 +94,28 @@ def _spec_warning(tmp_path, body: str):
     return f
 
 
-def test_a_subclass_only_member_under_hasattr_names_its_guard(tmp_path):
-    f = _spec_warning(tmp_path, "    if hasattr(spec, 'members'):\n        return spec.members\n    return {}\n")
+def test_a_subclass_only_member_under_another_guard_names_it(tmp_path):
+    f = _spec_warning(tmp_path, "    if hasattr(spec, 'other'):\n        return spec.members\n    return {}\n")
     assert f.severity == "warning" and "Grouped" in f.message
     assert "under a hasattr/getattr check (line 5)" in f.message and f.details["guarded"]
+
+
+def _spec_findings(tmp_path, body: str) -> list:
+    code = "from vllm.specs import Spec\n\n\ndef members(spec: Spec, version_at_least):\n" + body
+    result = scan_trees(tmp_path, SPECS, {"plugin/__init__.py": "", "plugin/m.py": code}, only=["DC006"])
+    assert not result.internal_errors
+    return [f for f in result.findings if f.symbol == "vllm.specs.Spec.members"]
+
+
+def test_a_subclass_only_member_under_a_hasattr_of_itself_is_no_finding(tmp_path):
+    # tri28c FW1 (vLLM's own `elif hasattr(self.base_layer, "B"): return self.base_layer.B`) and 29d R4 (0.34.0's
+    # default_loader: `hasattr(qc, "x") and qc.x and torchao_version_at_least("0.15.0")`, whose version call was the
+    # guard found first): the line runs only for the objects that have the member
+    assert _spec_findings(tmp_path, "    if hasattr(spec, 'members'):\n        return spec.members\n    return {}\n") == []
+    assert _spec_findings(tmp_path / "b", "    if hasattr(spec, 'members') and spec.members and version_at_least('0.15'):"
+                          "\n        return 1\n    return {}\n") == []
+    assert _spec_findings(tmp_path / "c", "    try:\n        return spec.members\n    except AttributeError:\n"
+                          "        return {}\n") == []
 
 
 def test_twin_the_unguarded_subclass_only_member_names_no_guard(tmp_path):
@@ -131,3 +149,161 @@ def test_similar_names_are_listed_once(tmp_path):
     assert f.symbol.endswith("Norm.forward_natives")
     similar = f.message.split("Similar: ", 1)[1].rstrip(".").split(", ")
     assert similar[0] == "forward_native" and len(similar) == len(set(similar))
+
+
+# 28b M1 (nano-grpo, Language-Neurons-*): `llm.llm_engine.model_executor.driver_worker.model_runner.model` on a V1
+# LLMEngine, whose `__init__` sets `model_executor` only when `not multiprocess_mode` (the default is multiprocess):
+# a warning naming the condition. Twins: set on both branches, on every path but a raise, by another method, by a base
+# the `__init__` calls, or read on `self` by the class family: nothing.
+_ENGINE = {
+    "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
+    "vllm/entrypoints/__init__.py": "",
+    "vllm/entrypoints/llm.py": """\
+        from vllm.engine.llm_engine import LLMEngine
+
+
+        class LLM:
+            def __init__(self, model: str):
+                self.llm_engine = LLMEngine(multiprocess_mode=True)
+    """,
+    "vllm/engine/__init__.py": "",
+    "vllm/engine/llm_engine.py": """\
+        class Base:
+            def __init__(self):
+                self.stats = {}
+
+
+        class LLMEngine(Base):
+            def __init__(self, multiprocess_mode: bool, log: bool = False):
+                super().__init__()
+                self.engine_core = object()
+                if not multiprocess_mode:
+                    self.model_executor = self.engine_core
+                if log:
+                    self.logger = 1
+                else:
+                    self.logger = None
+                if multiprocess_mode:
+                    self.mode = "mp"
+                else:
+                    raise ValueError("in-process engines are gone")
+                if log:
+                    self.stats = {"on": True}
+                    self.later = 1
+
+            def reset(self):
+                self.later = 2
+    """,
+}
+
+
+def test_28b_m1_an_attribute_init_sets_only_under_an_if_is_a_warning_naming_it(tmp_path):
+    client = {"main.py": """\
+        from vllm import LLM
+
+        llm = LLM(model="m")
+        executor = llm.llm_engine.model_executor
+        logger = llm.llm_engine.logger
+        mode = llm.llm_engine.mode
+        stats = llm.llm_engine.stats
+        later = llm.llm_engine.later
+    """}
+    result = scan_trees(tmp_path, _ENGINE, client, only=["DC006"])
+    assert not result.internal_errors and result.unknown == []
+    [f] = result.findings
+    assert (f.client.line, f.severity, f.symbol) == (4, "warning", "vllm.engine.llm_engine.LLMEngine.model_executor")
+    assert "only when `not multiprocess_mode` (the `if` on line 10" in f.message, f.message
+
+
+def test_28b_m1_twin_a_read_on_self_in_a_client_subclass_is_the_class_familys_own(tmp_path):
+    client = {"main.py": """\
+        from vllm.engine.llm_engine import LLMEngine
+
+
+        class MyEngine(LLMEngine):
+            def executor(self):
+                return self.model_executor
+    """}
+    result = scan_trees(tmp_path, _ENGINE, client, only=["DC006"])
+    assert result.findings == [] and not result.internal_errors
+
+
+def test_conditional_attrs_follow_every_path_of_init():
+    import ast
+    import textwrap
+
+    from driftcheck.vllm_model.conditional_attrs import set_only_when
+
+    cls = ast.parse(textwrap.dedent("""\
+        class C:
+            def __init__(self, a, b):
+                if a is None:
+                    self.early = None
+                    return
+                self.early = a
+                self.ret = 1
+                if b:
+                    self.in_if = 1
+                    self.both = 1
+                else:
+                    self.both = 2
+                    self.in_else = 2
+                try:
+                    self.tried = f()
+                except OSError:
+                    pass
+                for x in a:
+                    self.looped = x
+                def later():
+                    self.closure = 1
+                if b:
+                    self.closure = 2
+    """)).body[0]
+    init = cls.body[0]
+    found = set_only_when(init, [init])
+    # the early return's path (without `ret`, `both`, ...) is not weighed: its `if` is not the one they sit under
+    assert found == {"in_if": (8, "b"), "in_else": (8, "not (b)")}, found
+
+
+def test_conditional_attrs_count_torchs_setters_by_name():
+    # vLLM's ColumnParallelLinear: `self.bias = Parameter(...)` under `if bias:`, else `self.register_parameter("bias",
+    # None)`: `layer.bias` is always there (the first version of this reading warned on 21 lines of vLLM's own tree)
+    import ast
+    import textwrap
+
+    from driftcheck.vllm_model.conditional_attrs import set_only_when
+
+    init = ast.parse(textwrap.dedent("""\
+        def __init__(self, bias):
+            if bias:
+                self.bias = Parameter(1)
+                self.scale = 2
+            else:
+                self.register_parameter("bias", None)
+    """)).body[0]
+    assert set_only_when(init, [init]) == {"scale": (2, "bias")}
+
+
+def test_28b_m1_a_read_the_client_guards_against_absence_is_no_finding(tmp_path):
+    """`hasattr(eng, "model_executor")` around the read, or a try that catches AttributeError: the client handles
+    the object built the other way. An unrelated guard (a try catching KeyError) keeps the warning."""
+    client = {"main.py": """\
+        from vllm import LLM
+
+
+        def f():
+            eng = LLM(model="m").llm_engine
+            if hasattr(eng, "model_executor"):
+                a = eng.model_executor
+            try:
+                b = eng.model_executor
+            except AttributeError:
+                b = None
+            try:
+                c = eng.model_executor
+            except KeyError:
+                c = None
+            return a, b, c
+    """}
+    result = scan_trees(tmp_path, _ENGINE, client, only=["DC006"])
+    assert [(f.client.line, f.severity) for f in result.findings] == [(13, "warning")], result.findings

@@ -231,3 +231,16 @@ def edited(files: dict[str, str], rel: str, *edits: tuple[str, str]) -> dict[str
         assert old in text, (rel, old)
         text = text.replace(old, new)
     return {**files, rel: text}
+
+
+def scan_at_release(tmp_path: Path, files: dict[str, str], vllm: str = "0.16.0", only=None, client_vllm=None) -> ScanResult:
+    """Scan small hand-written client files (dedented) against a real vLLM release, from the test cache."""
+    from conftest import CACHE_DIR
+
+    root = tmp_path / "client"
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return scan(resolve_vllm(vllm, CACHE_DIR), [resolve_client(str(root), CACHE_DIR)],
+                ScanOptions(cache_dir=CACHE_DIR, only=only, client_vllm=client_vllm))

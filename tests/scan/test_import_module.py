@@ -52,12 +52,13 @@ def test_a_module_loaded_by_name_is_checked_like_an_import(tmp_path):
     assert _findings(result) == [("DC002", 7, "error"), ("DC002", 23, "warning"), ("DC006", 12, "error")]
 
 
-def test_a_name_vllm_lacks_or_the_clients_own_module_gives_nothing(tmp_path):
+def test_a_name_vllm_lacks_is_a_missing_module_and_the_clients_own_gives_nothing(tmp_path):
+    # the load of a module the release lacks fails as its `import` does (29e M1); nothing is read off what it would bind
     client = ('import importlib\n\nimport vllm\n\n'
               'a = importlib.import_module("vllm.v1.core.gone")\nb = a.anything\n'
               'c = importlib.import_module("pkg.helpers")\nd = c.anything\n')
     result = scan_trees(tmp_path, VLLM, {"pkg/__init__.py": "", "pkg/helpers.py": "x = 1\n", "pkg/load.py": client})
-    assert _findings(result) == []
+    assert _findings(result) == [("DC001", 5, "error")]
 
 
 def test_a_file_that_only_loads_vllm_by_name_is_read(tmp_path):
@@ -72,4 +73,4 @@ def test_a_file_that_only_loads_vllm_by_name_is_read(tmp_path):
             '    return module.BlockPool, module.gone_helper\n')
     result = scan_trees(tmp_path, VLLM, {"pkg/__init__.py": "", "pkg/hook.py": hook})
     assert _findings(result) == [("DC002", 10, "error")]
-    assert result.stats["uses_checked"] == 2
+    assert result.stats["uses_checked"] == 3  # the load itself (an import of the module by its name) and two reads

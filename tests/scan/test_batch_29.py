@@ -1,0 +1,199 @@
+"""Twenty-fourth session: batch 29's findings and the leftovers of batch 28, on the real releases they came from.
+
+Each case is reduced from a real client's line; the expected lines and conditions are read from the release's own
+sources (`source_line`), never written in.
+"""
+
+from __future__ import annotations
+
+from conftest import source_line, vllm_sources
+from scan.helpers import scan_at_release
+
+
+def _scan(tmp_path, files: dict[str, str], version: str, only: list[str], client_vllm: str | None = None):
+    return scan_at_release(tmp_path, files, version, only, client_vllm)
+
+
+# 28b M1: nano-grpo's vllm_utils.py, Language-Neurons-Alignment's activation.py (and four other research clients) reach
+# the model by `llm.llm_engine.model_executor.driver_worker.model_runner.model`; V1's LLMEngine sets `model_executor`
+# only when `not multiprocess_mode`, and LLM builds it multiprocess unless VLLM_ENABLE_V1_MULTIPROCESSING=0.
+_REACH_THE_MODEL = {"grab.py": """\
+    from vllm import LLM
+
+    llm = LLM(model="Qwen/Qwen2.5-0.5B")
+    model = llm.llm_engine.model_executor.driver_worker.model_runner.model
+"""}
+
+
+def test_28b_m1_v1_llm_engine_model_executor_is_a_warning_naming_its_condition(tmp_path):
+    result = _scan(tmp_path, _REACH_THE_MODEL, "0.34.0", ["DC006"])
+    assert not result.internal_errors
+    [f] = result.findings
+    assert (f.client.line, f.severity) == (4, "warning")
+    assert f.symbol == "vllm.v1.engine.llm_engine.LLMEngine.model_executor"
+    line = source_line(vllm_sources("0.34.0"), "vllm/v1/engine/llm_engine.py", "if not multiprocess_mode:")
+    assert f"only when `not multiprocess_mode` (the `if` on line {line} of its `__init__`)" in f.message
+
+
+def test_28b_m1_twin_a_client_that_handles_the_absence_gets_nothing(tmp_path):
+    guarded = {"grab.py": """\
+        from vllm import LLM
+
+        llm = LLM(model="Qwen/Qwen2.5-0.5B")
+        if hasattr(llm.llm_engine, "model_executor"):
+            model = llm.llm_engine.model_executor.driver_worker.model_runner.model
+    """}
+    result = _scan(tmp_path, guarded, "0.34.0", ["DC006"])
+    assert result.findings == [] and not result.internal_errors
+
+
+# 29b R1 (vLLM-Prefill-Decode-Scheduler-Playground, pinned to vllm==0.9.1): two Scheduler subclasses override
+# `schedule(self)`; from 0.24.0 vLLM's engine core passes it an argument, so both raise TypeError. Only the first
+# subclass was reported: the table of members client subclasses add keeps one class per member.
+_OVERRIDE = "class {name}(Scheduler):\n    def schedule(self):\n        return super().schedule()\n"
+_IMPORT = "from vllm.v1.core.sched.scheduler import Scheduler\n\n\n"
+
+
+def test_29b_r1_every_client_subclass_with_the_outdated_override_is_reported(tmp_path):
+    one_file = {"sched.py": _IMPORT + _OVERRIDE.format(name="A") + "\n\n" + _OVERRIDE.format(name="B")}
+    two_files = {"a.py": _IMPORT + _OVERRIDE.format(name="A"), "b.py": _IMPORT + _OVERRIDE.format(name="B")}
+    call = source_line(vllm_sources("0.34.0"), "vllm/v1/engine/core.py", "self.scheduler.schedule(")
+    for i, (files, expected) in enumerate(((one_file, [("sched.py", 5), ("sched.py", 10)]),
+                                           (two_files, [("a.py", 5), ("b.py", 5)]))):
+        result = _scan(tmp_path / str(i), files, "0.34.0", ["DC109"], client_vllm="0.11.0")
+        assert not result.internal_errors
+        assert [(f.client.path, f.client.line, f.severity) for f in result.findings] == \
+            [(path, line, "error") for path, line in expected]
+        assert all(f"vllm/v1/engine/core.py:{call}" in f.message for f in result.findings)
+
+
+# 29c M1 (flute-kernel 0.4.2, flute/integrations/vllm.py, pinned to vllm==0.7.2): `QUANTIZATION_METHODS.keys()` and
+# `QUANTIZATION_METHODS["flute"] = ...`, on a name vLLM made a `list[str]` in 0.6.6: the patch fails with AttributeError on
+# every release since. A member of a module-level value vLLM builds once from a literal or a builtin's call is the
+# builtin type's, which Python lists.
+_FLUTE = {"flute/integrations/vllm.py": """\
+    def patch_vllm(config_cls) -> None:
+        from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+
+        if "flute" in QUANTIZATION_METHODS.keys():
+            return
+        QUANTIZATION_METHODS["flute"] = config_cls
+"""}
+
+
+def test_29c_m1_a_dict_method_on_vllms_quantization_list_is_an_error(tmp_path):
+    result = _scan(tmp_path, _FLUTE, "0.33.0", ["DC002"])
+    assert not result.internal_errors
+    [f] = result.findings
+    assert (f.client.line, f.severity, f.rule) == (4, "error", "DC002")
+    line = source_line(vllm_sources("0.33.0"), "vllm/model_executor/layers/quantization/__init__.py",
+                       "QUANTIZATION_METHODS: list[str] =")
+    assert f"`QUANTIZATION_METHODS` is a `list` in vLLM 0.33.0 (vllm/model_executor/layers/quantization/__init__.py:{line})" \
+        in f.message and "no attribute 'keys'" in f.message
+
+
+_TABLES = {
+    "vllm/__init__.py": "",
+    "vllm/tables.py": """\
+        METHODS = ["a", "b"]
+        REGISTRY = {"a": 1}
+        NAMES = list(REGISTRY)
+        LATER = []
+        SET_ELSEWHERE = []
+
+
+        def load():
+            global LATER
+            LATER = {"x": 1}
+    """,
+    "vllm/other.py": """\
+        from vllm import tables
+
+        tables.SET_ELSEWHERE = {}
+    """,
+}
+
+
+def test_29c_m1_members_of_builtin_values_are_checked_where_vllm_keeps_the_type(tmp_path):
+    from scan.helpers import scan_trees
+
+    client = {"c.py": """\
+        import vllm.tables as t
+        from vllm.tables import LATER, METHODS, NAMES, REGISTRY, SET_ELSEWHERE
+
+
+        def f():
+            METHODS.append("c")
+            REGISTRY.keys()
+            METHODS.keys()
+            NAMES.items()
+            t.REGISTRY.append(1)
+            LATER.keys()
+            SET_ELSEWHERE.keys()
+            METHODS.__len__()
+    """}
+    result = scan_trees(tmp_path, _TABLES, client, only=["DC002"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity, f.symbol) for f in result.findings] == [
+        (8, "error", "vllm.tables.METHODS.keys"), (9, "error", "vllm.tables.NAMES.items"),
+        (10, "error", "vllm.tables.REGISTRY.append")]
+
+
+def test_29c_m1_twin_a_value_the_client_rebinds_on_vllms_module_is_its_own(tmp_path):
+    from scan.helpers import scan_trees
+
+    client = {"c.py": """\
+        import vllm.tables
+        from vllm.tables import METHODS
+
+        vllm.tables.METHODS = {}
+
+
+        def f():
+            return METHODS.keys()
+    """}
+    result = scan_trees(tmp_path, _TABLES, client, only=["DC002"])
+    assert result.findings == [] and not result.internal_errors
+
+
+# 29e M1 (tom-doerr/llm's patch scripts, at the vLLM 0.16.0 their vendored files match): a module loaded by its whole
+# name, `importlib.import_module("vllm.model_executor.models.qwen3_5")`, which 0.16.0 lacks (first in 0.17.0), fails as
+# `import vllm.model_executor.models.qwen3_5` does; under a try catching ImportError it is a warning.
+def test_29e_m1_a_module_import_module_loads_by_a_constant_name_is_checked(tmp_path):
+    files = {"patches/load.py": """\
+        import importlib
+        import importlib as il
+
+        mod = importlib.import_module("vllm.model_executor.models.qwen3_5")
+
+
+        def optional():
+            try:
+                return il.import_module("vllm.model_executor.models.qwen3_5")
+            except ImportError:
+                return None
+
+
+        def present():
+            return importlib.import_module("vllm.model_executor.models.qwen3")
+
+
+        def relative():
+            return importlib.import_module(".qwen3_5", package="vllm.model_executor.models")
+    """}
+    result = _scan(tmp_path, files, "0.16.0", ["DC001"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity, f.symbol, f.fix) for f in result.findings] == [
+        (4, "error", "vllm.model_executor.models.qwen3_5", None),
+        (9, "warning", "vllm.model_executor.models.qwen3_5", None)]
+    assert "ModuleNotFoundError at import time" in result.findings[0].message
+
+
+def test_29e_m1_twin_an_import_module_that_is_not_importlibs_loads_nothing(tmp_path):
+    files = {"patches/load.py": """\
+        def import_module(name):
+            return name
+
+        mod = import_module("vllm.model_executor.models.qwen3_5")
+    """}
+    assert _scan(tmp_path, files, "0.16.0", ["DC001"]).findings == []
