@@ -68,10 +68,15 @@ def _configuring_strings(tree: ast.AST):
     does a tuple it is tested against, `method not in ("eagle3", "extract_hidden_states")`: batch 20g's HS1)."""
     compared = {id(n) for c in nodes_of(tree, ast.Compare) for n in [c.left, *c.comparators]}
     typed = {id(n.slice) for n in nodes_of(tree, ast.Subscript)}  # `Literal["eagle3", "extract_hidden_states"]`
+    # a plain class's own attributes declare what the class is (vLLM 0.34.0's `ExtractHiddenStatesSpeculatorConfig.
+    # base_method = "extract_hidden_states"`, the registry's entry for the path): no engine is configured by them (29d
+    # R3); a decorated one's (`@dataclass`) are the defaults of a configuration
+    declared = {id(s) for c in nodes_of(tree, ast.ClassDef) if not c.decorator_list
+                for s in c.body if isinstance(s, (ast.Assign, ast.AnnAssign))}
     given: dict[int, str | None] = {}  # a list or tuple given for a name: its items are (`METHODS = ("eagle3", ...)`)
     for node in walk(tree):
         pairs: list[tuple[str | None, ast.expr]] = []  # (the key, keyword, name or flag it is given for, the value)
-        if id(node) in compared or id(node) in typed:
+        if id(node) in compared or id(node) in typed or id(node) in declared:
             continue
         if isinstance(node, ast.Dict):
             pairs = [(k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None, v)
@@ -88,7 +93,8 @@ def _configuring_strings(tree: ast.AST):
         for name, value in pairs:
             if isinstance(value, (ast.List, ast.Tuple)):
                 given[id(value)] = name
-            if isinstance(value, ast.Constant) and isinstance(value.value, str) and _configures(name, value.value):
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and _configures(name, value.value) \
+                    and not _DOTTED_MARKER.search(value.value):
                 yield value
 
 
@@ -96,6 +102,11 @@ def _configuring_strings(tree: ast.AST):
 # `spec_method = ...`, `--speculative-config.method`; a bare name elsewhere (a config class's `model_type`, a registry
 # entry `("extract_hidden_states", "Model")`) only names it (26m N5)
 _CONFIG_KEY = re.compile(r"method|connector|config|spec|kv|transfer", re.I)
+
+
+# the path's name as a part of a dotted module path (`"my_plugin.extract_hidden_states.MySpeculator"`, a speculator
+# class's path): it names code, not the method a config selects (29d R3)
+_DOTTED_MARKER = re.compile(r"^[\w.]*(?:\.extract_hidden_states\b|\bextract_hidden_states\.)[\w.]*$")
 
 
 def _configures(name: str | None, value: str) -> bool:

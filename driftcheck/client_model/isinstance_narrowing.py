@@ -24,7 +24,7 @@ def predicates(tree: ast.Module) -> dict[tuple[bool, str], tuple[int, ast.expr]]
     kept = _PREDICATES.get(tree)
     if kept is not None:
         return kept
-    out: dict[tuple[bool, str], tuple[int, ast.expr] | None] = {}
+    out: dict[tuple[bool, str], tuple[int, ast.expr, bool] | None] = {}
     methods = {id(f) for c in walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
     for fn in walk(tree):
         if not isinstance(fn, ast.FunctionDef):
@@ -36,11 +36,17 @@ def predicates(tree: ast.Module) -> dict[tuple[bool, str], tuple[int, ast.expr]]
         call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if method else 0:]
         wrapped = any(dotted_name(d) != "staticmethod" for d in fn.decorator_list)  # a property, a cache, ...
-        if wrapped or not (_is_isinstance(call) and isinstance(call.args[0], ast.Name) and call.args[0].id in params):
+        guarded = _type_guard(fn.returns)
+        if not wrapped and guarded is not None and params:
+            # `def _is_block_fp8(qc) -> TypeGuard[Fp8Config]`: True says its first argument is one (29d R1: vLLM
+            # 0.30.0's bailing_moe_v3); False says nothing (its body may test more than the class)
+            found = (0, guarded, False)
+        elif wrapped or not (_is_isinstance(call) and isinstance(call.args[0], ast.Name) and call.args[0].id in params):
             if key in out:
                 out[key] = None
             continue
-        found = (params.index(call.args[0].id), call.args[1])
+        else:
+            found = (params.index(call.args[0].id), call.args[1], True)
         out[key] = found if key not in out or out[key] == found else None
     table = _PREDICATES[tree] = {k: v for k, v in out.items() if v is not None}
     return table
@@ -49,38 +55,48 @@ def predicates(tree: ast.Module) -> dict[tuple[bool, str], tuple[int, ast.expr]]
 _PREDICATES: "weakref.WeakKeyDictionary[ast.Module, dict]" = weakref.WeakKeyDictionary()  # once per file, while it lives
 
 
+def _type_guard(returns: ast.expr | None) -> ast.expr | None:
+    """The class a `-> TypeGuard[C]` / `-> TypeIs[C]` return annotation names (typing's or typing_extensions')."""
+    if isinstance(returns, ast.Subscript) and (dotted_name(returns.value) or "").rsplit(".", 1)[-1] in ("TypeGuard", "TypeIs"):
+        return returns.slice
+    return None
+
+
 def _is_isinstance(call) -> bool:
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance" \
         and len(call.args) == 2 and not call.keywords
 
 
-def predicate_test(call: ast.expr, preds: dict) -> tuple[ast.expr, ast.expr] | None:
+def predicate_test(call: ast.expr, preds: dict, exact: bool = False) -> tuple[ast.expr, ast.expr] | None:
     """(the expression tested, the classes) of `isinstance(x, C)` or of a call of a predicate of the file
-    (`self._is_meta(x)`, `is_meta(x)`)."""
+    (`self._is_meta(x)`, `is_meta(x)`); `exact`: only a test whose False also says the object is none of those (not a
+    TypeGuard's). A walrus tested (`isinstance(spec := f(g), MambaSpec)`) tests the name it binds (29d R2)."""
     if _is_isinstance(call):
-        return call.args[0], call.args[1]
+        tested = call.args[0]
+        return (tested.target if isinstance(tested, ast.NamedExpr) else tested), call.args[1]
     if not isinstance(call, ast.Call) or call.keywords:
         return None
     func = call.func
     key = (True, func.attr) if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
         func.value.id in ("self", "cls") else (False, func.id) if isinstance(func, ast.Name) else None
     found = preds.get(key) if key else None
-    if found is None or found[0] >= len(call.args):
+    if found is None or found[0] >= len(call.args) or (exact and not found[2]):
         return None
-    return call.args[found[0]], found[1]
+    tested = call.args[found[0]]
+    return (tested.target if isinstance(tested, ast.NamedExpr) else tested), found[1]
 
 
-def _tested(test: ast.expr, receiver: str, negated: bool, preds: dict) -> list[list[ast.expr]]:
+def _tested(test: ast.expr, receiver: str, negated: bool, preds: dict, exact: bool = False) -> list[list[ast.expr]]:
     """The class groups `test` proves `receiver` an instance of when it holds (`negated`: when it fails): `isinstance(r,
     C)` (or a call of the file's predicate doing it) and the terms of an `and` when it holds; `not isinstance(r, C)` and
-    the terms of an `or` when it fails."""
+    the terms of an `or` when it fails. `exact`: only tests whose failing also proves the receiver none of them."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
-        return [g for value in test.values for g in _tested(value, receiver, negated, preds)]
+        return [g for value in test.values for g in _tested(value, receiver, negated, preds, exact)]
     if negated:
         if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
             return []
         test = test.operand
-    found = predicate_test(test, preds)
+    found = predicate_test(test, preds, exact)
     if found is not None and ast.unparse(found[0]) == receiver:
         classes = found[1]
         return [list(classes.elts) if isinstance(classes, ast.Tuple) else [classes]]
@@ -153,7 +169,7 @@ def excluded_classes(tree: ast.Module, node: ast.Attribute) -> list[ast.expr]:
     class)."""
     receiver, preds = ast.unparse(node.value), predicates(tree)
     return [c for test, held in _tests_around(tree, node.lineno) if not held
-            for g in _tested(test, receiver, False, preds) for c in g]
+            for g in _tested(test, receiver, False, preds, exact=True) for c in g]
 
 
 _TESTED: "weakref.WeakKeyDictionary[ast.Module, frozenset[str]]" = weakref.WeakKeyDictionary()

@@ -197,3 +197,84 @@ def test_29e_m1_twin_an_import_module_that_is_not_importlibs_loads_nothing(tmp_p
         mod = import_module("vllm.model_executor.models.qwen3_5")
     """}
     assert _scan(tmp_path, files, "0.16.0", ["DC001"]).findings == []
+
+
+# 29d (the self-scan oracle at 0.18.0 / 0.26.0 / 0.30.0 / 0.34.0): warnings on vLLM's own code that runs.
+# R1: bailing_moe_v3's `_is_block_fp8_config(qc) -> TypeGuard[Fp8Config]`, then `if not _is_block_fp8_config(qc):
+# return` and reads of Fp8Config's fields. R2: mooncake's coordinator, `isinstance(spec := _unwrap_spec(...), MambaSpec)
+# and spec.mamba_cache_mode`. Twins: the same reads with no test stay warnings; a TypeGuard's False proves nothing.
+_NARROWED = {"narrow.py": """\
+    from typing import TypeGuard
+
+    from vllm.model_executor.layers.quantization.base_config import QuantizationConfig
+    from vllm.model_executor.layers.quantization.fp8 import Fp8Config
+    from vllm.v1.kv_cache_interface import KVCacheGroupSpec, KVCacheSpec, MambaSpec
+
+
+    def _is_block_fp8_config(quant_config: QuantizationConfig | None) -> TypeGuard[Fp8Config]:
+        return isinstance(quant_config, Fp8Config) and quant_config.weight_block_size is not None
+
+
+    def via_typeguard(quant_config: QuantizationConfig):
+        if not _is_block_fp8_config(quant_config):
+            return None
+        return quant_config.weight_block_size
+
+
+    def positive(quant_config: QuantizationConfig):
+        if _is_block_fp8_config(quant_config):
+            return quant_config.ignored_layers
+        return None
+
+
+    def untested(quant_config: QuantizationConfig):
+        return quant_config.weight_block_size
+
+
+    def _unwrap(spec: KVCacheSpec) -> KVCacheSpec:
+        return spec
+
+
+    def walrus(groups: list[KVCacheGroupSpec]) -> bool:
+        return any(isinstance(spec := _unwrap(g.kv_cache_spec), MambaSpec) and spec.mamba_cache_mode == "align"
+                   for g in groups)
+
+
+    def unguarded(g: KVCacheGroupSpec) -> bool:
+        return _unwrap(g.kv_cache_spec).mamba_cache_mode == "align"
+"""}
+
+
+def test_29d_r1_r2_a_typeguard_and_a_walrus_narrow_what_they_test(tmp_path):
+    result = _scan(tmp_path, _NARROWED, "0.30.0", ["DC006"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity, f.symbol.rsplit(".", 1)[-1]) for f in result.findings] == [
+        (25, "warning", "weight_block_size"), (38, "warning", "mamba_cache_mode")]
+
+
+# R3: 0.34.0's extract_hidden_states_config.py, a speculator config class naming the method it registers
+# (`base_method = "extract_hidden_states"`) and its class's dotted path: no engine is configured there. Twin: an LLM
+# given the method with prefix caching on (the default) keeps its warning.
+def test_29d_r3_a_class_declaring_the_hidden_states_path_configures_no_engine(tmp_path):
+    files = {"spec_cfg.py": """\
+        from vllm.v1.worker.gpu.spec_decode.speculator_config import SpeculatorConfig
+
+
+        class MySpeculatorConfig(SpeculatorConfig):
+            base_method = "extract_hidden_states"
+            speculator_class = (
+                "my_plugin.extract_hidden_states."
+                "MySpeculator"
+            )
+
+
+        SPECULATOR_CLASS = "my_plugin.extract_hidden_states.MySpeculator"
+    """, "engine.py": """\
+        from vllm import LLM
+
+
+        def build():
+            return LLM(model="m", speculative_config={"method": "extract_hidden_states", "num_speculative_tokens": 1})
+    """}
+    result = _scan(tmp_path, files, "0.34.0", ["DC102"])
+    assert [(f.client.path, f.client.line) for f in result.findings] == [("engine.py", 5)]
