@@ -243,7 +243,7 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in ("hasattr", "getattr"):
                 kinds.add("hasattr")
-            elif node.func.id == "isinstance":
+            elif node.func.id == "isinstance" and not _builtin_types_only(node):
                 kinds.add("isinstance")
         if _class_name_of(node):
             kinds.add("isinstance")  # `'LoRA' in layer.__class__.__name__`: a test of the object's class (XB)
@@ -260,6 +260,20 @@ def test_kind(test: ast.expr, aliases: frozenset[str] | set[str] = frozenset(), 
         if kind in kinds:
             return kind
     return None
+
+
+def _builtin_types_only(call: ast.Call) -> bool:
+    """`isinstance(attn_metadata, dict)`: a test against Python's own types, which every vLLM release has alike; it picks
+    data, not the release or its classes, so it guards no vLLM use (29d M1: vLLM 0.30.0's kpool indexer, whose
+    `xpu_ops.top_k_per_row_prefill` after `if not isinstance(attn_metadata, dict): return` was only a warning)."""
+    if len(call.args) != 2:
+        return False
+    kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+    return bool(kinds) and all(isinstance(k, ast.Name) and k.id in _BUILTIN_TYPES for k in kinds)
+
+
+_BUILTIN_TYPES = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes", "bytearray", "int", "float",
+                            "bool", "complex"})
 
 
 def _field_of_an_object(node: ast.Attribute) -> bool:

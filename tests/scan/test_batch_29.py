@@ -246,7 +246,7 @@ _NARROWED = {"narrow.py": """\
 
 
 def test_29d_r1_r2_a_typeguard_and_a_walrus_narrow_what_they_test(tmp_path):
-    result = _scan(tmp_path, _NARROWED, "0.30.0", ["DC006"])
+    result = _scan(tmp_path, _NARROWED, "0.34.0", ["DC006"])
     assert not result.internal_errors
     assert [(f.client.line, f.severity, f.symbol.rsplit(".", 1)[-1]) for f in result.findings] == [
         (25, "warning", "weight_block_size"), (38, "warning", "mamba_cache_mode")]
@@ -278,3 +278,28 @@ def test_29d_r3_a_class_declaring_the_hidden_states_path_configures_no_engine(tm
     """}
     result = _scan(tmp_path, files, "0.34.0", ["DC102"])
     assert [(f.client.path, f.client.line) for f in result.findings] == [("engine.py", 5)]
+
+
+# 29d M1: vLLM 0.30.0's kpool indexer calls `xpu_ops.top_k_per_row_prefill`, which its `xpu_ops` class lacks (a latent bug,
+# reached on XPU only), after `if not isinstance(attn_metadata, dict): return`: a test against Python's own `dict` picks
+# data, not the release, so the certain AttributeError stays an error. Twin: a test against a vLLM class still guards.
+def test_29d_m1_an_isinstance_test_of_a_builtin_type_guards_nothing(tmp_path):
+    files = {"indexer.py": """\
+        from vllm._xpu_ops import xpu_ops
+        from vllm.v1.kv_cache_interface import MambaSpec
+
+
+        def after_dict_test(attn_metadata, logits):
+            if not isinstance(attn_metadata, dict):
+                return None
+            return xpu_ops.top_k_per_row_prefill(logits)
+
+
+        def after_class_test(spec, logits):
+            if not isinstance(spec, MambaSpec):
+                return None
+            return xpu_ops.top_k_per_row_prefill(logits)
+    """}
+    result = _scan(tmp_path, files, "0.34.0", ["DC006"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity) for f in result.findings] == [(8, "error"), (14, "warning")]
