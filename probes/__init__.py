@@ -51,6 +51,7 @@ PROBE_MODULES = [
     # silent and async drift: what the client customises stops running; a coroutine becomes a plain call, or back
     "orphaned_override",
     "await_drift",
+    "fallback_taken",
 ]
 
 

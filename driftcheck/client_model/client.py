@@ -87,12 +87,30 @@ class ClientSource:
         module under `src/` is known by the name below it, as the installed project imports it."""
         if self._own_modules is None:
             out: set[str] = set()
+            roots = self.project_roots()
             for rel in self.tree.iter_files(""):
                 parts = module_name_for(rel).split(".")
                 parts = parts[1:] if parts[0] == "src" and len(parts) > 1 else parts
                 out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1) if parts[0])
+                for root in roots:  # `proj/pkg/mod.py` under the project folder `proj/` is `pkg.mod` too
+                    inner = parts[len(root):] if parts[:len(root)] == root else []
+                    out.update(".".join(inner[:i]) for i in range(1, len(inner) + 1) if inner and inner[0])
             self._own_modules = frozenset(out)
         return self._own_modules
+
+    def project_roots(self) -> list[list[str]]:
+        """The folders below the tree's root that hold a project of their own (a `setup.py` or `pyproject.toml`), as
+        dotted parts (`["verl"]` for `verl/setup.py`), and their `src/` folders: the installed project imports its
+        modules by the names below them (29g F1: LUFFY's `luffy/verl/setup.py` + `luffy/verl/verl/...`)."""
+        found = self.__dict__.get("_project_roots")
+        if found is None:
+            found = []
+            for rel in self.tree.iter_files("", suffix=""):
+                folder, _, name = rel.rpartition("/")
+                if folder and name in ("setup.py", "pyproject.toml"):
+                    found += [folder.split("/"), [*folder.split("/"), "src"]]
+            self.__dict__["_project_roots"] = found
+        return found
 
     def by_module(self, module: str) -> ClientFile | None:
         return first_file_by(self, self.files, "module").get(module)
@@ -110,6 +128,10 @@ class ClientSource:
         if found is None and root not in ("", "src"):
             # a `src/` layout: `pkg.mod` is the file `src/pkg/mod.py`, as the installed project imports it (FA2)
             found = self._module_tree("src." + module)
+        for project in self.project_roots() if found is None and root else ():
+            found = self._module_tree(".".join([*project, module]))  # a project folder's own package (29g F1)
+            if found is not None:
+                break
         return found
 
     def _module_tree(self, module: str) -> tuple[ast.Module, bool] | None:

@@ -198,6 +198,11 @@ class ValueInference:
             loaded = self._loaded_module(node)
             if loaded is not None:
                 return loaded
+            read = self._getattr_read(node, env)
+            if read is not None:
+                # `getattr(vllm_config, "kv_transfer_config", None)`: the member, where it is there (29b R2: reads of
+                # fields 0.32.0 removed from the config it returns went unchecked)
+                return self._member_value(self.infer(read[0], env), read[1])
             func = self.infer(node.func, env)
             if isinstance(func, ClassRef):
                 return Instance(func.cls, built=True)
@@ -233,6 +238,17 @@ class ValueInference:
                 return Instance(value.cls)  # `AttentionBackendEnum["FLASHINFER"]`: an Enum's member, by name (LA)
             return value if isinstance(value, ClassRef) else None
         return None
+
+    def _getattr_read(self, call: ast.Call, env: dict) -> tuple[ast.expr, str] | None:
+        """(the object, the name) of a builtin `getattr(obj, "name")` or `getattr(obj, "name", default)`."""
+        func = call.func
+        if not (isinstance(func, ast.Name) and func.id == "getattr") or call.keywords or len(call.args) not in (2, 3) \
+                or "getattr" in env or "getattr" in self.module_env or "getattr" in self.functions:
+            return None
+        name = call.args[1]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
+            return None
+        return call.args[0], name.value
 
     def _client_subclass_built(self, value: ast.expr) -> bool:
         """`Cls(...)` of a client class of this file that derives from vLLM classes."""

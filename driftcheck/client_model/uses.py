@@ -95,6 +95,19 @@ class AttrUse:
 
 
 @dataclass
+class NameProbe:
+    """`getattr(numa_utils, "_can_set_mempolicy", None)` / `hasattr(Scheduler, "m")` on a vLLM module, class or object:
+    the client asks whether the release has a name and falls back when it has not (DC125 compares the answer with the
+    client's own vLLM)."""
+    loc: Loc
+    owner: str  # the module or class asked: "vllm.utils.numa_utils"
+    name: str
+    how: str  # "getattr" | "hasattr"
+    on_module: bool
+    result: object  # the target's answer: Resolved | Missing | Unknown | External
+
+
+@dataclass
 class ModuleAttrUse:
     loc: Loc
     module: str
@@ -149,6 +162,7 @@ class Usage:
     bound: list[BoundFunction] = field(default_factory=list)
     # patches naming a vLLM target by strings (client_model/patch_paths.py): DC001 / DC002 check what they look up
     patch_paths: list = field(default_factory=list)
+    name_probes: list[NameProbe] = field(default_factory=list)  # getattr-with-default / hasattr of vLLM names (DC125)
     worker_extensions: list[tuple[str, Loc]] = field(default_factory=list)  # dotted class path, where named
     # `worker_cls="pkg.mod.Worker"` (a platform's config hook): the class vLLM's worker wrapper builds and forwards to
     worker_classes: list[tuple[str, Loc]] = field(default_factory=list)

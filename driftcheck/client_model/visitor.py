@@ -29,7 +29,7 @@ from driftcheck.client_model.saved_originals import read_before_own_store
 from driftcheck.client_model.splatted_dicts import splatted_keys
 from driftcheck.client_model.unread_code import plugin_may_set, unread_packages
 from driftcheck.client_model.uses import (
-    AttrUse, BoundFunction, CallUse, ModuleAttrUse, RpcUse, Usage, call_shape, loc_of,
+    AttrUse, BoundFunction, CallUse, ModuleAttrUse, NameProbe, RpcUse, Usage, call_shape, loc_of,
 )
 from driftcheck.vllm_model.api_index import ApiIndex
 from driftcheck.vllm_model.bodies import enclosing_function
@@ -158,6 +158,7 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 continue  # the `except` of a try whose imports all work here (TF3), as its imports are `unreached`
             if isinstance(node, ast.Call):
                 self._visit_call(node, env, runtime_only)
+                self._record_name_probe(node, env)
                 store = self._literal_setattr(node, env)
                 if store is not None:
                     self._visit_attribute(store, env, runtime_only)
@@ -165,6 +166,30 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 self._visit_attribute(node, env, runtime_only)
         # (what the client sets on objects other than `self`, `client_set_attrs`, is collect_patches': every file's,
         # before any visit, so no visit depends on which files came before it)
+
+    def _record_name_probe(self, node: ast.Call, env: dict) -> None:
+        """The builtin `getattr(x, "name", default)` or `hasattr(x, "name")` of a vLLM module, class or object, with the
+        target's answer for the name (DC125 asks the client's own vLLM too)."""
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id not in ("getattr", "hasattr") or node.keywords \
+                or len(node.args) != (3 if func.id == "getattr" else 2) \
+                or any(func.id in scope for scope in (env, self.module_env, self.functions, self.classes)):
+            return
+        name = node.args[1]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
+            return
+        base = self.infer(node.args[0], env)
+        if isinstance(base, ModRef):
+            mod = self.api.module(base.module)
+            if mod is None:
+                return
+            owner, result = base.module, self.api.module_member(mod, name.value)
+        elif isinstance(base, (ClassRef, Instance)):
+            owner, result = base.cls.qualname, self.api.class_member(base.cls, name.value)
+        else:
+            return
+        self.usage.name_probes.append(NameProbe(loc_of(self.file, node), owner, name.value, func.id,
+                                                isinstance(base, ModRef), result))
 
     def _literal_setattr(self, node: ast.Call, env: dict) -> ast.Attribute | None:
         """`setattr(attn_metadata, "blend_metadata", v)` (the builtin) stores what `attn_metadata.blend_metadata = v`

@@ -136,8 +136,8 @@ def tree_digest(view, extra: str) -> str:
 
 
 # Fields of Usage a unit does not read from other files: its own lists, the files, what the visits fill
-UNIT_OWN = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "patch_paths", "unanalysed", "files", "passed",
-            "unbound_called", "unread_packages")
+UNIT_OWN = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "patch_paths", "name_probes", "unanalysed", "files",
+            "passed", "unbound_called", "unread_packages")
 
 
 _ATOMS = (str, int, bool, float, type(None))

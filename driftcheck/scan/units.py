@@ -105,7 +105,7 @@ class _Run:
 _RUN: _Run | None = None
 _CLAIM = None  # the worker's claim() while it and this process split the whole-client rules
 WHOLE = -1  # the task number of the whole-client rules
-_LISTS = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "patch_paths")
+_LISTS = ("imports", "calls", "attrs", "module_attrs", "rpcs", "bound", "patch_paths", "name_probes")
 
 
 def _partition(usage: Usage) -> dict[str, dict[str, list]]:

@@ -107,6 +107,10 @@ class _Summariser:
                 if is_type_checking(node.test):
                     self._block(node.body, type_only=True)
                     self._block(node.orelse, type_only=type_only)
+                elif _runs_as_script(node.test):
+                    # `if __name__ == "__main__": from ... import main`: bound only when the module runs as a script,
+                    # never for an importer (29h M1: 0.32.0-0.34.0's openai api_server binds `main` there only)
+                    self._block(node.orelse, type_only)
                 else:
                     before = dict(self.info.bindings)
                     self._block(node.body, type_only)
@@ -188,6 +192,15 @@ class _Summariser:
                     if members is not None:  # `_LAZY = frozenset({"warmup"})`, for `if name in _LAZY:` (QE3)
                         info.dicts[name] = dict.fromkeys(members, "")
                 self._bind(name, Binding(kind, node.lineno, expr, type_only, builds=builds))
+
+
+def _runs_as_script(test: ast.expr) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) and \
+        any(isinstance(n, ast.Constant) and n.value == "__main__" for n in sides)
 
 
 _LITERAL_TYPES = {ast.List: "list", ast.ListComp: "list", ast.Dict: "dict", ast.DictComp: "dict", ast.Set: "set",

@@ -303,3 +303,87 @@ def test_29d_m1_an_isinstance_test_of_a_builtin_type_guards_nothing(tmp_path):
     result = _scan(tmp_path, files, "0.34.0", ["DC006"])
     assert not result.internal_errors
     assert [(f.client.line, f.severity) for f in result.findings] == [(8, "error"), (14, "warning")]
+
+
+# 29b R2 (vllm-server-introspection's config_plugin.py): `cfg = getattr(vllm_config, "kv_transfer_config", None)`, a None
+# check, then reads of `kv_buffer_size` / `kv_ip`, fields KVTransferConfig lost in 0.32.0: the plugin's `init_state`
+# fails whenever a KV connector is configured. A builtin getattr of a literal name holds that member. Twins: a field the
+# config still has; a `getattr` the file defines itself.
+def test_29b_r2_what_getattr_of_a_literal_name_returns_is_that_member(tmp_path):
+    files = {"plugin.py": """\
+        from vllm.config import VllmConfig
+
+
+        def via_getattr(vllm_config: VllmConfig):
+            cfg = getattr(vllm_config, "kv_transfer_config", None)
+            if cfg is None:
+                return None
+            return cfg.kv_buffer_size, cfg.kv_buffer_device
+    """, "own.py": """\
+        from vllm.config import VllmConfig
+
+
+        def getattr(obj, name, default=None):
+            return default
+
+
+        def via_own(vllm_config: VllmConfig):
+            return getattr(vllm_config, "kv_transfer_config", None).kv_buffer_size
+    """}
+    result = _scan(tmp_path, files, "0.34.0", ["DC006"])
+    assert not result.internal_errors
+    assert [(f.client.path, f.client.line, f.severity, f.symbol.rsplit(".", 1)[-1]) for f in result.findings] == [
+        ("plugin.py", 8, "error", "kv_buffer_size")]
+
+
+# 29h M1 (kv-cache-learned's vllm_patch/api_server_wrapper.py): `from vllm.entrypoints.openai.api_server import main`;
+# from 0.32.0 that module binds `main` only under `if __name__ == "__main__":`, which an importer never runs. Twin: a name
+# the module binds at its top (`run_server`) imports.
+def test_29h_m1_a_name_bound_only_when_the_module_runs_as_a_script_cannot_be_imported(tmp_path):
+    files = {"serve.py": """\
+        from vllm.entrypoints.openai.api_server import main
+        from vllm.entrypoints.openai.api_server import run_server
+
+        if __name__ == "__main__":
+            main()
+    """}
+    result = _scan(tmp_path, files, "0.34.0", ["DC002"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity, f.symbol) for f in result.findings] == [
+        (1, "error", "vllm.entrypoints.openai.api_server.main")]
+    guard = source_line(vllm_sources("0.34.0"), "vllm/entrypoints/openai/api_server.py", 'if __name__ == "__main__":')
+    assert guard > source_line(vllm_sources("0.34.0"), "vllm/entrypoints/openai/api_server.py", "__all__ = [")
+
+
+# 29g F1 (LUFFY, laid out as `luffy/verl/setup.py` + `luffy/verl/verl/...`, scanned from `luffy/`): a test script imports
+# `verl.utils...`, which is the project folder's own package; it was taken for a package only partly in the tree, and
+# every DC006 error in the client became "cannot tell". The folder holding a setup.py is where its package's names start.
+def test_29g_f1_a_project_folder_below_the_root_names_its_own_package(tmp_path):
+    files = {
+        "mypkg/setup.py": 'from setuptools import setup\n\nsetup(name="mypkg", install_requires=["vllm==0.6.3"])\n',
+        "mypkg/mypkg/__init__.py": "",
+        "mypkg/mypkg/utils/__init__.py": "",
+        "mypkg/mypkg/utils/distributed.py": "def init_group():\n    return None\n",
+        "mypkg/mypkg/worker.py": """\
+            from vllm.config import CacheConfig
+
+
+            class Worker:
+                def __init__(self, cache_config: CacheConfig):
+                    self.cache_config = cache_config
+
+                def num_cpu_blocks(self, block_bytes: int) -> int:
+                    return int(self.cache_config.swap_space_bytes // block_bytes)
+        """,
+        "mypkg/tests/rollout/run_fsdp_vllm.py": """\
+            from vllm import SamplingParams
+
+            from mypkg.utils.distributed import init_group
+
+            init_group()
+            params = SamplingParams(max_tokens=8)
+        """,
+    }
+    result = _scan(tmp_path, files, "0.34.0", ["DC006"])
+    assert not result.internal_errors and result.unknown == []
+    assert [(f.client.path, f.client.line, f.severity) for f in result.findings] == [("mypkg/mypkg/worker.py", 9, "error")]
