@@ -29,6 +29,7 @@ from driftcheck.vllm_model.resolved import InSubclass, Missing, Resolved, Unknow
 from driftcheck.astnodes import first_line, nodes_of, walk
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
+from driftcheck.client_model.isinstance_narrowing import tests_before
 from driftcheck.client_model.patch_classes import replacement_function
 from driftcheck.client_model.source_diffs import added_members
 from driftcheck.vllm_model.pysummary import resolve_relative
@@ -461,6 +462,13 @@ def _set_only_when(ctx: ScanContext, use) -> str | None:
             continue
         if use.attr in ci.methods or use.attr in ci.class_attrs or any(f.name == use.attr for f in ci.fields) \
                 or (use.attr in ci.instance_attrs and use.attr not in ci.conditional_attrs):
+            return None
+    flags = found.cls.condition_flags.get(use.attr)
+    if flags:  # `if state.supports_mm_inputs: state.encoder_runner...`: read where the object's flag says it is set
+        receiver = ast.unparse(use.node.value)
+        recorded = {f"{receiver}.{flag}" for flag in flags}
+        if any(isinstance(n, ast.Attribute) and ast.unparse(n) in recorded
+               for test in tests_before(use.file.tree, use.node) for n in walk(test)):
             return None
     line, test = found.cls.conditional_attrs[use.attr]
     return f"`{test}` (the `if` on line {line} of its `__init__`)"

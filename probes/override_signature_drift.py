@@ -70,8 +70,12 @@ MAX_CALL_FILES = 80  # a name vLLM calls in more files than this is too generic 
 
 
 class _Override:
-    def __init__(self, file, node, owner: Resolved, name: str, how: str, client_cls: ast.ClassDef | None):
+    def __init__(self, file, node, owner: Resolved, name: str, how: str, client_cls: ast.ClassDef | None,
+                 further: bool = False):
         self.file, self.node, self.owner, self.name, self.how, self.client_cls = file, node, owner, name, how, client_cls
+        # another client subclass of a vLLM class whose first subclass is read too (`_other_subclasses`): only a
+        # certain failure is said for it again; a hedged one would repeat the first subclass's (29f D1)
+        self.further = further
 
 
 def _class(api, qualname: str) -> Resolved | None:
@@ -152,7 +156,8 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
     by_rel = {f.rel: f for f in usage.files}
     out: list[_Override] = []
     seen: set[tuple] = set()
-    for vqual, members in [*_members_in(usage.subclass_members, by_rel), *_other_subclasses(usage, by_rel)]:
+    for further, (vqual, members) in [*((False, e) for e in _members_in(usage.subclass_members, by_rel)),
+                                      *((True, e) for e in _other_subclasses(usage, by_rel))]:
         vcls = None
         for member, (label, rel, _line) in members:
             if (member.startswith("__") and member != "__init__") or (label, member) in seen:
@@ -170,7 +175,7 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
                     and target.owner.qualname == vcls.qualname):
                 continue
             seen.add((label, member))
-            out.append(_Override(file, fn, vcls, member, "subclass", cdef))
+            out.append(_Override(file, fn, vcls, member, "subclass", cdef, further))
     # `Cls.m = f` / setattr(Cls, "m", f) with a module-level function f of the same file, or a function the
     # installing function defines itself (`def _install(): ... def wrapper(self, ...): ...; Cls.m = wrapper`)
     for file in usage.files:
@@ -1037,6 +1042,10 @@ def check(ctx: ScanContext):
         return
     baseline = None
     for ov in _overrides(ctx):
+        if ov.further:
+            baseline = ctx.baseline() or False if baseline is None else baseline
+            if not baseline:
+                continue  # without the client's own vLLM it could only be a warning, said for the first subclass
         sig, decorators = _client_signature(ov)
         if decorators & {"property", "cached_property"}:
             continue
@@ -1114,6 +1123,8 @@ def check(ctx: ScanContext):
             else:
                 why = ""
             severity = "error" if certain and not why else "warning"
+            if ov.further and severity != "error":
+                continue
             was = "" if not baseline else f" (new since vLLM {baseline.version}, the client's vLLM)"
             short = typed.qualname.rsplit(".", 1)[-1]
             start = getattr(node, "started_by", None)

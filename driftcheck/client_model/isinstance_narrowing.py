@@ -153,6 +153,12 @@ def _short_circuits(tree: ast.Module, node: ast.AST):
                 break
 
 
+def tests_before(tree: ast.Module, node: ast.AST) -> list[ast.expr]:
+    """Every test the code at `node` runs only after, whichever way it came out: an enclosing `if`'s, an earlier
+    exiting `if`'s, an `assert`'s, an earlier term of an `and` / `or` around it."""
+    return [test for test, _held in (*_tests_around(tree, node.lineno), *_short_circuits(tree, node))]
+
+
 def narrowing_classes(tree: ast.Module, node: ast.Attribute) -> list[list[ast.expr]]:
     """For the receiver of `node` (`x` of `x.m`), each group of class expressions an enclosing test, an earlier
     exiting test of its function or an earlier term of an `and` around it proves it an instance of one of (a tuple's

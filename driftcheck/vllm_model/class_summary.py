@@ -9,7 +9,7 @@ import bisect
 import re
 
 from driftcheck.astnodes import dotted_name, first_line, source_text, walk, walk_statements
-from driftcheck.vllm_model.conditional_attrs import set_only_when
+from driftcheck.vllm_model.conditional_attrs import conditions
 from driftcheck.vllm_model.function_summary import MODULE_REGISTRARS, attr_targets, decorator_name, summarise_function
 from driftcheck.vllm_model.module_summary import ClassInfo, FieldInfo
 
@@ -110,9 +110,10 @@ def summarise_class(node: ast.ClassDef, path: str, *, scan_calls: bool | list[in
             cls.class_attrs.setdefault(stmt.name, stmt.lineno)
     init = next((s for s in functions if s.name == "__init__"), None)
     if init is not None and not cls.dynamic_names and not cls.dynamic_attrs:
-        cls.conditional_attrs = {name: at for name, at in set_only_when(init, functions).items()
-                                 if name not in cls.class_attrs and name not in declared
-                                 and all(f.name != name for f in cls.fields)}
+        found = {name: at for name, at in conditions(init, functions).items()
+                 if name not in cls.class_attrs and name not in declared and all(f.name != name for f in cls.fields)}
+        cls.conditional_attrs = {name: (line, test) for name, (line, test, _flags) in found.items()}
+        cls.condition_flags = {name: flags for name, (_line, _test, flags) in found.items() if flags}
     return cls
 
 

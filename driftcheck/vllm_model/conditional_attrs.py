@@ -19,6 +19,15 @@ def set_only_when(init: ast.FunctionDef | ast.AsyncFunctionDef,
     """attribute -> (line of the `if`, the condition under which `init` sets it: "not multiprocess_mode"), for the
     attributes `init` sets on its first parameter on some paths and not on others, and that no other method in
     `methods` sets (one that does may have run before the read: driftcheck cannot order them)."""
+    return {name: (line, test) for name, (line, test, _flags) in conditions(init, methods).items()}
+
+
+def conditions(init: ast.FunctionDef | ast.AsyncFunctionDef,
+               methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> dict[str, tuple[int, str, list[str]]]:
+    """`set_only_when`'s answer with, for each attribute, the flags that record its condition on the object: `self.X`
+    tested by the `if` itself, or assigned the very test (`self.supports_mm_inputs = encoder_cache is not None` before
+    `if encoder_cache is not None: self.encoder_runner = ...`, 29f A2). A read under a test of such a flag is made
+    where the attribute is there."""
     params = init.args.posonlyargs + init.args.args
     if not params:
         return {}
@@ -42,7 +51,20 @@ def set_only_when(init: ast.FunctionDef | ast.AsyncFunctionDef,
             if fn_params:
                 for name in _names_stored(fn, fn_params[0].arg) & maybe.keys():
                     del maybe[name]
-    return maybe
+    if not maybe:
+        return {}
+    recorded: dict[str, list[str]] = {}  # a test's text -> the attributes assigned exactly that value
+    for stmt in walk(init):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            for name in _self_attrs(stmt, first):
+                recorded.setdefault(ast.unparse(stmt.value), []).append(name)
+    out = {}
+    for name, (line, test) in maybe.items():
+        flags = list(recorded.get(test, []))
+        if test.startswith(f"{first}.") and test[len(first) + 1:].isidentifier():
+            flags.append(test[len(first) + 1:])
+        out[name] = (line, test, flags)
+    return out
 
 
 def _self_attrs(stmt: ast.stmt, first: str) -> list[str]:

@@ -108,6 +108,7 @@ class ClassInfo:
     dynamic_class_names: bool = False  # the same on the class itself (`setattr(cls, name, ...)` in a classmethod, `__new__`, `__init_subclass__`)
     # instance attributes `__init__` sets only under an `if` (and no other method sets): name -> (line, condition)
     conditional_attrs: dict[str, tuple[int, str]] = field(default_factory=dict)
+    condition_flags: dict[str, list[str]] = field(default_factory=dict)  # such an attribute -> members recording its `if`
 
 
 @dataclass

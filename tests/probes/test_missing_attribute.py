@@ -307,3 +307,25 @@ def test_28b_m1_a_read_the_client_guards_against_absence_is_no_finding(tmp_path)
     """}
     result = scan_trees(tmp_path, _ENGINE, client, only=["DC006"])
     assert [(f.client.line, f.severity) for f in result.findings] == [(13, "warning")], result.findings
+
+
+def test_conditional_attrs_name_the_flags_that_record_their_condition():
+    import ast
+    import textwrap
+
+    from driftcheck.vllm_model.conditional_attrs import conditions
+
+    init = ast.parse(textwrap.dedent("""\
+        def __init__(self, cache, use_norm):
+            self.supports_mm = cache is not None
+            self.use_norm = use_norm
+            if cache is not None:
+                self.runner = 1
+            if self.use_norm:
+                self.norm = 2
+            if use_norm and cache:
+                self.both = 3
+    """)).body[0]
+    assert conditions(init, [init]) == {"runner": (4, "cache is not None", ["supports_mm"]),
+                                        "norm": (6, "self.use_norm", ["use_norm"]),
+                                        "both": (8, "use_norm and cache", [])}

@@ -387,3 +387,39 @@ def test_29g_f1_a_project_folder_below_the_root_names_its_own_package(tmp_path):
     result = _scan(tmp_path, files, "0.34.0", ["DC006"])
     assert not result.internal_errors and result.unknown == []
     assert [(f.client.path, f.client.line, f.severity) for f in result.findings] == [("mypkg/mypkg/worker.py", 9, "error")]
+
+
+def test_29f_d1_a_hedged_override_warning_is_said_once_not_for_every_subclass(tmp_path):
+    # without the client's own vLLM the call may be old: a warning, said for the first subclass only (the self-scans'
+    # DC109 warnings had doubled with every subclass repeating its base's)
+    one_file = {"sched.py": _IMPORT + _OVERRIDE.format(name="A") + "\n\n" + _OVERRIDE.format(name="B")}
+    result = _scan(tmp_path, one_file, "0.34.0", ["DC109"])
+    assert [(f.client.path, f.client.line, f.severity) for f in result.findings] == [("sched.py", 5, "warning")]
+
+
+# 29f A2 (vLLM 0.34.0's own gpu model runner): `ModelState.__init__` stores `self.supports_mm_inputs = encoder_cache is
+# not None` and sets `encoder_runner` only `if encoder_cache is not None:`; a read under a test of that flag is made where
+# the attribute is there. Twin: the same read with no test keeps its warning.
+def test_29f_a2_a_read_under_the_flag_recording_the_condition_is_no_finding(tmp_path):
+    files = {"runner.py": """\
+        from vllm.v1.worker.gpu.model_states.interface import ModelState
+
+
+        def release(model_state: ModelState) -> None:
+            if model_state.supports_mm_inputs:
+                model_state.encoder_runner.clear()
+
+
+        def capture(model_state: ModelState) -> bool:
+            return model_state.supports_mm_inputs and model_state.encoder_runner.has_cudagraph()
+
+
+        def control(model_state: ModelState) -> None:
+            model_state.encoder_runner.clear()
+    """}
+    result = _scan(tmp_path, files, "0.34.0", ["DC006"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity, f.symbol.rsplit(".", 1)[-1]) for f in result.findings] == [
+        (14, "warning", "encoder_runner")]
+    flag = source_line(vllm_sources("0.34.0"), "vllm/v1/worker/gpu/model_states/interface.py", "self.supports_mm_inputs =")
+    assert "encoder_cache is not None" in result.findings[0].message and flag
