@@ -102,19 +102,36 @@ def _members_in(subclass_members: dict, files: dict) -> list:
     return [(vqual, [(m, w) for m, w in members.items() if w[1] in files]) for vqual, members in subclass_members.items()]
 
 
-def _other_subclasses(usage, files: dict) -> list:
+def _other_subclasses(ctx: ScanContext, files: dict) -> list:
     """The overrides of the client's second and later subclasses of a vLLM class (`subclass_members` keeps one
     client class per member, the first; 29b R1: two `Scheduler` subclasses with the same outdated `schedule(self)`),
-    from `client_overrides`, which lists every client class, in `_members_in`'s shape. Only the unit's files."""
-    out = []
+    from `client_overrides`, which lists every client class, in `_members_in`'s shape. Only the unit's files, from a
+    table made once per scan (a whole-platform client has thousands of overrides and a unit per file); none without
+    the client's own vLLM, where a further subclass could only repeat the first one's warning (29f D1)."""
+    usage = ctx.usage
+    held = _FURTHER.get(id(usage.client_overrides))
+    if held is None or held[0] is not usage.client_overrides:
+        _FURTHER.clear()  # one scan's table at a time
+        held = _FURTHER[id(usage.client_overrides)] = (usage.client_overrides, _further_overrides(usage))
+    by_rel = held[1]
+    if not any(rel in by_rel for rel in files) or not ctx.baseline():
+        return []
+    return [entry for rel in files for entry in by_rel.get(rel, ())]
+
+
+_FURTHER: dict[int, tuple[dict, dict]] = {}  # id(client_overrides) -> (it, rel -> [(vqual, [(member, where)])])
+
+
+def _further_overrides(usage) -> dict[str, list]:
+    out: dict[str, dict[str, list]] = {}
     for vqual, methods in usage.client_overrides.items():
         first = usage.subclass_members.get(vqual, {})
-        members = [(member, (label.rsplit(".", 1)[0], sig.path, sig.line)) for member, entries in methods.items()
-                   for label, sig in entries
-                   if sig.path in files and first.get(member, ("",))[0] != label.rsplit(".", 1)[0]]
-        if members:
-            out.append((vqual, members))
-    return out
+        for member, entries in methods.items():
+            for label, sig in entries:
+                owner = label.rsplit(".", 1)[0]
+                if first.get(member, ("",))[0] != owner:
+                    out.setdefault(sig.path, {}).setdefault(vqual, []).append((member, (owner, sig.path, sig.line)))
+    return {rel: list(table.items()) for rel, table in out.items()}
 
 
 _DEFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # module tree -> class name -> (def, its methods)
@@ -157,7 +174,7 @@ def _overrides(ctx: ScanContext) -> list[_Override]:
     out: list[_Override] = []
     seen: set[tuple] = set()
     for further, (vqual, members) in [*((False, e) for e in _members_in(usage.subclass_members, by_rel)),
-                                      *((True, e) for e in _other_subclasses(usage, by_rel))]:
+                                      *((True, e) for e in _other_subclasses(ctx, by_rel))]:
         vcls = None
         for member, (label, rel, _line) in members:
             if (member.startswith("__") and member != "__init__") or (label, member) in seen:
@@ -1042,10 +1059,6 @@ def check(ctx: ScanContext):
         return
     baseline = None
     for ov in _overrides(ctx):
-        if ov.further:
-            baseline = ctx.baseline() or False if baseline is None else baseline
-            if not baseline:
-                continue  # without the client's own vLLM it could only be a warning, said for the first subclass
         sig, decorators = _client_signature(ov)
         if decorators & {"property", "cached_property"}:
             continue
