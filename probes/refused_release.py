@@ -11,7 +11,9 @@ How driftcheck decides: it evaluates the package's module-level `if` chain for t
 comparisons of a name bound to vLLM's version (`vllm.__version__`, `version("vllm")`, `get_version("vllm")`, parsed or
 not) with a release (as versions when either side is parsed, as strings otherwise, character by character as Python
 compares them), and `is None` / `is not None` (vLLM is installed). A chain with a test it cannot decide that may raise
-is not judged, so there is no finding. The finding is not guarded: it is the client's own version check failing.
+is not judged, so there is no finding. A module-level `assert` of the `__init__` whose test is false for the release
+refuses it the same way (`assert vllm.__version__ >= "0.4.2"`, a string comparison that "0.34.0" fails; 29g M2); one it
+cannot decide is passed over. The finding is not guarded: it is the client's own version check failing.
 
 No fix: the client says it does not support this vLLM. Run a release it accepts (`driftcheck range` finds the
 tightest one the rest of the code fits), or port the package and widen its check.

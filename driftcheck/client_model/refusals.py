@@ -54,7 +54,7 @@ def refusals(files, source, version: str | None, package: str = "vllm") -> dict[
         if f is None:
             try:
                 data = source.tree.read_bytes(rel)
-                f = parse_client_file(source.tree, rel, data) if b"raise" in data else None
+                f = parse_client_file(source.tree, rel, data) if b"raise" in data or b"assert" in data else None
             except Exception:  # unreadable or not parseable here: nothing to judge
                 f = None
         found = _raising(f.tree, version, package) if f is not None and _may_refuse(f.tree) else None
@@ -663,13 +663,15 @@ def _refuses_unless(test: ast.expr, names: dict[str, bool], target, calls: dict[
 
 
 def _may_refuse(tree: ast.Module) -> bool:
-    """A module-level `if` and a `raise` somewhere: what a refusal needs (most `__init__` files have neither)."""
-    return any(isinstance(stmt, ast.If) for stmt in tree.body) and bool(nodes_of(tree, ast.Raise))
+    """A module-level `if` and a `raise` somewhere, or a module-level `assert`: what a refusal needs (most `__init__`
+    files have neither)."""
+    return any(isinstance(stmt, ast.Assert) for stmt in tree.body) or \
+        (any(isinstance(stmt, ast.If) for stmt in tree.body) and bool(nodes_of(tree, ast.Raise)))
 
 
-def _raising(tree: ast.Module, version: str, package: str) -> tuple[ast.Raise, ast.If, bool] | None:
+def _raising(tree: ast.Module, version: str, package: str) -> tuple[ast.stmt, ast.stmt, bool] | None:
     """The `raise` the module-level `if` chains take on `version`, the `if` that takes it and how its test came out,
-    when every test on the way decides."""
+    when every test on the way decides; or a module-level `assert` whose test is false for `version` (itself twice)."""
     from packaging.version import InvalidVersion, Version  # here: a warm scan never imports it (test_package_metadata)
 
     try:
@@ -679,6 +681,9 @@ def _raising(tree: ast.Module, version: str, package: str) -> tuple[ast.Raise, a
     names = _version_names(tree, package)
     names[f"{package}.__version__"] = False  # read in place: a string
     for stmt in tree.body:
+        if isinstance(stmt, ast.Assert) and _decide(stmt.test, names, target) is False:
+            # `assert vllm.__version__ >= "0.4.2"`: a string comparison, false for "0.34.0" (29g M2, OpenRLHF-RAG)
+            return stmt, stmt, False
         while isinstance(stmt, ast.If):
             taken = _decide(stmt.test, names, target)
             if taken is None:  # a test we cannot decide: only one that raises in neither branch lets the import go on

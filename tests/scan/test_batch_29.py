@@ -423,3 +423,16 @@ def test_29f_a2_a_read_under_the_flag_recording_the_condition_is_no_finding(tmp_
         (14, "warning", "encoder_runner")]
     flag = source_line(vllm_sources("0.34.0"), "vllm/v1/worker/gpu/model_states/interface.py", "self.supports_mm_inputs =")
     assert "encoder_cache is not None" in result.findings[0].message and flag
+
+
+# 29g M2 (R1-Searcher's OpenRLHF-RAG): `assert vllm.__version__ >= "0.4.2"` compares strings, and "0.34.0" < "0.4.2": the
+# package refuses 0.34.0 when it is imported, as an `if ...: raise` does (DC112). Twins: an assert the release passes
+# ("0.34.0" >= "0.10.0" as strings too), and one about something else.
+def test_29g_m2_a_package_init_assert_the_version_fails_refuses_the_release(tmp_path):
+    for i, (check, expected) in enumerate(((' >= "0.4.2", "needs vLLM >= 0.4.2"', [("pkg/__init__.py", 3, "error")]),
+                                           (' >= "0.10.0"', []))):
+        files = {"pkg/__init__.py": f"import vllm\n\nassert vllm.__version__{check}\nassert vllm is not None\n",
+                 "pkg/engine.py": "from vllm import SamplingParams\n\nPARAMS = SamplingParams(max_tokens=8)\n"}
+        result = _scan(tmp_path / str(i), files, "0.34.0", ["DC112"])
+        assert not result.internal_errors
+        assert [(f.client.path, f.client.line, f.severity) for f in result.findings] == expected
