@@ -239,11 +239,23 @@ class ValueInference:
             return value if isinstance(value, ClassRef) else None
         return None
 
+    def names_import_module(self) -> bool:
+        """Whether the file's text names `import_module` at all: asked for every statement and function, read once."""
+        found = self.__dict__.get("_names_import_module")
+        if found is None:
+            found = self.__dict__["_names_import_module"] = "import_module" in self.file.text
+        return found
+
     def _getattr_read(self, call: ast.Call, env: dict) -> tuple[ast.expr, str] | None:
         """(the object, the name) of a builtin `getattr(obj, "name")` or `getattr(obj, "name", default)`."""
+        return self.builtin_lookup(call, env, {"getattr": (2, 3)})
+
+    def builtin_lookup(self, call: ast.Call, env: dict, arities: dict[str, tuple[int, ...]]) -> tuple[ast.expr, str] | None:
+        """(the object, the literal name) of a call of the builtin `getattr` / `hasattr` (not a name the file binds
+        itself) with one of the argument counts `arities` allows it, e.g. {"getattr": (3,), "hasattr": (2,)}."""
         func = call.func
-        if not (isinstance(func, ast.Name) and func.id == "getattr") or call.keywords or len(call.args) not in (2, 3) \
-                or "getattr" in env or "getattr" in self.module_env or "getattr" in self.functions:
+        if not isinstance(func, ast.Name) or len(call.args) not in arities.get(func.id, ()) or call.keywords \
+                or func.id in env or func.id in self.module_env or func.id in self.functions:
             return None
         name = call.args[1]
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
@@ -632,8 +644,8 @@ class ValueInference:
         """What the imports in `fn`'s body bind (their names from outside vLLM join `self.foreign` either way)."""
         local: dict[str, object] = {}
         if not nodes_within(self.file.tree, fn, ast.Import, ast.ImportFrom) and not (
-                "import_module" in self.file.text and any((dotted_name(c.func) or "").endswith("import_module")
-                                                          for c in nodes_within(self.file.tree, fn, ast.Call))):
+                self.names_import_module() and any((dotted_name(c.func) or "").endswith("import_module")
+                                                   for c in nodes_within(self.file.tree, fn, ast.Call))):
             return local  # (most functions: no import statement, nor a module loaded by name, in their lines)
         first = len(self.usage.imports)
         stand_ins = self.module_stand_ins()

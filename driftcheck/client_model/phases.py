@@ -412,7 +412,7 @@ class ClientPhases:
         elif isinstance(node, ast.ClassDef) and not runtime_only:
             _imports_in(node.body, runtime_only, guarded, type_only, env)
         elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)) and node.value is not None \
-                and "import_module" in self.file.text:
+                and self.names_import_module():
             self._record_loads(node.value, runtime_only, guarded, type_only)
 
     def _record_loads(self, value: ast.expr, runtime_only: bool, guarded: bool, type_only: bool) -> None:

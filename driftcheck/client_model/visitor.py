@@ -52,6 +52,9 @@ _CONSTRUCTION = frozenset({"__init__", "__new__", "__init_subclass__", "__post_i
 # the underscored ones (`_member_map_`, `_abc_impl`) are skipped by their spelling (HI2)
 _TYPE_MEMBERS = frozenset({"mro", "register"})
 
+_PROBES = {"getattr": (3,), "hasattr": (2,)}  # the probes DC125 reads: a getattr with a default, a hasattr
+
+
 class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def __init__(self, api: ApiIndex, file: ClientFile, usage: Usage, package: str):
         self.api = api
@@ -170,25 +173,21 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
     def _record_name_probe(self, node: ast.Call, env: dict) -> None:
         """The builtin `getattr(x, "name", default)` or `hasattr(x, "name")` of a vLLM module, class or object, with the
         target's answer for the name (DC125 asks the client's own vLLM too)."""
-        func = node.func
-        if not isinstance(func, ast.Name) or func.id not in ("getattr", "hasattr") or node.keywords \
-                or len(node.args) != (3 if func.id == "getattr" else 2) \
-                or any(func.id in scope for scope in (env, self.module_env, self.functions, self.classes)):
+        probed = self.builtin_lookup(node, env, _PROBES) if node.func.__class__ is ast.Name else None
+        if probed is None or node.func.id in self.classes:
             return
-        name = node.args[1]
-        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
-            return
-        base = self.infer(node.args[0], env)
+        obj, name = probed
+        base = self.infer(obj, env)
         if isinstance(base, ModRef):
             mod = self.api.module(base.module)
             if mod is None:
                 return
-            owner, result = base.module, self.api.module_member(mod, name.value)
+            owner, result = base.module, self.api.module_member(mod, name)
         elif isinstance(base, (ClassRef, Instance)):
-            owner, result = base.cls.qualname, self.api.class_member(base.cls, name.value)
+            owner, result = base.cls.qualname, self.api.class_member(base.cls, name)
         else:
             return
-        self.usage.name_probes.append(NameProbe(loc_of(self.file, node), owner, name.value, func.id,
+        self.usage.name_probes.append(NameProbe(loc_of(self.file, node), owner, name, node.func.id,
                                                 isinstance(base, ModRef), result))
 
     def _literal_setattr(self, node: ast.Call, env: dict) -> ast.Attribute | None:
