@@ -13,7 +13,6 @@ function takes), is named as a hint and never moved to: a same-named class there
 from __future__ import annotations
 
 import ast
-import re
 
 from driftcheck.client_model.module_stand_ins import stood_in_for, through_stand_in
 from driftcheck.client_model.overlay import copy_may_define
@@ -336,6 +335,8 @@ def check(ctx: ScanContext):
                 continue
             mod = ctx.api.module(use.module)
             if mod is None and use.result.path:  # a member of a value of a builtin type (inference.BuiltinValue)
+                if use.attr.startswith("["):
+                    continue  # a str key on a sequence: TypeError, DC113's
                 value = _builtin_value_finding(ctx, use, symbol)
                 if value is not None:
                     yield value
@@ -361,9 +362,7 @@ def _builtin_value_finding(ctx: ScanContext, use, symbol: str):
     member is not the builtin type's. Nothing where another vLLM file sets the name on its module (`q.NAME = ...`):
     what it holds then depends on whether that ran."""
     name = use.module.rpartition(".")[2]
-    index = text_index_for(ctx.api)
-    setter = re.compile(rf"\.{re.escape(name)}\s*=[^=]".encode())
-    if any(setter.search(index.blob(rel)) for rel in index.files_mentioning(name) if rel != use.result.path):
+    if text_index_for(ctx.api).set_on_module_elsewhere(name, use.result.path):
         return None
     kind = use.result.reason  # "a `list`"
     near = f" Similar: {', '.join(use.result.near)}." if use.result.near else ""

@@ -25,6 +25,10 @@ lacks what the operation needs:
 - no vLLM class and no client class derived from it defines one (an abstract annotation may hold a subclass that
   does).
 A use under `isinstance`, `hasattr` or a version check, or inside a `try` that catches TypeError, is a warning.
+
+A str key on a module-level list, tuple or str vLLM binds once (`QUANTIZATION_METHODS["fp8"]`, read, set or
+deleted, where 0.6.5 made the registry's dict a list of names) raises TypeError too: a sequence is indexed by
+integers. Nothing where another vLLM file sets the name on its module, or the client rebinds it.
 No fix: what to iterate instead depends on the record (`CachedRequestData.req_ids`, with the other fields by index).
 """
 
@@ -43,7 +47,7 @@ from driftcheck.rules.tbsigs import Signature
 from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.vllm_model.facts import PLAIN_EXTERNAL_BASES, mro_defines_any
 from driftcheck.vllm_model.class_summary import split_union
-from driftcheck.vllm_model.resolved import Resolved
+from driftcheck.vllm_model.resolved import Missing, Resolved
 
 RULE = Rule("DC113", "not-a-container", "Client iterates, indexes or takes len() of a vLLM value whose class is a record",
             "error", kind="behaviour", raises=("TypeError",))
@@ -190,6 +194,24 @@ def check(ctx: ScanContext):
                   f"line raises TypeError: {op.error.format(name=name)}.",
             loc_of(file, node), ctx.location_of(resolved), resolved.qualname, when="call", fix=False,
             record_class=cls.qualname)
+    yield from _str_keys(ctx)
+
+
+def _str_keys(ctx: ScanContext):
+    """`QUANTIZATION_METHODS["fp8"]` where the release binds the name to a list, tuple or str (29g C1): the visit
+    keeps it as a member use whose name is the key in brackets (visitor._visit_builtin_key)."""
+    index = text_index_for(ctx.api)
+    for use in ctx.usage.module_attrs:
+        if not (use.attr.startswith("[") and isinstance(use.result, Missing)):
+            continue
+        name = use.module.rpartition(".")[2]
+        if index.set_on_module_elsewhere(name, use.result.path):
+            continue
+        yield ctx.finding(
+            RULE, f"`{name}` is {use.result.reason} in {ctx.version_label()} ({use.result.path}:{use.result.line}), "
+                  f"indexed by integers: `{name}{use.attr}` raises TypeError when this line runs.",
+            use.loc, ctx.vllm_location(use.result.path, use.result.line), f"{use.module}{use.attr}",
+            when="call" if use.runtime_only else "import", fix=False)
 
 
 # a builtin's own type says nothing of vLLM: `'NoneType' object is not iterable` has many causes
@@ -202,5 +224,11 @@ SIGNATURES = (
               "iterate its fields instead (`req_ids`, with the others by index).",
               message=rf"'{_NOT_BUILTIN}\w+' object is not (?:iterable|subscriptable)|object of type '{_NOT_BUILTIN}\w+' has "
                       r"no len\(\)",
+              exc_types=("TypeError",), priority=20),
+    Signature("the client indexes a vLLM list by a name: the registry it was written for was a dict.",
+              "A module-level registry vLLM keeps changed from a dict to a list of names (0.6.5's "
+              "`QUANTIZATION_METHODS`); register through the release's own function "
+              "(`register_quantization_config`, 0.7.0 on) and test membership with `in`.",
+              message=r"(?:list|tuple|string) indices must be integers(?: or slices)?, not str",
               exc_types=("TypeError",), priority=20),
 )

@@ -167,6 +167,9 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                     self._visit_attribute(store, env, runtime_only)
             elif isinstance(node, ast.Attribute):
                 self._visit_attribute(node, env, runtime_only)
+            elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                    and isinstance(node.slice.value, str):
+                self._visit_builtin_key(node, env, runtime_only)
         # (what the client sets on objects other than `self`, `client_set_attrs`, is collect_patches': every file's,
         # before any visit, so no visit depends on which files came before it)
 
@@ -573,6 +576,20 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         members = tuple(n for n in dir(kind) if not n.startswith("_"))
         result = Missing(f"{value.qualname}.{node.attr}", f"a `{value.type_name}`", value.path, value.line, members)
         self.usage.module_attrs.append(ModuleAttrUse(loc_of(self.file, node), value.qualname, node.attr, result, runtime_only))
+
+    def _visit_builtin_key(self, node: ast.Subscript, env: dict, runtime_only: bool) -> None:
+        """`QUANTIZATION_METHODS["fp8"]` (read, set or deleted) where vLLM binds the name to a list, tuple or str (29g
+        C1: a dict up to 0.6.4, a list of names since 0.6.5): a sequence is indexed by integers, so a str key raises
+        TypeError. Kept as a member use of the value whose name is the key in brackets (DC113 words it)."""
+        value = self.infer(node.value, env)
+        if not isinstance(value, BuiltinValue) or value.type_name not in ("list", "tuple", "str"):
+            return
+        module, _, name = value.qualname.rpartition(".")
+        if (module, name) in self.usage.patched:
+            return  # (a value the client rebinds on vLLM's module is the client's)
+        key = f"[{node.slice.value!r}]"
+        result = Missing(f"{value.qualname}{key}", f"a `{value.type_name}`", value.path, value.line)
+        self.usage.module_attrs.append(ModuleAttrUse(loc_of(self.file, node), value.qualname, key, result, runtime_only))
 
     def _narrowed_method(self, attr: ast.Attribute, env: dict, value: Instance) -> tuple[BoundMethod, Instance] | None:
         """The method a call reaches where an isinstance test has narrowed its receiver to one vLLM subclass of the

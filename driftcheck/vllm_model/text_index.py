@@ -212,6 +212,12 @@ class TextIndex:
             self.dirty = True
         return self._mentions[name]
 
+    def set_on_module_elsewhere(self, name: str, rel: str) -> bool:
+        """Whether a file other than `rel` stores `.name = ...` (`q.QUANTIZATION_METHODS = {}`): what a module-level
+        value holds then depends on whether that ran."""
+        setter = re.compile(rf"\.{re.escape(name)}\s*=[^=]".encode())
+        return any(setter.search(self.blob(other)) for other in self.files_mentioning(name) if other != rel)
+
     def _words(self) -> "WordIndex":
         if self._word_index is None:
             self._word_index = WordIndex(self.blobs())

@@ -143,3 +143,95 @@ def test_dc113_a_value_built_by_a_call_is_named_by_its_annotation(tmp_path):
     result = scan_trees(tmp_path, edited(vllm, "vllm/batch.py", NO_ITER), client, only=["DC113"])
     [f] = result.findings
     assert "which is `Batch` (what `make_batch()` returns) in vLLM 0.99.0" in f.message
+
+
+# 29g C1: a str key on `QUANTIZATION_METHODS`, a dict of configs up to vLLM 0.6.4 and a list of names since 0.6.5
+# (bitpolar's "legacy" registration `QUANTIZATION_METHODS["bitpolar"] = cfg`, flute-kernel's `["flute"] = cfg`, old
+# vLLM tests' `QUANTIZATION_METHODS["fp8"].get_min_capability()`): TypeError, list indices must be integers.
+_REGISTER = {"plugin/register.py": """\
+    from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+
+
+    def register(cfg_cls):
+        if "bitpolar" not in QUANTIZATION_METHODS:
+            QUANTIZATION_METHODS["bitpolar"] = cfg_cls
+        return QUANTIZATION_METHODS["fp8"].get_min_capability(), QUANTIZATION_METHODS[0]
+"""}
+
+
+def test_dc113_a_str_key_on_vllms_quantization_list_is_an_error(tmp_path):
+    from conftest import source_line, vllm_sources
+
+    result = scan_files(tmp_path, _REGISTER, vllm="0.16.0", only=["DC113"])
+    assert not result.internal_errors
+    assert _dc113(result) == [("error", 6), ("error", 7)]
+    line = source_line(vllm_sources("0.16.0"), "vllm/model_executor/layers/quantization/__init__.py",
+                       "QUANTIZATION_METHODS: list[str] =")
+    assert f"`QUANTIZATION_METHODS` is a `list` in vLLM 0.16.0 (vllm/model_executor/layers/quantization/__init__.py:" \
+           f"{line}), indexed by integers: `QUANTIZATION_METHODS['bitpolar']` raises TypeError" in result.findings[0].message
+
+
+_SEQUENCES = {
+    "vllm/__init__.py": "",
+    "vllm/tables.py": """\
+        METHODS = ["a", "b"]
+        PAIRS = ("a", "b")
+        REGISTRY = {"a": 1}
+        SET_ELSEWHERE = []
+    """,
+    "vllm/other.py": """\
+        from vllm import tables
+
+        tables.SET_ELSEWHERE = {}
+    """,
+}
+
+
+def test_dc113_str_keys_fail_on_sequences_only(tmp_path):
+    client = {"c.py": """\
+        import vllm.tables as t
+        from vllm.tables import METHODS, PAIRS, REGISTRY, SET_ELSEWHERE
+
+
+        def f(cfg):
+            METHODS["mine"] = cfg
+            x = t.PAIRS["a"]
+            del METHODS["a"]
+            REGISTRY["mine"] = cfg
+            y = METHODS[0], PAIRS[-1], METHODS[1:]
+            SET_ELSEWHERE["mine"] = cfg
+            try:
+                z = METHODS["a"]
+            except TypeError:
+                z = None
+            return x, y, z
+    """}
+    result = scan_trees(tmp_path, _SEQUENCES, client, only=["DC113"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity, f.symbol) for f in result.findings] == [
+        (6, "error", "vllm.tables.METHODS['mine']"), (7, "error", "vllm.tables.PAIRS['a']"),
+        (8, "error", "vllm.tables.METHODS['a']"), (13, "warning", "vllm.tables.METHODS['a']")]
+
+
+def test_dc113_twin_a_sequence_the_client_rebinds_on_vllms_module_is_its_own(tmp_path):
+    client = {"c.py": """\
+        import vllm.tables
+        from vllm.tables import METHODS
+
+        vllm.tables.METHODS = {}
+
+
+        def f(cfg):
+            METHODS["mine"] = cfg
+    """}
+    result = scan_trees(tmp_path, _SEQUENCES, client, only=["DC113"])
+    assert result.findings == [] and not result.internal_errors
+
+
+def test_dc113_explain_names_the_registry_that_became_a_list():
+    from driftcheck.report.explain import explain_text
+
+    [d] = explain_text('Traceback (most recent call last):\n  File "/srv/plugin/register.py", line 6, in register\n'
+                       '    QUANTIZATION_METHODS["bitpolar"] = cfg_cls\n'
+                       'TypeError: list indices must be integers or slices, not str\n')
+    assert d["rule"] == "DC113" and "QUANTIZATION_METHODS" in d["vllm_change"]
