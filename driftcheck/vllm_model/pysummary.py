@@ -273,6 +273,11 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                             result.names.setdefault(elt.value, None)
         if isinstance(sub, ast.Call) and (dotted_name(sub.func) or "").endswith("warn"):
             result.deprecated = True
+        table = _table_lookup(sub, param, info)
+        if table is not None:  # `spec = _EXPORTS.get(name)`: the table's keys, as `name in _EXPORTS` serves them
+            result.names.update({k: ("map:" + v) if v else None for k, v in info.dicts[table].items()})
+            if table not in result.served_tables:
+                result.served_tables.append(table)
     # `if name == "x": from m import x; return x` -> x comes from m.
     for sub in walk(fn):
         if isinstance(sub, ast.If) and isinstance(sub.test, ast.Compare):
@@ -292,7 +297,7 @@ def _summarise_getattr(fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ModuleI
                         result.names[right.value] = f"{info.name}.{served}"
     result.names = {k: v for k, v in result.names.items() if not k.startswith("@dict:")}
     last = fn.body[-1] if fn.body else None
-    result.closed = _always_raises(last) or _refuses_all_but_globals(fn, param)
+    result.closed = _always_raises(last) or _refuses_all_but_globals(fn, param) or _refuses_unlisted(fn, param, info)
     result.none_otherwise = not result.closed and _falls_through_for_other_names(fn, param)
     # `elif name in globals()` means "anything defined here"; it does not open the module further.
     return result
@@ -352,6 +357,29 @@ def _always_raises(stmt: ast.stmt | None) -> bool:
     if isinstance(stmt, ast.If):
         return bool(stmt.orelse) and _always_raises(stmt.orelse[-1])
     return False
+
+
+def _table_lookup(node: ast.AST, param: str, info: ModuleInfo) -> str | None:
+    """The module-level str-keyed dict `node` looks the parameter up in, `_EXPORTS.get(name)`, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in info.dicts \
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == param:
+        return node.func.value.id
+    return None
+
+
+def _refuses_unlisted(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, info: ModuleInfo) -> bool:
+    """The body starts `spec = _EXPORTS.get(name)` then `if spec is None: raise ...` (0.28.0's `vllm/utils/humming.py`,
+    30b U2): a name the table lacks gets no further."""
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) \
+        else fn.body
+    if len(body) < 2 or not (isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
+                             and isinstance(body[0].targets[0], ast.Name) and _table_lookup(body[0].value, param, info)):
+        return False
+    spec, test = body[0].targets[0].id, body[1].test if isinstance(body[1], ast.If) else None
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == spec \
+        and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) \
+        and test.comparators[0].value is None and not body[1].orelse and _always_raises(body[1].body[-1])
 
 
 def _refuses_all_but_globals(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> bool:
