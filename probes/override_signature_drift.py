@@ -37,7 +37,9 @@ from a call of a vLLM function annotated `-> type[X]`, then calls (the KV connec
 role, kv_cache_config)`: a connector loaded by `kv_connector_module_path` with a two-argument `__init__` fails from the
 release that passes three, 22b's UCM), only where every vLLM subclass of X takes that call (`quant_cls()` in the weight
 loader is made for some quantization configs only); and a vLLM module's own `Name(...)` calls of a class the client
-sets on that module (`compressed_tensors_moe.CompressedTensorsWNA16MarlinMoEMethod = HPUMethod`, 23b's R2).
+sets on that module (`compressed_tensors_moe.CompressedTensorsWNA16MarlinMoEMethod = HPUMethod`, 23b's R2). Not a
+client class only its own subclasses, each with its own `__init__`, derive from and nothing hands out
+(`client_model/unbuilt_bases.py`, 30c F1).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from driftcheck.vllm_model.bodies import text_index_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.signatures import check_call, signature_from_args
+from driftcheck.client_model.unbuilt_bases import only_a_base
 from driftcheck.client_model.uses import call_shape, loc_of
 from driftcheck.client_model.client_classes import built_by_the_client, grafted_class
 from driftcheck.client_model.imported_functions import imported_function
@@ -684,8 +687,8 @@ def _construction_sites(ctx: ScanContext, ov: _Override):
     the client's derives from or an ancestor of it (`connector_cls(config, role, kv_cache_config)` in the KV connector
     factory; 22b's UCM). Only in a subclass: a patch class or a function set as `__init__` is built the same way, but
     a subclass is what such a factory loads."""
-    if ov.how != "subclass":
-        return
+    if ov.how != "subclass" or (ov.client_cls is not None and only_a_base(ctx.client, ov.client_cls)):
+        return  # (a base only the client's own subclasses build, through `super().__init__`: 30c F1)
     api = ctx.api
     index = text_index_for(api)
     holders = {c.qualname for c in api.mro(ov.owner)[0]}

@@ -51,3 +51,58 @@ def test_30b_u2_on_the_release_a_name_humming_lists_is_served_and_one_it_lacks_f
     assert not result.internal_errors and result.unknown == []
     assert [(f.client.line, f.severity, f.symbol) for f in result.findings] == [
         (2, "error", "vllm.utils.humming.NoSuchSchema")]
+
+
+# 30c F1 (swallow-evaluation-instruct, lighteval/models/vllm/reasoning_parser/): `MarkupReasoningParser(ReasoningParser)`
+# takes `(think_start_expr, response_start_expr)` and is never registered; its registered subclasses take the tokenizer
+# and call `super().__init__(...)` with the markup. vLLM 0.34.0 builds `parser_cls(tokenizer)` of registered classes
+# only, so the base's `__init__` is never called with vLLM's arguments.
+_MARKUP_BASE = """\
+    from vllm.reasoning import ReasoningParser
+
+
+    class MarkupReasoningParser(ReasoningParser):
+        def __init__(self, think_start_expr: str, response_start_expr: str):
+            super().__init__(tokenizer=None)
+            self.think_start_expr = think_start_expr
+
+        def extract_reasoning(self, model_output, request):
+            return None, model_output
+"""
+_MARKUP_SUB = """\
+    from vllm.reasoning import ReasoningParserManager
+
+    from .base import MarkupReasoningParser
+
+
+    @ReasoningParserManager.register_module("r1_markup")
+    class R1MarkupParser(MarkupReasoningParser):
+        def __init__(self, tokenizer=None):
+            super().__init__(think_start_expr="<think>", response_start_expr="</think>")
+"""
+
+
+def _markup(tmp_path, sub: str = _MARKUP_SUB, extra: dict | None = None):
+    files = {"rp/__init__.py": "", "rp/base.py": _MARKUP_BASE, "rp/r1.py": sub, **(extra or {})}
+    result = scan_at_release(tmp_path, files, "0.34.0", ["DC109"], client_vllm="0.11.0")
+    assert not result.internal_errors
+    return [(f.client.path, f.client.line, f.severity) for f in result.findings]
+
+
+def test_30c_f1_a_base_only_the_clients_own_subclasses_build_is_not_built_by_vllm(tmp_path):
+    assert _markup(tmp_path) == []
+
+
+def test_30c_f1_twin_a_subclass_that_inherits_the_bases_init_is_built_with_vllms_arguments(tmp_path):
+    inherits = _MARKUP_SUB.split("        def __init__")[0] + "        pass\n"
+    assert _markup(tmp_path, inherits) == [("rp/base.py", 5, "error")]
+
+
+def test_30c_f1_twin_a_base_the_client_hands_out_may_be_built(tmp_path):
+    # registered itself, or named by a string or an entry point: vLLM may build it with its own arguments
+    registered = _MARKUP_BASE.replace("    class MarkupReasoningParser", "    @ReasoningParserManager.register_module(\"m\")\n"
+                                      "    class MarkupReasoningParser").replace(
+        "import ReasoningParser\n", "import ReasoningParser, ReasoningParserManager\n")
+    assert _markup(tmp_path / "a", extra={"rp/base.py": registered}) == [("rp/base.py", 6, "error")]
+    named = {"pyproject.toml": '[project.entry-points."vllm.general_plugins"]\nmarkup = "rp.base:MarkupReasoningParser"\n'}
+    assert _markup(tmp_path / "b", extra=named) == [("rp/base.py", 5, "error")]
