@@ -106,3 +106,36 @@ def test_30c_f1_twin_a_base_the_client_hands_out_may_be_built(tmp_path):
     assert _markup(tmp_path / "a", extra={"rp/base.py": registered}) == [("rp/base.py", 6, "error")]
     named = {"pyproject.toml": '[project.entry-points."vllm.general_plugins"]\nmarkup = "rp.base:MarkupReasoningParser"\n'}
     assert _markup(tmp_path / "b", extra=named) == [("rp/base.py", 5, "error")]
+
+
+# 30c M2 (swallow-evaluation-instruct, lighteval/metrics/llm_as_judge.py): `match self.backend:` / `case "vllm" if
+# is_vllm_available():` imports `vllm.transformers_utils.tokenizer`, which 0.34.0 no longer has; the imports of a `case`
+# body (and of a loop's `else:`) were never read.
+_JUDGE = {"judge.py": """\
+    class Judge:
+        def load(self, backend):
+            match backend:
+                case "vllm":
+                    from vllm.transformers_utils.tokenizer import get_tokenizer
+
+                    return get_tokenizer("m")
+                case _:
+                    return None
+
+        def fallback(self, names):
+            for name in names:
+                pass
+            else:
+                from vllm.transformers_utils.tokenizer import get_tokenizer
+                return get_tokenizer
+"""}
+
+
+def test_30c_m2_the_imports_of_a_case_body_and_a_loops_else_are_checked(tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(vllm_sources("0.34.0")) as z:
+        assert not {"vllm/transformers_utils/tokenizer.py", "vllm/transformers_utils/tokenizer/__init__.py"} & set(z.namelist())
+    result = scan_at_release(tmp_path, _JUDGE, "0.34.0", ["DC001"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity, f.rule) for f in result.findings] == [(5, "error", "DC001"), (15, "error", "DC001")]
