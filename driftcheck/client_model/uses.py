@@ -76,6 +76,7 @@ class CallUse:
     rebound: list[Rebinding] = field(default_factory=list)  # the client's replacements the callee may be at run time
     # a method called on a value: the vLLM class the value is annotated or built as (a Protocol's method binds nothing certain)
     receiver: Resolved | None = None
+    exact: bool = False  # the receiver is an object the client built of exactly that class: no subclass's override runs
 
 
 @dataclass

@@ -277,9 +277,13 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
                 func, value = narrowed
             self.usage.calls.append(CallUse(loc, "method", func.method, shape, node, self.file, runtime_only, self._driven,
                                             isinstance(value, SuperOf),
-                                            receiver=value.cls if isinstance(value, Instance) else None))
+                                            receiver=value.cls if isinstance(value, Instance) else None,
+                                            exact=narrowed is None and self._built_exactly(value)))
         elif isinstance(func, UnboundMethod):
             self.usage.calls.append(CallUse(loc, "function", func.method, shape, node, self.file, runtime_only, self._driven))
+        elif isinstance(func, Instance) and (method := self._module_forward(func.cls)) is not None:
+            self.usage.calls.append(CallUse(loc, "method", method, shape, node, self.file, runtime_only, self._driven,
+                                            receiver=func.cls, exact=self._built_exactly(func)))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "collective_rpc" and not self._own_dispatch(node.func.value, env):
             method = None
             first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "method"), None)
@@ -289,6 +293,24 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
             override, sender = self._rpc_override(node.func.value, env)
             self.usage.rpcs.append(RpcUse(loc, method, node, self.file, urr,
                                           loc_of(self.file, override) if override is not None else None, sender))
+
+    def _built_exactly(self, value) -> bool:
+        """An object the client built by calling the vLLM class itself (`self.attn = Attention(...)`), whose MRO has no
+        `__new__` that may build another class (vLLM's `CustomOp.__new__` builds an out-of-tree replacement)."""
+        return isinstance(value, Instance) and value.built and not any(
+            "__new__" in c.cls.methods for c in self.api.mro(value.cls)[0] if c.cls)
+
+    def _module_forward(self, cls: Resolved):
+        """The `forward` a call of a vLLM `torch.nn.Module` object runs (`self.attn(q, k, v, kv_cache, attn_metadata)`):
+        `nn.Module.__call__` hands it the call's arguments as they are (30a R1: 360zhinao's model files, whose
+        `self.attn(...)` / `self.sampler(...)` calls kept the old arity). None where a vLLM class of its MRO defines
+        `__call__` itself, or the class is no module."""
+        order, _open, externals = self.api.mro(cls)
+        if "torch.nn.Module" not in externals or any("__call__" in c.cls.methods or "__call__" in c.cls.class_attrs
+                                                     for c in order if c.cls):
+            return None
+        method = self.api.class_member(cls, "forward")
+        return method if isinstance(method, Resolved) and method.kind == "method" else None
 
     def _function_rebound(self, func: FuncRef) -> list:
         """The client's replacements a vLLM function may be when called here: those set on the module it was read from

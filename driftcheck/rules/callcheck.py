@@ -125,8 +125,8 @@ def _bind_all(ctx: ScanContext) -> list[BoundCall]:
         rebound, unread = None, False
         if problems and use.rebound:
             problems, rebound, unread = _through_replacements(ctx, use, problems)
-        out.append(BoundCall(use, sig, problems, callee_label(use),
-                             _fitting_override(ctx, use) if problems and use.kind == "method" and not use.via_super else None,
+        overridable = problems and use.kind == "method" and not use.via_super and not use.exact
+        out.append(BoundCall(use, sig, problems, callee_label(use), _fitting_override(ctx, use) if overridable else None,
                              rebound, unread, _other_class_fits(ctx, use) if problems else None,
                              _structural_receiver(ctx, use) if problems else None))
     return out

@@ -139,3 +139,125 @@ def test_30c_m2_the_imports_of_a_case_body_and_a_loops_else_are_checked(tmp_path
     result = scan_at_release(tmp_path, _JUDGE, "0.34.0", ["DC001"])
     assert not result.internal_errors
     assert [(f.client.line, f.severity, f.rule) for f in result.findings] == [(5, "error", "DC001"), (15, "error", "DC001")]
+
+
+# 30a R1 (Qihoo360/360zhinao's model files, three fix commits): `self.attn(q, k, v, kv_cache, attn_metadata)` on a vLLM
+# `Attention`, a `torch.nn.Module`: `nn.Module.__call__` hands `forward` the arguments as they are, and from the V1
+# releases `forward(query, key, value, output_shape=None)` takes four. The same call written `.forward(...)` was an
+# error; through the object it got nothing.
+_V0_ATTENTION = {"zhinao.py": """\
+    from torch import nn
+    from vllm.model_executor.layers.attention import Attention
+
+
+    class ZhinaoAttention(nn.Module):
+        def __init__(self, num_heads, head_dim, scaling):
+            super().__init__()
+            self.attn = Attention(num_heads, head_dim, scaling)
+
+        def forward(self, q, k, v, kv_cache, attn_metadata):
+            out = self.attn(q, k, v, kv_cache, attn_metadata)
+            return self.attn(q, k, v), out
+"""}
+
+
+def test_30a_r1_a_call_of_a_vllm_module_object_is_checked_against_its_forward(tmp_path):
+    line = source_line(vllm_sources("0.16.0"), "vllm/model_executor/layers/attention/attention.py", "    def forward(")
+    result = scan_at_release(tmp_path, _V0_ATTENTION, "0.16.0", ["DC004"])
+    assert not result.internal_errors
+    [f] = result.findings
+    assert (f.client.line, f.severity, f.rule) == (11, "error", "DC004")
+    assert f.vllm.line == line and "Attention.forward() takes 4 positional argument(s) but 5 were given" in f.message
+
+
+_MODULES = {
+    "vllm/__init__.py": "",
+    "vllm/layers.py": """\
+        import torch.nn as nn
+
+
+        class Plain(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Called(nn.Module):
+            def __call__(self, x, y, z):
+                return x
+
+            def forward(self, x):
+                return x
+
+
+        class NotAModule:
+            def forward(self, x):
+                return x
+    """,
+}
+
+
+def test_30a_r1_twin_only_a_module_without_its_own_call_runs_forward(tmp_path):
+    client = {"c.py": """\
+        from vllm.layers import Called, NotAModule, Plain
+
+
+        def f(x):
+            Plain()(x, x)
+            Called()(x, x, x)
+            NotAModule()(x, x)
+            Plain()(x)
+    """}
+    result = scan_trees(tmp_path, _MODULES, client, only=["DC004"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity) for f in result.findings] == [(5, "error")]
+
+
+_FAMILY = {
+    "vllm/__init__.py": "",
+    "vllm/layers.py": """\
+        import torch.nn as nn
+
+
+        class Base(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class Wide(Base):
+            def forward(self, x, y):
+                return x
+
+
+        class Dispatched(nn.Module):
+            def __new__(cls, *args, **kwargs):
+                return super().__new__(cls)
+
+            def forward(self, x):
+                return x
+
+
+        class WideDispatched(Dispatched):
+            def forward(self, x, y):
+                return x
+    """,
+}
+
+
+def test_30a_r1_an_object_the_client_built_is_its_class_not_a_subclass(tmp_path):
+    # built by `Base(...)`: no subclass's wider `forward` runs (an error); annotated as `Base`, or built through a
+    # `__new__` that may hand back another class (vLLM's `CustomOp`), it may be one (a warning)
+    client = {"c.py": """\
+        from vllm.layers import Base, Dispatched
+
+
+        def f(x, m: Base):
+            layer = Base()
+            layer(x, x)
+            layer.forward(x, x)
+            m(x, x)
+            Dispatched()(x, x)
+    """}
+    result = scan_trees(tmp_path, _FAMILY, client, only=["DC004"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.severity) for f in result.findings] == [(6, "error"), (7, "error"), (8, "warning"),
+                                                                      (9, "warning")]
