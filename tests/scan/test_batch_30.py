@@ -192,6 +192,24 @@ _MODULES = {
         class NotAModule:
             def forward(self, x):
                 return x
+
+
+        class Wide(Plain):
+            def forward(self, x, y):
+                return x
+
+
+        class Dispatched(nn.Module):
+            def __new__(cls, *args, **kwargs):
+                return super().__new__(cls)
+
+            def forward(self, x):
+                return x
+
+
+        class WideDispatched(Dispatched):
+            def forward(self, x, y):
+                return x
     """,
 }
 
@@ -212,52 +230,21 @@ def test_30a_r1_twin_only_a_module_without_its_own_call_runs_forward(tmp_path):
     assert [(f.client.line, f.severity) for f in result.findings] == [(5, "error")]
 
 
-_FAMILY = {
-    "vllm/__init__.py": "",
-    "vllm/layers.py": """\
-        import torch.nn as nn
-
-
-        class Base(nn.Module):
-            def forward(self, x):
-                return x
-
-
-        class Wide(Base):
-            def forward(self, x, y):
-                return x
-
-
-        class Dispatched(nn.Module):
-            def __new__(cls, *args, **kwargs):
-                return super().__new__(cls)
-
-            def forward(self, x):
-                return x
-
-
-        class WideDispatched(Dispatched):
-            def forward(self, x, y):
-                return x
-    """,
-}
-
-
 def test_30a_r1_an_object_the_client_built_is_its_class_not_a_subclass(tmp_path):
-    # built by `Base(...)`: no subclass's wider `forward` runs (an error); annotated as `Base`, or built through a
+    # built by `Plain(...)`: no subclass's wider `forward` runs (an error); annotated as `Plain`, or built through a
     # `__new__` that may hand back another class (vLLM's `CustomOp`), it may be one (a warning)
     client = {"c.py": """\
-        from vllm.layers import Base, Dispatched
+        from vllm.layers import Dispatched, Plain
 
 
-        def f(x, m: Base):
-            layer = Base()
+        def f(x, m: Plain):
+            layer = Plain()
             layer(x, x)
             layer.forward(x, x)
             m(x, x)
             Dispatched()(x, x)
     """}
-    result = scan_trees(tmp_path, _FAMILY, client, only=["DC004"])
+    result = scan_trees(tmp_path, _MODULES, client, only=["DC004"])
     assert not result.internal_errors
     assert [(f.client.line, f.severity) for f in result.findings] == [(6, "error"), (7, "error"), (8, "warning"),
                                                                       (9, "warning")]
