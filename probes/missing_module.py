@@ -34,6 +34,7 @@ from driftcheck.client_model.patch_paths import BY_PATH, PATCH_WORDS, patcher
 from driftcheck.client_model.usage import client_provides
 from driftcheck.client_model.uses import Loc
 from driftcheck.vllm_model.same_named import own_objects, same_named_modules
+from driftcheck.vllm_model.same_object import unlike
 
 RULE = Rule("DC001", "missing-module", "Imported vLLM module does not exist in the target", "error", fix="move-import", raises=("ImportError", "ModuleNotFoundError"))
 
@@ -122,6 +123,21 @@ def _names_defined_at(ctx: ScanContext, module: str, names: frozenset[str]) -> d
             return {}
         homes[name] = found[0]
     return homes
+
+
+def _another_object(ctx: ScanContext, gone: str, homes: dict[str, str]) -> str | None:
+    """Why a home `_names_defined_at` found holds another thing than the client's own vLLM had in the gone module (30d
+    MSG-2: 0.11.0's V1 `SamplingMetadata` shares no member with V0's), for the message; None where none does or there is
+    no vLLM of the client's own to compare with."""
+    baseline = ctx.baseline() if homes else None
+    old_mod = baseline.module(gone) if baseline is not None and baseline.version != ctx.api.version else None
+    for name, home in homes.items() if old_mod is not None else ():
+        old, mod = baseline.module_member(old_mod, name), ctx.api.module(home)
+        new = ctx.api.module_member(mod, name) if mod is not None else None
+        why = unlike(old, new, baseline.version) if isinstance(old, Resolved) and isinstance(new, Resolved) else None
+        if why:
+            return f" `{home}` defines a `{name}`, but another one ({why}), so no new home is named."
+    return None
 
 
 def _nearer_than_the_package(api, gone: str, home: str) -> bool:
@@ -270,8 +286,13 @@ def check(ctx: ScanContext):
         message = f"`{imp.module}` does not exist in {ctx.version_label()}: ModuleNotFoundError"
         message += " when this function runs." if imp.runtime_only else " at import time."
         homes = {} if moved else _names_defined_at(ctx, imp.module, taken)
+        other = _another_object(ctx, imp.module, homes)
+        if other is not None:
+            homes = {}
         if moved:
             message += f" A module of that name is at `{moved[0]}`."
+        elif other is not None:
+            message += other
         elif homes:
             message += " Where what the client takes from it is defined now: " + \
                 ", ".join(f"`{name}` in `{home}`" for name, home in homes.items()) + "."

@@ -23,6 +23,7 @@ from driftcheck.vllm_model.receivers import files_calling_name
 from driftcheck.vllm_model.signatures import check_call
 from driftcheck.vllm_model.resolved import Missing, Resolved, Unknown
 from driftcheck.vllm_model.same_named import same_named_modules
+from driftcheck.vllm_model.same_object import unlike
 from driftcheck.rules.context import ScanContext, once_per_client
 from driftcheck.rules.findings import Rule
 from driftcheck.rules.tbsigs import Signature
@@ -152,25 +153,10 @@ def _homes_like_the_old(ctx: ScanContext, imp, moved: list[str]) -> tuple[list[s
         return moved, None
 
     def another_object(module: str, found) -> str | None:
-        unlike = _unlike(old, found, baseline.version) if isinstance(found, Resolved) else None
-        return f" `{module}` defines a `{imp.name}` too, but another one ({unlike}), so no new home is named." \
-            if unlike else None
+        why = unlike(old, found, baseline.version) if isinstance(found, Resolved) else None
+        return f" `{module}` defines a `{imp.name}` too, but another one ({why}), so no new home is named." \
+            if why else None
     return _homes_without(ctx, imp.name, moved, another_object)
-
-
-def _unlike(old: Resolved, new: Resolved, version: str) -> str | None:
-    """How `new` is another thing than `old` (a different kind, or a class sharing none of the old class's own
-    members), or None where it may be the same."""
-    if old.kind != new.kind:
-        return f"a {new.kind} there, a {old.kind} in vLLM {version}"
-    if old.kind == "class" and old.cls is not None and new.cls is not None:
-        def own(ci) -> set[str]:
-            return ({m for m in ci.methods if not m.startswith("__")} | set(ci.class_attrs) | {f.name for f in ci.fields}
-                    | set(ci.instance_attrs))
-        before, now = own(old.cls), own(new.cls)
-        if before and not before & now:
-            return f"a class with none of the members vLLM {version}'s had"
-    return None
 
 
 def _submodule_elsewhere(ctx: ScanContext, mod, module: str, name: str) -> str | None:

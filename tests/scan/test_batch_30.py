@@ -248,3 +248,33 @@ def test_30a_r1_an_object_the_client_built_is_its_class_not_a_subclass(tmp_path)
     assert not result.internal_errors
     assert [(f.client.line, f.severity) for f in result.findings] == [(6, "error"), (7, "error"), (8, "warning"),
                                                                       (9, "warning")]
+
+
+# 30d MSG-2 (VITA's model files, written for 0.5.5, at 0.11.0): `from vllm.model_executor.sampling_metadata import
+# SamplingMetadata`, a module the V1 releases removed, was told "defined now: `SamplingMetadata` in
+# `vllm.v1.sample.metadata`", a class sharing none of V0's members (DC002 already declined such a home).
+_OWN_META = {"vllm/__init__.py": "", "vllm/sampling_metadata.py": "class SamplingMetadata:\n"
+             "    def __init__(self, seq_groups):\n        self.seq_groups = seq_groups\n"}
+
+
+def _meta_home(tmp_path, new_members: str) -> str:
+    from scan.helpers import scan_against_own
+
+    target = {"vllm/__init__.py": "", "vllm/v1/__init__.py": "", "vllm/v1/sample/__init__.py": "",
+              "vllm/v1/sample/metadata.py": "class SamplingMetadata:\n    def __init__(self):\n" + new_members,
+              "vllm/v1/runner.py": "from vllm.v1.sample.metadata import SamplingMetadata\n"}
+    client = {"m.py": "from vllm.sampling_metadata import SamplingMetadata\n"}
+    result = scan_against_own(tmp_path, _OWN_META, "0.5.5", target, client, ["DC001"], "0.11.0")
+    [f] = result.findings
+    return f.message
+
+
+def test_30d_msg2_a_missing_modules_name_is_not_sent_to_another_object_of_that_name(tmp_path):
+    message = _meta_home(tmp_path, "        self.temperature = None\n")
+    assert "`vllm.v1.sample.metadata` defines a `SamplingMetadata`, but another one (a class with none of the members " \
+           "vLLM 0.5.5's had), so no new home is named." in message and "defined now" not in message
+
+
+def test_30d_msg2_twin_a_class_that_kept_its_members_is_its_new_home(tmp_path):
+    message = _meta_home(tmp_path, "        self.seq_groups = []\n")
+    assert "Where what the client takes from it is defined now: `SamplingMetadata` in `vllm.v1.sample.metadata`." in message
