@@ -51,6 +51,8 @@ def _value(api, path: str, text: str | None, depth: int = 0):
         if given is None and node.args and not isinstance(node.args[0], ast.Starred):
             given = node.args[0]  # pydantic's `Field(20)`
         return _value(api, path, ast.unparse(given), depth + 1) if given is not None else bodies.NOT_LITERAL
+    if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(node.value, ast.Attribute):
+        return _enum_value(api, path, node.value)  # `LoadFormat.AUTO.value` (30d: 0.10.0's `LoadConfig.load_format`)
     owner_name = dotted_name(node.value) if isinstance(node, ast.Attribute) else None
     module = api.module(module_name_for(path)) if owner_name else None
     owner = api.resolve_in_scope(module, owner_name) if module is not None else None
@@ -63,6 +65,17 @@ def _value(api, path: str, text: str | None, depth: int = 0):
     if field is None or not field.has_default:
         return bodies.NOT_LITERAL
     return _value(api, sig.path, field.default, depth + 1)
+
+
+def _enum_value(api, path: str, member: ast.Attribute):
+    """The literal an Enum class of the file's scope assigns to `member` (`LoadFormat.AUTO`), what its `.value` is."""
+    enum_name = dotted_name(member.value)
+    module = api.module(module_name_for(path)) if enum_name else None
+    owner = api.resolve_in_scope(module, enum_name) if module is not None else None
+    if not isinstance(owner, Resolved) or owner.kind != "class" or owner.cls is None or \
+            not {b.rsplit(".", 1)[-1] for b in owner.cls.bases} & {"Enum", "StrEnum", "IntEnum"}:
+        return bodies.NOT_LITERAL
+    return _member_string(api, owner, member.attr)
 
 
 def _str_enum(cls: Resolved) -> bool:

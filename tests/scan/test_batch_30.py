@@ -278,3 +278,34 @@ def test_30d_msg2_a_missing_modules_name_is_not_sent_to_another_object_of_that_n
 def test_30d_msg2_twin_a_class_that_kept_its_members_is_its_new_home(tmp_path):
     message = _meta_home(tmp_path, "        self.seq_groups = []\n")
     assert "Where what the client takes from it is defined now: `SamplingMetadata` in `vllm.v1.sample.metadata`." in message
+
+
+# 30d (VITA at 0.10.0): `AsyncEngineArgs.load_format` defaults to `LoadConfig.load_format`, whose own default is
+# `LoadFormat.AUTO.value`, still "auto"; DC107 said the default "changed from 'auto' to LoadConfig.load_format".
+_OWN_ARGS = {"vllm/__init__.py": "from vllm.engine.arg_utils import EngineArgs\n", "vllm/engine/__init__.py": "",
+             "vllm/engine/arg_utils.py": "from dataclasses import dataclass\n\n\n@dataclass\nclass EngineArgs:\n"
+                                         "    model: str\n    load_format: str = \"auto\"\n"}
+
+
+def _load_format_infos(tmp_path, auto: str) -> list[str]:
+    from scan.helpers import scan_against_own
+
+    target = {"vllm/__init__.py": "from vllm.engine.arg_utils import EngineArgs\n", "vllm/engine/__init__.py": "",
+              "vllm/config.py": f"import enum\nfrom dataclasses import dataclass\n\n\nclass LoadFormat(str, enum.Enum):\n"
+                                f"    AUTO = \"{auto}\"\n\n\n@dataclass\nclass LoadConfig:\n"
+                                f"    load_format: str = LoadFormat.AUTO.value\n",
+              "vllm/engine/arg_utils.py": "from dataclasses import dataclass\n\nfrom vllm.config import LoadConfig\n\n\n"
+                                          "@dataclass\nclass EngineArgs:\n    model: str\n"
+                                          "    load_format: str = LoadConfig.load_format\n"}
+    client = {"serve.py": "from vllm import EngineArgs\n\nargs = EngineArgs(model=\"m\")\n"}
+    result = scan_against_own(tmp_path, _OWN_ARGS, "0.5.5", target, client, ["DC107"], "0.10.0")
+    return [f.message for f in result.findings if "load_format" in f.message]
+
+
+def test_30d_an_enum_members_value_is_the_literal_it_assigns(tmp_path):
+    assert _load_format_infos(tmp_path, "auto") == []
+
+
+def test_30d_twin_an_enum_value_that_did_change_is_told(tmp_path):
+    [message] = _load_format_infos(tmp_path, "safetensors")
+    assert "changed from 'auto' in vLLM 0.5.5 to 'safetensors' (LoadConfig.load_format) in vLLM 0.10.0" in message
