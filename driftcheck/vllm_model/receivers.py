@@ -12,6 +12,7 @@ import ast
 import re
 import weakref
 
+from driftcheck.astnodes import dotted_name
 from driftcheck.vllm_model.resolved import Resolved
 
 
@@ -40,12 +41,34 @@ def receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, rec
                 return api.class_from_annotation(mod, ast.unparse(a.annotation))
             if a.arg == recv.id:
                 return None
-        return _annotated_global(api, mod, fn, recv.id)
+        built = _bound_from_call(api, mod, fn, recv.id)
+        return built if built is not None else _annotated_global(api, mod, fn, recv.id)
     if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == first and scope_cls is not None:
         member = api.class_member(scope_cls, recv.attr)
         if isinstance(member, Resolved) and member.kind == "attribute":
             return next(iter(api.possible_types(member)), None)  # `self.model_runner`: the first class assigned
     return None
+
+
+def _bound_from_call(api, mod, fn, name: str) -> Resolved | None:
+    """The class a local the function binds once, to a call of a vLLM function annotated to return it, holds
+    (`loader = get_model_loader(load_config)` then `loader.load_model(..., prefix=prefix)` in 0.34.0's `get_model`, where
+    `get_model_loader` is `-> BaseModelLoader`: 30c M1, union's model loader without `prefix`)."""
+    if mod is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    stores = [node for node in ast.walk(fn) if isinstance(node, ast.Name) and node.id == name
+              and not isinstance(node.ctx, ast.Load)]
+    if len(stores) != 1:
+        return None
+    bound = next((node for node in ast.walk(fn) if isinstance(node, ast.Assign) and len(node.targets) == 1
+                  and node.targets[0] is stores[0]), None)
+    call = bound.value if bound is not None else None
+    callee = dotted_name(call.func) if isinstance(call, ast.Call) else None
+    found = api.resolve_in_scope(mod, callee) if callee else None
+    if not (isinstance(found, Resolved) and found.kind == "function"):
+        return None
+    made = api.type_of(found)
+    return made if made is not None and made.kind == "class" else None
 
 
 def _annotated_global(api, mod, fn, name: str) -> Resolved | None:

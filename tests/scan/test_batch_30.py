@@ -309,3 +309,72 @@ def test_30d_an_enum_members_value_is_the_literal_it_assigns(tmp_path):
 def test_30d_twin_an_enum_value_that_did_change_is_told(tmp_path):
     [message] = _load_format_infos(tmp_path, "safetensors")
     assert "changed from 'auto' in vLLM 0.5.5 to 'safetensors' (LoadConfig.load_format) in vLLM 0.10.0" in message
+
+
+# 30c M1 (union 0.1.204, _model_loader/shim/vllm.py): `@register_model_loader("union-streaming") class
+# UnionModelLoader(DefaultModelLoader)` with `def load_model(self, vllm_config, model_config)`. vLLM's `get_model` does
+# `loader = get_model_loader(...)` (annotated `-> BaseModelLoader`) and, from the releases after 0.11.0,
+# `loader.load_model(..., prefix=prefix)`: a call on a local typed by the function that built it was never read.
+_LOADER = {"shim.py": """\
+    from vllm.model_executor.model_loader import register_model_loader
+    from vllm.model_executor.model_loader.default_loader import DefaultModelLoader
+
+
+    @register_model_loader("my-streaming")
+    class MyLoader(DefaultModelLoader):
+        def load_model(self, vllm_config, model_config):
+            return super().load_model(vllm_config, model_config)
+"""}
+
+
+def test_30c_m1_a_vllm_call_on_a_local_typed_by_its_builders_annotation_reaches_the_override(tmp_path):
+    sources = vllm_sources("0.34.0")
+    line = source_line(sources, "vllm/model_executor/model_loader/__init__.py", "return loader.load_model(")
+    assert source_line(sources, "vllm/model_executor/model_loader/__init__.py", "loader = get_model_loader(") < line
+    result = scan_at_release(tmp_path, _LOADER, "0.34.0", ["DC109"], client_vllm="0.11.0")
+    assert not result.internal_errors
+    [f] = result.findings
+    assert (f.client.line, f.severity, f.vllm.line) == (7, "error", line) and "'prefix='" in f.message
+
+
+def test_30c_m1_twin_a_local_bound_twice_or_by_an_unannotated_call_is_not_typed(tmp_path):
+    vllm = {"vllm/__init__.py": "", "vllm/loaders.py": """\
+        class Base:
+            def load(self, config, prefix=""):
+                return config
+
+
+        def make() -> Base:
+            return Base()
+
+
+        def made():
+            return Base()
+
+
+        def once(config):
+            loader = make()
+            return loader.load(config, prefix="p")
+
+
+        def twice(config, other):
+            loader = make()
+            loader = other
+            return loader.load(config, prefix="p")
+
+
+        def unannotated(config):
+            loader = made()
+            return loader.load(config, prefix="p")
+    """}
+    client = {"mine.py": """\
+        from vllm.loaders import Base
+
+
+        class Mine(Base):
+            def load(self, config):
+                return config
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC109"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.vllm.line) for f in result.findings] == [(5, 16)]
