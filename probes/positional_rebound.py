@@ -12,7 +12,9 @@ How driftcheck decides: with the client's own vLLM (`--client-vllm`, or its decl
 each call that passes arguments by position (no `*args`) to a function, method or class both releases define, the
 parameter each positional argument binds in each release. A finding where some argument now binds a parameter that the
 client's vLLM also has, at another position: the value meant for one parameter goes to another that exists for
-another purpose. A parameter renamed in place (the new name unknown to the client's vLLM) is no finding. Without the
+another purpose. A parameter renamed in place (the new name unknown to the client's vLLM) is no finding, unless its
+annotation now names another vLLM class, neither deriving from the other (0.8.5's `init_app_state(engine_client,
+vllm_config: VllmConfig, ...)`, which 0.8.4 declared `model_config: ModelConfig`: 30a R2). Without the
 client's own vLLM nothing is compared (DC107's question says a baseline is missing).
 
 A warning: the call may still run (a value of a type both parameters take), it does something else. No fix: which
@@ -22,6 +24,7 @@ keyword each value was meant for is the client's to say (`get_rope(..., is_neox_
 from __future__ import annotations
 
 from driftcheck.rules.callcheck import baseline_signature, bound_calls, when_of
+from driftcheck.sources.sources import module_name_for
 from driftcheck.rules.context import ScanContext
 from driftcheck.rules.findings import Rule
 from driftcheck.vllm_model.signatures import POS, POSONLY, Signature, check_call
@@ -50,6 +53,9 @@ def check(ctx: ScanContext):
             continue  # the client's vLLM rejected it already, or the target does (DC004)
         moved = [(i, before[i], now[i]) for i in range(n) if now[i] != before[i] and now[i] in before]
         if not moved:
+            retyped = _renamed_and_retyped(ctx, baseline, old, bc.signature, n)
+            if retyped is not None:
+                yield bc.qualify(_retyped_finding(ctx, baseline, bc, *retyped))
             continue
         i = next(k for k in range(n) if now[k] != before[k])  # where the shift starts (a new parameter may take it)
         meant, lands = before[i], now[i]
@@ -64,6 +70,51 @@ def check(ctx: ScanContext):
             bc.use.loc, ctx.vllm_location(bc.signature.path, bc.signature.line), bc.use.target.qualname,
             when=when_of(bc.use), fix=False, meant=meant, binds=lands, position=i + 1,
         ))
+
+
+def _renamed_and_retyped(ctx: ScanContext, baseline, old: Signature, new: Signature, n: int):
+    """(position, old parameter, new parameter, old class, new class) of the first positional parameter the call binds
+    that was renamed in place and now names another vLLM class (30a R2: 0.8.5's `init_app_state(engine_client,
+    vllm_config: VllmConfig, state, args)`, where 0.8.4 took `model_config: ModelConfig`): the client's object is handed
+    to code that reads the other class's members. None where neither class is known or one derives from the other."""
+    olds, news = _positional_params(old), _positional_params(new)
+    names = {p.name for p in old.params}
+    for i in range(n):
+        was, now = olds[i], news[i]
+        if now.name == was.name or now.name in names or not (was.annotation and now.annotation):
+            continue
+        before = _annotated_class(baseline, old.path, was.annotation)
+        after = _annotated_class(ctx.api, new.path, now.annotation)
+        if before is None or after is None:
+            continue
+        short = lambda api, c: {m.qualname.rsplit(".", 1)[-1] for m in api.mro(c)[0]}  # noqa: E731
+        if before.qualname.rsplit(".", 1)[-1] in short(ctx.api, after) or \
+                after.qualname.rsplit(".", 1)[-1] in short(baseline, before):
+            continue
+        return i, was, now, before, after
+    return None
+
+
+def _annotated_class(api, path: str, annotation: str):
+    mod = api.module(module_name_for(path)) if path else None
+    found = api.class_from_annotation(mod, annotation) if mod is not None else None
+    return found if found is not None and found.kind == "class" else None
+
+
+def _retyped_finding(ctx: ScanContext, baseline, bc, i: int, was, now, before, after):
+    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}.get(i + 1, f"{i + 1}th")
+    then = f"vLLM {baseline.version}" if baseline.version else "the client's own vLLM"
+    return ctx.finding(
+        RULE, f"{bc.callee}'s {ordinal} positional argument bound `{was.name}: {was.annotation}` in {then} and binds "
+              f"`{now.name}: {now.annotation}` in {ctx.version_label()}: vLLM renamed the parameter and made it take a "
+              f"`{after.qualname.rsplit('.', 1)[-1]}`, not a `{before.qualname.rsplit('.', 1)[-1]}`, so the object the "
+              f"client passes is read as the other class. The signature is now {bc.signature.render()}.",
+        bc.use.loc, ctx.vllm_location(bc.signature.path, bc.signature.line), bc.use.target.qualname,
+        when=when_of(bc.use), fix=False, meant=was.name, binds=now.name, position=i + 1)
+
+
+def _positional_params(sig: Signature) -> list:
+    return [p for p in sig.params if p.kind in (POSONLY, POS)]
 
 
 def _positional(sig: Signature) -> list[str]:

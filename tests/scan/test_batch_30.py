@@ -378,3 +378,36 @@ def test_30c_m1_twin_a_local_bound_twice_or_by_an_unannotated_call_is_not_typed(
     result = scan_trees(tmp_path, vllm, client, only=["DC109"])
     assert not result.internal_errors
     assert [(f.client.line, f.vllm.line) for f in result.findings] == [(5, 16)]
+
+
+# 30a R2 (bentoml/openllm-models before f0027d6b, on 0.8.5): `init_app_state(engine, model_config, state, args)`; 0.8.5
+# renamed the 2nd parameter in place to `vllm_config: VllmConfig` and reads `vllm_config.model_config` from it.
+_OWN_SERVER = {"vllm/__init__.py": "", "vllm/config.py": "class ModelConfig:\n    pass\n\n\nclass VllmConfig:\n"
+               "    pass\n\n\nclass SpecialModelConfig(ModelConfig):\n    pass\n",
+               "vllm/server.py": "from vllm.config import ModelConfig\n\n\n"
+                                 "async def init_app_state(engine_client, model_config: ModelConfig, state, args):\n"
+                                 "    return model_config\n"}
+_CLIENT_SERVER = {"serve.py": "from vllm import server\n\n\nasync def init(engine, model_config, state, args):\n"
+                              "    await server.init_app_state(engine, model_config, state, args)\n"}
+
+
+def _retyped(tmp_path, parameter: str) -> list[tuple[int, str, str]]:
+    from scan.helpers import scan_against_own
+
+    target = {**_OWN_SERVER, "vllm/server.py": "from vllm.config import ModelConfig, SpecialModelConfig, VllmConfig\n\n\n"
+              f"async def init_app_state(engine_client, {parameter}, state, args):\n    return state\n"}
+    result = scan_against_own(tmp_path, _OWN_SERVER, "0.8.4", target, _CLIENT_SERVER, ["DC121"], "0.8.5")
+    return [(f.client.line, f.severity, f.message) for f in result.findings]
+
+
+def test_30a_r2_a_parameter_renamed_in_place_that_takes_another_class_is_told(tmp_path):
+    [(line, severity, message)] = _retyped(tmp_path, "vllm_config: VllmConfig")
+    assert (line, severity) == (5, "warning")
+    assert "2nd positional argument bound `model_config: ModelConfig` in vLLM 0.8.4 and binds `vllm_config: VllmConfig`" \
+        in message
+
+
+def test_30a_r2_twin_a_rename_that_keeps_the_class_or_takes_a_subclass_is_no_finding(tmp_path):
+    assert _retyped(tmp_path / "a", "config: ModelConfig") == []
+    assert _retyped(tmp_path / "b", "special: SpecialModelConfig") == []
+    assert _retyped(tmp_path / "c", "untyped") == []
