@@ -341,10 +341,13 @@ def _source(api, rel: str, fn) -> list[str]:
     return lines[first_line(fn) - 1:fn.end_lineno]
 
 
-def _original(baseline, client_rel: str, shape_hash: str, full: list[str], words: set[str], need=()):
+def _original(baseline, client_rel: str, shape_hash: str, full: list[str], words: set[str], need=(), qual: str = ""):
     """(similarity, file, qualname, node, full-token hash) of the baseline function the client's function copies
-    most closely, or None: what the client copied, whichever release it is then compared with."""
-    best = None
+    most closely, or None: what the client copied, whichever release it is then compared with. Of bodies alike, the one
+    whose qualname and then file name are the client's (30d MSG-1: VITA's `MixtralAttention.forward` in `mixtral.py` is
+    Mixtral's, not Arctic's, whose body 0.5.5 had word for word)."""
+    best, rank = None, None
+    stem = client_rel.rsplit("/", 1)[-1]
     hits = [(rel, entry) for rel in candidate_files(baseline, words) if rel.endswith(".py")
             for entry in matching_functions(baseline, rel, words, need) if entry[0] == shape_hash]
     for rel, (_shape, vqual, _line) in hits:
@@ -356,8 +359,9 @@ def _original(baseline, client_rel: str, shape_hash: str, full: list[str], words
         otoks = tokens(original)[1]
         vfull = _hash(otoks)
         ratio = difflib.SequenceMatcher(None, full, otoks, autojunk=False).ratio()
-        if ratio >= SIMILAR and (best is None or ratio > best[0]):
-            best = (ratio, rel, vqual, original, vfull)
+        mine = (ratio, vqual == qual, rel.rsplit("/", 1)[-1] == stem)
+        if ratio >= SIMILAR and (rank is None or mine > rank):
+            best, rank = (ratio, rel, vqual, original, vfull), mine
     return best
 
 
@@ -378,9 +382,9 @@ def check(ctx: ScanContext):
         if not words:
             continue  # nothing but local names and operators: too generic to tell a copy from a coincidence
         originals = _ORIGINALS.setdefault(text_index_for(baseline), {})  # a matrix asks again for each release
-        key = (file.rel, shape_hash, _hash(full), frozenset(words))
+        key = (file.rel, qual, shape_hash, _hash(full), frozenset(words))
         if key not in originals:
-            originals[key] = _original(baseline, file.rel, shape_hash, full, words, need)
+            originals[key] = _original(baseline, file.rel, shape_hash, full, words, need, qual)
         best = originals[key]
         if best is None:
             continue

@@ -225,3 +225,24 @@ def test_header_lines_are_the_header_regex_matches_on_real_release_files_and_odd
         blobs = [zf.read(n) for n in zf.namelist() if n.endswith(".py")]
     assert sum(len(by_regex(b)) for b in blobs) > 20000
     assert all(header_lines(b) == by_regex(b) for b in blobs)
+
+
+def test_of_bodies_alike_the_original_named_as_the_copy_is_named(tmp_path):
+    # 30d MSG-1: VITA's `mixtral.py` `MixtralAttention.forward` was named a copy of Arctic's, whose body vLLM 0.5.5 had
+    # word for word; the qualname, then the file name, decide among originals equally alike
+    from scan.helpers import scan_against_own
+
+    body = ("    def forward(self, positions, hidden_states):\n        qkv, _ = self.qkv_proj(hidden_states)\n"
+            "        q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)\n"
+            "        q, k = self.rotary_emb(positions, q, k)\n        attn_output = self.attn(q, k, v)\n"
+            "        output, _ = self.o_proj(attn_output)\n        return output\n")
+    changed = body.replace("self.attn(q, k, v)", "self.attn(q, k, v, positions)")
+
+    def tree(text: str) -> dict[str, str]:
+        return {"vllm/__init__.py": "", "vllm/models/__init__.py": "",
+                "vllm/models/arctic.py": "class ArcticAttention:\n" + text,
+                "vllm/models/mixtral.py": "class MixtralAttention:\n" + text}
+    client = {"vita/mixtral.py": "import vllm\n\n\nclass MixtralAttention:\n" + body}
+    result = scan_against_own(tmp_path, tree(body), "0.5.5", tree(changed), client, ["DC110"], "0.10.0")
+    [f] = dc110(result)
+    assert f.details["original"] == "vllm/models/mixtral.py:MixtralAttention.forward"
