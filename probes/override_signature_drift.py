@@ -616,6 +616,9 @@ def _call_sites(ctx: ScanContext, ov: _Override):
     short_names = {c.qualname.rsplit(".", 1)[-1] for c in mro}
     # a file may reach the object through a global another module annotates with the class (`current_platform`)
     held = {g for s in short_names for g in annotated_globals(api, index, s)}
+    # or through a function of the class's own module annotated to return it (`offloader = get_offloader()`: 29h O1)
+    held |= {f.name for c in mro if c.module is not None for f in c.module.functions.values()
+             if (f.returns or "").strip("'\" ") in short_names}
     files = [rel for rel in files_calling(api, index, ov.name)
              if any(s.encode() in index.blob(rel) for s in short_names | held)]
     if len(files) > MAX_CALL_FILES:

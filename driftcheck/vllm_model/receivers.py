@@ -13,6 +13,7 @@ import re
 import weakref
 
 from driftcheck.astnodes import dotted_name
+from driftcheck.vllm_model.pysummary import resolve_relative
 from driftcheck.vllm_model.resolved import Resolved
 
 
@@ -64,11 +65,25 @@ def _bound_from_call(api, mod, fn, name: str) -> Resolved | None:
                   and node.targets[0] is stores[0]), None)
     call = bound.value if bound is not None else None
     callee = dotted_name(call.func) if isinstance(call, ast.Call) else None
-    found = api.resolve_in_scope(mod, callee) if callee else None
+    found = (_locally_imported(api, mod, fn, callee) or api.resolve_in_scope(mod, callee)) if callee else None
     if not (isinstance(found, Resolved) and found.kind == "function"):
         return None
     made = api.type_of(found)
     return made if made is not None and made.kind == "class" else None
+
+
+def _locally_imported(api, mod, fn, dotted: str):
+    """What `dotted` names through a `from m import name` in the function's own body (0.34.0's
+    `SupportsMultiModal` imports `get_offloader` inside the method that calls it: 29h O1), else None."""
+    head, _, rest = dotted.partition(".")
+    for node in ast.walk(fn):
+        if isinstance(node, ast.ImportFrom):
+            alias = next((a for a in node.names if (a.asname or a.name) == head), None)
+            if alias is not None:
+                module = resolve_relative(mod.name, mod.is_package, node.level, node.module)
+                found = api.resolve(".".join(p for p in (module, alias.name, rest) if p))
+                return found if isinstance(found, Resolved) else None
+    return None
 
 
 def _annotated_global(api, mod, fn, name: str) -> Resolved | None:

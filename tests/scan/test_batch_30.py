@@ -411,3 +411,25 @@ def test_30a_r2_twin_a_rename_that_keeps_the_class_or_takes_a_subclass_is_no_fin
     assert _retyped(tmp_path / "a", "config: ModelConfig") == []
     assert _retyped(tmp_path / "b", "special: SpecialModelConfig") == []
     assert _retyped(tmp_path / "c", "untyped") == []
+
+
+# 29h O1: 0.34.0's `SupportsMultiModal._mark_tower_model` does `from vllm.model_executor.offloader import get_offloader`
+# in its body, `offloader = get_offloader()` (annotated `-> BaseOffloader`), then `offloader.wrap_modules(modules,
+# prefix=name)`: a file that never names the class, reaching it through a factory of the class's own module.
+_OFFLOADERS = {"offload.py": """\
+    from vllm.model_executor.offloader.uva import UVAOffloader
+
+
+    class FirstUVA(UVAOffloader):
+        def wrap_modules(self, modules_generator):
+            return list(modules_generator)
+"""}
+
+
+def test_29h_o1_a_call_through_a_locally_imported_factory_reaches_the_override(tmp_path):
+    line = source_line(vllm_sources("0.34.0"), "vllm/model_executor/models/interfaces.py",
+                       "offloader.wrap_modules(modules, prefix=name)")
+    result = scan_at_release(tmp_path, _OFFLOADERS, "0.34.0", ["DC109"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.vllm.path, f.vllm.line) for f in result.findings] == [
+        (5, "vllm/model_executor/models/interfaces.py", line)]
