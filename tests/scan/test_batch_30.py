@@ -433,3 +433,27 @@ def test_29h_o1_a_call_through_a_locally_imported_factory_reaches_the_override(t
     assert not result.internal_errors
     assert [(f.client.line, f.vllm.path, f.vllm.line) for f in result.findings] == [
         (5, "vllm/model_executor/models/interfaces.py", line)]
+
+
+# 31c M0 (NeMo's exporter tree without its `__init__.py` files): `pkg/vllm/` (the client's sub-package, with an
+# `__init__.py` where vLLM has one) in a namespace folder, which `pkg/app.py` imports as `pkg.vllm.engine`, was taken
+# for an overlay of vLLM's package: every `from vllm import ...` of its siblings went silent, with no unknown.
+_OVERLAID = {"vllm/__init__.py": "class LLMEngine:\n    def __init__(self, model_config):\n        pass\n"}
+
+
+def _namespace_sibling(tmp_path, app: str) -> list[tuple[int, str]]:
+    client = {"pkg/vllm/__init__.py": "", "pkg/vllm/engine.py": "class MyEngine:\n    pass\n", "pkg/app.py": app}
+    result = scan_trees(tmp_path, _OVERLAID, client, only=["DC003"])
+    assert not result.internal_errors
+    return [(f.client.line, f.severity) for f in result.findings] + [(u.client.line, "unknown") for u in result.unknown]
+
+
+def test_31c_m0_a_folder_the_client_imports_by_its_path_is_its_own_module_not_an_overlay(tmp_path):
+    app = ("from vllm import LLMEngine\n\nfrom pkg.vllm.engine import MyEngine\n\n\n"
+           "def build(config):\n    return LLMEngine(config, vision_language_config=None), MyEngine()\n")
+    assert _namespace_sibling(tmp_path, app) == [(7, "error")]
+
+
+def test_31c_m0_twin_a_folder_nothing_imports_by_another_name_stays_an_overlay(tmp_path):
+    app = "from vllm import LLMEngine\n\n\ndef build(config):\n    return LLMEngine(config, vision_language_config=None)\n"
+    assert (5, "error") not in _namespace_sibling(tmp_path, app)
