@@ -304,10 +304,13 @@ class FileAnalyzer(ClientPhases, ClientClasses, ValueInference):
         """The `forward` a call of a vLLM `torch.nn.Module` object runs (`self.attn(q, k, v, kv_cache, attn_metadata)`):
         `nn.Module.__call__` hands it the call's arguments as they are (30a R1: 360zhinao's model files, whose
         `self.attn(...)` / `self.sampler(...)` calls kept the old arity). None where a vLLM class of its MRO defines
-        `__call__` itself, or the class is no module."""
+        `__call__` itself, or the class is no module, or the client sets a `forward` of its own: on the class
+        (`LogitsProcessor.forward = mine`) or on some object (`layer.forward = hook`, 31a R1 / R2)."""
         order, _open, externals = self.api.mro(cls)
         if "torch.nn.Module" not in externals or any("__call__" in c.cls.methods or "__call__" in c.cls.class_attrs
                                                      for c in order if c.cls):
+            return None
+        if "forward" in self.usage.client_set_attrs or self._patched_on(cls, "forward"):
             return None
         method = self.api.class_member(cls, "forward")
         return method if isinstance(method, Resolved) and method.kind == "method" else None

@@ -457,3 +457,40 @@ def test_31c_m0_a_folder_the_client_imports_by_its_path_is_its_own_module_not_an
 def test_31c_m0_twin_a_folder_nothing_imports_by_another_name_stays_an_overlay(tmp_path):
     app = "from vllm import LLMEngine\n\n\ndef build(config):\n    return LLMEngine(config, vision_language_config=None)\n"
     assert (5, "error") not in _namespace_sibling(tmp_path, app)
+
+
+def test_31a_r1_r2_a_forward_the_client_sets_itself_is_the_one_a_call_runs(tmp_path):
+    # `LogitsProcessor.forward = _forward_with_scale` on the class, or `layer.forward = self._hook` on one object (the
+    # steering / KV-compression hook idiom): `nn.Module.__call__` runs the client's function, not vLLM's `forward`
+    on_class = {"c.py": """\
+        from vllm.layers import Plain
+
+
+        def wide(self, x, y):
+            return x
+
+
+        Plain.forward = wide
+
+
+        def f(x):
+            return Plain()(x, x)
+    """}
+    on_object = {"c.py": """\
+        from vllm.layers import Plain
+
+
+        class Model:
+            def __init__(self):
+                self.layer = Plain()
+                self.layer.forward = self.hook
+
+            def hook(self, x, y):
+                return x
+
+            def run(self, x):
+                return self.layer(x, x)
+    """}
+    for n, client in enumerate((on_class, on_object)):
+        result = scan_trees(tmp_path / str(n), _MODULES, client, only=["DC004"])
+        assert result.findings == [] and not result.internal_errors
