@@ -494,3 +494,30 @@ def test_31a_r1_r2_a_forward_the_client_sets_itself_is_the_one_a_call_runs(tmp_p
     for n, client in enumerate((on_class, on_object)):
         result = scan_trees(tmp_path / str(n), _MODULES, client, only=["DC004"])
         assert result.findings == [] and not result.internal_errors
+
+
+# 31c M2 (NeMo's exporter before 3578f75ec4): `NemoTokenizerGroup(BaseTokenizerGroup)`, which the client builds itself,
+# lacked `from_config`, an `@classmethod @abstractmethod` 0.5.3 added: "Can't instantiate abstract class". DC114 left
+# out every class whose missing names are class or static methods (an interface of classes, never built).
+_GROUP = ("from abc import ABC, abstractmethod\n\n\nclass BaseTokenizerGroup(ABC):\n    @abstractmethod\n"
+          "    def ping(self):\n        raise NotImplementedError\n")
+_GROUP_NOW = _GROUP + ("\n    @classmethod\n    @abstractmethod\n    def from_config(cls, config):\n"
+                       "        raise NotImplementedError\n")
+
+
+def _tokenizer_group(tmp_path, builds: bool) -> list[tuple[int, str]]:
+    from scan.helpers import scan_against_own
+
+    tree = {"vllm/__init__.py": "", "vllm/group.py": _GROUP}
+    client = {"mine.py": "from vllm.group import BaseTokenizerGroup\n\n\nclass Mine(BaseTokenizerGroup):\n"
+                         "    def ping(self):\n        return True\n" + ("\n\ndef make():\n    return Mine()\n" if builds else "")}
+    result = scan_against_own(tmp_path, tree, "0.5.1", {**tree, "vllm/group.py": _GROUP_NOW}, client, ["DC114"], "0.5.3")
+    return [(f.client.line, f.severity) for f in result.findings]
+
+
+def test_31c_m2_a_class_the_client_builds_lacks_an_abstract_classmethod(tmp_path):
+    assert _tokenizer_group(tmp_path, builds=True) == [(4, "error")]
+
+
+def test_31c_m2_twin_a_class_the_client_never_builds_is_a_class_of_classes(tmp_path):
+    assert _tokenizer_group(tmp_path, builds=False) == []
