@@ -42,7 +42,7 @@ def receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, rec
                 return api.class_from_annotation(mod, ast.unparse(a.annotation))
             if a.arg == recv.id:
                 return None
-        built = _bound_from_call(api, mod, fn, recv.id)
+        built = _bound_from_call(api, mod, fn, recv.id, scope_cls)
         return built if built is not None else _annotated_global(api, mod, fn, recv.id)
     if isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == first and scope_cls is not None:
         member = api.class_member(scope_cls, recv.attr)
@@ -51,7 +51,7 @@ def receiver_class(api, mod, scope_cls: Resolved | None, fn: ast.AST | None, rec
     return None
 
 
-def _bound_from_call(api, mod, fn, name: str) -> Resolved | None:
+def _bound_from_call(api, mod, fn, name: str, scope_cls: Resolved | None = None) -> Resolved | None:
     """The class a local the function binds once, to a call of a vLLM function annotated to return it, holds
     (`loader = get_model_loader(load_config)` then `loader.load_model(..., prefix=prefix)` in 0.34.0's `get_model`, where
     `get_model_loader` is `-> BaseModelLoader`: 30c M1, union's model loader without `prefix`)."""
@@ -65,8 +65,15 @@ def _bound_from_call(api, mod, fn, name: str) -> Resolved | None:
                   and node.targets[0] is stores[0]), None)
     call = bound.value if bound is not None else None
     callee = dotted_name(call.func) if isinstance(call, ast.Call) else None
-    found = (_locally_imported(api, mod, fn, callee) or api.resolve_in_scope(mod, callee)) if callee else None
-    if not (isinstance(found, Resolved) and found.kind == "function"):
+    params = fn.args.posonlyargs + fn.args.args
+    head, _, method = (callee or "").partition(".")
+    if scope_cls is not None and params and head == params[0].arg and method and "." not in method \
+            and not decorated_with(fn, "staticmethod"):
+        # `tokenizer = self.get_tokenizer_group()` (`-> BaseTokenizerGroup`; 31c M4, 0.7.2's InputPreprocessor)
+        found = api.class_member(scope_cls, method)
+    else:
+        found = (_locally_imported(api, mod, fn, callee) or api.resolve_in_scope(mod, callee)) if callee else None
+    if not (isinstance(found, Resolved) and found.kind in ("function", "method")):
         return None
     made = api.type_of(found)
     return made if made is not None and made.kind == "class" else None

@@ -521,3 +521,39 @@ def test_31c_m2_a_class_the_client_builds_lacks_an_abstract_classmethod(tmp_path
 
 def test_31c_m2_twin_a_class_the_client_never_builds_is_a_class_of_classes(tmp_path):
     assert _tokenizer_group(tmp_path, builds=False) == []
+
+
+# 31c M4 (NeMo before 1e5214246f, on 0.7.2): `InputPreprocessor._tokenize_prompt` does `tokenizer =
+# self.get_tokenizer_group()` (`-> BaseTokenizerGroup`) then `tokenizer.encode(..., add_special_tokens=...)`, which the
+# client's `encode(self, prompt, request_id=None, lora_request=None)` rejects.
+def test_31c_m4_a_local_bound_to_a_method_of_self_holds_its_annotated_class(tmp_path):
+    vllm = {"vllm/__init__.py": "", "vllm/tok.py": """\
+        class BaseTokenizerGroup:
+            def encode(self, prompt, add_special_tokens=None):
+                return []
+
+
+        class InputPreprocessor:
+            def get_tokenizer_group(self) -> BaseTokenizerGroup:
+                return self.group
+
+            def tokenize(self, prompt):
+                tokenizer = self.get_tokenizer_group()
+                return tokenizer.encode(prompt, add_special_tokens=True)
+
+            @staticmethod
+            def unbound(self, prompt):
+                tokenizer = self.get_tokenizer_group()
+                return tokenizer.encode(prompt, add_special_tokens=True)
+    """}
+    client = {"mine.py": """\
+        from vllm.tok import BaseTokenizerGroup
+
+
+        class MyTokenizerGroup(BaseTokenizerGroup):
+            def encode(self, prompt):
+                return []
+    """}
+    result = scan_trees(tmp_path, vllm, client, only=["DC109"])
+    assert not result.internal_errors
+    assert [(f.client.line, f.vllm.line) for f in result.findings] == [(5, 12)]
