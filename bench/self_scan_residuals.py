@@ -83,6 +83,10 @@ VERDICTS.update({  # triaged by reading both sides (docs/triage/2026-12-01-self-
         "latent-bug", "tml_fa4/pipeline.py imports only PipelineState, PipelineUserType, NamedBarrier and the Pipeline* "
         "classes from cutlass.pipeline: no CooperativeGroup/Agent (branch taken only with use_combine_semaphore=True)"),
     "vllm.third_party.tml_fa4.pipeline.Agent": ("latent-bug", "as CooperativeGroup"),
+    "vllm._xpu_ops.xpu_ops.top_k_per_row_prefill": (
+        "latent-bug", "0.30.0's sparse_attn_indexer_kpool calls it under `if current_platform.is_xpu():`; the plain class "
+        "`xpu_ops` (_xpu_ops.py) defines no such member and nothing sets it: AttributeError on XPU (29d M1, 31b X1)"),
+    "vllm._xpu_ops.xpu_ops.top_k_per_row_decode": ("latent-bug", "as top_k_per_row_prefill, on the decode path"),
     "vllm.third_party.tml_fa4.seqlen_info.SeqlenInfoQK(padded_offset_q_unscaled=)": (
         "latent-bug", "SeqlenInfoQK is a frozen dataclass whose field padded_offset_q_unscaled has no default; mask.py "
         "builds it without that field (SM100 head-dim-256 kernels)"),
