@@ -57,13 +57,14 @@ def _bound_from_call(api, mod, fn, name: str, scope_cls: Resolved | None = None)
     `get_model_loader` is `-> BaseModelLoader`: 30c M1, union's model loader without `prefix`)."""
     if mod is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    stores = [node for node in ast.walk(fn) if isinstance(node, ast.Name) and node.id == name
-              and not isinstance(node.ctx, ast.Load)]
-    if len(stores) != 1:
-        return None
-    bound = next((node for node in ast.walk(fn) if isinstance(node, ast.Assign) and len(node.targets) == 1
-                  and node.targets[0] is stores[0]), None)
-    call = bound.value if bound is not None else None
+    stores, bound = 0, None  # one walk: how often the name is bound, and the plain `name = ...` among them
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            stores += 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id == name:
+            bound = node
+    call = bound.value if stores == 1 and bound is not None else None
     callee = dotted_name(call.func) if isinstance(call, ast.Call) else None
     params = fn.args.posonlyargs + fn.args.args
     head, _, method = (callee or "").partition(".")
